@@ -1,0 +1,6 @@
+"""``python -m praisonmem``."""
+
+from praisonmem.cli.app import main
+
+if __name__ == "__main__":
+    main()
