@@ -1,0 +1,261 @@
+"""The one place that reads and writes PraisonAI's JSON files (spec §2.3–§2.4).
+
+Reading takes no lock and never writes: thanks to the library's atomic
+replace, an unlocked reader sees either the whole old document or the whole
+new one.
+
+Writing follows the library's protocol so praisonmem and a live agent can share
+a directory:
+
+1. ``mkdir -p`` the directory;
+2. take BSD ``flock(LOCK_EX)`` on the sidecar ``X.json.lock`` (filelock's
+   ``UnixFileLock``; POSIX ``lockf`` locks would not conflict with the
+   library's), giving up after ``timeout`` seconds (5 s by default) with
+   :class:`LockTimeout`;
+3. re-read ``X.json`` under the lock; a file that does not parse is never
+   overwritten (:class:`CorruptFile`);
+4. write a temp file in the same directory whose name does not end in
+   ``.json`` (mode 0600), fsync it, ``os.replace`` it over ``X.json``, fsync the
+   directory;
+5. unlock and leave the ``.lock`` file in place: deleting it would let two
+   processes lock different inodes.
+
+Serialisation is byte-identical to ``json.dump(indent=2, ensure_ascii=False)``
+with no trailing newline; documents carrying ``snapshot_storage`` are written
+compact, as ``HierarchicalSessionStore`` does. Key order and unknown keys are
+kept because documents are plain dicts loaded in file order.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from praisonmem.core.errors import CorruptFile, IOFailure, LockTimeout, NotFound, Refused
+
+LOCK_TIMEOUT = 5.0
+LOCK_POLL = 0.05  # the library retries every 50 ms
+
+
+def dumps(doc: Any, *, compact: bool = False) -> str:
+    """The library's serialisation: two-space indent, raw UTF-8, no trailing newline."""
+    if compact:
+        return json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(doc, indent=2, ensure_ascii=False)
+
+
+def is_compact_document(doc: Any) -> bool:
+    """``HierarchicalSessionStore`` writes documents holding ``snapshot_storage`` compact."""
+    return isinstance(doc, dict) and "snapshot_storage" in doc
+
+
+def serialise(doc: Any) -> bytes:
+    try:
+        return dumps(doc, compact=is_compact_document(doc)).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise Refused(f"document holds text that is not valid Unicode ({exc.reason}); not written") from exc
+
+
+def parse(raw: bytes, path: str | os.PathLike[str]) -> Any:
+    """Decode strict UTF-8 JSON, saying what is wrong and where when it is not."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CorruptFile(str(path), f"not valid UTF-8 (byte {exc.start}: {exc.reason})") from exc
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CorruptFile(
+            str(path), f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+        ) from exc
+    except RecursionError as exc:
+        raise CorruptFile(str(path), "JSON nested too deeply to read") from exc
+
+
+def read_bytes(path: str | os.PathLike[str]) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except FileNotFoundError as exc:
+        raise NotFound(f"{path}: no such file") from exc
+    except IsADirectoryError as exc:
+        raise IOFailure(f"{path}: is a directory, not a file") from exc
+    except PermissionError as exc:
+        raise IOFailure(f"{path}: permission denied") from exc
+    except OSError as exc:
+        raise IOFailure(f"{path}: {exc.strerror or exc}") from exc
+
+
+def read(path: str | os.PathLike[str]) -> Any:
+    """Read and parse a JSON file without locking and without changing anything."""
+    return parse(read_bytes(path), path)
+
+
+def read_object(path: str | os.PathLike[str]) -> dict[str, Any]:
+    return parse_object(read_bytes(path), path)
+
+
+def parse_object(raw: bytes, path: str | os.PathLike[str]) -> dict[str, Any]:
+    doc = parse(raw, path)
+    if not isinstance(doc, dict):
+        raise CorruptFile(str(path), f"top-level JSON value is {json_kind(doc)}, not an object")
+    return doc
+
+
+def json_kind(value: Any) -> str:
+    """A JSON value's kind, with its article, for error messages."""
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if value is None:
+        return "null"
+    return "an object"
+
+
+@contextmanager
+def locked(path: str | os.PathLike[str], timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
+    """Hold the library's sidecar lock ``<path>.lock`` (BSD flock); the file is never deleted."""
+    from filelock import Timeout, UnixFileLock  # writers only: keeps read commands fast
+
+    lock_path = f"{os.fspath(path)}.lock"
+    _makedirs(os.path.dirname(lock_path) or ".")
+    lock = UnixFileLock(
+        lock_path,
+        timeout=timeout,
+        poll_interval=LOCK_POLL,
+        # A soft fallback would write a marker the library cannot see: fail instead.
+        fallback_to_soft=False,
+        preserve_lock_file=True,
+    )
+    try:
+        lock.acquire()
+    except Timeout as exc:
+        raise LockTimeout(
+            f"{path}: could not lock {lock_path} within {timeout:g}s "
+            "(an agent may be writing it); nothing changed"
+        ) from exc
+    except PermissionError as exc:
+        raise IOFailure(f"{lock_path}: permission denied") from exc
+    except OSError as exc:
+        raise IOFailure(f"{lock_path}: cannot lock: {exc.strerror or exc}") from exc
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def _makedirs(directory: str) -> None:
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except FileExistsError as exc:
+        raise IOFailure(f"{directory}: exists and is not a directory") from exc
+    except PermissionError as exc:
+        raise IOFailure(f"{directory}: permission denied") from exc
+    except OSError as exc:
+        raise IOFailure(f"{directory}: {exc.strerror or exc}") from exc
+
+
+def read_current(path: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """Re-read under a held lock: ``None`` when absent, :class:`CorruptFile` when unusable."""
+    try:
+        return read_object(path)
+    except NotFound:
+        return None
+
+
+def replace_atomically(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to a 0600 temp file beside ``path``, fsync it and rename it over ``path``.
+
+    The caller holds the lock. The temp name is ``.<name>.<random>.tmp``: it never
+    ends in ``.json``, so listings and globs never mistake it for a session.
+    """
+    path = os.fspath(path)
+    directory = os.path.dirname(path) or "."
+    _makedirs(directory)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+    except OSError as exc:
+        raise IOFailure(f"{directory}: cannot create a temp file: {exc.strerror or exc}") from exc
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        _discard(tmp)
+        raise IOFailure(f"{path}: write failed: {exc.strerror or exc}") from exc
+    except BaseException:
+        _discard(tmp)
+        raise
+    _fsync_dir(directory)
+
+
+def _discard(tmp: str) -> None:
+    try:
+        os.unlink(tmp)
+    except OSError:
+        pass
+
+
+def _fsync_dir(directory: str) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def write_locked(path: str | os.PathLike[str], doc: dict[str, Any]) -> None:
+    """Serialise ``doc`` like the library and replace ``path``; the caller holds the lock."""
+    replace_atomically(path, serialise(doc))
+
+
+Mutator = Callable[[dict[str, Any] | None], dict[str, Any] | None]
+
+
+def update(
+    path: str | os.PathLike[str], mutate: Mutator, *, timeout: float = LOCK_TIMEOUT
+) -> dict[str, Any] | None:
+    """Locked read-modify-write of one JSON object file.
+
+    ``mutate`` gets the document re-read under the lock (``None`` when the file
+    does not exist) and returns the document to write, or ``None`` to write
+    nothing. A file that does not parse raises :class:`CorruptFile` before
+    ``mutate`` runs, so it is never overwritten. Returns what was written.
+    """
+    with locked(path, timeout):
+        current = read_current(path)
+        new = mutate(current)
+        if new is not None:
+            write_locked(path, new)
+        return new
+
+
+def delete_locked(path: str | os.PathLike[str]) -> None:
+    """Remove ``path``; the caller holds its lock. The ``.lock`` sidecar stays."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError as exc:
+        raise NotFound(f"{path}: no such file") from exc
+    except OSError as exc:
+        raise IOFailure(f"{path}: cannot delete: {exc.strerror or exc}") from exc
+
+
+def exists(path: str | os.PathLike[str]) -> bool:
+    return Path(path).is_file()
