@@ -1,0 +1,147 @@
+"""The root ``praisonmem`` command: root options, sub-command groups, and the
+one place where failures become messages and exit codes.
+
+Every command runs through :func:`main`, which calls the Click command that
+Typer builds in non-standalone mode, so that usage errors, ``PraisonMemError``
+subclasses, OS errors and interrupts are all reported here: one line on stderr
+(or one JSON error object when ``--json``/``--ndjson`` was given) and the exit
+code from :mod:`praisonmem.core.errors`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Annotated
+
+import typer
+
+from praisonmem import __version__
+from praisonmem.cli import session as session_cli
+from praisonmem.cli import workspace as workspace_cli
+from praisonmem.cli.state import State
+from praisonmem.core.errors import EXIT_INTERRUPTED, EXIT_IO, EXIT_USAGE, PraisonMemError
+
+EXIT_BROKEN_PIPE = 141  # what a Unix tool killed by SIGPIPE reports
+EXIT_INTERNAL = 70  # EX_SOFTWARE: a bug in praisonmem, not in the user's input
+
+app = typer.Typer(
+    name="praisonmem",
+    help=(
+        "Inspect, search, migrate and back up the memory of PraisonAI agents: "
+        "sessions, FileMemory, episodic entries and learn stores, written safely "
+        "alongside running agents."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+app.add_typer(workspace_cli.app, name="workspace")
+app.add_typer(session_cli.app, name="session")
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"praisonmem {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    ctx: typer.Context,
+    home: Annotated[
+        str | None,
+        typer.Option("--home", metavar="PATH", help="PraisonAI data dir for this call (wins over PRAISONAI_HOME)."),
+    ] = None,
+    memory_dir: Annotated[
+        str | None,
+        typer.Option("--memory-dir", metavar="PATH", help="FileMemory base dir (default ./.praisonai/memory)."),
+    ] = None,
+    no_color: Annotated[bool, typer.Option("--no-color", help="No colour (also: NO_COLOR=1).")] = False,
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Print 'praisonmem X.Y.Z' and exit."),
+    ] = False,
+) -> None:
+    ctx.obj = State(home=home, memory_dir=memory_dir, no_color=no_color or bool(os.environ.get("NO_COLOR")))
+
+
+def _wants_json(argv: list[str]) -> bool:
+    return "--json" in argv or "--ndjson" in argv
+
+
+def _report(message: str, code: str, exit_code: int, as_json: bool) -> int:
+    if as_json:
+        import json
+
+        error = {"error": {"code": code, "message": message, "exit_code": exit_code}}
+        sys.stderr.write(json.dumps(error, ensure_ascii=False) + "\n")
+    else:
+        sys.stderr.write(f"praisonmem: error: {message}\n")
+    return exit_code
+
+
+def run(argv: list[str]) -> int:
+    """Run one invocation and return its exit code (the tests call this)."""
+    from typer._click import exceptions as click_exc
+
+    as_json = _wants_json(argv)
+    command = typer.main.get_command(app)
+    try:
+        result = command.main(args=argv, prog_name="praisonmem", standalone_mode=False)
+        return result if isinstance(result, int) else 0
+    except PraisonMemError as exc:
+        return _report(exc.message, exc.code, exc.exit_code, as_json)
+    except click_exc.UsageError as exc:
+        hint = ""
+        if exc.ctx is not None:
+            hint = f" (see '{exc.ctx.command_path} --help')"
+        return _report(_one_line(exc.format_message()) + hint, "usage", EXIT_USAGE, as_json)
+    except click_exc.ClickException as exc:
+        return _report(_one_line(exc.format_message()), "usage", exc.exit_code, as_json)
+    except (typer.Exit, click_exc.Exit) as exc:
+        return exc.exit_code
+    except (KeyboardInterrupt, typer.Abort, click_exc.Abort):
+        return _report("interrupted", "interrupted", EXIT_INTERRUPTED, as_json)
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        return _report(f"{where}{exc.strerror or exc}", "io_error", EXIT_IO, as_json)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _silence_stdout() -> None:
+    # Python flushes stdout at exit; a closed pipe would raise again.
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point."""
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        code = run(args)
+    except Exception as exc:  # a bug: one line, and the traceback only on request
+        if os.environ.get("PRAISONMEM_DEBUG"):
+            raise
+        code = _report(
+            f"internal error: {type(exc).__name__}: {exc} (set PRAISONMEM_DEBUG=1 for a traceback)",
+            "internal",
+            EXIT_INTERNAL,
+            _wants_json(args),
+        )
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _silence_stdout()
+        code = EXIT_BROKEN_PIPE
+    sys.exit(code)

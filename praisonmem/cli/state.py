@@ -1,0 +1,32 @@
+"""Per-invocation state shared by every command: the root options, resolved lazily."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import typer
+
+if TYPE_CHECKING:
+    from praisonmem.core.paths import Paths
+
+
+@dataclass
+class State:
+    home: str | None = None
+    memory_dir: str | None = None
+    no_color: bool = False
+    _paths: Paths | None = field(default=None, repr=False)
+
+    @property
+    def paths(self) -> Paths:
+        if self._paths is None:
+            from praisonmem.core.paths import resolve
+
+            self._paths = resolve(self.home, self.memory_dir)
+        return self._paths
+
+
+def state_of(ctx: typer.Context) -> State:
+    obj = ctx.find_root().obj
+    return obj if isinstance(obj, State) else State()

@@ -1,0 +1,144 @@
+"""Human rendering of a session (``session show``) and of search hits."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from praisonmem.cli.output import Output, fmt_time, fmt_value
+from praisonmem.core.sessions import SessionView, Turn, messages_of, metadata_of, title_of
+
+ROLE_STYLES = {"user": "bold cyan", "assistant": "bold green", "system": "bold magenta", "tool": "bold yellow"}
+
+
+def render_session(out: Output, view: SessionView) -> None:
+    doc = view.doc
+    meta = metadata_of(doc)
+    header = [
+        ("Session", view.session_id),
+        ("File", str(view.path)),
+        ("Agent", fmt_value(doc.get("agent_name")) or "-"),
+        ("User", fmt_value(doc.get("user_id")) or "-"),
+        ("Title", title_of(doc) or "-"),
+        ("Model", fmt_value(doc.get("model") or doc.get("llm") or meta.get("model")) or "-"),
+        ("Tokens", fmt_value(doc.get("total_tokens") or meta.get("total_tokens")) or "-"),
+        ("Cost", fmt_value(doc.get("cost") or meta.get("cost")) or "-"),
+        ("Created", fmt_time(doc.get("created_at")) or "-"),
+        ("Updated", fmt_time(doc.get("updated_at")) or "-"),
+        ("Messages", _counts(doc, view)),
+    ]
+    checkpoint = doc.get("last_compaction")
+    if isinstance(checkpoint, dict) and checkpoint:
+        header.append(("Checkpoint", _checkpoint(checkpoint)))
+    if doc.get("parent_id"):
+        header.append(("Parent", str(doc["parent_id"])))
+    width = max(len(k) for k, _ in header)
+    for key, value in header:
+        _kv(out, key, value, width)
+    if view.hidden_before:
+        out.line()
+        out.line(f"… {view.hidden_before} earlier turns not shown (--tail)", style="dim")
+    for turn in view.turns:
+        out.line()
+        _render_turn(out, turn)
+
+
+def _counts(doc: dict[str, Any], view: SessionView) -> str:
+    text = f"{len(messages_of(doc))} active, {len(messages_of(doc, 'archived_messages'))} archived"
+    if view.spilled:
+        text += f", {view.spilled} spilled (waiting in the spill dir, merged on the next load)"
+    return text
+
+
+def _checkpoint(cp: dict[str, Any]) -> str:
+    parts = [f"resumes at message {cp.get('message_index')}"]
+    if cp.get("tokens_before") is not None:
+        parts.append(f"{cp.get('tokens_before')}→{cp.get('tokens_after')} tokens")
+    if cp.get("timestamp") is not None:
+        parts.append(fmt_time(cp.get("timestamp")))
+    return ", ".join(parts)
+
+
+def _kv(out: Output, key: str, value: str, width: int) -> None:
+    if out.tty:
+        from rich.text import Text
+
+        out.console.print(Text.assemble((f"{key:<{width}}", "bold"), "  ", value))
+    else:
+        out.raw(f"{key:<{width}}  {value}")
+
+
+def _label(turn: Turn) -> str:
+    if turn.section == "checkpoint":
+        return "summary"
+    prefix = "a" if turn.section == "archived" else "s" if turn.section == "spilled" else ""
+    return f"#{prefix}{turn.index}"
+
+
+def _markers(turn: Turn) -> list[str]:
+    marks = []
+    if turn.section == "archived":
+        marks.append("archived")
+    if turn.section == "spilled":
+        marks.append("spilled: not yet merged into the file")
+    if turn.section == "checkpoint":
+        marks.append("compaction checkpoint: what the agent resumes with")
+    if turn.compaction is not None:
+        marks.append(f"summary of {turn.compaction} compacted messages")
+    if turn.partial:
+        marks.append("partial: interrupted or still streaming")
+    if turn.tool_name is not None or (turn.role == "tool" and turn.tool_call_id):
+        marks.append(f"result of {turn.tool_name or '?'} [{turn.tool_call_id}]")
+    if turn.encrypted_metadata:
+        marks.append("metadata encrypted")
+    if turn.malformed:
+        marks.append("not a message object")
+    return marks
+
+
+def _render_turn(out: Output, turn: Turn) -> None:
+    title = f"{_label(turn)} {turn.role}"
+    when = fmt_time(turn.timestamp)
+    marks = _markers(turn)
+    if out.tty:
+        from rich.text import Text
+
+        heading = Text.assemble(("── ", "dim"), (title, ROLE_STYLES.get(turn.role, "bold")))
+        if when:
+            heading.append(f" · {when}", style="dim")
+        for mark in marks:
+            heading.append(f" [{mark}]", style="italic yellow" if mark.startswith(("partial", "spilled")) else "italic")
+        out.console.print(heading)
+    else:
+        extra = "".join(f" [{m}]" for m in marks)
+        out.raw(f"── {title}" + (f" · {when}" if when else "") + extra)
+    if turn.encrypted:
+        out.line("‹encrypted content›", style="dim italic")
+    elif turn.content:
+        out.line(turn.content)
+    for call in turn.tool_calls:
+        out.line(f"→ tool call {call['name']}({call['arguments']}) [{call['id']}]", style="yellow")
+
+
+def render_hits(out: Output, hits: list[dict[str, Any]]) -> None:
+    if not out.tty:
+        out.table(
+            ["SESSION", "INDEX", "ARCHIVED", "ROLE", "SCORE", "SNIPPET"],
+            [[str(h["session_id"]), str(h["index"]), "yes" if h["archived"] else "no", str(h["role"]),
+              f"{h['score']:g}", h["snippet"]] for h in hits],
+        )
+        return
+    from rich.text import Text
+
+    for hit in hits:
+        where = f"#{'a' if hit['archived'] else ''}{hit['index']}"
+        heading = Text.assemble(
+            (str(hit["session_id"]), "bold"), " ", (where, "cyan"), " ",
+            (str(hit["role"]), ROLE_STYLES.get(str(hit["role"]), "")), (f"  score {hit['score']:g}", "dim"),
+        )
+        if hit["archived"]:
+            heading.append(" [archived]", style="italic")
+        out.console.print(heading)
+        snippet = Text("    " + hit["snippet"])
+        for start, end in hit["highlights"]:
+            snippet.stylize("bold reverse", start + 4, end + 4)
+        out.console.print(snippet)
