@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
+from functools import partial
 from typing import Any
 
+from praisonmem.core import parallel
 from praisonmem.core.errors import PraisonMemError, UsageError
 from praisonmem.core.paths import Paths
-from praisonmem.core.sessions import is_encrypted, load, messages_of, raw_session_id, session_files
+from praisonmem.core.sessions import is_encrypted, load, messages_of, raw_session_id, session_paths
 
 SNIPPET_WIDTH = 120
 
@@ -25,7 +26,7 @@ SNIPPET_WIDTH = 120
 class SearchResult:
     hits: list[dict[str, Any]]
     total: int
-    unreadable: list[tuple[Path, str]]
+    unreadable: list[tuple[str, str]]
 
 
 def score(content: str, needle: str, terms: list[str]) -> float:
@@ -46,18 +47,15 @@ def search(
         raise UsageError("query must not be empty")
     terms = [t for t in needle.split() if t]
     paths.require_home()
-    files = session_files(paths.sessions_dir)
+    files = session_paths(paths.sessions_dir)
     hits: list[dict[str, Any]] = []
-    unreadable: list[tuple[Path, str]] = []
-    for done, path in enumerate(files, 1):
-        try:
-            doc = load(path)
-        except PraisonMemError as exc:
-            unreadable.append((path, exc.message))
-            continue
-        hits += _session_hits(path, doc, needle, terms)
-        if progress:
-            progress(done, len(files))
+    unreadable: list[tuple[str, str]] = []
+    scan = partial(search_files, needle=needle, terms=terms)
+    for item in parallel.map_chunks(scan, files, progress=progress):
+        if "error" in item:
+            unreadable.append((item["file"], item["error"]))
+        else:
+            hits.append(item)
     # Stable sorts, least significant key first.
     hits.sort(key=lambda h: (not h["archived"], h["index"]))
     hits.sort(key=lambda h: h["updated_at"] if isinstance(h["updated_at"], str) else "", reverse=True)
@@ -66,7 +64,20 @@ def search(
     return SearchResult(hits[:limit] if limit else hits, total, unreadable)
 
 
-def _session_hits(path: Path, doc: dict[str, Any], needle: str, terms: list[str]) -> list[dict[str, Any]]:
+def search_files(files: list[str], *, needle: str, terms: list[str]) -> list[dict[str, Any]]:
+    """Hits (and unreadable-file records) for a chunk of files; may run in a worker."""
+    found: list[dict[str, Any]] = []
+    for path in files:
+        try:
+            doc = load(path)
+        except PraisonMemError as exc:
+            found.append({"file": path, "error": exc.message})
+            continue
+        found += _session_hits(path, doc, needle, terms)
+    return found
+
+
+def _session_hits(path: str, doc: dict[str, Any], needle: str, terms: list[str]) -> list[dict[str, Any]]:
     found = []
     sid = raw_session_id(doc, path)
     for archived, key in ((True, "archived_messages"), (False, "messages")):

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from praisonmem.core import jsonfile
-from praisonmem.core.errors import AmbiguousName, CorruptFile, NotFound, PraisonMemError
+from praisonmem.core import jsonfile, parallel
+from praisonmem.core.errors import AmbiguousName, CorruptFile, IOFailure, NotFound, PraisonMemError
 from praisonmem.core.paths import Paths
 from praisonmem.core.workspace import safe_file_stem, scope_of
 
@@ -24,18 +24,23 @@ SCOPES = ("workspace", "global", "legacy", "other", "explicit")
 SORT_KEYS = ("updated", "created", "messages", "id")
 
 
-def session_files(sessions_dir: Path) -> list[Path]:
-    """Session files in name order: regular files whose name ends in ``.json``."""
+def session_paths(sessions_dir: Path | str) -> list[str]:
+    """Session files in name order, as path strings: regular files whose name ends in ``.json``."""
     try:
         with os.scandir(sessions_dir) as entries:
-            names = [e.name for e in entries if e.name.endswith(".json") and e.is_file()]
+            found = [e.path for e in entries if e.name.endswith(".json") and e.is_file()]
     except FileNotFoundError:
         return []
     except NotADirectoryError as exc:
-        raise PraisonMemError(f"{sessions_dir}: not a directory") from exc
+        raise IOFailure(f"{sessions_dir}: not a directory") from exc
     except PermissionError as exc:
-        raise PraisonMemError(f"{sessions_dir}: permission denied") from exc
-    return [sessions_dir / name for name in sorted(names)]
+        raise IOFailure(f"{sessions_dir}: permission denied") from exc
+    found.sort()
+    return found
+
+
+def session_files(sessions_dir: Path) -> list[Path]:
+    return [Path(p) for p in session_paths(sessions_dir)]
 
 
 def validate(doc: dict[str, Any], path: Path | str) -> dict[str, Any]:
@@ -54,9 +59,10 @@ def load(path: Path | str) -> dict[str, Any]:
     return validate(jsonfile.read_object(path), path)
 
 
-def raw_session_id(doc: dict[str, Any], path: Path) -> str:
+def raw_session_id(doc: dict[str, Any], path: Path | str) -> str:
+    """``session_id`` as stored, else the file stem (what the library's listing shows)."""
     sid = doc.get("session_id")
-    return sid if isinstance(sid, str) else path.name[: -len(".json")]
+    return sid if isinstance(sid, str) else os.path.basename(path)[: -len(".json")]
 
 
 def messages_of(doc: dict[str, Any], key: str = "messages") -> list[Any]:
@@ -200,13 +206,21 @@ class ListResult:
     unreadable: int = 0
 
 
-def summarise(path: Path, doc: dict[str, Any], scope: Callable[[str, str | None], str]) -> dict[str, Any]:
-    """One ``session list`` row: the library's ``list_sessions`` fields plus counts and scope."""
+LIST_FIELDS = (
+    "session_id", "file", "agent_name", "user_id", "title", "message_count", "archived_count", "created_at",
+    "updated_at", "model", "total_tokens", "cost", "scope", "agent_id", "source", "parent_id", "spilled_count",
+    "unreadable", "error",
+)
+
+
+def summarise(path: Path | str, doc: dict[str, Any]) -> dict[str, Any]:
+    """One ``session list`` row: the library's ``list_sessions`` fields plus counts.
+
+    ``scope`` and ``spilled_count`` are filled in by :func:`list_sessions`.
+    """
     meta = metadata_of(doc)
-    sid = raw_session_id(doc, path)
-    agent = doc.get("agent_name") if isinstance(doc.get("agent_name"), str) else None
     return {
-        "session_id": sid,
+        "session_id": raw_session_id(doc, path),
         "file": str(path),
         "agent_name": doc.get("agent_name"),
         "user_id": doc.get("user_id"),
@@ -218,7 +232,7 @@ def summarise(path: Path, doc: dict[str, Any], scope: Callable[[str, str | None]
         "model": doc.get("model") or doc.get("llm") or meta.get("model"),
         "total_tokens": doc.get("total_tokens") or doc.get("token_count") or meta.get("total_tokens"),
         "cost": doc.get("cost") or meta.get("cost"),
-        "scope": scope(sid, agent),
+        "scope": None,
         "agent_id": doc.get("agent_id") or meta.get("agent_id"),
         "source": doc.get("source") or meta.get("source"),
         "parent_id": doc.get("parent_id") or meta.get("parent_id"),
@@ -228,15 +242,22 @@ def summarise(path: Path, doc: dict[str, Any], scope: Callable[[str, str | None]
     }
 
 
-def unreadable_row(path: Path, error: PraisonMemError) -> dict[str, Any]:
+def unreadable_row(path: Path | str, error: PraisonMemError) -> dict[str, Any]:
+    row: dict[str, Any] = dict.fromkeys(LIST_FIELDS)
     reason = error.reason if isinstance(error, CorruptFile) else error.message
-    row: dict[str, Any] = dict.fromkeys(
-        ("session_id", "file", "agent_name", "user_id", "title", "message_count", "archived_count",
-         "created_at", "updated_at", "model", "total_tokens", "cost", "scope", "agent_id", "source",
-         "parent_id")
-    )
     row.update(file=str(path), spilled_count=0, unreadable=True, error=reason)
     return row
+
+
+def summarise_files(paths: list[str]) -> list[dict[str, Any]]:
+    """Rows for a chunk of files (runs in a worker process for large directories)."""
+    rows = []
+    for path in paths:
+        try:
+            rows.append(summarise(path, load(path)))
+        except PraisonMemError as exc:
+            rows.append(unreadable_row(path, exc))
+    return rows
 
 
 def list_sessions(
@@ -257,28 +278,25 @@ def list_sessions(
     matched, so they are counted in ``hidden_unreadable`` instead.
     """
     paths.require_home()
-    files = session_files(paths.sessions_dir)
+    files = session_paths(paths.sessions_dir)
     scope_fn = _scope_function(workspace)
     waiting = spill_counts(paths.spill_dir)
     rows: list[dict[str, Any]] = []
     bad: list[dict[str, Any]] = []
-    for done, path in enumerate(files, 1):
-        try:
-            row = summarise(path, load(path), scope_fn)
-        except PraisonMemError as exc:
-            bad.append(unreadable_row(path, exc))
-        else:
-            row["spilled_count"] = waiting.get(row["session_id"], 0)
-            if _matches(row, agent, user, scope):
-                rows.append(row)
-        if progress:
-            progress(done, len(files))
+    for row in parallel.map_chunks(summarise_files, files, progress=progress):
+        if row["unreadable"]:
+            bad.append(row)
+            continue
+        agent_name = row["agent_name"] if isinstance(row["agent_name"], str) else None
+        row["scope"] = scope_fn(row["session_id"], agent_name)
+        row["spilled_count"] = waiting.get(row["session_id"], 0)
+        if _matches(row, agent, user, scope):
+            rows.append(row)
     _sort_rows(rows, sort)
     total = len(rows)
     if limit:
         rows = rows[:limit]
-    filtered = agent is not None or user is not None or scope is not None
-    if filtered:
+    if agent is not None or user is not None or scope is not None:
         return ListResult(rows, total, hidden_unreadable=len(bad), unreadable=len(bad))
     return ListResult(bad + rows, total, unreadable=len(bad))
 
