@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -82,17 +82,55 @@ def _report(message: str, code: str, exit_code: int, as_json: bool) -> int:
     return exit_code
 
 
+class StdoutClosed(Exception):
+    """stdout's reader went away (``| head``); deliberately not an OSError, which Typer would catch."""
+
+
+class _GuardedStdout:
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError as exc:
+            raise StdoutClosed from exc
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError as exc:
+            raise StdoutClosed from exc
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
 def run(argv: list[str]) -> int:
     """Run one invocation and return its exit code (the tests call this)."""
+    stdout = sys.stdout
+    sys.stdout = _GuardedStdout(stdout)
+    try:
+        return _run(argv)
+    finally:
+        sys.stdout = stdout
+
+
+def _run(argv: list[str]) -> int:
     from typer._click import exceptions as click_exc
 
     as_json = _wants_json(argv)
     command = typer.main.get_command(app)
     try:
         result = command.main(args=argv, prog_name="praisonmem", standalone_mode=False)
+        sys.stdout.flush()
         return result if isinstance(result, int) else 0
     except PraisonMemError as exc:
         return _report(exc.message, exc.code, exc.exit_code, as_json)
+    except click_exc.NoArgsIsHelpError as exc:  # the help text is the message (Rich printed it already)
+        if exc.format_message():
+            sys.stderr.write(exc.format_message().rstrip("\n") + "\n")
+        return EXIT_USAGE
     except click_exc.UsageError as exc:
         hint = ""
         if exc.ctx is not None:
@@ -100,11 +138,11 @@ def run(argv: list[str]) -> int:
         return _report(_one_line(exc.format_message()) + hint, "usage", EXIT_USAGE, as_json)
     except click_exc.ClickException as exc:
         return _report(_one_line(exc.format_message()), "usage", exc.exit_code, as_json)
-    except (typer.Exit, click_exc.Exit) as exc:
+    except typer.Exit as exc:
         return exc.exit_code
-    except (KeyboardInterrupt, typer.Abort, click_exc.Abort):
+    except (KeyboardInterrupt, typer.Abort):
         return _report("interrupted", "interrupted", EXIT_INTERRUPTED, as_json)
-    except BrokenPipeError:
+    except (StdoutClosed, BrokenPipeError):
         _silence_stdout()
         return EXIT_BROKEN_PIPE
     except OSError as exc:

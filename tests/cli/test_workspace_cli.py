@@ -22,6 +22,15 @@ def test_python_dash_m_and_console_script_agree():
     assert (out.returncode, out.stdout) == (0, f"praisonmem {__version__}\n")
 
 
+def test_output_into_a_closed_pipe_exits_quietly(fixture_home):
+    proc = subprocess.Popen([sys.executable, "-m", "praisonmem", "--home", str(fixture_home), "session", "show",
+                             "compacted-demo", "--archived"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.readline()
+    proc.stdout.close()  # like `| head -1`
+    assert proc.wait(timeout=30) in (0, 141)
+    assert proc.stderr.read() == b""
+
+
 def test_workspace_id_in_a_git_repo(cli, tmp_path, monkeypatch):
     monkeypatch.chdir(make_fixture_repo(tmp_path / "repo"))
     assert cli("workspace", "id").stdout == f"git:{FIXTURE_ROOT}\n"
