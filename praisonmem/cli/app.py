@@ -19,6 +19,7 @@ import typer
 from praisonmem import __version__
 from praisonmem.cli import session as session_cli
 from praisonmem.cli import workspace as workspace_cli
+from praisonmem.cli.check import check_command
 from praisonmem.cli.state import State
 from praisonmem.core.errors import EXIT_INTERRUPTED, EXIT_IO, EXIT_USAGE, PraisonMemError
 
@@ -39,6 +40,7 @@ app = typer.Typer(
 )
 app.add_typer(workspace_cli.app, name="workspace")
 app.add_typer(session_cli.app, name="session")
+app.command("check")(check_command)
 
 
 def _version(value: bool) -> None:

@@ -19,6 +19,12 @@ class State:
     _paths: Paths | None = field(default=None, repr=False)
 
     @property
+    def lock_timeout(self) -> float:
+        from praisonmem.core import jsonfile
+
+        return jsonfile.LOCK_TIMEOUT
+
+    @property
     def paths(self) -> Paths:
         if self._paths is None:
             from praisonmem.core.paths import resolve

@@ -154,6 +154,18 @@ def locked(path: str | os.PathLike[str], timeout: float = LOCK_TIMEOUT) -> Itera
         lock.release()
 
 
+@contextmanager
+def locked_many(paths: list[str | os.PathLike[str]], timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
+    """Hold several sidecar locks, always taken in sorted path order so two
+    praisonmem processes can never wait on each other in a cycle."""
+    from contextlib import ExitStack
+
+    with ExitStack() as stack:
+        for path in sorted({os.fspath(p) for p in paths}):
+            stack.enter_context(locked(path, timeout))
+        yield
+
+
 def _makedirs(directory: str) -> None:
     try:
         os.makedirs(directory, exist_ok=True)

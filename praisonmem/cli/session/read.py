@@ -1,4 +1,4 @@
-"""``praisonmem session``: list, show and search PraisonAI sessions."""
+"""``praisonmem session list|show|search``: read-only; nothing on disk changes."""
 
 from __future__ import annotations
 
@@ -9,11 +9,9 @@ import typer
 
 from praisonmem.cli.options import JsonFlag, LimitOption, NdjsonFlag
 from praisonmem.cli.output import Output, fmt_time, fmt_value, note, warn
+from praisonmem.cli.progress import file_progress
+from praisonmem.cli.session._app import SessionArg, app
 from praisonmem.cli.state import state_of
-
-app = typer.Typer(help="Inspect, search and manage PraisonAI sessions.", no_args_is_help=True)
-
-SessionArg = Annotated[str, typer.Argument(metavar="SESSION", help="Session id, file stem, or path to a .json file.")]
 
 
 class Scope(str, Enum):
@@ -59,15 +57,17 @@ def list_command(
     from praisonmem.core.workspace import workspace_id
 
     state = state_of(ctx)
-    result = sessions.list_sessions(
-        state.paths,
-        workspace=workspace_id,
-        agent=agent,
-        user=user,
-        scope=scope.value if scope else None,
-        sort=sort.value,
-        limit=limit,
-    )
+    with file_progress("Reading sessions") as progress:
+        result = sessions.list_sessions(
+            state.paths,
+            workspace=workspace_id,
+            agent=agent,
+            user=user,
+            scope=scope.value if scope else None,
+            sort=sort.value,
+            limit=limit,
+            progress=progress,
+        )
     out = Output(no_color=state.no_color)
     if as_json:
         out.json(result.rows)
@@ -196,7 +196,8 @@ def search_command(
     from praisonmem.core import session_search
 
     state = state_of(ctx)
-    result = session_search.search(state.paths, query, limit=limit)
+    with file_progress("Searching sessions") as progress:
+        result = session_search.search(state.paths, query, limit=limit, progress=progress)
     for path, reason in result.unreadable:
         warn(f"skipped unreadable session file {path}: {reason}")
     out = Output(no_color=state.no_color)

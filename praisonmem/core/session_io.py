@@ -1,0 +1,237 @@
+"""Session export and import.
+
+Export formats:
+
+* ``json``: the stored documents, lossless, in praisonaiagents' portable payload
+  (``{"version": 1, "sessions": [...]}``, what ``DefaultSessionStore.export_all``
+  produces and ``import_sessions`` reads) plus praisonmem's ``format`` and
+  ``exported_at`` keys, which the library ignores.
+* ``jsonl``: one message a line, each with its ``session_id`` (archived first,
+  marked), for grep, jq and spreadsheets. Not importable: it drops session fields.
+* ``markdown``: a readable transcript.
+
+Import reads the json format, the library's own portable payloads, and bare
+session documents (a session file copied from another machine). Everything is
+validated, and every conflict decided, before the first write; each session is
+then written under its own lock, verbatim (a restore keeps ``updated_at`` and
+unknown keys).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from praisonmem import __version__
+from praisonmem.core import jsonfile, sessions
+from praisonmem.core.errors import NotFound, PraisonMemError, UsageError
+from praisonmem.core.paths import Paths
+from praisonmem.core.session_ops import Change
+from praisonmem.core.timeutil import now_iso
+from praisonmem.core.workspace import session_file_name
+
+PORTABLE_VERSION = 1  # DefaultSessionStore.PORTABLE_VERSION in 1.7.17
+FORMAT = "praisonmem-sessions"
+ROLES = ("user", "assistant", "system", "tool")
+
+
+# ---------------------------------------------------------------- export
+
+
+def load_for_export(paths: Paths, names: list[str], *, everything: bool = False) -> list[tuple[Path, dict[str, Any]]]:
+    """Every requested session, read and validated; any unreadable one stops the export."""
+    if everything:
+        paths.require_home()
+        targets = sessions.session_files(paths.sessions_dir)
+    else:
+        targets = []
+        for name in names:
+            path = sessions.find(paths, name)
+            if path not in targets:
+                targets.append(path)
+    return [(path, sessions.load(path)) for path in targets]
+
+
+def export_json(docs: list[tuple[Path, dict[str, Any]]]) -> str:
+    payload = {"version": PORTABLE_VERSION, "format": FORMAT, "praisonmem_version": __version__,
+               "exported_at": now_iso(), "sessions": [doc for _, doc in docs]}
+    return jsonfile.dumps(payload) + "\n"
+
+
+def export_jsonl(docs: list[tuple[Path, dict[str, Any]]]) -> str:
+    import json
+
+    lines = []
+    for path, doc in docs:
+        sid = sessions.raw_session_id(doc, path)
+        for archived, key in ((True, "archived_messages"), (False, "messages")):
+            for index, message in enumerate(sessions.messages_of(doc, key)):
+                record = {"session_id": sid, "archived": archived, "index": index}
+                record.update(message if isinstance(message, dict) else {"value": message})
+                lines.append(json.dumps(record, ensure_ascii=False))
+    return "".join(line + "\n" for line in lines)
+
+
+def export_markdown(docs: list[tuple[Path, dict[str, Any]]]) -> str:
+    from praisonmem.core.timeutil import epoch_of
+
+    def when(value: Any) -> str:
+        from datetime import datetime, timezone
+
+        stamp = epoch_of(value)
+        return datetime.fromtimestamp(stamp, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC") if stamp else ""
+
+    out: list[str] = []
+    for path, doc in docs:
+        sid = sessions.raw_session_id(doc, path)
+        meta = sessions.metadata_of(doc)
+        out.append(f"# Session `{sid}`\n")
+        facts = [("Agent", doc.get("agent_name")), ("User", doc.get("user_id")), ("Title", sessions.title_of(doc)),
+                 ("Model", doc.get("model") or meta.get("model")), ("Created", when(doc.get("created_at"))),
+                 ("Updated", when(doc.get("updated_at")))]
+        out.extend(f"- **{k}:** {v}" for k, v in facts if v not in (None, ""))
+        out.append("")
+        for archived, key in ((True, "archived_messages"), (False, "messages")):
+            for index, message in enumerate(sessions.messages_of(doc, key)):
+                if not isinstance(message, dict):
+                    continue
+                label = f"{'archived ' if archived else ''}#{index} {message.get('role', '?')}"
+                stamp = when(message.get("timestamp"))
+                out.append(f"### {label}" + (f" · {stamp}" if stamp else ""))
+                out.append("")
+                content = message.get("content")
+                if sessions.is_encrypted(content):
+                    out.append("*(encrypted)*")
+                elif content:
+                    out.append(str(content) if isinstance(content, str) else jsonfile.dumps(content))
+                for call in message.get("tool_calls") or []:
+                    fn = call.get("function", {}) if isinstance(call, dict) else {}
+                    out.append(f"\n**Tool call** `{fn.get('name', '?')}` (`{call.get('id', '')}`):\n")
+                    out.append(f"```json\n{fn.get('arguments', '')}\n```")
+                if message.get("tool_call_id"):
+                    out.append(f"\n*(result of tool call `{message['tool_call_id']}`)*")
+                out.append("")
+        out.append("")
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def write_output(path: str | os.PathLike[str], text: str) -> None:
+    """Write an export file atomically, so a failed export never leaves half a file."""
+    jsonfile.replace_atomically(path, text.encode("utf-8"))
+
+
+# ---------------------------------------------------------------- import
+
+
+@dataclass
+class ImportPlan:
+    items: list[tuple[dict[str, Any], Path, str]]  # document, target, action ("import"|"replace"|"skip")
+
+
+def read_payload(file: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The sessions in an export file, or a clear error saying why it is not one."""
+    if str(file) == "-":
+        import sys
+
+        raw = sys.stdin.buffer.read()
+    else:
+        try:
+            raw = jsonfile.read_bytes(file)
+        except NotFound as exc:
+            raise NotFound(f"{file}: no such file") from exc
+    try:
+        data = jsonfile.parse(raw, file)
+    except PraisonMemError as exc:
+        if raw.lstrip().startswith(b"{") and b"\n{" in raw.strip():
+            raise UsageError(f"{file}: looks like a jsonl export, which is not importable "
+                             "(it keeps messages only); export with --format json") from exc
+        reason = getattr(exc, "reason", exc.message)
+        raise UsageError(f"{file}: not a praisonmem or PraisonAI session export ({reason})") from exc
+    if isinstance(data, dict) and isinstance(data.get("sessions"), list):
+        version = data.get("version")
+        if isinstance(version, int) and version > PORTABLE_VERSION:
+            raise UsageError(f"{file}: export format version {version} is newer than this praisonmem reads "
+                             f"(<= {PORTABLE_VERSION})")
+        return data["sessions"]
+    if isinstance(data, dict) and isinstance(data.get("session_id"), str) and "messages" in data:
+        return [data]
+    raise UsageError(f"{file}: not a praisonmem or PraisonAI session export "
+                     "(expected {\"version\": 1, \"sessions\": [...]} or a session document)")
+
+
+def validate_session(doc: Any, index: int) -> str:
+    """Raise with the index and reason when a record cannot become a session file; else its id."""
+    where = f"session {index}"
+    if not isinstance(doc, dict):
+        raise UsageError(f"{where}: not a JSON object")
+    sid = doc.get("session_id")
+    if not isinstance(sid, str) or not sid.strip():
+        raise UsageError(f"{where}: missing or empty session_id")
+    where = f"session {index} ('{sid}')"
+    try:
+        sessions.validate(doc, where)
+    except PraisonMemError as exc:
+        raise UsageError(exc.message) from exc
+    for key in ("messages", "archived_messages"):
+        for i, message in enumerate(sessions.messages_of(doc, key)):
+            if not isinstance(message, dict):
+                raise UsageError(f"{where}: {key}[{i}] is not an object")
+            if message.get("role") not in ROLES:
+                raise UsageError(f"{where}: {key}[{i}] has role {message.get('role')!r}, not one of {', '.join(ROLES)}")
+    return sid
+
+
+def plan_import(paths: Paths, docs: list[dict[str, Any]], on_conflict: str) -> ImportPlan:
+    if on_conflict not in ("fail", "skip", "replace"):
+        raise UsageError(f"--on-conflict must be fail, skip or replace, got '{on_conflict}'")
+    paths.require_home()
+    targets: dict[Path, str] = {}
+    items = []
+    for index, doc in enumerate(docs):
+        sid = validate_session(doc, index)
+        target = paths.sessions_dir / session_file_name(sid)
+        if target in targets:
+            raise UsageError(f"session {index} ('{sid}') and '{targets[target]}' both map to {target.name}")
+        targets[target] = sid
+        items.append((doc, target, "replace" if target.exists() else "import"))
+    conflicts = [target for _, target, action in items if action == "replace"]
+    if conflicts and on_conflict == "fail":
+        from praisonmem.core.errors import TargetExists
+
+        shown = ", ".join(p.name for p in conflicts[:5]) + (" …" if len(conflicts) > 5 else "")
+        raise TargetExists(f"{len(conflicts)} session(s) already exist ({shown}); nothing imported: "
+                           "use --on-conflict skip or --on-conflict replace")
+    if on_conflict == "skip":
+        items = [(d, t, "skip" if a == "replace" else a) for d, t, a in items]
+    return ImportPlan(items)
+
+
+def run_import(plan: ImportPlan, *, on_conflict: str, dry_run: bool = False,
+               timeout: float = jsonfile.LOCK_TIMEOUT) -> list[Change]:
+    """Write each planned session under its lock; per-session outcome, failures recorded."""
+    changes = []
+    verbs = {"import": "imported", "replace": "replaced", "skip": "skipped"}
+    for doc, target, action in plan.items:
+        change = Change(verbs[action], doc["session_id"], str(target), dry_run)
+        if action == "skip":
+            change.detail = "already exists"
+        if dry_run or action == "skip":
+            changes.append(change)
+            continue
+        try:
+            with jsonfile.locked(target, timeout):
+                exists = jsonfile.exists(target)
+                if exists and on_conflict != "replace":
+                    change.action, change.detail = ("skipped", "appeared during import") if on_conflict == "skip" \
+                        else ("failed", "appeared during import")
+                else:
+                    if exists:
+                        jsonfile.read_current(target)  # refuse to replace a file that does not parse
+                    jsonfile.write_locked(target, doc)
+                    change.action = "replaced" if exists else "imported"
+        except PraisonMemError as exc:
+            change.action, change.detail = "failed", exc.message
+        changes.append(change)
+    return changes

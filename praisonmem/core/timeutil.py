@@ -1,0 +1,60 @@
+"""Time helpers: the library's timestamp forms, durations, and recent activity."""
+
+from __future__ import annotations
+
+import os
+import re
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from praisonmem.core.errors import UsageError
+
+_DURATION = re.compile(r"(\d+)([smhdw])")
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def now_iso() -> str:
+    """``updated_at`` as the library writes it: UTC ``isoformat()`` with microseconds."""
+    return datetime.now(timezone.utc).isoformat()
+
+
+def parse_duration(text: str, option: str = "--older-than") -> timedelta:
+    """``30d``, ``12h``, ``90m``, ``2w``, ``45s`` or a sequence such as ``1d12h``."""
+    compact = text.strip().lower()
+    if not compact or _DURATION.sub("", compact) != "":
+        raise UsageError(f"{option} must be a duration such as 30d, 12h, 90m or 2w, got '{text}'")
+    seconds = sum(int(n) * _UNITS[unit] for n, unit in _DURATION.findall(compact))
+    return timedelta(seconds=seconds)
+
+
+def epoch_of(value: Any) -> float | None:
+    """Seconds since the epoch for an ISO string or a number; ``None`` when unknown."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value)
+        except ValueError:
+            return None
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=timezone.utc)
+        return moment.timestamp()
+    return None
+
+
+def seconds_since_activity(path: str | os.PathLike[str], doc: dict[str, Any], now: float) -> float | None:
+    """How long ago an agent last wrote the session.
+
+    The library refreshes ``updated_at`` on every write, so that is the signal; the
+    file's mtime (which a copy or restore also refreshes) is only the fallback
+    when ``updated_at`` is missing or unparsable.
+    """
+    stamp = epoch_of(doc.get("updated_at"))
+    if stamp is None:
+        try:
+            stamp = os.stat(path).st_mtime
+        except OSError:
+            return None
+    return now - stamp

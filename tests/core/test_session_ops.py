@@ -1,0 +1,271 @@
+"""rename / retitle / adopt / delete / prune in the core, against copies of real fixtures."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from praisonmem.core import jsonfile, session_ops
+from praisonmem.core.errors import CorruptFile, NotFound, Refused, TargetExists, UsageError
+from praisonmem.core.paths import resolve
+from praisonmem.core.workspace import history_id, workspace_id
+
+
+@pytest.fixture
+def paths(fixture_home):
+    return resolve(fixture_home, env={})
+
+
+def sessions_dir(paths) -> Path:
+    return paths.sessions_dir
+
+
+def test_rename_moves_and_changes_only_the_session_id(paths):
+    src = sessions_dir(paths) / "history_8fe938c0.json"
+    before = src.read_bytes()
+    change = session_ops.rename(paths, "history_8fe938c0", "legacy/archive #1")
+    dst = sessions_dir(paths) / "legacy_archive__1.json"
+    assert not src.exists() and dst.exists()
+    assert dst.read_bytes() == before.replace(b'"session_id": "history_8fe938c0"',
+                                              b'"session_id": "legacy/archive #1"')
+    assert (sessions_dir(paths) / "history_8fe938c0.json.lock").exists()
+    assert (sessions_dir(paths) / "legacy_archive__1.json.lock").exists()
+    assert (change.action, change.session_id, change.new_session_id) == ("renamed", "history_8fe938c0",
+                                                                         "legacy/archive #1")
+
+
+def test_rename_keeps_compact_hierarchical_files_compact(paths):
+    session_ops.rename(paths, "531bcd72-9714-4bca-8431-340003ceed28", "parent")
+    raw = (sessions_dir(paths) / "parent.json").read_bytes()
+    assert raw.startswith(b'{"session_id":"parent","messages":[') and b"\n" not in raw
+
+
+def test_rename_refuses_an_existing_target(paths):
+    before = {p.name: p.read_bytes() for p in sessions_dir(paths).iterdir()}
+    with pytest.raises(TargetExists, match="my_chat.json already exists"):
+        session_ops.rename(paths, "history_8fe938c0", "my_chat")
+    assert {p.name: p.read_bytes() for p in sessions_dir(paths).iterdir()} == before
+
+
+def test_rename_onto_its_own_file_rewrites_the_id_in_place(paths):
+    session_ops.rename(paths, "my_chat", "my chat")  # sanitises to the same file
+    assert json.loads((sessions_dir(paths) / "my_chat.json").read_text())["session_id"] == "my chat"
+
+
+def test_rename_of_a_recently_written_session_needs_force(paths):
+    target = sessions_dir(paths) / "my_chat.json"
+    doc = json.loads(target.read_text())
+    doc["updated_at"] = jsonfile_now()
+    target.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(Refused, match="was updated 0 s ago: an agent may still be writing it"):
+        session_ops.rename(paths, "my_chat", "other")
+    session_ops.rename(paths, "my_chat", "other", force=True)
+    assert (sessions_dir(paths) / "other.json").exists()
+
+
+def jsonfile_now() -> str:
+    from praisonmem.core.timeutil import now_iso
+
+    return now_iso()
+
+
+def test_rename_dry_run_changes_nothing(paths):
+    before = {p.name: p.read_bytes() for p in sessions_dir(paths).iterdir()}
+    change = session_ops.rename(paths, "history_8fe938c0", "x", dry_run=True)
+    assert change.dry_run and change.target.endswith("x.json")
+    assert {p.name: p.read_bytes() for p in sessions_dir(paths).iterdir()} == before
+
+
+def test_rename_warns_about_spilled_turns(paths):
+    sdir = sessions_dir(paths)
+    (sdir / "spilled-session.json").write_text(json.dumps({"session_id": "spilled-session", "messages": [],
+                                                          "updated_at": "2026-01-01T00:00:00+00:00"}))
+    change = session_ops.rename(paths, "spilled-session", "kept")
+    assert "1 spilled turn(s) for 'spilled-session' stay in the spill dir" in change.detail
+
+
+def test_rename_never_rewrites_a_file_that_does_not_parse(paths):
+    bad = sessions_dir(paths) / "bad.json"
+    bad.write_bytes(b'{"session_id": "bad", ')
+    with pytest.raises(CorruptFile):
+        session_ops.rename(paths, "bad", "good")
+    with pytest.raises(CorruptFile):
+        session_ops.retitle(paths, "bad", "x")
+    assert bad.read_bytes() == b'{"session_id": "bad", ' and not (sessions_dir(paths) / "good.json").exists()
+
+
+def test_retitle_sets_and_clears_metadata_title_and_keeps_unknown_keys(paths):
+    target = sessions_dir(paths) / "7ca18a8d-7365-46f5-9df9-26d536f25633.json"
+    session_ops.retitle(paths, "7ca18a8d-7365-46f5-9df9-26d536f25633", "  Fork title  ")
+    doc = json.loads(target.read_text())
+    assert doc["metadata"]["title"] == "Fork title"
+    assert doc["title"] == "Fork of Main conversation" and doc["children_ids"] == []  # unknown keys kept
+    assert list(doc)[:3] == ["session_id", "messages", "created_at"]
+    assert doc["updated_at"] != "2026-11-30T14:49:49.518741+00:00"
+    session_ops.retitle(paths, "7ca18a8d-7365-46f5-9df9-26d536f25633", "")
+    assert "title" not in json.loads(target.read_text())["metadata"]
+
+
+# ---------------------------------------------------------------- adopt
+
+
+def test_plan_adopt_finds_sha256_then_md5_legacy_files(paths, tmp_path):
+    plan = session_ops.plan_adopt(paths, "Legacy Bot", workspace_dir=tmp_path)
+    assert plan.source.name == "history_8fe938c0.json"
+    assert plan.target_id == history_id("dir:" + os.path.realpath(tmp_path), "Legacy Bot")
+    assert session_ops.plan_adopt(paths, "Old Bot", workspace_dir=tmp_path).source.name == "history_ccc5e5d4.json"
+
+
+def test_adopt_without_a_legacy_file_is_not_found(paths):
+    with pytest.raises(NotFound, match="no legacy session for agent 'Weather Bot'"):
+        session_ops.plan_adopt(paths, "Weather Bot")
+
+
+def test_adopt_moves_by_default_and_copies_with_copy(paths, tmp_path):
+    legacy = sessions_dir(paths) / "history_8fe938c0.json"
+    legacy_doc = json.loads(legacy.read_text())
+    plan = session_ops.plan_adopt(paths, "Legacy Bot", workspace_dir=tmp_path, copy=True)
+    session_ops.adopt(plan)
+    assert legacy.exists()
+    adopted = json.loads(plan.target.read_text())
+    assert adopted == {**legacy_doc, "session_id": plan.target_id}
+    plan.target.unlink()
+    session_ops.adopt(session_ops.plan_adopt(paths, "Legacy Bot", workspace_dir=tmp_path))
+    assert not legacy.exists() and plan.target.exists()
+
+
+def test_adopt_replaces_an_empty_workspace_session_without_asking(paths, tmp_path):
+    target = sessions_dir(paths) / f"{history_id(workspace_id(tmp_path), 'Legacy Bot')}.json"
+    target.write_text(json.dumps({"session_id": target.stem, "messages": [], "archived_messages": []}))
+    plan = session_ops.plan_adopt(paths, "Legacy Bot", workspace_dir=tmp_path)
+    assert (plan.action, plan.target_empty) == ("move", True)
+    change = session_ops.adopt(plan)
+    assert "replaces an empty workspace session" in change.detail
+    assert len(json.loads(target.read_text())["messages"]) == 4
+
+
+def test_adopt_refuses_an_existing_workspace_file_without_merge_or_replace(paths, tmp_path):
+    target = sessions_dir(paths) / f"{history_id(workspace_id(tmp_path), 'Legacy Bot')}.json"
+    target.write_text(json.dumps({"session_id": target.stem, "messages": [
+        {"role": "user", "content": "workspace turn", "timestamp": 1.0}]}))
+    with pytest.raises(TargetExists, match="pass --merge to combine the histories or --replace"):
+        session_ops.plan_adopt(paths, "Legacy Bot", workspace_dir=tmp_path)
+    with pytest.raises(UsageError):
+        session_ops.plan_adopt(paths, "Legacy Bot", workspace_dir=tmp_path, merge=True, replace=True)
+
+
+def test_adopt_replace_overwrites_and_merge_unites(paths, tmp_path):
+    wid = workspace_id(tmp_path)
+    target = sessions_dir(paths) / f"{history_id(wid, 'Legacy Bot')}.json"
+    legacy_doc = json.loads((sessions_dir(paths) / "history_8fe938c0.json").read_text())
+    first = legacy_doc["messages"][0]
+    ws_doc = {"session_id": target.stem, "messages": [
+        {"role": "user", "content": "newer, in the workspace", "timestamp": first["timestamp"] + 1000, "metadata": {}},
+        dict(first),  # an exact duplicate of the legacy head
+    ], "agent_name": "Legacy Bot", "metadata": {"model": "ws-model", "only_ws": 1}, "custom": "kept"}
+    target.write_text(json.dumps(ws_doc))
+    session_ops.adopt(session_ops.plan_adopt(paths, "Legacy Bot", workspace_dir=tmp_path, merge=True, copy=True))
+    merged = json.loads(target.read_text())
+    contents = [m["content"] for m in merged["messages"]]
+    assert contents[0] == first["content"] and contents.count(first["content"]) == 1
+    assert contents[-1] == "newer, in the workspace"
+    assert len(contents) == len(legacy_doc["messages"]) + 1
+    assert merged["session_id"] == target.stem and merged["custom"] == "kept"
+    assert merged["metadata"]["model"] == "ws-model" and merged["metadata"]["only_ws"] == 1
+    assert merged["metadata"]["agent_id"] == legacy_doc["metadata"]["agent_id"]  # legacy-only key kept
+    session_ops.adopt(session_ops.plan_adopt(paths, "Legacy Bot", workspace_dir=tmp_path, replace=True))
+    assert json.loads(target.read_text()) == {**legacy_doc, "session_id": target.stem}
+    assert not (sessions_dir(paths) / "history_8fe938c0.json").exists()
+
+
+def test_merge_reanchors_the_compaction_checkpoint(tmp_path):
+    ws = {"session_id": "w", "messages": [
+        {"role": "system", "content": "summary", "timestamp": 10.0},
+        {"role": "user", "content": "after", "timestamp": 30.0}],
+        "last_compaction": {"summary": "s", "message_index": 1}}
+    legacy = {"session_id": "l", "messages": [{"role": "user", "content": "older", "timestamp": 5.0}]}
+    merged = session_ops.merge_documents(ws, legacy, tmp_path / "w.json")
+    assert [m["content"] for m in merged["messages"]] == ["older", "summary", "after"]
+    assert merged["last_compaction"]["message_index"] == 2
+
+
+def test_legacy_sessions_lists_files_whose_agent_name_matches_their_id(paths):
+    found = [(p.name, name) for p, name in session_ops.legacy_sessions(paths)]
+    assert found == [("history_8fe938c0.json", "Legacy Bot"), ("history_ccc5e5d4.json", "Old Bot")]
+
+
+# ---------------------------------------------------------------- delete / prune
+
+
+def test_delete_removes_under_lock_and_keeps_the_lock_file(paths):
+    targets = session_ops.resolve_all(paths, ["my_chat", "support/ticket #1234", "my_chat"])
+    assert [p.name for p in targets] == ["my_chat.json", "support_ticket__1234.json"]
+    changes = session_ops.delete(targets)
+    assert [c.action for c in changes] == ["deleted", "deleted"]
+    assert [c.session_id for c in changes] == ["my_chat", "support/ticket #1234"]
+    assert not (sessions_dir(paths) / "my_chat.json").exists()
+    assert (sessions_dir(paths) / "my_chat.json.lock").exists()
+
+
+def test_delete_resolves_every_name_before_deleting(paths):
+    with pytest.raises(NotFound):
+        session_ops.resolve_all(paths, ["my_chat", "no-such"])
+    assert (sessions_dir(paths) / "my_chat.json").exists()
+
+
+def test_delete_of_a_vanished_file_is_a_failure_record(paths):
+    target = sessions_dir(paths) / "my_chat.json"
+    target.unlink()
+    [change] = session_ops.delete([target])
+    assert change.action == "failed" and "disappeared" in change.detail
+
+
+def test_prune_plan_by_updated_at_with_keep(paths):
+    now = time.time()
+    sdir = sessions_dir(paths)
+    for i, age_days in enumerate([1, 10, 40, 50, 60]):
+        stamp = jsonfile_iso(now - age_days * 86400)
+        (sdir / f"p{i}.json").write_text(json.dumps({"session_id": f"p{i}", "messages": [], "updated_at": stamp,
+                                                    "agent_name": "Pruner"}))
+    (sdir / "undated.json").write_text(json.dumps({"session_id": "undated", "messages": [], "agent_name": "Pruner"}))
+    plan = session_ops.plan_prune(paths, timedelta(days=30), agent="Pruner", now=now)
+    assert [r["session_id"] for r in plan.delete] == ["p2", "p3", "p4"]
+    assert [r["session_id"] for r in plan.undated] == ["undated"]
+    plan = session_ops.plan_prune(paths, timedelta(days=30), keep=3, agent="Pruner", now=now)
+    assert [r["session_id"] for r in plan.delete] == ["p3", "p4"] and plan.kept_by_keep == 1
+
+
+def jsonfile_iso(epoch: float) -> str:
+    from datetime import datetime, timezone
+
+    return datetime.fromtimestamp(epoch, timezone.utc).isoformat()
+
+
+def test_parse_duration_forms_and_errors():
+    from praisonmem.core.timeutil import parse_duration
+
+    assert parse_duration("30d") == timedelta(days=30)
+    assert parse_duration("1d12h") == timedelta(hours=36)
+    assert parse_duration("2W") == timedelta(weeks=2)
+    for bad in ("", "30", "d30", "3 days", "1.5d", "-1d"):
+        with pytest.raises(UsageError, match="--older-than must be a duration such as 30d"):
+            parse_duration(bad)
+
+
+def test_jsonfile_locked_many_takes_locks_in_sorted_order(tmp_path, monkeypatch):
+    order = []
+    real = jsonfile.locked
+
+    def spy(path, timeout=5.0):
+        order.append(os.path.basename(path))
+        return real(path, timeout)
+
+    monkeypatch.setattr(jsonfile, "locked", spy)
+    with jsonfile.locked_many([tmp_path / "b.json", tmp_path / "a.json"]):
+        pass
+    assert order == ["a.json", "b.json"]
