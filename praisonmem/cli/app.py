@@ -17,6 +17,9 @@ from typing import Annotated, Any
 import typer
 
 from praisonmem import __version__
+from praisonmem.cli import episodic as episodic_cli
+from praisonmem.cli import learn as learn_cli
+from praisonmem.cli import memory as memory_cli
 from praisonmem.cli import session as session_cli
 from praisonmem.cli import workspace as workspace_cli
 from praisonmem.cli.check import check_command
@@ -40,6 +43,9 @@ app = typer.Typer(
 )
 app.add_typer(workspace_cli.app, name="workspace")
 app.add_typer(session_cli.app, name="session")
+app.add_typer(memory_cli.app, name="memory")
+app.add_typer(episodic_cli.app, name="episodic")
+app.add_typer(learn_cli.app, name="learn")
 app.command("check")(check_command)
 
 

@@ -11,3 +11,31 @@ NdjsonFlag = Annotated[bool, typer.Option("--ndjson", help="Print one JSON objec
 LimitOption = Annotated[int, typer.Option("--limit", min=0, metavar="N", help="Show at most N (0 = all).")]
 DryRunFlag = Annotated[bool, typer.Option("--dry-run", help="Print what would change; change nothing.")]
 YesFlag = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
+UserIdOption = Annotated[str | None, typer.Option("--user-id", metavar="U",
+                                                  help="Memory user (default: 'default', as the praisonai CLI).")]
+ProviderOption = Annotated[str | None, typer.Option("--provider", metavar="P",
+                                                    help="file (default), sqlite, or a plug-in "
+                                                         "(see 'memory providers').")]
+MetaOption = Annotated[list[str] | None, typer.Option("--meta", metavar="KEY=VALUE",
+                                                      help="Metadata to store (repeatable; values are strings).")]
+
+
+def parse_pairs(values: list[str] | None, option: str) -> dict[str, str]:
+    """``KEY=VALUE`` options into a dict; anything else is a usage error naming the option."""
+    from praisonmem.core.errors import UsageError
+
+    pairs: dict[str, str] = {}
+    for value in values or []:
+        key, sep, rest = value.partition("=")
+        if not sep or not key:
+            raise UsageError(f"{option} must be KEY=VALUE, got '{value}'")
+        pairs[key] = rest
+    return pairs
+
+
+def check_importance(value: float | None) -> float | None:
+    from praisonmem.core.errors import UsageError
+
+    if value is not None and not 0.0 <= value <= 1.0:
+        raise UsageError(f"--importance must be between 0 and 1, got {value:g}")
+    return value

@@ -18,6 +18,14 @@ class State:
     no_color: bool = False
     _paths: Paths | None = field(default=None, repr=False)
 
+    def user_id(self, given: str | None) -> str:
+        from praisonmem.core.filememory import sanitise_user_id
+
+        return sanitise_user_id(given if given is not None else "default")
+
+    def provider(self, given: str | None) -> str:
+        return given or "file"
+
     @property
     def lock_timeout(self) -> float:
         from praisonmem.core import jsonfile

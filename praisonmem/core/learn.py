@@ -1,0 +1,193 @@
+"""Learn stores (praisonaiagents ``memory/learn/stores.py`` and ``storage/base.py``, spec §7).
+
+``<home>/learn/<scope>/<user_id>/<store>.json``: an object keyed by entry id.
+Their lock differs from the sessions' flock: ``<store>.json.lock`` is created
+with ``O_CREAT|O_EXCL``, polled every 10 ms, deleted on release, and treated
+as stale (unlinked and taken over) once its mtime is older than 10 s. praisonmem
+takes it across its whole read-modify-write (well under 10 s), writes a temp
+file beside the store and replaces it, then deletes the lock. Reading takes no
+lock and, unlike the library's ``search``/``list_all``, never bumps
+``use_count``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from praisonmem.core import jsonfile
+from praisonmem.core.errors import CorruptFile, IOFailure, LockTimeout, NotFound, UsageError
+
+STORES = ("persona", "insights", "threads", "patterns", "decisions", "feedback", "improvements")
+SCOPES = ("private", "shared")
+STALE_AFTER = 10.0  # BaseJSONStore's lock_timeout
+POLL = 0.01
+
+
+@contextmanager
+def locked(store_path: Path, timeout: float = jsonfile.LOCK_TIMEOUT) -> Iterator[None]:
+    """The library's learn-store lock: an exclusive lock file, removed on release."""
+    lock = Path(f"{store_path}.lock")
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            break
+        except FileExistsError:
+            try:
+                age = time.time() - lock.stat().st_mtime
+            except FileNotFoundError:
+                continue
+            if age > STALE_AFTER:  # a crashed holder: the library reclaims it the same way
+                try:
+                    lock.unlink()
+                except FileNotFoundError:
+                    pass
+                continue
+            if time.monotonic() >= deadline:
+                raise LockTimeout(f"{store_path}: learn store locked by another writer ({lock}) for over "
+                                  f"{timeout:g}s; nothing changed") from None
+            time.sleep(POLL)
+        except OSError as exc:
+            raise IOFailure(f"{lock}: cannot lock: {exc.strerror or exc}") from exc
+    try:
+        yield
+    finally:
+        os.close(fd)
+        try:
+            lock.unlink()
+        except FileNotFoundError:
+            pass
+
+
+def check_names(store: str | None = None, scope: str | None = None, user_id: str | None = None) -> None:
+    if store is not None and store not in STORES:
+        raise UsageError(f"unknown learn store '{store}' (one of: {', '.join(STORES)})")
+    if scope is not None and scope not in SCOPES:
+        raise UsageError(f"--scope must be private or shared, got '{scope}'")
+    if user_id is not None and (not user_id or "/" in user_id or "\\" in user_id or user_id in (".", "..")):
+        raise UsageError(f"invalid learn user id '{user_id}'")
+
+
+def store_path(learn_dir: Path, scope: str, user_id: str, store: str) -> Path:
+    check_names(store, scope, user_id)
+    return learn_dir / scope / user_id / f"{store}.json"
+
+
+def read_store(path: Path) -> dict[str, Any]:
+    try:
+        data = jsonfile.read(path)
+    except NotFound:
+        return {}
+    if not isinstance(data, dict):
+        raise CorruptFile(str(path), f"holds {jsonfile.json_kind(data)}, not an object keyed by entry id")
+    return data
+
+
+@dataclass
+class Entry:
+    scope: str
+    user_id: str
+    store: str
+    path: Path
+    entry: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"scope": self.scope, "user_id": self.user_id, "store": self.store, "file": str(self.path),
+                **self.entry}
+
+
+def entries(learn_dir: Path, *, store: str | None = None, scope: str | None = None,
+            user_id: str | None = None) -> tuple[list[Entry], list[str]]:
+    """Every entry matching the filters (newest update first per store) and the unreadable files."""
+    check_names(store, scope, user_id)
+    found: list[Entry] = []
+    unreadable: list[str] = []
+    for scope_dir in sorted(p for p in learn_dir.glob("*") if p.is_dir()):
+        if scope is not None and scope_dir.name != scope:
+            continue
+        for user_dir in sorted(p for p in scope_dir.glob("*") if p.is_dir()):
+            if user_id is not None and user_dir.name != user_id:
+                continue
+            for path in sorted(user_dir.glob("*.json")):
+                name = path.name[: -len(".json")]
+                if name not in STORES or (store is not None and name != store):
+                    continue
+                try:
+                    data = read_store(path)
+                except CorruptFile as exc:
+                    unreadable.append(exc.message)
+                    continue
+                rows = [Entry(scope_dir.name, user_dir.name, name, path, e) for e in data.values()
+                        if isinstance(e, dict)]
+                rows.sort(key=lambda r: str(r.entry.get("updated_at") or ""), reverse=True)
+                found += rows
+    return found, unreadable
+
+
+def find(learn_dir: Path, entry_id: str, **filters: str | None) -> Entry:
+    matches = [e for e in entries(learn_dir, **filters)[0] if e.entry.get("id") == entry_id]
+    if not matches:
+        raise NotFound(f"no learn entry '{entry_id}' in {learn_dir}")
+    if len(matches) > 1:
+        from praisonmem.core.errors import AmbiguousName
+
+        raise AmbiguousName(f"learn entry '{entry_id}' is in several stores: "
+                            + ", ".join(str(m.path) for m in matches) + " (narrow with --scope/--user-id)")
+    return matches[0]
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat()
+
+
+def add(path: Path, store: str, content: str, metadata: dict[str, Any] | None = None,
+        timeout: float = jsonfile.LOCK_TIMEOUT) -> tuple[dict[str, Any], bool]:
+    """The library's ``add``: a duplicate (same content, stripped, any case) is not added, but takes
+    the new metadata. Returns the entry and whether it is new."""
+    if not content.strip():
+        raise UsageError("learn entry text must not be empty")
+    with locked(path, timeout):
+        data = read_store(path)
+        wanted = content.strip().lower()
+        for existing in data.values():
+            if isinstance(existing, dict) and str(existing.get("content", "")).strip().lower() == wanted:
+                if metadata:
+                    existing.setdefault("metadata", {}).update(metadata)
+                    existing["updated_at"] = _now()
+                    jsonfile.replace_atomically(path, jsonfile.serialise(data))
+                return existing, False
+        entry_id = f"{store}_{len(data)}_{datetime.now(timezone.utc).timestamp()}"
+        created = _now()
+        entry = {"id": entry_id, "content": content, "metadata": metadata or {}, "created_at": created,
+                 "updated_at": _now(), "use_count": 0, "last_used": None}
+        data[entry_id] = entry
+        jsonfile.replace_atomically(path, jsonfile.serialise(data))
+        return entry, True
+
+
+def delete(path: Path, entry_id: str, timeout: float = jsonfile.LOCK_TIMEOUT) -> dict[str, Any]:
+    with locked(path, timeout):
+        data = read_store(path)
+        if entry_id not in data:
+            raise NotFound(f"no learn entry '{entry_id}' in {path}")
+        removed = data.pop(entry_id)
+        jsonfile.replace_atomically(path, jsonfile.serialise(data))
+        return removed
+
+
+def clear(path: Path, dry_run: bool = False, timeout: float = jsonfile.LOCK_TIMEOUT) -> int:
+    """Empty a store (``{}``), as the library's ``clear``; refuses a file that does not parse."""
+    if dry_run or not path.exists():
+        return len(read_store(path))
+    with locked(path, timeout):
+        count = len(read_store(path))
+        jsonfile.replace_atomically(path, jsonfile.serialise({}))
+        return count
