@@ -80,7 +80,7 @@ def get_command(
     store = _store(ctx, user_id)
     days = [normalise_date(date)] if date is not None else local_dates(days_back or 7)
     rows = [{"date": day, "item": normalised_item(item)} for day in days
-            for item in store.read(store.episodic_dir / f"{day}.json", [])]
+            for item in store.episodes(day)]
     out = Output(no_color=state_of(ctx).no_color)
     if as_json:
         out.json(rows)
@@ -115,7 +115,7 @@ def delete_command(
     store = _store(ctx, user_id)
     days = [normalise_date(date)] if date is not None else local_dates(DELETE_DAYS)
     day = next((d for d in days if any(isinstance(i, dict) and i.get("id") == memory_id
-                                       for i in store.read(store.episodic_dir / f"{d}.json", []))), None)
+                                       for i in store.episodes(d))), None)
     if day is None:
         scope = f"on {days[0]}" if date is not None else f"in the last {DELETE_DAYS} days"
         raise NotFound(f"no episode '{memory_id}' {scope} for user '{store.user_id}'")

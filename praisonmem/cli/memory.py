@@ -255,7 +255,7 @@ def _locate(provider, memory_id: str) -> dict[str, Any] | None:
             return {"type": "entity", "id": memory_id}
         for day in local_dates(DELETE_DAYS):
             path = store.episodic_dir / f"{day}.json"
-            if path.exists() and any(isinstance(i, dict) and i.get("id") == memory_id for i in store.read(path, [])):
+            if path.exists() and any(i.get("id") == memory_id for i in store.episodes(day)):
                 return {"type": "episodic", "id": memory_id, "date": day}
         return None
     if "list" not in provider.supports:  # cannot look first: let the provider say whether it deleted

@@ -129,16 +129,32 @@ class FileMemoryStore:
         return data
 
     def items(self, tier: str) -> list[dict[str, Any]]:
-        return self.read(self.path(TIER_FILES[tier]), [])
+        return self.read_items(self.path(TIER_FILES[tier]))
+
+    def read_items(self, path: Path) -> list[dict[str, Any]]:
+        """A list of MemoryItems; one FileMemory() could not load is refused, naming it."""
+        items = self.read(path, [])
+        for index, item in enumerate(items):
+            if not (isinstance(item, dict) and isinstance(item.get("content"), str) and "id" in item):
+                raise CorruptFile(str(path), f"item {index} is not a memory item with an id and text content "
+                                             "(FileMemory() would crash on it)")
+            importance = item.get("importance", 0.5)
+            if isinstance(importance, bool) or not isinstance(importance, (int, float)):
+                raise CorruptFile(str(path), f"item {index} has a non-numeric importance "
+                                             "(FileMemory.search would crash on it)")
+        return items
 
     def entities(self) -> dict[str, Any]:
-        return self.read(self.path("entities.json"), {})
+        entities = self.read(self.path("entities.json"), {})
+        for key, entity in entities.items():
+            if not (isinstance(entity, dict) and isinstance(entity.get("name"), str)):
+                raise CorruptFile(str(self.path("entities.json")), f"entity '{key}' has no name "
+                                                                   "(FileMemory() would crash on it)")
+        return entities
 
-    def episodic_file(self, date: str) -> Path:
-        return self.episodic_dir / f"{normalise_date(date)}.json"
-
-    def episodic(self, date: str) -> list[dict[str, Any]]:
-        return self.read(self.episodic_file(date), [])
+    def episodes(self, day: str) -> list[dict[str, Any]]:
+        """The items of one episodic file, by its (normalised or legacy raw) date."""
+        return self.read_items(self.episodic_dir / f"{day}.json")
 
     def episodic_dates(self) -> list[str]:
         """Dates with an episodic file, as stored (older releases wrote raw dates such as 2026-3-5)."""
@@ -155,7 +171,7 @@ class FileMemoryStore:
         for date in local_dates(days):
             path = self.episodic_dir / f"{date}.json"
             if path.exists():
-                found += [(date, item) for item in self.read(path, [])]
+                found += [(date, item) for item in self.read_items(path)]
         return found
 
     # -------------------------------------------------------- search
@@ -165,28 +181,28 @@ class FileMemoryStore:
         types = list(TYPES) if types is None else types
         query_lower = query.lower()
         query_words = set(query_lower.split())
-        results: list[dict[str, Any]] = []
+        found: list[tuple[float, str, dict[str, Any]]] = []  # items are normalised after the cut
         for tier in ("short_term", "long_term"):
             if tier in types:
                 for raw in self.items(tier):
                     score = score_match(raw["content"], query_lower, query_words)
                     if score > 0:
-                        item = normalised_item(raw)
-                        results.append({"type": tier, "score": score * item["importance"], "item": item})
+                        found.append((score * raw.get("importance", ITEM_DEFAULTS["importance"]), tier, raw))
         if "entity" in types:
             for raw in self.entities().values():
-                entity = normalised_entity(raw)
-                score = max(score_match(entity["name"], query_lower, query_words),
-                            score_match(str(entity["attributes"]), query_lower, query_words))
+                score = max(score_match(raw["name"], query_lower, query_words),
+                            score_match(str(raw.get("attributes", {})), query_lower, query_words))
                 if score > 0:
-                    results.append({"type": "entity", "score": score, "item": entity})
+                    found.append((score, "entity", raw))
         if "episodic" in types:
             for _, raw in self.recent_episodes():
                 score = score_match(raw["content"], query_lower, query_words)
                 if score > 0:
-                    results.append({"type": "episodic", "score": score, "item": normalised_item(raw)})
-        results.sort(key=lambda r: r["score"], reverse=True)
-        return results[:limit]
+                    found.append((score, "episodic", raw))
+        found.sort(key=lambda hit: hit[0], reverse=True)
+        return [{"type": kind, "score": score,
+                 "item": normalised_entity(raw) if kind == "entity" else normalised_item(raw)}
+                for score, kind, raw in found[:limit]]
 
     def counts(self) -> dict[str, Any]:
         """Items per tier; a file that does not parse counts as ``None`` and is named."""
@@ -305,7 +321,7 @@ class FileMemoryStore:
         item = self.new_item(content, metadata, importance)
         with self.writing():
             path = self.episodic_dir / f"{day}.json"
-            episodes = self.read(path, [])
+            episodes = self.read_items(path)
             episodes.append(item)
             self._write(path, episodes)
         return day, item

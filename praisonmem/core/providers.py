@@ -109,9 +109,8 @@ class FileProvider(Provider):
             out += [{"type": "entity", "item": normalised_entity(e)} for e in self.store_.entities().values()]
         if "episodic" in types:
             for date in self.store_.episodic_dates():
-                path = self.store_.episodic_dir / f"{date}.json"
                 out += [{"type": "episodic", "date": date, "item": normalised_item(i)}
-                        for i in self.store_.read(path, [])]
+                        for i in self.store_.episodes(date)]
         return out
 
     def delete(self, memory_id):

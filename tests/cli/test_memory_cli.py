@@ -1,0 +1,164 @@
+"""memory / episodic / learn commands, and each bad input."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.cli.test_read_only import snapshot
+from tests.conftest import PRAISONAI_FIXTURES
+
+VECTORS = json.loads((PRAISONAI_FIXTURES / "vectors.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch) -> Path:
+    """cwd = a copy of the fixture project, so ./.praisonai/memory is the real FileMemory tree."""
+    dest = tmp_path / "project"
+    shutil.copytree(PRAISONAI_FIXTURES / "project", dest)
+    monkeypatch.chdir(dest)
+    return dest
+
+
+def test_store_prints_the_id_and_json_is_the_item(cli, project):
+    result = cli("memory", "store", "User likes tea", "--user-id", "carol")
+    assert result.exit_code == 0 and len(result.stdout.strip()) == 16
+    item = cli("memory", "store", "Fact", "--long", "--importance", "0.9", "--meta", "source=cli", "--meta", "k=a=b",
+               "--user-id", "carol", "--json").json()
+    assert item["importance"] == 0.9 and item["metadata"] == {"source": "cli", "k": "a=b"}
+    stored = json.loads((project / ".praisonai/memory/carol/long_term.json").read_text())
+    assert stored == [item]
+
+
+def test_search_json_shape_and_filters(cli, project):
+    hits = cli("memory", "search", "dark mode", "--user-id", "alice", "--json").json()
+    assert [h["type"] for h in hits] == ["long_term", "short_term", "long_term"]
+    assert all(list(h) == ["type", "score", "item"] for h in hits)
+    only = cli("memory", "search", "dark mode", "--user-id", "alice", "--filter", "type=preference", "--json").json()
+    assert [h["item"]["content"] for h in only] == ["User prefers dark mode in every editor"]
+    long = cli("memory", "search", "dark", "--type", "long", "--user-id", "alice", "--limit", "1", "--json").json()
+    assert len(long) == 1 and long[0]["type"] == "long_term"
+    assert cli("memory", "search", "zzz", "--user-id", "alice", "--json").json() == []
+
+
+def test_list_shows_entities_with_attributes_and_relations(cli, project):
+    out = cli("memory", "list", "--type", "entity", "--user-id", "alice").stdout
+    assert "John (person) [role=developer, team=core] {works_at → Acme}" in out
+    rows = cli("memory", "list", "--type", "episodic", "--user-id", "alice", "--json").json()
+    assert [r["date"] for r in rows] == ["2026-03-05", "2026-03-06", "2026-11-30"]
+
+
+def test_users_and_providers(cli, project):
+    users = cli("memory", "users", "--json").json()
+    assert [(u["user_id"], u["short_term"], u["long_term"], u["entities"]) for u in users] == [
+        ("alice", 3, 3, 2), ("bob", 4, 4, 1)]
+    sqlite_users = cli("memory", "users", "--provider", "sqlite", "--json").json()
+    assert sqlite_users == [{"user_id": "alice", "path": str(Path(".praisonai")), "short_term": 2, "long_term": 2}]
+    names = [p["name"] for p in cli("memory", "providers", "--json").json()]
+    assert names[:2] == ["file", "sqlite"]
+
+
+def test_delete_and_reset_need_confirmation_and_dry_run_changes_nothing(cli, project):
+    before = snapshot(project)
+    refused = cli("memory", "reset", "--user-id", "alice")
+    assert refused.exit_code == 4 and "pass --yes" in refused.stderr
+    dry = cli("memory", "reset", "--all", "--user-id", "alice", "--dry-run", "--json").json()
+    assert dry["removed"] == {"short_term": 3, "long_term": 3, "entities": 2, "summaries": 1, "episodic": 3,
+                              "episodic_files": 3}
+    assert cli("memory", "delete", "b6405825f19f0274", "--user-id", "alice").exit_code == 4
+    assert snapshot(project) == before
+    deleted = cli("memory", "delete", "b6405825f19f0274", "--user-id", "alice", "--yes")
+    assert deleted.stdout == "deleted short_term memory b6405825f19f0274\n"
+    assert cli("memory", "delete", "b6405825f19f0274", "--user-id", "alice", "--yes").exit_code == 3
+    assert cli("memory", "reset", "--long", "--user-id", "alice", "--yes").stdout == "removed 3 long term\n"
+
+
+def test_extract_preview_then_store(cli, project):
+    preview = cli("memory", "extract", "My name is Ann and I prefer Go for servers.", "--user-id", "ann", "--json").json()
+    assert [(p["type"], p["status"]) for p in preview] == [("name", "preview"), ("preference", "preview"),
+                                                           ("technology", "preview")]
+    assert not (project / ".praisonai/memory/ann").exists()
+    stored = cli("memory", "extract", "My name is Ann and I prefer Go for servers.", "--user-id", "ann", "--store", "--json")
+    assert [p["status"] for p in stored.json()] == ["stored"] * 3
+    again = cli("memory", "extract", "My name is Ann and I prefer Go for servers.", "--user-id", "ann", "--store", "--json")
+    assert [p["status"] for p in again.json()] == ["already stored"] * 3
+    assert cli("memory", "extract", "hello there").stderr == "praisonmem: nothing memorable found\n"
+
+
+def test_episodic_add_get_delete(cli, project):
+    item_id = cli("episodic", "add", "Hiked Sintra", "--date", "2026-3-5", "--user-id", "alice").stdout.strip()
+    rows = cli("episodic", "get", "--date", "2026-03-05", "--user-id", "alice", "--json").json()
+    assert [r["item"]["content"] for r in rows] == ["Planned the Lisbon trip", "Hiked Sintra"]
+    assert cli("episodic", "delete", item_id, "--user-id", "alice", "--yes").exit_code == 3  # 30-day scan
+    gone = cli("episodic", "delete", item_id, "--date", "2026-03-05", "--user-id", "alice", "--yes")
+    assert gone.stdout == f"deleted episode {item_id} of 2026-03-05\n"
+    today = cli("episodic", "get", "--user-id", "alice", "--json").json()
+    assert [r["item"]["content"] for r in today] == [] or all(r["date"] >= "2026-11-24" for r in today)
+
+
+@pytest.mark.parametrize("case", [c for c in VECTORS["episodic_dates"] if isinstance(c["input"], str)],
+                         ids=lambda c: repr(c["input"]))
+def test_episodic_date_forms_through_the_cli(cli, project, case):
+    result = cli("episodic", "add", "x", "--date", case["input"], "--user-id", "dates", "--json")
+    if "error" in case:
+        assert result.exit_code == 2
+        assert result.stderr == json.dumps({"error": {"code": "usage", "message": case["message"],
+                                                      "exit_code": 2}}) + "\n"
+    else:
+        assert result.exit_code == 0 and result.json()["date"] == case["normalized"]
+        assert (project / ".praisonai/memory/dates/episodic" / case["file"]).exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["memory", "store", "x", "--user-id", "../x"], "user_id must not contain path separators"),
+    (["memory", "search", "x", "--user-id", "a/b"], "user_id must not contain path separators"),
+    (["memory", "store", "x", "--provider", "nope"], "unknown provider 'nope'"),
+    (["memory", "store", "x", "--importance", "2"], "--importance must be between 0 and 1, got 2"),
+    (["memory", "store", "x", "--meta", "novalue"], "--meta must be KEY=VALUE, got 'novalue'"),
+    (["memory", "search", "x", "--filter", "=v"], "--filter must be KEY=VALUE, got '=v'"),
+    (["memory", "search", "x", "--type", "bogus"], "--type must be short, long, entity or episodic"),
+    (["memory", "reset", "--short", "--long"], "give one of --short, --long, --all"),
+    (["episodic", "get", "--date", "2026-01-01", "--days-back", "3"], "give --date or --days-back, not both"),
+    (["learn", "add", "nope", "x"], "unknown learn store 'nope'"),
+])
+def test_bad_inputs_exit_2_with_one_line(cli, project, args, message):
+    before = snapshot(project)
+    result = cli(*args)
+    assert result.exit_code == 2, result.stderr
+    assert message in result.stderr and result.stderr.count("\n") == 1
+    assert snapshot(project) == before
+
+
+def test_corrupt_short_term_is_reported_and_not_overwritten(cli, project):
+    target = project / ".praisonai/memory/alice/short_term.json"
+    target.write_bytes(b'[{"id": "a", "content": "trunc')
+    for args in (["memory", "store", "x"], ["memory", "search", "x"], ["memory", "reset", "--yes"]):
+        result = cli(*args, "--user-id", "alice")
+        assert result.exit_code == 4
+        assert "FileMemory would read it as empty and overwrite it; praisonmem leaves it alone" in result.stderr
+    assert target.read_bytes() == b'[{"id": "a", "content": "trunc'
+
+
+def test_reset_without_yes_in_a_non_interactive_run_changes_nothing(cli, project):
+    before = snapshot(project)
+    result = cli("memory", "reset", "--all", "--user-id", "bob")
+    assert result.exit_code == 4 and "not confirmed, nothing changed" in result.stderr
+    assert snapshot(project) == before
+
+
+def test_learn_commands(cli, fixture_home):
+    rows = cli("--home", fixture_home, "learn", "list", "--json").json()
+    assert {r["store"] for r in rows} == {"persona", "insights", "threads", "patterns"}
+    shown = cli("--home", fixture_home, "learn", "show", rows[0]["id"], "--json").json()
+    assert shown["id"] == rows[0]["id"]
+    new_id = cli("--home", fixture_home, "learn", "add", "persona", "Likes tea", "--user-id", "alice").stdout.strip()
+    dup = cli("--home", fixture_home, "learn", "add", "persona", "likes TEA", "--user-id", "alice").stdout
+    assert dup.startswith(new_id) and "not added again" in dup
+    assert cli("--home", fixture_home, "learn", "delete", new_id).exit_code == 4
+    assert cli("--home", fixture_home, "learn", "delete", new_id, "--yes").exit_code == 0
+    assert cli("--home", fixture_home, "learn", "clear", "threads", "--user-id", "alice", "--yes").stdout.startswith(
+        "removed 1 entries")
+    assert cli("--home", fixture_home, "learn", "show", "nope").exit_code == 3
