@@ -21,6 +21,7 @@ from praisonmem.cli import episodic as episodic_cli
 from praisonmem.cli import learn as learn_cli
 from praisonmem.cli import memory as memory_cli
 from praisonmem.cli import session as session_cli
+from praisonmem.cli import upsonic as upsonic_cli
 from praisonmem.cli import workspace as workspace_cli
 from praisonmem.cli.check import check_command
 from praisonmem.cli.state import State
@@ -46,6 +47,7 @@ app.add_typer(session_cli.app, name="session")
 app.add_typer(memory_cli.app, name="memory")
 app.add_typer(episodic_cli.app, name="episodic")
 app.add_typer(learn_cli.app, name="learn")
+app.add_typer(upsonic_cli.app, name="upsonic")
 app.command("check")(check_command)
 
 

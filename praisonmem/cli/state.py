@@ -26,6 +26,9 @@ class State:
     def provider(self, given: str | None) -> str:
         return given or "file"
 
+    def upsonic_db(self) -> str | None:
+        return None
+
     @property
     def lock_timeout(self) -> float:
         from praisonmem.core import jsonfile

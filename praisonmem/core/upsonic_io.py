@@ -1,0 +1,207 @@
+"""Upsonic export and import, and writing session rows as the library writes them.
+
+Export: one JSON document with epoch-integer timestamps and decoded JSON fields
+(``{"format": "praisonmem-upsonic", "users": [...], "sessions": [...]}``), read in
+one short transaction. Import: every row validated first, then one ``BEGIN
+IMMEDIATE`` transaction of upserts: user memory ``ON CONFLICT(user_id)`` keeps
+``created_at``; sessions ``ON CONFLICT(session_id)`` update every column but
+``session_id`` and ``created_at``, with the session JSON fields double-encoded and
+``None`` written as the JSON text ``null``, as SqliteStorage does.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from typing import Any
+
+from praisonmem import __version__
+from praisonmem.core import jsonfile
+from praisonmem.core.errors import NotFound, PraisonMemError, TargetExists, UsageError
+from praisonmem.core.upsonic import (
+    DOUBLE_ENCODED,
+    EXPORT_FORMAT,
+    SESSION_COLUMNS,
+    SESSION_TYPES,
+    UPSONIC_VERSION,
+    Store,
+    _quote,
+    encode_double,
+    encode_once,
+)
+
+USER_FIELDS = ("user_id", "user_memory", "agent_id", "team_id", "created_at", "updated_at")
+
+
+def export(store: Store, *, users: bool = True, sessions: bool = True) -> dict[str, Any]:
+    payload: dict[str, Any] = {"format": EXPORT_FORMAT, "version": 1, "upsonic_version": UPSONIC_VERSION,
+                               "praisonmem_version": __version__, "exported_at": int(time.time()),
+                               "source": str(store.path), "session_table": store.session_table,
+                               "user_memory_table": store.user_memory_table}
+    if users:
+        payload["users"] = [{k: row[k] for k in USER_FIELDS} for row in store.users()]
+    if sessions:
+        payload["sessions"] = [{k: row.get(k) for k in SESSION_COLUMNS} for row in store.all_sessions()]
+    return payload
+
+
+def _int_or_none(value: Any) -> bool:
+    return value is None or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def read_export(file: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    try:
+        data = jsonfile.read(file)
+    except NotFound as exc:
+        raise NotFound(f"{file}: no such file") from exc
+    except PraisonMemError as exc:
+        raise UsageError(f"{file}: not a praisonmem Upsonic export ({getattr(exc, 'reason', exc.message)})") from exc
+    if not isinstance(data, dict) or data.get("format") != EXPORT_FORMAT:
+        raise UsageError(f"{file}: not a praisonmem Upsonic export (expected \"format\": \"{EXPORT_FORMAT}\"; "
+                         "create one with 'praisonmem upsonic export')")
+    users, sessions = data.get("users", []), data.get("sessions", [])
+    if not isinstance(users, list) or not isinstance(sessions, list):
+        raise UsageError(f"{file}: 'users' and 'sessions' must be lists")
+    for index, row in enumerate(users):
+        _validate_user(row, index)
+    seen: set[str] = set()
+    for index, row in enumerate(sessions):
+        _validate_session(row, index)
+        if row["session_id"] in seen:
+            raise UsageError(f"session {index}: session_id '{row['session_id']}' appears twice")
+        seen.add(row["session_id"])
+    return users, sessions
+
+
+def _validate_user(row: Any, index: int) -> None:
+    where = f"user {index}"
+    if not isinstance(row, dict):
+        raise UsageError(f"{where}: not a JSON object")
+    if not isinstance(row.get("user_id"), str) or not row["user_id"]:
+        raise UsageError(f"{where}: missing user_id")
+    if not isinstance(row.get("user_memory"), dict):
+        raise UsageError(f"{where} ('{row['user_id']}'): user_memory must be a JSON object")
+    for key in ("agent_id", "team_id"):
+        if row.get(key) is not None and not isinstance(row[key], str):
+            raise UsageError(f"{where} ('{row['user_id']}'): {key} must be a string or null")
+    for key in ("created_at", "updated_at"):
+        if not _int_or_none(row.get(key)):
+            raise UsageError(f"{where} ('{row['user_id']}'): {key} must be epoch seconds (an integer)")
+
+
+def _validate_session(row: Any, index: int) -> None:
+    where = f"session {index}"
+    if not isinstance(row, dict):
+        raise UsageError(f"{where}: not a JSON object")
+    if not isinstance(row.get("session_id"), str) or not row["session_id"]:
+        raise UsageError(f"{where}: missing session_id")
+    where = f"{where} ('{row['session_id']}')"
+    if row.get("session_type") not in SESSION_TYPES:
+        raise UsageError(f"{where}: session_type must be one of {', '.join(SESSION_TYPES)}")
+    for key in ("agent_id", "team_id", "workflow_id", "user_id", "summary"):
+        if row.get(key) is not None and not isinstance(row[key], str):
+            raise UsageError(f"{where}: {key} must be a string or null")
+    if row.get("messages") is not None and not isinstance(row["messages"], list):
+        raise UsageError(f"{where}: messages must be a list")
+    if row.get("usage") is not None and not isinstance(row["usage"], dict):
+        raise UsageError(f"{where}: usage must be an object or null")
+    for key in ("created_at", "updated_at"):
+        if not _int_or_none(row.get(key)):
+            raise UsageError(f"{where}: {key} must be epoch seconds (an integer)")
+
+
+def _session_values(row: dict[str, Any], now: int) -> dict[str, Any]:
+    """Column values as SqliteStorage binds them for this row."""
+    values: dict[str, Any] = {k: row.get(k) for k in ("session_id", "session_type", "agent_id", "team_id",
+                                                      "workflow_id", "user_id", "summary")}
+    for key in DOUBLE_ENCODED:
+        value = row.get(key)
+        if key in ("team_data", "workflow_data") and row.get("session_type") == "agent" and value is None:
+            values[key] = None  # the agent upsert never binds them: SQL NULL
+        else:
+            values[key] = "null" if value is None else encode_double(value)
+    values["usage"] = "null" if row.get("usage") is None else encode_once(row["usage"])
+    values["created_at"] = row.get("created_at") or now
+    values["updated_at"] = row.get("updated_at") or now
+    return values
+
+
+def upsert_sessions(conn: sqlite3.Connection, table: str, rows: list[dict[str, Any]], now: int) -> list[str]:
+    """``INSERT … ON CONFLICT(session_id) DO UPDATE`` every column but the id and ``created_at``."""
+    outcomes = []
+    for row in rows:
+        values = _session_values(row, now)
+        exists = conn.execute(f"SELECT 1 FROM {_quote(table)} WHERE session_id = ?", (row["session_id"],)).fetchone()
+        columns = list(values)
+        updates = ", ".join(f"{c} = excluded.{c}" for c in columns if c not in ("session_id", "created_at"))
+        conn.execute(f"INSERT INTO {_quote(table)} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))}) "
+                     f"ON CONFLICT(session_id) DO UPDATE SET {updates}", [values[c] for c in columns])
+        outcomes.append("updated" if exists else "inserted")
+    return outcomes
+
+
+def upsert_users(conn: sqlite3.Connection, table: str, rows: list[dict[str, Any]], now: int) -> list[str]:
+    outcomes = []
+    for row in rows:
+        exists = conn.execute(f"SELECT 1 FROM {_quote(table)} WHERE user_id = ?", (row["user_id"],)).fetchone()
+        conn.execute(
+            f"INSERT INTO {_quote(table)} (user_id, user_memory, agent_id, team_id, created_at, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(user_id) DO UPDATE SET user_memory = excluded.user_memory, "
+            "agent_id = excluded.agent_id, team_id = excluded.team_id, updated_at = excluded.updated_at",
+            (row["user_id"], encode_once(row["user_memory"]), row.get("agent_id"), row.get("team_id"),
+             row.get("created_at") or now, row.get("updated_at") or now))
+        outcomes.append("updated" if exists else "inserted")
+    return outcomes
+
+
+def existing(store: Store, users: list[dict[str, Any]], sessions: list[dict[str, Any]]) -> tuple[set, set]:
+    """Which ids already exist (for --dry-run and conflict checks); nothing when the file is new."""
+    return (store.known_ids("users") if users else set(), store.known_ids("sessions") if sessions else set())
+
+
+def run_import(store: Store, users: list[dict[str, Any]], sessions: list[dict[str, Any]], *,
+               dry_run: bool = False) -> list[dict[str, Any]]:
+    need = tuple(k for k, rows in (("users", users), ("sessions", sessions)) if rows)
+    if dry_run:
+        have_users, have_sessions = existing(store, users, sessions)
+        return ([{"kind": "user", "id": r["user_id"], "action": "update" if r["user_id"] in have_users
+                  else "insert", "dry_run": True} for r in users]
+                + [{"kind": "session", "id": r["session_id"], "action": "update" if r["session_id"] in have_sessions
+                    else "insert", "dry_run": True} for r in sessions])
+    now = int(time.time())
+    report: list[dict[str, Any]] = []
+
+    def body(conn: sqlite3.Connection) -> None:
+        for row, outcome in zip(users, upsert_users(conn, store.user_memory_table, users, now)):
+            report.append({"kind": "user", "id": row["user_id"], "action": outcome, "dry_run": False})
+        for row, outcome in zip(sessions, upsert_sessions(conn, store.session_table, sessions, now)):
+            report.append({"kind": "session", "id": row["session_id"], "action": outcome, "dry_run": False})
+
+    if need:
+        store.write(need, body, create=True)
+    return report
+
+
+def write_converted(store: Store, rows: list[dict[str, Any]], *, replace: bool = False,
+                    dry_run: bool = False) -> list[dict[str, Any]]:
+    """Insert PraisonAI conversations as Upsonic rows; an existing session needs ``replace``."""
+    _, have = existing(store, [], rows)
+    clash = [r["session_id"] for r in rows if r["session_id"] in have]
+    if clash and not replace:
+        raise TargetExists(f"Upsonic session(s) already exist: {', '.join(clash)}; pass --replace to overwrite")
+    if dry_run:
+        return [{"session_id": r["session_id"], "action": "update" if r["session_id"] in have else "insert",
+                 "dry_run": True} for r in rows]
+    report: list[dict[str, Any]] = []
+
+    def body(conn: sqlite3.Connection) -> None:
+        if not replace:  # re-check inside the write lock
+            for row in rows:
+                if conn.execute(f"SELECT 1 FROM {_quote(store.session_table)} WHERE session_id = ?",
+                                (row["session_id"],)).fetchone():
+                    raise TargetExists(f"Upsonic session '{row['session_id']}' appeared meanwhile; nothing written")
+        for row, outcome in zip(rows, upsert_sessions(conn, store.session_table, rows, int(time.time()))):
+            report.append({"session_id": row["session_id"], "action": outcome, "dry_run": False})
+
+    store.write(("sessions",), body, create=True)
+    return report
