@@ -17,6 +17,8 @@ from typing import Annotated, Any
 import typer
 
 from praisonmem import __version__
+from praisonmem.cli import backup as backup_cli
+from praisonmem.cli import config as config_cli
 from praisonmem.cli import episodic as episodic_cli
 from praisonmem.cli import learn as learn_cli
 from praisonmem.cli import memory as memory_cli
@@ -49,6 +51,8 @@ app.add_typer(episodic_cli.app, name="episodic")
 app.add_typer(learn_cli.app, name="learn")
 app.add_typer(upsonic_cli.app, name="upsonic")
 app.command("check")(check_command)
+app.add_typer(backup_cli.app, name="backup")
+app.add_typer(config_cli.app, name="config")
 
 
 def _version(value: bool) -> None:
@@ -69,20 +73,46 @@ def root(
         typer.Option("--memory-dir", metavar="PATH", help="FileMemory base dir (default ./.praisonai/memory)."),
     ] = None,
     no_color: Annotated[bool, typer.Option("--no-color", help="No colour (also: NO_COLOR=1).")] = False,
+    lock_timeout: Annotated[
+        float | None,
+        typer.Option("--lock-timeout", min=0.0, metavar="SECONDS",
+                     help="How long to wait for a lock held by an agent (default 5; config lock_timeout)."),
+    ] = None,
     version: Annotated[
         bool,
         typer.Option("--version", callback=_version, is_eager=True, help="Print 'praisonmem X.Y.Z' and exit."),
     ] = False,
 ) -> None:
-    ctx.obj = State(home=home, memory_dir=memory_dir, no_color=no_color or bool(os.environ.get("NO_COLOR")))
+    state = State(home=home, memory_dir=memory_dir, no_color=no_color or bool(os.environ.get("NO_COLOR")),
+                  lock_timeout_flag=lock_timeout)
+    ctx.obj = state
+    # `config` must work even when the config file is broken: that is how it gets fixed.
+    if ctx.invoked_subcommand != "config" and state.setting("output") == "json":
+        ctx.default_map = _json_defaults(ctx.command)
 
+
+def _json_defaults(command: Any) -> dict[str, Any]:
+    """A Click default_map turning every command's --json on (config/env output = json)."""
+    subcommands = getattr(command, "commands", None)
+    if subcommands:
+        return {name: _json_defaults(sub) for name, sub in subcommands.items()}
+    return {"as_json": True} if any(p.name == "as_json" for p in command.params) else {}
 
 def _wants_json(argv: list[str]) -> bool:
     return "--json" in argv or "--ndjson" in argv
 
 
+def _configured_json() -> bool:
+    from praisonmem.core.config import Settings
+
+    try:
+        return Settings().get("output").value == "json"
+    except PraisonMemError:
+        return False
+
+
 def _report(message: str, code: str, exit_code: int, as_json: bool) -> int:
-    if as_json:
+    if as_json or _configured_json():
         import json
 
         error = {"error": {"code": code, "message": message, "exit_code": exit_code}}

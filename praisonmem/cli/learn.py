@@ -57,10 +57,10 @@ def list_command(
         warn(f"skipped unreadable learn store {problem}")
     out = Output(no_color=state_of(ctx).no_color)
     rows = [e.to_json() for e in found]
-    if as_json:
-        out.json(rows)
-    elif as_ndjson:
+    if as_ndjson:
         out.ndjson(rows)
+    elif as_json:
+        out.json(rows)
     else:
         out.table(["STORE", "SCOPE", "USER", "ID", "UPDATED", "USES", "CONTENT"],
                   [[r["store"], r["scope"], r["user_id"], str(r.get("id")), fmt_time(r.get("updated_at"), short=True),

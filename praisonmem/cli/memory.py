@@ -133,10 +133,10 @@ def search_command(
     if limit:
         hits = hits[:limit]
     out = Output(no_color=state.no_color)
-    if as_json:
-        out.json(hits)
-    elif as_ndjson:
+    if as_ndjson:
         out.ndjson(hits)
+    elif as_json:
+        out.json(hits)
     else:
         out.table(["TYPE", "SCORE", "ID", "TEXT"],
                   [[h["type"], "" if h["score"] is None else f"{h['score']:.3f}", str(h["item"].get("id", "")),
@@ -181,11 +181,11 @@ def list_command(
     chosen.require("list", "listing")
     rows = chosen.list(_types(chosen, type_))
     out = Output(no_color=state.no_color)
-    if as_json:
-        out.json(rows)
-        return
     if as_ndjson:
         out.ndjson(rows)
+        return
+    if as_json:
+        out.json(rows)
         return
     table = []
     for row in rows:
@@ -340,10 +340,10 @@ def users_command(
     else:
         raise Unsupported(f"provider '{name}' cannot list its users")
     out = Output(no_color=state.no_color)
-    if as_json:
-        out.json(rows)
-    elif as_ndjson:
+    if as_ndjson:
         out.ndjson(rows)
+    elif as_json:
+        out.json(rows)
     else:
         keys = ["short_term", "long_term", "entities", "episodic", "summaries"] if name == "file" \
             else ["short_term", "long_term"]

@@ -89,6 +89,9 @@ def paths_command(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     """
     state = state_of(ctx)
     rows = state.paths.rows()
+    config = state.settings
+    rows.append({"name": "config_file", "path": str(config.path), "source": config.path_source,
+                 "exists": config.path.exists()})
     out = Output(no_color=state.no_color)
     if as_json:
         out.json(rows)

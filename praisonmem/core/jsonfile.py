@@ -185,8 +185,8 @@ def read_current(path: str | os.PathLike[str]) -> dict[str, Any] | None:
         return None
 
 
-def replace_atomically(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to a 0600 temp file beside ``path``, fsync it and rename it over ``path``.
+def replace_atomically(path: str | os.PathLike[str], data: bytes, *, mode: int | None = None) -> None:
+    """Write ``data`` to a temp file beside ``path`` (0600, or ``mode``), fsync it and rename it over ``path``.
 
     The caller holds the lock. The temp name is ``.<name>.<random>.tmp``: it never
     ends in ``.json``, so listings and globs never mistake it for a session.
@@ -199,6 +199,8 @@ def replace_atomically(path: str | os.PathLike[str], data: bytes) -> None:
     except OSError as exc:
         raise IOFailure(f"{directory}: cannot create a temp file: {exc.strerror or exc}") from exc
     try:
+        if mode is not None:
+            os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()

@@ -101,13 +101,15 @@ def resolve(
     """Resolve the PraisonAI paths for one invocation.
 
     ``env`` and ``user_home`` default to the process environment and ``~``;
-    ``config_*`` come from praisonmem's config file (flag > environment > config).
+    ``config_*`` come from praisonmem's config file. Precedence is flag >
+    environment (``PRAISONAI_HOME``, ``PRAISONMEM_MEMORY_DIR``) > config > the
+    library's own rules.
     """
     env = os.environ if env is None else env
     user_home = Path.home() if user_home is None else user_home
     data, single_root = _data_dir(home, env, user_home, config_home)
     state = _state_dir(data, single_root, env, user_home)
-    memory = _memory_dir(memory_dir, config_memory_dir)
+    memory = _memory_dir(memory_dir, env.get("PRAISONMEM_MEMORY_DIR"), config_memory_dir)
     return Paths(data=data, state=state, memory=memory)
 
 
@@ -145,9 +147,12 @@ def _state_dir(data: Resolved, single_root: bool, env: Mapping[str, str], user_h
     return Resolved(user_home / ".local" / "state" / XDG_APP_NAME, "default ~/.local/state/praisonai")
 
 
-def _memory_dir(memory_dir: str | os.PathLike[str] | None, config_memory_dir: str | None) -> Resolved:
+def _memory_dir(memory_dir: str | os.PathLike[str] | None, env_memory_dir: str | None,
+                config_memory_dir: str | None) -> Resolved:
     if memory_dir is not None and str(memory_dir) != "":
         return Resolved(Path(memory_dir).expanduser(), "--memory-dir")
+    if env_memory_dir:
+        return Resolved(Path(env_memory_dir).expanduser(), "PRAISONMEM_MEMORY_DIR")
     if config_memory_dir:
         return Resolved(Path(config_memory_dir).expanduser(), "config memory_dir")
     return Resolved(Path(DEFAULT_DIR_NAME) / "memory", "default ./.praisonai/memory (project dir, as the library writes)")

@@ -8,7 +8,6 @@ import time
 
 import pytest
 
-from praisonmem.core import jsonfile
 from tests.cli.test_read_only import snapshot
 from tests.core.test_jsonfile import hold_flock
 
@@ -138,14 +137,13 @@ def test_export_import_round_trip_through_the_cli(cli, fixture_home, tmp_path):
     assert stdout_export["sessions"][0]["session_id"] == "my_chat"
 
 
-def test_a_lock_held_by_another_process_exits_4_within_the_timeout(cli, fixture_home, monkeypatch):
-    monkeypatch.setattr(jsonfile, "LOCK_TIMEOUT", 0.5)
+def test_a_lock_held_by_another_process_exits_4_within_the_timeout(cli, fixture_home):
     target = fixture_home / "sessions" / "my_chat.json"
     before = target.read_bytes()
     holder = hold_flock(fixture_home / "sessions" / "my_chat.json.lock", 10)
     try:
         started = time.monotonic()
-        result = cli("--home", fixture_home, "session", "rename", "my_chat", "--title", "x")
+        result = cli("--home", fixture_home, "--lock-timeout", "0.5", "session", "rename", "my_chat", "--title", "x")
         elapsed = time.monotonic() - started
     finally:
         holder.kill()

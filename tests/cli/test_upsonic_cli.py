@@ -143,10 +143,9 @@ def test_db_is_required(cli):
 
 
 def test_a_database_locked_longer_than_the_timeout(cli, db, monkeypatch):
-    from praisonmem.core import jsonfile
     from tests.core.test_upsonic import HOLD_WRITE_LOCK
 
-    monkeypatch.setattr(jsonfile, "LOCK_TIMEOUT", 0.3)
+    monkeypatch.setenv("PRAISONMEM_LOCK_TIMEOUT", "0.3")
     holder = subprocess.Popen([sys.executable, "-c", HOLD_WRITE_LOCK, str(db), "10"], stdout=subprocess.PIPE, text=True)
     assert holder.stdout.readline().strip() == "locked"
     before = db.read_bytes()

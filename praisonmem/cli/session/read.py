@@ -69,10 +69,10 @@ def list_command(
             progress=progress,
         )
     out = Output(no_color=state.no_color)
-    if as_json:
-        out.json(result.rows)
-    elif as_ndjson:
+    if as_ndjson:
         out.ndjson(result.rows)
+    elif as_json:
+        out.json(result.rows)
     else:
         _table(out, result.rows)
     if result.hidden_unreadable:
@@ -201,10 +201,10 @@ def search_command(
     for path, reason in result.unreadable:
         warn(f"skipped unreadable session file {path}: {reason}")
     out = Output(no_color=state.no_color)
-    if as_json:
-        out.json(result.hits)
-    elif as_ndjson:
+    if as_ndjson:
         out.ndjson(result.hits)
+    elif as_json:
+        out.json(result.hits)
     else:
         from praisonmem.cli.transcript import render_hits
 

@@ -1,0 +1,173 @@
+"""``praisonmem backup``: create, verify, list and restore backups (cron-friendly)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from praisonmem.cli.options import DryRunFlag, JsonFlag, NdjsonFlag, YesFlag
+from praisonmem.cli.output import Output, fmt_time, stdout_is_tty
+from praisonmem.cli.progress import file_progress
+from praisonmem.cli.prompts import confirm
+from praisonmem.cli.state import state_of
+
+app = typer.Typer(help="Back up sessions, spill files, learn stores and FileMemory; verify and restore.",
+                  no_args_is_help=True)
+
+
+def _backup_dir(ctx: typer.Context, given: str | None) -> Path:
+    from praisonmem.core.backup import default_dir
+
+    configured = state_of(ctx).setting("backup.dir", given)
+    return Path(configured).expanduser() if configured else default_dir()
+
+
+@app.command("create")
+def create_command(
+    ctx: typer.Context,
+    output: Annotated[str | None, typer.Option("--output", "-o", metavar="DIR|FILE",
+                                               help="Directory (a timestamped name is chosen) or file "
+                                                    "(config backup.dir).")] = None,
+    keep: Annotated[int | None, typer.Option("--keep", min=0, metavar="N",
+                                             help="Then delete all but the N newest backups there "
+                                                  "(config backup.keep; 0 = keep all).")] = None,
+    include: Annotated[str | None, typer.Option("--include", metavar="LIST",
+                                                help="Comma list of sessions,memory,learn (default: all).")] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Say what was written (also on a terminal).")
+                       ] = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Write one praisonmem-backup-<UTC timestamp>.tar.gz: sessions (each read
+    while holding its lock), spill files, learn stores and the FileMemory tree,
+    with a manifest of sizes, modes and sha256 checksums.
+
+    Silent on success unless -v or on a terminal, so cron mails only failures.
+
+    Example:
+
+        praisonmem backup create -o ~/backups --keep 7
+    """
+    from praisonmem.core import backup
+
+    state = state_of(ctx)
+    state.paths.require_home()
+    keep_n = state.setting("backup.keep", keep)
+    with file_progress("Backing up") as progress:
+        result = backup.create(state.paths, output=_backup_dir(ctx, output), include=backup.parse_include(include),
+                               keep=keep_n, timeout=state.lock_timeout, progress=progress)
+    out = Output(no_color=state.no_color)
+    if as_json:
+        out.json(result)
+    elif verbose or stdout_is_tty():
+        out.raw(f"{result['path']}  ({result['files']} files, {result['size']} bytes)")
+        for path in result["removed"]:
+            out.raw(f"removed old backup {path}")
+
+
+@app.command("verify")
+def verify_command(
+    ctx: typer.Context,
+    file: Annotated[str, typer.Argument(metavar="FILE", help="A backup archive.")],
+    as_json: JsonFlag = False,
+) -> None:
+    """Check an archive and every file's checksum; exit 1 naming each mismatch.
+
+    Example:
+
+        praisonmem backup verify ~/backups/praisonmem-backup-20261130T020000Z.tar.gz
+    """
+    from praisonmem.core import backup
+
+    with file_progress("Verifying") as progress:
+        report = backup.verify(Path(file), progress)
+    out = Output(no_color=state_of(ctx).no_color)
+    if as_json:
+        out.json(report)
+    else:
+        for problem in report["problems"]:
+            out.raw(f"{problem['path']}: {problem['problem']}")
+        out.raw(f"{file}: {'OK' if report['ok'] else 'FAILED'} ({report['files']} files)")
+    if not report["ok"]:
+        raise typer.Exit(1)
+
+
+@app.command("list")
+def list_command(
+    ctx: typer.Context,
+    directory: Annotated[str | None, typer.Argument(metavar="[DIR]", help="Where to look (config backup.dir).")
+                         ] = None,
+    as_json: JsonFlag = False,
+    as_ndjson: NdjsonFlag = False,
+) -> None:
+    """List backups, oldest first, with their date, size and file count.
+
+    Example:
+
+        praisonmem backup list ~/backups
+    """
+    from praisonmem.core import backup
+
+    rows = backup.list_backups(_backup_dir(ctx, directory))
+    out = Output(no_color=state_of(ctx).no_color)
+    if as_ndjson:
+        out.ndjson(rows)
+    elif as_json:
+        out.json(rows)
+    else:
+        out.table(["FILE", "CREATED", "SIZE", "FILES", "PROBLEM"],
+                  [[r["file"], fmt_time(r["created_at"]) if r["created_at"] else "", str(r["size"]),
+                    "" if r["files"] is None else str(r["files"]), r["error"] or ""] for r in rows],
+                  optional=["PROBLEM"])
+
+
+@app.command("restore")
+def restore_command(
+    ctx: typer.Context,
+    file: Annotated[str, typer.Argument(metavar="FILE", help="A backup archive.")],
+    to: Annotated[str | None, typer.Option("--to", metavar="DIR",
+                                           help="Restore under DIR (DIR/home, DIR/memory) instead of the "
+                                                "resolved home and memory dir.")] = None,
+    on_conflict: Annotated[str, typer.Option("--on-conflict", metavar="skip|replace",
+                                             help="When a file exists: skip it (default) or replace it.")] = "skip",
+    dry_run: DryRunFlag = False,
+    yes: YesFlag = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Verify an archive, then restore its files with locked atomic writes.
+
+    Entries that are absolute, contain '..', or are links or devices are refused
+    (exit 4) before anything is written; a failed checksum exits 1, also before
+    anything is written. A session that does not parse is never replaced.
+
+    Example:
+
+        praisonmem backup restore praisonmem-backup-20261130T020000Z.tar.gz --to /tmp/restored --yes
+    """
+    from praisonmem.core import backup
+
+    state = state_of(ctx)
+    target = Path(to) if to is not None else None
+    with file_progress("Verifying") as progress:
+        items = backup.plan_restore(Path(file), state.paths, to=target, on_conflict=on_conflict, progress=progress)
+    writing = [i for i in items if i.action != "skip"]
+    if writing:
+        replacing = sum(1 for i in writing if i.action == "replace")
+        confirm(f"Restore {len(writing)} file(s)" + (f", replacing {replacing}" if replacing else "") + "?",
+                yes=yes, dry_run=dry_run)
+    if dry_run:
+        results = [{"path": i.name, "target": str(i.target), "action": i.action, "detail": None} for i in items]
+    else:
+        with file_progress("Restoring") as progress:
+            results = backup.restore(Path(file), items, state.paths, to=target, timeout=state.lock_timeout,
+                                     progress=progress)
+    out = Output(no_color=state.no_color)
+    if as_json:
+        out.json(results)
+    else:
+        for row in results:
+            prefix = "would " if dry_run else ""
+            out.raw(f"{prefix}{row['action']} {row['target']}" + (f": {row['detail']}" if row["detail"] else ""))
+    if any(r["action"] == "failed" for r in results):
+        raise typer.Exit(1)

@@ -1,0 +1,403 @@
+"""Backups: one ``praisonmem-backup-<UTC>.tar.gz`` of sessions, spill, learn stores and FileMemory.
+
+Layout inside the archive (so that ``restore --to DIR`` yields a usable
+``DIR/home`` and ``DIR/memory``)::
+
+    manifest.json                      first, so listing reads only the head
+    home/sessions/…                    each session read while holding its lock
+    home/state/session_spill/…
+    home/learn/<scope>/<user>/…        read under the learn-store lock
+    memory/<user>/…
+
+The manifest records the praisonmem version, the source roots, and each file's
+path, size, mode, mtime and sha256. The archive is written to a temp name in
+the target directory, fsynced and renamed, so a crashed backup never looks
+complete. Restore checks every entry (absolute paths, ``..``, links and devices
+are refused before anything is written), verifies every checksum, then writes
+each file with the same locked atomic writes as the other commands.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import tarfile
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from praisonmem import __version__
+from praisonmem.core import jsonfile, learn
+from praisonmem.core.errors import IOFailure, NotFound, PraisonMemError, ProblemsFound, Refused, UsageError
+from praisonmem.core.paths import Paths
+
+PREFIX = "praisonmem-backup-"
+SUFFIX = ".tar.gz"
+MANIFEST = "manifest.json"
+FORMAT = "praisonmem-backup"
+INCLUDES = ("sessions", "memory", "learn")
+SKIPPED_SUFFIXES = (".lock", ".tmp")
+
+Progress = Callable[[int, int], None] | None
+
+
+@dataclass
+class Entry:
+    kind: str  # "session", "learn", "memory", "file"
+    source: Path
+    name: str  # path inside the archive
+
+
+def default_dir() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("praisonmem")) / "backups"
+
+
+def parse_include(text: str | None) -> tuple[str, ...]:
+    if not text:
+        return INCLUDES
+    parts = tuple(p.strip() for p in text.split(",") if p.strip())
+    bad = [p for p in parts if p not in INCLUDES]
+    if bad or not parts:
+        raise UsageError(f"--include takes a comma list of {', '.join(INCLUDES)}, got '{text}'")
+    return parts
+
+
+def _files(root: Path) -> list[Path]:
+    if not root.is_dir():
+        return []
+    found = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        for name in sorted(filenames):
+            path = Path(dirpath) / name
+            if not path.is_symlink() and path.is_file() and not name.endswith(SKIPPED_SUFFIXES):
+                found.append(path)
+    return found
+
+
+def collect(paths: Paths, include: tuple[str, ...]) -> tuple[list[Entry], dict[str, str]]:
+    """What a backup holds, and the roots it came from."""
+    entries: list[Entry] = []
+    roots: dict[str, str] = {}
+    if "sessions" in include:
+        roots["sessions"] = os.path.abspath(paths.sessions_dir)
+        roots["spill"] = os.path.abspath(paths.spill_dir)
+        for path in _files(paths.sessions_dir):
+            if path.parent == paths.sessions_dir:
+                kind = "session" if path.name.endswith(".json") else "file"
+                entries.append(Entry(kind, path, f"home/sessions/{path.name}"))
+        entries += [Entry("file", p, f"home/state/session_spill/{p.name}") for p in _files(paths.spill_dir)
+                    if p.parent == paths.spill_dir]
+    if "learn" in include:
+        roots["learn"] = os.path.abspath(paths.learn_dir)
+        for path in _files(paths.learn_dir):
+            kind = "learn" if path.name.endswith(".json") and not path.name.endswith(".archive.json") else "file"
+            entries.append(Entry(kind, path, "home/learn/" + path.relative_to(paths.learn_dir).as_posix()))
+    if "memory" in include:
+        roots["memory"] = os.path.abspath(paths.memory_dir)
+        entries += [Entry("memory", p, "memory/" + p.relative_to(paths.memory_dir).as_posix())
+                    for p in _files(paths.memory_dir)]
+    return entries, roots
+
+
+def _read(entry: Entry, timeout: float) -> bytes | None:
+    """The file's bytes, read under its library lock where it has one; ``None`` if it vanished."""
+    try:
+        if entry.kind == "session":
+            with jsonfile.locked(entry.source, timeout):
+                return entry.source.read_bytes()
+        if entry.kind == "learn":
+            with learn.locked(entry.source, timeout):
+                return entry.source.read_bytes()
+        return entry.source.read_bytes()
+    except FileNotFoundError:
+        return None
+    except PermissionError as exc:
+        raise IOFailure(f"{entry.source}: permission denied; backup not written") from exc
+    except OSError as exc:
+        raise IOFailure(f"{entry.source}: {exc.strerror or exc}; backup not written") from exc
+
+
+def _archive_name(directory: Path) -> Path:
+    """A new name that sorts after every backup already there (same second: a higher counter)."""
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    same_second = [_age_key(p)[1] for p in backups(directory) if _age_key(p)[0] == stamp]
+    if not same_second:
+        return directory / f"{PREFIX}{stamp}{SUFFIX}"
+    return directory / f"{PREFIX}{stamp}-{max(same_second) + 1}{SUFFIX}"
+
+
+def create(paths: Paths, *, output: Path, include: tuple[str, ...] = INCLUDES, keep: int = 0,
+           timeout: float = jsonfile.LOCK_TIMEOUT, progress: Progress = None) -> dict[str, Any]:
+    """Write a backup; ``output`` is a directory (a timestamped name is chosen) unless it names
+    a ``.tar.gz`` file, which must not exist yet."""
+    if output.name.endswith(SUFFIX) and not output.is_dir():
+        directory, target = output.parent, output
+        if output.exists():
+            from praisonmem.core.errors import TargetExists
+
+            raise TargetExists(f"{output} already exists; choose another name or a directory")
+    else:
+        directory, target = output, None
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise IOFailure(f"{directory}: cannot create the backup directory: {exc.strerror or exc}") from exc
+    final = target or _archive_name(directory)
+    entries, roots = collect(paths, include)
+    fd, tmp_name = tempfile.mkstemp(dir=directory, prefix=f".{final.name}.", suffix=".tmp")
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        manifest_files = []
+        with tempfile.TemporaryFile(dir=directory) as spool:
+            with tarfile.open(fileobj=spool, mode="w") as staging:
+                for done, entry in enumerate(entries, 1):
+                    data = _read(entry, timeout)
+                    if data is not None:
+                        st = entry.source.stat()
+                        info = _info(entry.name, len(data), st.st_mode & 0o7777, st.st_mtime)
+                        staging.addfile(info, io.BytesIO(data))
+                        manifest_files.append({"path": entry.name, "size": len(data),
+                                               "mode": f"{st.st_mode & 0o7777:04o}", "mtime": st.st_mtime,
+                                               "sha256": hashlib.sha256(data).hexdigest()})
+                    if progress:
+                        progress(done, len(entries))
+            manifest = {"format": FORMAT, "version": 1, "praisonmem_version": __version__,
+                        "created_at": datetime.now(timezone.utc).isoformat(), "include": list(include),
+                        "roots": roots, "files": manifest_files}
+            body = json.dumps(manifest, indent=2, ensure_ascii=False).encode("utf-8")
+            spool.seek(0)
+            with open(tmp, "wb") as raw, tarfile.open(fileobj=raw, mode="w:gz") as archive:
+                archive.addfile(_info(MANIFEST, len(body), 0o644, time.time()), io.BytesIO(body))
+                with tarfile.open(fileobj=spool, mode="r") as staged:
+                    for member in staged:
+                        archive.addfile(member, staged.extractfile(member))
+            with open(tmp, "rb+") as handle:
+                os.fsync(handle.fileno())
+        os.replace(tmp, final)
+    except BaseException:
+        try:
+            tmp.unlink()
+        except FileNotFoundError:
+            pass
+        raise
+    removed = prune(directory, keep) if keep else []
+    return {"path": str(final), "files": len(manifest_files), "size": final.stat().st_size,
+            "removed": [str(p) for p in removed]}
+
+
+def _info(name: str, size: int, mode: int, mtime: float) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.size, info.mode, info.mtime = size, mode, int(mtime)
+    info.uname = info.gname = ""
+    return info
+
+
+def backups(directory: Path) -> list[Path]:
+    """Complete backups in a directory, oldest first (by the UTC timestamp in the name, then its counter)."""
+    if not directory.is_dir():
+        return []
+    found = [p for p in directory.iterdir() if p.name.startswith(PREFIX) and p.name.endswith(SUFFIX) and p.is_file()]
+    return sorted(found, key=_age_key)
+
+
+def _age_key(path: Path) -> tuple[str, int]:
+    stamp = path.name[len(PREFIX): -len(SUFFIX)]
+    base, _, counter = stamp.partition("-")
+    return base, int(counter) if counter.isdigit() else 0
+
+
+def prune(directory: Path, keep: int) -> list[Path]:
+    old = backups(directory)[:-keep] if keep else []
+    for path in old:
+        path.unlink()
+    return old
+
+
+# ---------------------------------------------------------------- reading archives
+
+
+def read_manifest(archive: Path) -> dict[str, Any]:
+    """The manifest, read from the head of the archive only."""
+    try:
+        with tarfile.open(archive, mode="r:gz") as tar:
+            first = tar.next()
+            if first is None or first.name != MANIFEST:
+                raise Refused(f"{archive}: not a praisonmem backup (no {MANIFEST} first)")
+            data = json.loads(tar.extractfile(first).read())
+    except FileNotFoundError as exc:
+        raise NotFound(f"{archive}: no such file") from exc
+    except (tarfile.TarError, EOFError, OSError, ValueError) as exc:
+        raise Refused(f"{archive}: cannot read the archive ({exc})") from exc
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise Refused(f"{archive}: not a praisonmem backup manifest")
+    return data
+
+
+def list_backups(directory: Path) -> list[dict[str, Any]]:
+    rows = []
+    for path in backups(directory):
+        row: dict[str, Any] = {"file": str(path), "size": path.stat().st_size, "created_at": None, "files": None,
+                               "error": None}
+        try:
+            manifest = read_manifest(path)
+            row.update(created_at=manifest.get("created_at"), files=len(manifest.get("files", [])))
+        except PraisonMemError as exc:
+            row["error"] = exc.message
+        rows.append(row)
+    return rows
+
+
+def unsafe_reason(member: tarfile.TarInfo) -> str | None:
+    name = member.name
+    parts = PurePosixPath(name).parts
+    if name.startswith(("/", "\\")) or (len(name) > 1 and name[1] == ":"):
+        return "an absolute path"
+    if ".." in parts or "\\" in name:
+        return "a path with '..'"
+    if member.issym() or member.islnk():
+        return "a link"
+    if member.isdev() or member.isfifo():
+        return "a device or pipe"
+    if not (member.isfile() or member.isdir()):
+        return "not a regular file"
+    return None
+
+
+def verify(archive: Path, progress: Progress = None) -> dict[str, Any]:
+    """Every member against the manifest: present, same size, same sha256; damage is named."""
+    manifest = read_manifest(archive)
+    expected = {f["path"]: f for f in manifest.get("files", [])}
+    problems: list[dict[str, str]] = []
+    seen: set[str] = set()
+    current = MANIFEST
+    try:
+        with tarfile.open(archive, mode="r:gz") as tar:
+            for member in tar:
+                current = member.name
+                if member.name == MANIFEST:
+                    continue
+                reason = unsafe_reason(member)
+                if reason:
+                    problems.append({"path": member.name, "problem": f"unsafe entry: {reason}"})
+                    continue
+                if member.isdir():
+                    continue
+                seen.add(member.name)
+                data = tar.extractfile(member).read()
+                want = expected.get(member.name)
+                if want is None:
+                    problems.append({"path": member.name, "problem": "not in the manifest"})
+                elif len(data) != want["size"] or hashlib.sha256(data).hexdigest() != want["sha256"]:
+                    problems.append({"path": member.name, "problem": "checksum mismatch"})
+                if progress:
+                    progress(len(seen), len(expected))
+    except (tarfile.TarError, EOFError, OSError) as exc:
+        problems.append({"path": current, "problem": f"archive damaged while reading this entry ({exc})"})
+    for path in expected:
+        if path not in seen and not any(p["path"] == path for p in problems):
+            problems.append({"path": path, "problem": "missing from the archive"})
+    return {"file": str(archive), "ok": not problems, "files": len(expected), "problems": problems,
+            "created_at": manifest.get("created_at")}
+
+
+# ---------------------------------------------------------------- restore
+
+
+def destination(name: str, paths: Paths, to: Path | None) -> Path:
+    if to is not None:
+        return to / name
+    mapping = (("home/sessions/", paths.sessions_dir), ("home/state/session_spill/", paths.spill_dir),
+               ("home/learn/", paths.learn_dir), ("memory/", paths.memory_dir))
+    for prefix, root in mapping:
+        if name.startswith(prefix):
+            return root / name[len(prefix):]
+    raise Refused(f"archive entry '{name}' is outside the backup layout; nothing written")
+
+
+@dataclass
+class RestoreItem:
+    name: str
+    target: Path
+    action: str  # "restore" | "replace" | "skip"
+    mode: int
+    mtime: float
+
+
+def plan_restore(archive: Path, paths: Paths, *, to: Path | None, on_conflict: str,
+                 progress: Progress = None) -> list[RestoreItem]:
+    if on_conflict not in ("skip", "replace"):
+        raise UsageError(f"--on-conflict must be skip or replace, got '{on_conflict}'")
+    try:
+        with tarfile.open(archive, mode="r:gz") as tar:
+            for member in tar.getmembers():
+                reason = unsafe_reason(member)
+                if reason:
+                    raise Refused(f"refusing archive entry '{member.name}': {reason} (tar slip); nothing written")
+    except FileNotFoundError as exc:
+        raise NotFound(f"{archive}: no such file") from exc
+    except (tarfile.TarError, EOFError, OSError) as exc:
+        raise ProblemsFound(f"{archive}: archive damaged ({exc}); nothing written") from exc
+    report = verify(archive, progress)
+    if not report["ok"]:
+        named = ", ".join(f"{p['path']} ({p['problem']})" for p in report["problems"][:5])
+        raise ProblemsFound(f"{archive} failed verification: {named}; nothing written")
+    items = []
+    for entry in read_manifest(archive)["files"]:
+        target = destination(entry["path"], paths, to)
+        action = "restore" if not target.exists() else ("replace" if on_conflict == "replace" else "skip")
+        items.append(RestoreItem(entry["path"], target, action, int(entry["mode"], 8), entry["mtime"]))
+    return items
+
+
+def restore(archive: Path, items: list[RestoreItem], paths: Paths, *, to: Path | None,
+            timeout: float = jsonfile.LOCK_TIMEOUT, progress: Progress = None) -> list[dict[str, Any]]:
+    wanted = {i.name: i for i in items if i.action != "skip"}
+    results = [{"path": i.name, "target": str(i.target), "action": "skipped", "detail": "already exists"}
+               for i in items if i.action == "skip"]
+    done = 0
+    with tarfile.open(archive, mode="r:gz") as tar:
+        for member in tar:
+            item = wanted.get(member.name)
+            if item is None:
+                continue
+            data = tar.extractfile(member).read()
+            outcome = {"path": item.name, "target": str(item.target),
+                       "action": "replaced" if item.action == "replace" else "restored", "detail": None}
+            try:
+                _write(item, data, timeout)
+            except PraisonMemError as exc:
+                outcome.update(action="failed", detail=exc.message)
+            results.append(outcome)
+            done += 1
+            if progress:
+                progress(done, len(wanted))
+    return results
+
+
+def _write(item: RestoreItem, data: bytes, timeout: float) -> None:
+    name, target = item.name, item.target
+    if name.startswith("home/sessions/") and name.endswith(".json"):
+        with jsonfile.locked(target, timeout):
+            if target.exists():
+                jsonfile.read_current(target)  # a session that does not parse is never overwritten
+            jsonfile.replace_atomically(target, data, mode=item.mode)
+    elif name.startswith("home/learn/") and name.endswith(".json") and not name.endswith(".archive.json"):
+        with learn.locked(target, timeout):
+            jsonfile.replace_atomically(target, data, mode=item.mode)
+    elif name.startswith("memory/") and len(PurePosixPath(name).parts) > 2:
+        user_dir = target.parents[len(PurePosixPath(name).parts) - 3]
+        with jsonfile.locked(user_dir / ".praisonmem", timeout):
+            jsonfile.replace_atomically(target, data, mode=item.mode)
+    else:
+        jsonfile.replace_atomically(target, data, mode=item.mode)
+    os.utime(target, (item.mtime, item.mtime))

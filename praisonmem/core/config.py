@@ -1,0 +1,195 @@
+"""praisonmem's own settings: a TOML file, environment variables, and their precedence.
+
+The file is ``platformdirs.user_config_dir("praisonmem")/config.toml``, or
+``$PRAISONMEM_CONFIG``. Every setting resolves as flag > environment > config file
+> default, and remembers which of them applied (``workspace paths`` and ``config
+show`` say so). An unknown key, a wrong type, or a file that is not TOML is a
+usage error naming the key (or the line).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from praisonmem.core.errors import UsageError
+
+CONFIG_ENV = "PRAISONMEM_CONFIG"
+
+
+def _str(key: str, value: Any) -> str:
+    if not isinstance(value, str) or not value:
+        raise UsageError(f"config {key} must be a non-empty string, got {value!r}")
+    return value
+
+
+def _output(key: str, value: Any) -> str:
+    if value not in ("table", "json"):
+        raise UsageError(f"config {key} must be 'table' or 'json', got {value!r}")
+    return value
+
+
+def _timeout(key: str, value: Any) -> float:
+    try:
+        number = float(value) if not isinstance(value, bool) else None
+    except (TypeError, ValueError):
+        number = None
+    if number is None or not number > 0:
+        raise UsageError(f"config {key} must be a number of seconds above 0, got {value!r}")
+    return number
+
+
+def _count(key: str, value: Any) -> int:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value)
+    raise UsageError(f"config {key} must be a whole number 0 or above, got {value!r}")
+
+
+def _user(key: str, value: Any) -> str:
+    from praisonmem.core.filememory import sanitise_user_id
+
+    _str(key, value)
+    try:
+        return sanitise_user_id(value)
+    except UsageError as exc:
+        raise UsageError(f"config {key}: {exc.message}") from exc
+
+
+@dataclass(frozen=True)
+class Key:
+    name: str
+    env: str
+    check: Callable[[str, Any], Any]
+    default: Any
+    help: str
+
+
+KEYS: dict[str, Key] = {k.name: k for k in (
+    Key("home", "PRAISONAI_HOME", _str, None, "PraisonAI data dir (flag --home)"),
+    Key("memory_dir", "PRAISONMEM_MEMORY_DIR", _str, None, "FileMemory base dir (flag --memory-dir)"),
+    Key("user_id", "PRAISONMEM_USER_ID", _user, "default", "memory user (flag --user-id)"),
+    Key("provider", "PRAISONMEM_PROVIDER", _str, "file", "memory provider (flag --provider)"),
+    Key("output", "PRAISONMEM_OUTPUT", _output, "table", "table or json (flag --json)"),
+    Key("lock_timeout", "PRAISONMEM_LOCK_TIMEOUT", _timeout, 5.0, "seconds to wait for a lock (flag --lock-timeout)"),
+    Key("upsonic.db", "PRAISONMEM_UPSONIC_DB", _str, None, "Upsonic SQLite file (flag --db)"),
+    Key("backup.dir", "PRAISONMEM_BACKUP_DIR", _str, None, "where backups go (flag --output)"),
+    Key("backup.keep", "PRAISONMEM_BACKUP_KEEP", _count, 0, "backups to keep, 0 = all (flag --keep)"),
+)}
+
+
+def config_path(env: Mapping[str, str] | None = None) -> tuple[Path, str]:
+    """The config file and the rule that chose it."""
+    env = os.environ if env is None else env
+    if env.get(CONFIG_ENV):
+        return Path(env[CONFIG_ENV]).expanduser(), CONFIG_ENV
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir("praisonmem")) / "config.toml", "platformdirs user_config_dir"
+
+
+def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            flat.update(_flatten(value, f"{name}."))
+        else:
+            flat[name] = value
+    return flat
+
+
+def load_file(path: Path) -> dict[str, Any]:
+    """The validated values in the file (empty when it does not exist)."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return {}
+    except IsADirectoryError as exc:
+        raise UsageError(f"config file {path} is a directory") from exc
+    import tomllib
+
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"config file {path} is not UTF-8 (byte {exc.start})") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"config file {path} is not valid TOML: {exc}") from exc
+    values = {}
+    for key, value in _flatten(data).items():
+        if key not in KEYS:
+            raise UsageError(f"config file {path}: unknown key '{key}' (known: {', '.join(KEYS)})")
+        values[key] = KEYS[key].check(key, value)
+    return values
+
+
+@dataclass(frozen=True)
+class Setting:
+    value: Any
+    source: str  # "flag", "env <NAME>", "config", "default"
+
+
+class Settings:
+    """Resolves each key: flag > environment > config file > default."""
+
+    def __init__(self, env: Mapping[str, str] | None = None, path: Path | None = None) -> None:
+        self.env = os.environ if env is None else env
+        self.path, self.path_source = (path, "given") if path is not None else config_path(self.env)
+        self._file: dict[str, Any] | None = None
+
+    @property
+    def file(self) -> dict[str, Any]:
+        if self._file is None:
+            self._file = load_file(self.path)
+        return self._file
+
+    def get(self, key: str, flag: Any = None) -> Setting:
+        spec = KEYS[key]
+        if flag is not None:
+            return Setting(flag, "flag")
+        if self.env.get(spec.env):
+            return Setting(spec.check(f"{spec.env} (environment)", self.env[spec.env]), f"env {spec.env}")
+        if key in self.file:
+            return Setting(self.file[key], "config")
+        return Setting(spec.default, "default")
+
+
+def set_value(path: Path, key: str, text: str) -> Any:
+    """Write one key (validated) into the file, atomically; other keys and tables are kept."""
+    if key not in KEYS:
+        raise UsageError(f"unknown config key '{key}' (known: {', '.join(KEYS)})")
+    spec = KEYS[key]
+    value = spec.check(key, text)
+    _rewrite(path, lambda flat: {**flat, key: value})
+    return value
+
+
+def unset_value(path: Path, key: str) -> bool:
+    if key not in KEYS:
+        raise UsageError(f"unknown config key '{key}' (known: {', '.join(KEYS)})")
+    present = key in load_file(path)
+    if present:
+        _rewrite(path, lambda flat: {k: v for k, v in flat.items() if k != key})
+    return present
+
+
+def _rewrite(path: Path, change: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+    import tomli_w
+
+    from praisonmem.core import jsonfile
+
+    flat = change(load_file(path))
+    nested: dict[str, Any] = {}
+    for key, value in flat.items():
+        head, _, tail = key.partition(".")
+        if tail:
+            nested.setdefault(head, {})[tail] = value
+        else:
+            nested[key] = value
+    plain = {k: v for k, v in nested.items() if not isinstance(v, dict)}
+    tables = {k: v for k, v in nested.items() if isinstance(v, dict)}
+    jsonfile.replace_atomically(path, tomli_w.dumps({**plain, **tables}).encode("utf-8"))

@@ -1,0 +1,204 @@
+"""backup create / verify / list / restore: byte-for-byte round trips, damage, tar slip, --keep."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import shutil
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import PRAISONAI_FIXTURES
+
+
+@pytest.fixture
+def world(tmp_path, monkeypatch) -> dict[str, Path]:
+    """A home and a project with FileMemory, both copies of the real fixtures; cwd = the project."""
+    home = tmp_path / "home"
+    project = tmp_path / "project"
+    shutil.copytree(PRAISONAI_FIXTURES / "home", home)
+    shutil.copytree(PRAISONAI_FIXTURES / "project", project)
+    monkeypatch.chdir(project)
+    return {"home": home, "memory": project / ".praisonai" / "memory", "out": tmp_path / "backups",
+            "tmp": tmp_path}
+
+
+def payload_files(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*")
+            if p.is_file() and not p.name.endswith(".lock")}
+
+
+def make_backup(cli, world, *extra: str) -> Path:
+    result = cli("--home", world["home"], "backup", "create", "-o", world["out"], "--json", *extra)
+    assert result.exit_code == 0, result.stderr
+    return Path(result.json()["path"])
+
+
+def test_backup_verify_restore_reproduces_every_file_byte_for_byte(cli, world):
+    archive = make_backup(cli, world)
+    assert archive.name.startswith("praisonmem-backup-") and archive.name.endswith("Z.tar.gz")
+    assert cli("backup", "verify", archive).exit_code == 0
+    restored = world["tmp"] / "restored"
+    assert cli("backup", "restore", archive, "--to", restored, "--yes").exit_code == 0
+    assert payload_files(restored / "home" / "sessions") == payload_files(world["home"] / "sessions")
+    assert payload_files(restored / "home" / "learn") == payload_files(world["home"] / "learn")
+    assert payload_files(restored / "home" / "state" / "session_spill") == \
+        payload_files(world["home"] / "state" / "session_spill")
+    assert payload_files(restored / "memory") == payload_files(world["memory"])
+    original = world["memory"] / "alice" / "short_term.json"
+    assert (restored / "memory/alice/short_term.json").stat().st_mode & 0o777 == original.stat().st_mode & 0o777
+
+
+def test_manifest_records_roots_and_checksums(cli, world):
+    archive = make_backup(cli, world)
+    with tarfile.open(archive) as tar:
+        names = tar.getnames()
+        manifest = json.loads(tar.extractfile("manifest.json").read())
+    assert names[0] == "manifest.json"
+    assert manifest["format"] == "praisonmem-backup" and manifest["roots"]["sessions"] == str(world["home"] / "sessions")
+    entry = next(f for f in manifest["files"] if f["path"] == "home/sessions/my_chat.json")
+    assert set(entry) == {"path", "size", "mode", "mtime", "sha256"} and len(entry["sha256"]) == 64
+    assert not any(n.endswith((".lock", ".tmp")) for n in names)
+
+
+def test_create_is_silent_when_not_a_terminal_and_writes_no_temp_leftovers(cli, world):
+    result = cli("--home", world["home"], "backup", "create", "-o", world["out"])
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "", "")
+    assert [p.name for p in world["out"].iterdir()][0].startswith("praisonmem-backup-")
+    assert len(list(world["out"].iterdir())) == 1
+
+
+def test_keep_2_after_four_backups_leaves_the_two_newest(cli, world):
+    made = [make_backup(cli, world, "--keep", "2") for _ in range(4)]
+    assert sorted(world["out"].iterdir()) == sorted(made[2:])
+    listed = cli("backup", "list", world["out"], "--json").json()
+    assert [Path(r["file"]) for r in listed] == made[2:] and all(r["files"] for r in listed)
+
+
+def test_include_subset_and_bad_include(cli, world):
+    archive = make_backup(cli, world, "--include", "learn")
+    with tarfile.open(archive) as tar:
+        assert {n.split("/")[1] for n in tar.getnames() if n != "manifest.json"} == {"learn"}
+    bad = cli("--home", world["home"], "backup", "create", "-o", world["out"], "--include", "everything")
+    assert bad.exit_code == 2 and "--include takes a comma list of sessions, memory, learn" in bad.stderr
+
+
+def rewrite_member(archive: Path, name: str, data: bytes) -> None:
+    """Re-pack an archive with one member's content changed (its manifest untouched)."""
+    with tarfile.open(archive) as tar:
+        members = [(m, tar.extractfile(m).read()) for m in tar.getmembers()]
+    with tarfile.open(archive, "w:gz") as tar:
+        for member, content in members:
+            if member.name == name:
+                content = data
+                member.size = len(data)
+            tar.addfile(member, io.BytesIO(content))
+
+
+def test_a_tampered_file_fails_verify_naming_it(cli, world):
+    archive = make_backup(cli, world)
+    rewrite_member(archive, "home/sessions/my_chat.json", b'{"session_id": "my_chat", "messages": []}')
+    result = cli("backup", "verify", archive)
+    assert result.exit_code == 1
+    assert "home/sessions/my_chat.json: checksum mismatch" in result.stdout
+    report = cli("backup", "verify", archive, "--json").json()
+    assert report["problems"] == [{"path": "home/sessions/my_chat.json", "problem": "checksum mismatch"}]
+    restore = cli("backup", "restore", archive, "--to", world["tmp"] / "r", "--yes")
+    assert restore.exit_code == 1 and not (world["tmp"] / "r").exists()
+
+
+def test_a_truncated_archive_fails_verify(cli, world):
+    archive = make_backup(cli, world)
+    data = archive.read_bytes()
+    archive.write_bytes(data[: len(data) * 2 // 3])
+    result = cli("backup", "verify", archive, "--json")
+    assert result.exit_code == 1
+    problem = result.json()["problems"][0]
+    assert problem["problem"].startswith("archive damaged while reading this entry")
+    assert problem["path"].startswith(("home/", "memory/"))
+
+
+def evil_archive(path: Path, kind: str) -> Path:
+    manifest = {"format": "praisonmem-backup", "version": 1, "files": []}
+    with tarfile.open(path, "w:gz") as tar:
+        body = json.dumps(manifest).encode()
+        info = tarfile.TarInfo("manifest.json")
+        info.size = len(body)
+        tar.addfile(info, io.BytesIO(body))
+        if kind == "symlink":
+            link = tarfile.TarInfo("home/sessions/link.json")
+            link.type, link.linkname = tarfile.SYMTYPE, "/etc/passwd"
+            tar.addfile(link)
+        else:
+            name = {"dotdot": "../evil", "absolute": "/etc/x"}[kind]
+            info = tarfile.TarInfo(name)
+            info.size = 4
+            tar.addfile(info, io.BytesIO(b"evil"))
+    return path
+
+
+@pytest.mark.parametrize("kind, reason", [("dotdot", "a path with '..'"), ("absolute", "an absolute path"),
+                                          ("symlink", "a link")])
+def test_tar_slip_entries_are_refused_with_nothing_written(cli, world, kind, reason):
+    archive = evil_archive(world["tmp"] / f"{kind}.tar.gz", kind)
+    target = world["tmp"] / "target"
+    result = cli("backup", "restore", archive, "--to", target, "--yes")
+    assert result.exit_code == 4
+    assert f"refusing archive entry" in result.stderr and reason in result.stderr and "nothing written" in result.stderr
+    assert not target.exists() and not (world["tmp"] / "evil").exists()
+    assert cli("backup", "verify", archive).exit_code == 1
+
+
+def test_restore_in_place_skips_existing_files_and_replace_needs_confirmation(cli, world):
+    archive = make_backup(cli, world)
+    (world["home"] / "sessions" / "my_chat.json").unlink()
+    refused = cli("--home", world["home"], "backup", "restore", archive)
+    assert refused.exit_code == 4 and "pass --yes" in refused.stderr
+    done = cli("--home", world["home"], "backup", "restore", archive, "--yes", "--json").json()
+    restored = [r for r in done if r["action"] == "restored"]
+    assert [Path(r["target"]).name for r in restored] == ["my_chat.json"]
+    assert all(r["action"] == "skipped" for r in done if r not in restored)
+    dry = cli("--home", world["home"], "backup", "restore", archive, "--on-conflict", "replace", "--dry-run")
+    assert dry.exit_code == 0 and dry.stdout.startswith("would replace")
+
+
+def test_restore_never_replaces_a_session_that_does_not_parse(cli, world):
+    archive = make_backup(cli, world)
+    bad = world["home"] / "sessions" / "my_chat.json"
+    bad.write_bytes(b"{")
+    result = cli("--home", world["home"], "backup", "restore", archive, "--on-conflict", "replace", "--yes", "--json")
+    assert result.exit_code == 1
+    failed = [r for r in result.json() if r["action"] == "failed"]
+    assert [Path(r["target"]).name for r in failed] == ["my_chat.json"] and "invalid JSON" in failed[0]["detail"]
+    assert bad.read_bytes() == b"{"
+
+
+def test_failure_is_one_stderr_line_and_non_zero(cli, world):
+    blocker = world["tmp"] / "file"
+    blocker.write_text("x")
+    result = cli("--home", world["home"], "backup", "create", "-o", blocker / "sub")
+    assert result.exit_code == 5 and result.stderr.count("\n") == 1 and result.stdout == ""
+    exists = make_backup(cli, world)
+    again = cli("--home", world["home"], "backup", "create", "-o", exists)
+    assert again.exit_code == 4 and "already exists" in again.stderr
+
+
+def test_verify_of_something_that_is_not_a_backup(cli, world):
+    junk = world["tmp"] / "junk.tar.gz"
+    junk.write_bytes(gzip.compress(b"not a tar"))
+    assert cli("backup", "verify", junk).exit_code == 4
+    assert cli("backup", "verify", world["tmp"] / "missing.tar.gz").exit_code == 3
+
+
+def test_backup_dir_and_keep_come_from_config(cli, world, monkeypatch):
+    config = Path(os.environ["PRAISONMEM_CONFIG"])
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(f'[backup]\ndir = "{world["out"]}"\nkeep = 1\n')
+    for _ in range(2):
+        assert cli("--home", world["home"], "backup", "create").exit_code == 0
+    assert len(list(world["out"].iterdir())) == 1
+    assert len(cli("backup", "list", "--json").json()) == 1
