@@ -159,6 +159,10 @@ def run(argv: list[str]) -> int:
 def _run(argv: list[str]) -> int:
     from typer._click import exceptions as click_exc
 
+    if os.environ.get("_PRAISONMEM_COMPLETE"):  # a shell asking for completions or for its script
+        from typer._completion_classes import completion_init
+
+        completion_init()
     as_json = _wants_json(argv)
     command = typer.main.get_command(app)
     try:

@@ -11,7 +11,13 @@ NdjsonFlag = Annotated[bool, typer.Option("--ndjson", help="Print one JSON objec
 LimitOption = Annotated[int, typer.Option("--limit", min=0, metavar="N", help="Show at most N (0 = all).")]
 DryRunFlag = Annotated[bool, typer.Option("--dry-run", help="Print what would change; change nothing.")]
 YesFlag = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
-UserIdOption = Annotated[str | None, typer.Option("--user-id", metavar="U",
+def _complete_users(ctx: typer.Context, incomplete: str) -> list[str]:
+    from praisonmem.cli.completion import users
+
+    return users(ctx, incomplete)
+
+
+UserIdOption = Annotated[str | None, typer.Option("--user-id", metavar="U", autocompletion=_complete_users,
                                                   help="Memory user (default: 'default', as the praisonai CLI).")]
 ProviderOption = Annotated[str | None, typer.Option("--provider", metavar="P",
                                                     help="file (default), sqlite, or a plug-in "

@@ -8,4 +8,11 @@ import typer
 
 app = typer.Typer(help="Inspect, search and manage PraisonAI sessions.", no_args_is_help=True)
 
-SessionArg = Annotated[str, typer.Argument(metavar="SESSION", help="Session id, file stem, or path to a .json file.")]
+def _complete_sessions(ctx: typer.Context, incomplete: str) -> list[str]:
+    from praisonmem.cli.completion import sessions
+
+    return sessions(ctx, incomplete)
+
+
+SessionArg = Annotated[str, typer.Argument(metavar="SESSION", help="Session id, file stem, or path to a .json file.",
+                                           autocompletion=_complete_sessions)]

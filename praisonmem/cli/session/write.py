@@ -17,7 +17,7 @@ from praisonmem.cli.options import DryRunFlag, JsonFlag, YesFlag
 from praisonmem.cli.output import Output, note
 from praisonmem.cli.progress import file_progress
 from praisonmem.cli.prompts import confirm
-from praisonmem.cli.session._app import SessionArg, app
+from praisonmem.cli.session._app import SessionArg, _complete_sessions, app
 from praisonmem.cli.session.read import Scope
 from praisonmem.cli.state import state_of
 
@@ -177,7 +177,8 @@ def adopt_command(
 @app.command("delete")
 def delete_command(
     ctx: typer.Context,
-    session: Annotated[list[str], typer.Argument(metavar="SESSION...", help="Sessions to delete.")],
+    session: Annotated[list[str], typer.Argument(metavar="SESSION...", help="Sessions to delete.",
+                                                 autocompletion=_complete_sessions)],
     force: ForceFlag = False,
     yes: YesFlag = False,
     dry_run: DryRunFlag = False,
@@ -256,7 +257,8 @@ def prune_command(
 @app.command("export")
 def export_command(
     ctx: typer.Context,
-    session: Annotated[list[str] | None, typer.Argument(metavar="[SESSION]...", help="Sessions to export.")] = None,
+    session: Annotated[list[str] | None, typer.Argument(metavar="[SESSION]...", help="Sessions to export.",
+                                                        autocompletion=_complete_sessions)] = None,
     all_: Annotated[bool, typer.Option("--all", help="Export every session.")] = False,
     format_: Annotated[ExportFormat, typer.Option("--format", help="json: lossless and importable; jsonl: one "
                                                                    "message a line; markdown: a transcript.")

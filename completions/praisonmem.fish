@@ -1,0 +1,1 @@
+complete --command praisonmem --no-files --arguments "(env _PRAISONMEM_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=get-args _TYPER_COMPLETE_ARGS=(commandline -cp) praisonmem)" --condition "env _PRAISONMEM_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=is-args _TYPER_COMPLETE_ARGS=(commandline -cp) praisonmem"

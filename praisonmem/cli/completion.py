@@ -1,0 +1,37 @@
+"""Dynamic shell completion: session ids and memory user ids from the resolved paths.
+
+Shells call these while the user presses Tab: they must be quick, quiet and
+never fail. During completion Click parses without running callbacks, so the
+root options are read from the root context's raw params.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _paths(ctx: Any):
+    from praisonmem.core.paths import resolve
+
+    root = ctx.find_root() if ctx is not None else None
+    params = getattr(root, "params", {}) or {}
+    return resolve(params.get("home"), params.get("memory_dir"))
+
+
+def sessions(ctx: Any, incomplete: str) -> list[str]:
+    try:
+        from praisonmem.core.sessions import session_paths
+
+        stems = [p.rsplit("/", 1)[-1][: -len(".json")] for p in session_paths(_paths(ctx).sessions_dir)]
+        return [s for s in stems if s.startswith(incomplete)][:200]
+    except Exception:  # completion must never break the shell
+        return []
+
+
+def users(ctx: Any, incomplete: str) -> list[str]:
+    try:
+        from praisonmem.core.filememory import users as file_users
+
+        return [u for u in file_users(_paths(ctx).memory_dir) if u.startswith(incomplete) and u != "."]
+    except Exception:
+        return []
