@@ -16,6 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from _generated import write_or_check
+
 ROOT = Path(__file__).resolve().parent.parent
 FILES = {"bash": "praisonmem.bash", "zsh": "_praisonmem", "fish": "praisonmem.fish"}
 ZSH_DISPATCH = """
@@ -44,20 +46,8 @@ def main() -> int:
     ap.add_argument("--check", action="store_true", help="exit 1 if the committed files differ")
     ap.add_argument("--out", type=Path, default=ROOT / "completions")
     args = ap.parse_args()
-    drift = []
-    for shell, name in FILES.items():
-        text = script(shell)
-        target = args.out / name
-        if args.check:
-            if not target.exists() or target.read_text(encoding="utf-8") != text:
-                drift.append(str(target))
-        else:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8")
-    if drift:
-        print("out of date (run scripts/gen_completions.py): " + ", ".join(drift), file=sys.stderr)
-        return 1
-    return 0
+    files = {args.out / name: script(shell) for shell, name in FILES.items()}
+    return write_or_check(files, check=args.check, generator="gen_completions.py")
 
 
 if __name__ == "__main__":

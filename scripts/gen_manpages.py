@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import typer  # noqa: E402
+from _generated import write_or_check  # noqa: E402
 
 from praisonmem import __version__  # noqa: E402
 from praisonmem.cli.app import EXIT_BROKEN_PIPE, EXIT_INTERNAL, app  # noqa: E402
@@ -211,23 +212,9 @@ def main() -> int:
     ap.add_argument("--check", action="store_true", help="exit 1 if the committed pages differ")
     ap.add_argument("--out", type=Path, default=ROOT / "man")
     args = ap.parse_args()
-    pages = render()
-    drift = []
-    for name, text in pages.items():
-        target = args.out / name
-        if args.check:
-            if not target.exists() or target.read_text(encoding="utf-8") != text:
-                drift.append(str(target))
-        else:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8")
-    extra = sorted(p.name for p in args.out.glob("*.1") if p.name not in pages) if args.out.is_dir() else []
-    if args.check and extra:
-        drift += extra
-    if drift:
-        print("out of date (run scripts/gen_manpages.py): " + ", ".join(drift), file=sys.stderr)
-        return 1
-    return 0
+    pages = {args.out / name: text for name, text in render().items()}
+    stale = [p for p in args.out.glob("*.1") if p not in pages] if args.check and args.out.is_dir() else []
+    return write_or_check(pages, check=args.check, generator="gen_manpages.py", stale=stale)
 
 
 if __name__ == "__main__":

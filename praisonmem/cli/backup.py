@@ -111,11 +111,7 @@ def list_command(
 
     rows = backup.list_backups(_backup_dir(ctx, directory))
     out = Output(no_color=state_of(ctx).no_color)
-    if as_ndjson:
-        out.ndjson(rows)
-    elif as_json:
-        out.json(rows)
-    else:
+    if not out.records(rows, as_json, as_ndjson):
         out.table(["FILE", "CREATED", "SIZE", "FILES", "PROBLEM"],
                   [[r["file"], fmt_time(r["created_at"]) if r["created_at"] else "", str(r["size"]),
                     "" if r["files"] is None else str(r["files"]), r["error"] or ""] for r in rows],

@@ -82,11 +82,7 @@ def get_command(
     rows = [{"date": day, "item": normalised_item(item)} for day in days
             for item in store.episodes(day)]
     out = Output(no_color=state_of(ctx).no_color)
-    if as_ndjson:
-        out.ndjson(rows)
-    elif as_json:
-        out.json(rows)
-    else:
+    if not out.records(rows, as_json, as_ndjson):
         out.table(["DATE", "ID", "TIME", "TEXT"],
                   [[r["date"], r["item"]["id"], fmt_time(r["item"]["created_at"], short=out.tty),
                     r["item"]["content"]] for r in rows], wrap=["TEXT"])

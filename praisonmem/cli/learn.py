@@ -57,11 +57,7 @@ def list_command(
         warn(f"skipped unreadable learn store {problem}")
     out = Output(no_color=state_of(ctx).no_color)
     rows = [e.to_json() for e in found]
-    if as_ndjson:
-        out.ndjson(rows)
-    elif as_json:
-        out.json(rows)
-    else:
+    if not out.records(rows, as_json, as_ndjson):
         out.table(["STORE", "SCOPE", "USER", "ID", "UPDATED", "USES", "CONTENT"],
                   [[r["store"], r["scope"], r["user_id"], str(r.get("id")), fmt_time(r.get("updated_at"), short=True),
                     str(r.get("use_count", "")), str(r.get("content", ""))] for r in rows], wrap=["CONTENT"],

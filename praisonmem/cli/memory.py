@@ -133,11 +133,7 @@ def search_command(
     if limit:
         hits = hits[:limit]
     out = Output(no_color=state.no_color)
-    if as_ndjson:
-        out.ndjson(hits)
-    elif as_json:
-        out.json(hits)
-    else:
+    if not out.records(hits, as_json, as_ndjson):
         out.table(["TYPE", "SCORE", "ID", "TEXT"],
                   [[h["type"], "" if h["score"] is None else f"{h['score']:.3f}", str(h["item"].get("id", "")),
                     _text_of(h["item"])] for h in hits], wrap=["TEXT"])
@@ -181,11 +177,7 @@ def list_command(
     chosen.require("list", "listing")
     rows = chosen.list(_types(chosen, type_))
     out = Output(no_color=state.no_color)
-    if as_ndjson:
-        out.ndjson(rows)
-        return
-    if as_json:
-        out.json(rows)
+    if out.records(rows, as_json, as_ndjson):
         return
     table = []
     for row in rows:
@@ -340,11 +332,7 @@ def users_command(
     else:
         raise Unsupported(f"provider '{name}' cannot list its users")
     out = Output(no_color=state.no_color)
-    if as_ndjson:
-        out.ndjson(rows)
-    elif as_json:
-        out.json(rows)
-    else:
+    if not out.records(rows, as_json, as_ndjson):
         keys = ["short_term", "long_term", "entities", "episodic", "summaries"] if name == "file" \
             else ["short_term", "long_term"]
         out.table(["USER"] + [k.upper().replace("_", "-") for k in keys],

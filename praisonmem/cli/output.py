@@ -54,6 +54,16 @@ class Output:
             sys.stdout.write(json.dumps(row, ensure_ascii=False) + "\n")
             sys.stdout.flush()
 
+    def records(self, rows: list[Any], as_json: bool, as_ndjson: bool) -> bool:
+        """Print ``rows`` as NDJSON or a JSON array when asked; ``False`` when human output is wanted."""
+        if as_ndjson:
+            self.ndjson(rows)
+        elif as_json:
+            self.json(rows)
+        else:
+            return False
+        return True
+
     def raw(self, text: str) -> None:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
 

@@ -65,11 +65,7 @@ def sessions_command(
     store = _store(ctx, db, session_table, user_memory_table)
     rows = store.sessions(user=user, agent=agent, session_type=type_, limit=limit)
     out = Output(no_color=state_of(ctx).no_color)
-    if as_ndjson:
-        out.ndjson(rows)
-    elif as_json:
-        out.json(rows)
-    else:
+    if not out.records(rows, as_json, as_ndjson):
         out.table(["ID", "TYPE", "AGENT", "USER", "MSGS", "RUNS", "SUMMARY", "CREATED", "UPDATED"],
                   [[r["session_id"], r["session_type"], fmt_value(r["agent_id"]), fmt_value(r["user_id"]),
                     fmt_value(r["message_count"]), fmt_value(r["run_count"]), "yes" if r["has_summary"] else "no",

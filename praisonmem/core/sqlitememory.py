@@ -119,42 +119,31 @@ class SqliteMemoryStore:
     def all(self, tier: str) -> list[dict[str, Any]]:
         return self.search(tier, "", limit=-1)
 
-    def delete(self, memory_id: str, tier: str | None = None) -> list[str]:
-        """Delete by id in one tier or both (ids number independently per tier); the tiers it hit."""
-        hit = []
-        for name in (tier,) if tier else tuple(TABLES):
-            path = self.files[name]
-            if not path.is_file():
-                continue
-            conn = connect_rw(path, self.timeout)
-            try:
-                with conn:
-                    if conn.execute(f"DELETE FROM {TABLES[name]} WHERE id = ?", (memory_id,)).rowcount:
-                        hit.append(name)
-            except sqlite3.OperationalError as exc:
-                if "no such table" not in str(exc):
-                    raise translate(exc, path, self.timeout) from exc
-            except sqlite3.Error as exc:
-                raise translate(exc, path, self.timeout) from exc
-            finally:
-                conn.close()
-        return hit
-
-    def reset(self, tier: str) -> None:
+    def _modify(self, tier: str, sql: str, params: tuple = ()) -> int:
+        """Run one write on a tier's table; 0 rows when its file or table does not exist yet."""
         path = self.files[tier]
         if not path.is_file():
-            return
+            return 0
         conn = connect_rw(path, self.timeout)
         try:
             with conn:
-                conn.execute(f"DELETE FROM {TABLES[tier]}")
+                return conn.execute(sql.format(table=TABLES[tier]), params).rowcount
         except sqlite3.OperationalError as exc:
-            if "no such table" not in str(exc):
-                raise translate(exc, path, self.timeout) from exc
+            if "no such table" in str(exc):
+                return 0
+            raise translate(exc, path, self.timeout) from exc
         except sqlite3.Error as exc:
             raise translate(exc, path, self.timeout) from exc
         finally:
             conn.close()
+
+    def delete(self, memory_id: str, tier: str | None = None) -> list[str]:
+        """Delete by id in one tier or both (ids number independently per tier); the tiers it hit."""
+        return [name for name in ((tier,) if tier else tuple(TABLES))
+                if self._modify(name, "DELETE FROM {table} WHERE id = ?", (memory_id,))]
+
+    def reset(self, tier: str) -> None:
+        self._modify(tier, "DELETE FROM {table}")
 
 
 def _row(row: tuple) -> dict[str, Any]:

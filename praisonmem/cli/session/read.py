@@ -69,11 +69,7 @@ def list_command(
             progress=progress,
         )
     out = Output(no_color=state.no_color)
-    if as_ndjson:
-        out.ndjson(result.rows)
-    elif as_json:
-        out.json(result.rows)
-    else:
+    if not out.records(result.rows, as_json, as_ndjson):
         _table(out, result.rows)
     if result.hidden_unreadable:
         warn(f"{result.hidden_unreadable} unreadable session file(s) not shown with these filters; "
@@ -201,11 +197,7 @@ def search_command(
     for path, reason in result.unreadable:
         warn(f"skipped unreadable session file {path}: {reason}")
     out = Output(no_color=state.no_color)
-    if as_ndjson:
-        out.ndjson(result.hits)
-    elif as_json:
-        out.json(result.hits)
-    else:
+    if not out.records(result.hits, as_json, as_ndjson):
         from praisonmem.cli.transcript import render_hits
 
         render_hits(out, result.hits)
