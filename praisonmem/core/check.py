@@ -277,11 +277,16 @@ def classify(path: Path) -> str:
 
 
 def default_roots(paths: Paths) -> list[Path]:
-    """The resolved home, spill dir and memory dir that exist."""
+    """The resolved home, spill dir and memory dir that exist and look like PraisonAI trees."""
     roots: list[Path] = []
     for candidate in (paths.data.path, paths.spill_dir, paths.memory_dir):
-        if candidate.is_dir() and not any(_within(candidate, r) for r in roots):
-            roots.append(candidate)
+        if not candidate.is_dir() or any(_within(candidate, r) for r in roots):
+            continue
+        try:
+            classify(candidate)
+        except UsageError:  # e.g. a home the library created but never wrote into
+            continue
+        roots.append(candidate)
     return roots
 
 

@@ -181,6 +181,9 @@ def test_check_defaults_to_the_resolved_home(cli, fixture_home, monkeypatch):
     assert report["roots"] == [str(fixture_home)]
 
 
-def test_check_with_nothing_to_check(cli):
+def test_check_with_nothing_to_check(cli, tmp_path):
     result = cli("check")
+    assert result.exit_code == 0 and "nothing to check" in result.stdout
+    (tmp_path / "empty-home").mkdir()
+    result = cli("--home", tmp_path / "empty-home", "check")
     assert result.exit_code == 0 and "nothing to check" in result.stdout
