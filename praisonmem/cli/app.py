@@ -83,6 +83,9 @@ def root(
         typer.Option("--version", callback=_version, is_eager=True, help="Print 'praisonmem X.Y.Z' and exit."),
     ] = False,
 ) -> None:
+    for option, value in (("--home", home), ("--memory-dir", memory_dir)):
+        if value is not None and not value.strip():
+            raise typer.BadParameter("must not be empty", param_hint=option)
     state = State(home=home, memory_dir=memory_dir, no_color=no_color or bool(os.environ.get("NO_COLOR")),
                   lock_timeout_flag=lock_timeout)
     ctx.obj = state
@@ -164,6 +167,12 @@ def _run(argv: list[str]) -> int:
 
         completion_init()
     as_json = _wants_json(argv)
+    for arg in argv:  # Python keeps undecodable bytes as surrogates, which no UTF-8 file can hold
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            return _report(f"argument {arg!r} is not valid UTF-8 (praisonmem reads and writes UTF-8 only)",
+                           "usage", EXIT_USAGE, as_json)
     command = typer.main.get_command(app)
     try:
         result = command.main(args=argv, prog_name="praisonmem", standalone_mode=False)

@@ -49,13 +49,17 @@ def create_command(
 
         praisonmem backup create -o ~/backups --keep 7
     """
+    from praisonmem.cli.output import warn
     from praisonmem.core import backup
 
     state = state_of(ctx)
     state.paths.require_home()
     keep_n = state.setting("backup.keep", keep)
+    parts = backup.parse_include(include)
+    for source in backup.missing_sources(state.paths, parts):
+        warn(f"not backed up, no such directory: {source}")
     with file_progress("Backing up") as progress:
-        result = backup.create(state.paths, output=_backup_dir(ctx, output), include=backup.parse_include(include),
+        result = backup.create(state.paths, output=_backup_dir(ctx, output), include=parts,
                                keep=keep_n, timeout=state.lock_timeout, progress=progress)
     out = Output(no_color=state.no_color)
     if as_json:

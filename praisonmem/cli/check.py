@@ -39,8 +39,15 @@ def check_command(
 
     from praisonmem.core import check
 
+    from praisonmem.core.errors import NotFound, UsageError
+
+    if paths and any(not p.strip() for p in paths):
+        raise UsageError("a PATH must not be empty")
     state = state_of(ctx)
     roots = [Path(p) for p in paths] if paths else check.default_roots(state.paths)
+    if not roots:
+        raise NotFound(f"nothing to check: no PraisonAI home at {state.paths.data.path} and no FileMemory at "
+                       f"{state.paths.memory_dir} (give a PATH)")
     with file_progress("Checking") as progress:
         report = check.check(roots, progress=(lambda n: progress(n, None)) if progress else None)
     out = Output(no_color=state.no_color)
@@ -49,11 +56,8 @@ def check_command(
     else:
         for finding in report.findings:
             out.line(f"{finding.severity:<8}{finding.file}: {finding.message}", style=STYLES[finding.severity])
-        summary = (f"checked {report.files_checked} file(s) in {len(report.roots)} location(s): "
-                   f"{report.count('error')} error(s), {report.count('warning')} warning(s), "
-                   f"{report.count('info')} note(s)")
-        if not report.roots:
-            summary = "nothing to check: no PraisonAI home or memory dir found (give a PATH)"
-        out.line(summary, style="bold")
+        out.line(f"checked {report.files_checked} file(s) in {len(report.roots)} location(s): "
+                 f"{report.count('error')} error(s), {report.count('warning')} warning(s), "
+                 f"{report.count('info')} note(s)", style="bold")
     if report.failed(strict):
         raise typer.Exit(1)

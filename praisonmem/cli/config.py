@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from praisonmem.cli.options import JsonFlag
+from praisonmem.cli.options import JsonFlag, NdjsonFlag
 from praisonmem.cli.output import Output, note
 from praisonmem.cli.state import state_of
 
@@ -33,7 +33,7 @@ def path_command(ctx: typer.Context, as_json: JsonFlag = False) -> None:
 
 
 @app.command("show")
-def show_command(ctx: typer.Context, as_json: JsonFlag = False) -> None:
+def show_command(ctx: typer.Context, as_json: JsonFlag = False, as_ndjson: NdjsonFlag = False) -> None:
     """Show every setting, its value and where it came from (environment,
     config or default; flags apply per command).
 
@@ -50,9 +50,7 @@ def show_command(ctx: typer.Context, as_json: JsonFlag = False) -> None:
         rows.append({"key": key, "value": setting.value, "source": setting.source, "env": spec.env,
                      "help": spec.help})
     out = Output(no_color=state_of(ctx).no_color)
-    if as_json:
-        out.json(rows)
-    else:
+    if not out.records(rows, as_json, as_ndjson):
         out.table(["KEY", "VALUE", "SOURCE", "ENV", "MEANING"],
                   [[r["key"], "" if r["value"] is None else str(r["value"]), r["source"], r["env"], r["help"]]
                    for r in rows], wrap=["MEANING"], optional=["MEANING", "ENV"])

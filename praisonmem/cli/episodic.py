@@ -36,7 +36,7 @@ def _store(ctx: typer.Context, user_id: str | None):
 @app.command("add")
 def add_command(
     ctx: typer.Context,
-    text: Annotated[str, typer.Argument(help="What happened.")],
+    text: Annotated[str, typer.Argument(metavar="TEXT", help="What happened.")],
     date: DateOption = None,
     importance: Annotated[float | None, typer.Option("--importance", metavar="F", help="0..1 (default 0.5).")] = None,
     meta: MetaOption = None,
@@ -49,6 +49,10 @@ def add_command(
 
         praisonmem episodic add "Shipped the dashboard" --date 2026-3-5
     """
+    from praisonmem.core.errors import UsageError
+
+    if not text.strip():
+        raise UsageError("the episode text must not be empty")
     check_importance(importance)
     metadata = parse_pairs(meta, "--meta")
     day, item = _store(ctx, user_id).add_episodic(text, date, metadata, 0.5 if importance is None else importance)
@@ -60,7 +64,7 @@ def add_command(
 def get_command(
     ctx: typer.Context,
     date: DateOption = None,
-    days_back: Annotated[int | None, typer.Option("--days-back", min=1, metavar="N",
+    days_back: Annotated[int | None, typer.Option("--days-back", min=1, max=36500, metavar="N",
                                                   help="Today and the N-1 days before (default 7).")] = None,
     user_id: UserIdOption = None,
     as_json: JsonFlag = False,

@@ -85,15 +85,17 @@ def show_command(
     if as_json:
         out.json(entry.to_json())
         return
+    import json
+
     for key, value in entry.to_json().items():
-        out.raw(f"{key:<11} {value}")
+        out.raw(f"{key:<11} {value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)}")
 
 
 @app.command("add")
 def add_command(
     ctx: typer.Context,
     store: StoreArg,
-    text: Annotated[str, typer.Argument(help="The learning.")],
+    text: Annotated[str, typer.Argument(metavar="TEXT", help="The learning.")],
     meta: MetaOption = None,
     scope: ScopeOption = None,
     user_id: LearnUserOption = None,

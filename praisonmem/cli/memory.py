@@ -40,8 +40,11 @@ def _provider(state: State, name: str | None, user: str | None):
     from praisonmem.core.providers import open_provider
 
     paths = state.paths
-    return open_provider(state.provider(name), user_id=state.user_id(user), memory_dir=paths.memory_dir,
-                         project_dir=paths.project_dir, timeout=state.lock_timeout)
+    chosen = state.provider(name)
+    # SQLite keeps the library's own user rule (a blank id = the unsuffixed files); others FileMemory's.
+    user_id = state.setting("user_id", user) if chosen == "sqlite" else state.user_id(user)
+    return open_provider(chosen, user_id=user_id, memory_dir=paths.memory_dir, project_dir=paths.project_dir,
+                         timeout=state.lock_timeout)
 
 
 def _types(provider, values: list[str] | None) -> list[str]:
@@ -66,7 +69,7 @@ def _text_of(item: dict[str, Any]) -> str:
 @app.command("store")
 def store_command(
     ctx: typer.Context,
-    text: Annotated[str, typer.Argument(help="What to remember.")],
+    text: Annotated[str, typer.Argument(metavar="TEXT", help="What to remember.")],
     long: Annotated[bool, typer.Option("--long", help="Store in long-term memory (default: short-term).")] = False,
     importance: Annotated[float | None, typer.Option("--importance", metavar="F",
                                                      help="0..1 (default 0.5 short-term, 0.8 long-term).")] = None,
@@ -85,6 +88,10 @@ def store_command(
 
         praisonmem memory store "User prefers dark mode" --long --importance 0.9 --meta source=cli
     """
+    from praisonmem.core.errors import UsageError
+
+    if not text.strip():
+        raise UsageError("the memory text must not be empty")
     check_importance(importance)
     metadata = parse_pairs(meta, "--meta")
     state = state_of(ctx)
@@ -99,7 +106,7 @@ def store_command(
 @app.command("search")
 def search_command(
     ctx: typer.Context,
-    query: Annotated[str, typer.Argument(help="What to look for (case-insensitive).")],
+    query: Annotated[str, typer.Argument(metavar="QUERY", help="What to look for (case-insensitive).")],
     type_: TypeOption = None,
     limit: LimitOption = 10,
     filter_: Annotated[list[str] | None, typer.Option("--filter", metavar="KEY=VALUE",
@@ -116,7 +123,8 @@ def search_command(
     query words it contains; short- and long-term scores are multiplied by the
     item's importance. Entities match on name and attributes; episodic memory
     covers the last 7 local days. Ties keep the order short, long, entity,
-    episodic. --json gives [{"type", "score", "item"}].
+    episodic; an empty query matches everything, as in the library. --json
+    gives [{"type", "score", "item"}].
 
     Example:
 
@@ -199,6 +207,8 @@ def list_command(
 def delete_command(
     ctx: typer.Context,
     memory_id: Annotated[str, typer.Argument(metavar="ID", help="The memory's id (an entity's name or id).")],
+    type_: Annotated[str | None, typer.Option("--type", metavar="TYPE",
+                                              help="Only look in short, long, entity or episodic memory.")] = None,
     user_id: UserIdOption = None,
     provider: ProviderOption = None,
     yes: YesFlag = False,
@@ -206,22 +216,24 @@ def delete_command(
     as_json: JsonFlag = False,
 ) -> None:
     """Delete one memory by id: short-term, then long-term, then entities, then
-    episodic (last 30 days), like FileMemory.delete_memory.
+    episodic (last 30 days), like FileMemory.delete_memory; --type narrows it.
 
     Example:
 
         praisonmem memory delete b38ae04c7880287b --yes
     """
     from praisonmem.core.errors import NotFound
+    from praisonmem.core.providers import parse_types
 
     state = state_of(ctx)
     chosen = _provider(state, provider, user_id)
     chosen.require("delete", "delete")
-    where = _locate(chosen, memory_id)
+    tier = parse_types([type_])[0] if type_ is not None else None
+    where = chosen.locate(memory_id, tier)
     if where is None:
         raise NotFound(f"no memory '{memory_id}' for user '{state.user_id(user_id)}' ({chosen.name} provider)")
     confirm(f"Delete {where['type']} memory '{memory_id}'?", yes=yes, dry_run=dry_run)
-    result = dict(where, dry_run=dry_run) if dry_run else chosen.delete(memory_id)
+    result = where if dry_run else chosen.delete(memory_id, where["type"] if where["type"] != "memory" else None)
     if result is None:
         raise NotFound(f"memory '{memory_id}' disappeared before it could be deleted")
     out = Output(no_color=state.no_color)
@@ -229,32 +241,6 @@ def delete_command(
         out.json({**result, "dry_run": dry_run})
     else:
         out.raw(f"{'would delete' if dry_run else 'deleted'} {result['type']} memory {memory_id}")
-
-
-def _locate(provider, memory_id: str) -> dict[str, Any] | None:
-    """Where delete would find the id, without changing anything."""
-    if provider.name == "file":
-        from praisonmem.core.filememory import DELETE_DAYS, find_entity, local_dates
-
-        store = provider.store_
-        if not store.exists():
-            return None
-        for tier in ("short_term", "long_term"):
-            if any(i.get("id") == memory_id for i in store.items(tier)):
-                return {"type": tier, "id": memory_id}
-        entities = store.entities()
-        if find_entity(entities, memory_id, None) is not None or memory_id in entities:
-            return {"type": "entity", "id": memory_id}
-        for day in local_dates(DELETE_DAYS):
-            path = store.episodic_dir / f"{day}.json"
-            if path.exists() and any(i.get("id") == memory_id for i in store.episodes(day)):
-                return {"type": "episodic", "id": memory_id, "date": day}
-        return None
-    if "list" not in provider.supports:  # cannot look first: let the provider say whether it deleted
-        return {"type": "memory", "id": memory_id}
-    rows = provider.list(["short_term", "long_term"])
-    hit = next((r for r in rows if str(r["item"].get("id")) == memory_id), None)
-    return {"type": hit["type"], "id": memory_id} if hit else None
 
 
 @app.command("reset")
@@ -336,14 +322,15 @@ def users_command(
         keys = ["short_term", "long_term", "entities", "episodic", "summaries"] if name == "file" \
             else ["short_term", "long_term"]
         out.table(["USER"] + [k.upper().replace("_", "-") for k in keys],
-                  [[r["user_id"]] + ["?" if r.get(k) is None else str(r.get(k)) for k in keys] for r in rows])
+                  [[r["user_id"] or "(no user)"] + ["?" if r.get(k) is None else str(r.get(k)) for k in keys]
+                   for r in rows])
         for r in rows:
             for problem in r.get("unreadable") or []:
                 warn(problem)
 
 
 @app.command("providers")
-def providers_command(ctx: typer.Context, as_json: JsonFlag = False) -> None:
+def providers_command(ctx: typer.Context, as_json: JsonFlag = False, as_ndjson: NdjsonFlag = False) -> None:
     """List the memory providers (built-in and plug-ins) and what each supports.
 
     Plug-ins register a class under the entry-point group "praisonmem.providers";
@@ -357,9 +344,7 @@ def providers_command(ctx: typer.Context, as_json: JsonFlag = False) -> None:
 
     infos = available()
     out = Output(no_color=state_of(ctx).no_color)
-    if as_json:
-        out.json([i.to_json() for i in infos])
-    else:
+    if not out.records([i.to_json() for i in infos], as_json, as_ndjson):
         out.table(["NAME", "SOURCE", "SUPPORTS", "PROBLEM"],
                   [[i.name, i.source, ", ".join(i.supports), i.error or ""] for i in infos], wrap=["SUPPORTS"])
 
@@ -367,7 +352,7 @@ def providers_command(ctx: typer.Context, as_json: JsonFlag = False) -> None:
 @app.command("extract")
 def extract_command(
     ctx: typer.Context,
-    text: Annotated[str, typer.Argument(help="A user message to extract facts from.")],
+    text: Annotated[str, typer.Argument(metavar="TEXT", help="A user message to extract facts from.")],
     assistant: Annotated[str | None, typer.Option("--assistant", metavar="TEXT",
                                                   help="The assistant's reply, extracted from too.")] = None,
     store: Annotated[bool, typer.Option("--store", help="Write what was found (default: preview only).")] = False,

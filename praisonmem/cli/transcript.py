@@ -108,9 +108,9 @@ def _render_turn(out: Output, turn: Turn) -> None:
         for mark in marks:
             heading.append(f" [{mark}]", style="italic yellow" if mark.startswith(("partial", "spilled")) else "italic")
         out.console.print(heading)
-    else:
+    else:  # piped: the same heading without decoration
         extra = "".join(f" [{m}]" for m in marks)
-        out.raw(f"── {title}" + (f" · {when}" if when else "") + extra)
+        out.raw(title + (f" · {when}" if when else "") + extra)
     if turn.encrypted:
         out.line("‹encrypted content›", style="dim italic")
     elif turn.content:

@@ -8,8 +8,9 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from praisonmem.cli.options import DryRunFlag, JsonFlag, LimitOption, NdjsonFlag, parse_pairs
+from praisonmem.cli.options import DryRunFlag, JsonFlag, LimitOption, NdjsonFlag, YesFlag, parse_pairs
 from praisonmem.cli.output import Output, fmt_time, fmt_value, note
+from praisonmem.cli.prompts import confirm
 from praisonmem.cli.state import state_of
 
 app = typer.Typer(help="Upsonic SqliteStorage: sessions, user memory, export/import, conversion to PraisonAI.",
@@ -121,8 +122,8 @@ def _render_session(out: Output, row: dict[str, Any], with_runs: bool) -> None:
             last = part["message"]
             who = "request" if part["kind"] == "request" else f"response{' · ' + part['model_name'] if part.get('model_name') else ''}"
             out.raw("")
-            out.line(f"── #{part['message']} {who}" + (f" · {part['timestamp']}" if part.get("timestamp") else ""),
-                     style="dim")
+            heading = f"#{part['message']} {who}" + (f" · {part['timestamp']}" if part.get("timestamp") else "")
+            out.line(f"── {heading}" if out.tty else heading, style="dim")
         out.raw(_part_line(part))
     if with_runs:
         out.raw("")
@@ -343,10 +344,12 @@ def import_command(
     session_table: SessionTableOption = "upsonic_sessions",
     user_memory_table: UserTableOption = "upsonic_user_memories",
     dry_run: DryRunFlag = False,
+    yes: YesFlag = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Import an export: every row is validated, then all are upserted in one
     transaction, as the library writes them (a new file gets the library's tables).
+    Overwriting existing rows asks first (--yes in scripts).
 
     Example:
 
@@ -355,8 +358,12 @@ def import_command(
     from praisonmem.core import upsonic_io
 
     users, sessions = upsonic_io.read_export(file)
-    report = upsonic_io.run_import(_store(ctx, db, session_table, user_memory_table), users, sessions,
-                                   dry_run=dry_run)
+    store = _store(ctx, db, session_table, user_memory_table)
+    plan = upsonic_io.run_import(store, users, sessions, dry_run=True)
+    updating = sum(1 for row in plan if row["action"] == "update")
+    if updating:
+        confirm(f"Overwrite {updating} existing Upsonic row(s) in {store.path}?", yes=yes, dry_run=dry_run)
+    report = plan if dry_run else upsonic_io.run_import(store, users, sessions)
     out = Output(no_color=state_of(ctx).no_color)
     if as_json:
         out.json(report)
@@ -376,10 +383,12 @@ def convert_command(
     db: DbOption = None,
     home: Annotated[str | None, typer.Option("--home", metavar="DIR", help="The PraisonAI home to write to or "
                                                                             "read from (default: resolved home).")] = None,
-    replace: Annotated[bool, typer.Option("--replace", help="Overwrite sessions that already exist.")] = False,
+    replace: Annotated[bool, typer.Option("--replace", help="Overwrite sessions that already exist (asks first).")
+                       ] = False,
     session_table: SessionTableOption = "upsonic_sessions",
     user_memory_table: UserTableOption = "upsonic_user_memories",
     dry_run: DryRunFlag = False,
+    yes: YesFlag = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Carry conversations between Upsonic and PraisonAI.
@@ -404,8 +413,13 @@ def convert_command(
         state.home = home
         state._paths = None
     store = _store(ctx, db, session_table, user_memory_table)
-    report = _to_praisonai(state, store, sessions, replace, dry_run) if to_praisonai else \
-        _from_praisonai(state, store, sessions, replace, dry_run)
+    convert = _to_praisonai if to_praisonai else _from_praisonai
+    report = convert(state, store, sessions, replace, True)
+    replacing = sum(1 for row in report if row["action"] in ("replace", "update"))
+    if replacing:
+        confirm(f"Overwrite {replacing} existing session(s)?", yes=yes, dry_run=dry_run)
+    if not dry_run:
+        report = convert(state, store, sessions, replace, False)
     out = Output(no_color=state.no_color)
     if as_json:
         out.json(report)
@@ -424,6 +438,12 @@ def _to_praisonai(state, store, ids: list[str], replace: bool, dry_run: bool) ->
     state.paths.require_home()
     docs = [to_praisonai(store.session(i)) for i in ids]  # every id is found before anything is written
     targets = [state.paths.sessions_dir / session_file_name(d["session_id"]) for d in docs]
+    shared = sorted({t.name for t in targets if targets.count(t) > 1})
+    if shared:
+        from praisonmem.core.errors import UsageError
+
+        raise UsageError(f"several sessions map to the same PraisonAI file ({', '.join(shared)}); convert them "
+                         "one at a time")
     clash = [t.name for t in targets if t.exists()]
     if clash and not replace:
         raise TargetExists(f"PraisonAI session file(s) already exist: {', '.join(clash)}; pass --replace")

@@ -26,6 +26,7 @@ import os
 import tarfile
 import tempfile
 import time
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -43,6 +44,7 @@ MANIFEST = "manifest.json"
 FORMAT = "praisonmem-backup"
 INCLUDES = ("sessions", "memory", "learn")
 SKIPPED_SUFFIXES = (".lock", ".tmp")
+DAMAGE = (tarfile.TarError, EOFError, OSError, zlib.error)  # what a damaged archive raises
 
 Progress = Callable[[int, int], None] | None
 
@@ -61,7 +63,7 @@ def default_dir() -> Path:
 
 
 def parse_include(text: str | None) -> tuple[str, ...]:
-    if not text:
+    if text is None:
         return INCLUDES
     parts = tuple(p.strip() for p in text.split(",") if p.strip())
     bad = [p for p in parts if p not in INCLUDES]
@@ -139,6 +141,9 @@ def create(paths: Paths, *, output: Path, include: tuple[str, ...] = INCLUDES, k
            timeout: float = jsonfile.LOCK_TIMEOUT, progress: Progress = None) -> dict[str, Any]:
     """Write a backup; ``output`` is a directory (a timestamped name is chosen) unless it names
     a ``.tar.gz`` file, which must not exist yet."""
+    if output.suffix in (".zip", ".tar", ".tgz", ".gz", ".bz2", ".xz") and not output.name.endswith(SUFFIX) \
+            and not output.is_dir():
+        raise UsageError(f"{output}: a backup file name must end in {SUFFIX} (or give a directory)")
     if output.name.endswith(SUFFIX) and not output.is_dir():
         directory, target = output.parent, output
         if output.exists():
@@ -153,6 +158,9 @@ def create(paths: Paths, *, output: Path, include: tuple[str, ...] = INCLUDES, k
         raise IOFailure(f"{directory}: cannot create the backup directory: {exc.strerror or exc}") from exc
     final = target or _archive_name(directory)
     entries, roots = collect(paths, include)
+    if not entries:
+        raise NotFound("nothing to back up: no " + ", ".join(include) + " under " + ", ".join(roots.values())
+                       + " (wrong --home or --memory-dir?)")
     fd, tmp_name = tempfile.mkstemp(dir=directory, prefix=f".{final.name}.", suffix=".tmp")
     os.close(fd)
     tmp = Path(tmp_name)
@@ -236,14 +244,24 @@ def read_manifest(archive: Path) -> dict[str, Any]:
             data = json.loads(tar.extractfile(first).read())
     except FileNotFoundError as exc:
         raise NotFound(f"{archive}: no such file") from exc
-    except (tarfile.TarError, EOFError, OSError, ValueError) as exc:
+    except (*DAMAGE, ValueError) as exc:
         raise Refused(f"{archive}: cannot read the archive ({exc})") from exc
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise Refused(f"{archive}: not a praisonmem backup manifest")
     return data
 
 
+def missing_sources(paths: Paths, include: tuple[str, ...]) -> list[str]:
+    """The included sources that do not exist (worth a warning: a cron job may be looking elsewhere)."""
+    sources = {"sessions": paths.sessions_dir, "learn": paths.learn_dir, "memory": paths.memory_dir}
+    return [f"{kind} ({sources[kind]})" for kind in include if not sources[kind].is_dir()]
+
+
 def list_backups(directory: Path) -> list[dict[str, Any]]:
+    if not directory.exists():
+        raise NotFound(f"{directory}: no such backup directory")
+    if not directory.is_dir():
+        raise UsageError(f"{directory} is not a directory")
     rows = []
     for path in backups(directory):
         row: dict[str, Any] = {"file": str(path), "size": path.stat().st_size, "created_at": None, "files": None,
@@ -275,7 +293,11 @@ def unsafe_reason(member: tarfile.TarInfo) -> str | None:
 
 def verify(archive: Path, progress: Progress = None) -> dict[str, Any]:
     """Every member against the manifest: present, same size, same sha256; damage is named."""
-    manifest = read_manifest(archive)
+    try:
+        manifest = read_manifest(archive)
+    except Refused as exc:  # unreadable or not a backup: a failed check, like any other damage
+        return {"file": str(archive), "ok": False, "files": 0, "created_at": None,
+                "problems": [{"path": str(archive), "problem": exc.message.split(": ", 1)[-1]}]}
     expected = {f["path"]: f for f in manifest.get("files", [])}
     problems: list[dict[str, str]] = []
     seen: set[str] = set()
@@ -301,7 +323,7 @@ def verify(archive: Path, progress: Progress = None) -> dict[str, Any]:
                     problems.append({"path": member.name, "problem": "checksum mismatch"})
                 if progress:
                     progress(len(seen), len(expected))
-    except (tarfile.TarError, EOFError, OSError) as exc:
+    except DAMAGE as exc:
         problems.append({"path": current, "problem": f"archive damaged while reading this entry ({exc})"})
     for path in expected:
         if path not in seen and not any(p["path"] == path for p in problems):
@@ -345,7 +367,7 @@ def plan_restore(archive: Path, paths: Paths, *, to: Path | None, on_conflict: s
                     raise Refused(f"refusing archive entry '{member.name}': {reason} (tar slip); nothing written")
     except FileNotFoundError as exc:
         raise NotFound(f"{archive}: no such file") from exc
-    except (tarfile.TarError, EOFError, OSError) as exc:
+    except DAMAGE as exc:
         raise ProblemsFound(f"{archive}: archive damaged ({exc}); nothing written") from exc
     report = verify(archive, progress)
     if not report["ok"]:
@@ -364,6 +386,16 @@ def restore(archive: Path, items: list[RestoreItem], paths: Paths, *, to: Path |
     wanted = {i.name: i for i in items if i.action != "skip"}
     results = [{"path": i.name, "target": str(i.target), "action": "skipped", "detail": "already exists"}
                for i in items if i.action == "skip"]
+    try:
+        return results + _restore_members(archive, wanted, timeout, progress)
+    except DAMAGE as exc:  # it verified a moment ago, so the archive changed during the restore
+        raise ProblemsFound(f"{archive}: archive damaged while restoring ({exc}); some files may already be "
+                            "restored") from exc
+
+
+def _restore_members(archive: Path, wanted: dict[str, RestoreItem], timeout: float,
+                     progress: Progress) -> list[dict[str, Any]]:
+    results: list[dict[str, Any]] = []
     done = 0
     with tarfile.open(archive, mode="r:gz") as tar:
         for member in tar:
@@ -374,7 +406,8 @@ def restore(archive: Path, items: list[RestoreItem], paths: Paths, *, to: Path |
             outcome = {"path": item.name, "target": str(item.target),
                        "action": "replaced" if item.action == "replace" else "restored", "detail": None}
             try:
-                _write(item, data, timeout)
+                if not _write(item, data, timeout):
+                    outcome.update(action="skipped", detail="appeared while restoring; left as it is")
             except PraisonMemError as exc:
                 outcome.update(action="failed", detail=exc.message)
             results.append(outcome)
@@ -384,20 +417,25 @@ def restore(archive: Path, items: list[RestoreItem], paths: Paths, *, to: Path |
     return results
 
 
-def _write(item: RestoreItem, data: bytes, timeout: float) -> None:
+def _write(item: RestoreItem, data: bytes, timeout: float) -> bool:
+    """Write one file under the lock its kind uses; ``False`` when a file appeared that must be kept."""
+    from contextlib import nullcontext
+
     name, target = item.name, item.target
     if name.startswith("home/sessions/") and name.endswith(".json"):
-        with jsonfile.locked(target, timeout):
-            if target.exists():
-                jsonfile.read_current(target)  # a session that does not parse is never overwritten
-            jsonfile.replace_atomically(target, data, mode=item.mode)
+        guard = jsonfile.locked(target, timeout)
     elif name.startswith("home/learn/") and name.endswith(".json") and not name.endswith(".archive.json"):
-        with learn.locked(target, timeout):
-            jsonfile.replace_atomically(target, data, mode=item.mode)
+        guard = learn.locked(target, timeout)
     elif name.startswith("memory/") and len(PurePosixPath(name).parts) > 2:
-        user_dir = target.parents[len(PurePosixPath(name).parts) - 3]
-        with jsonfile.locked(user_dir / ".praisonmem", timeout):
-            jsonfile.replace_atomically(target, data, mode=item.mode)
+        guard = jsonfile.locked(target.parents[len(PurePosixPath(name).parts) - 3] / ".praisonmem", timeout)
     else:
+        guard = nullcontext()
+    with guard:
+        if target.exists():
+            if item.action != "replace":  # planned as new: it appeared since, so it is not ours to replace
+                return False
+            if name.startswith("home/sessions/") and name.endswith(".json"):
+                jsonfile.read_current(target)  # a session that does not parse is never overwritten
         jsonfile.replace_atomically(target, data, mode=item.mode)
     os.utime(target, (item.mtime, item.mtime))
+    return True

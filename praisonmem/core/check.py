@@ -158,7 +158,10 @@ class Checker:
                 if ok and not isinstance(doc, list):
                     self.add("warning", path, "archive sidecar is not a list", "learn.archive")
             elif path.name.endswith(".json.lock"):
-                age = time.time() - path.stat().st_mtime
+                try:
+                    age = time.time() - path.stat().st_mtime
+                except FileNotFoundError:  # released while we looked
+                    continue
                 if age > LEARN_LOCK_STALE:
                     self.add("warning", path, f"stale learn-store lock ({int(age)} s old): the library breaks "
                                               "it on its next write", "leftover.learn_lock")

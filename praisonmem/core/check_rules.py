@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from praisonmem.core.jsonfile import json_kind
+from praisonmem.core.sessions import tool_calls_of
 from praisonmem.core.timeutil import epoch_of
 from praisonmem.core.workspace import safe_file_stem
 
@@ -124,9 +125,9 @@ def _tool_pairing(messages: list[dict[str, Any]], report: Report) -> None:
     asked: dict[str, int] = {}
     answered: set[str] = set()
     for position, message in enumerate(messages):
-        for call in message.get("tool_calls") or []:
-            if isinstance(call, dict) and isinstance(call.get("id"), str):
-                asked[call["id"]] = position
+        for call_id, _, _ in tool_calls_of(message):
+            if call_id:
+                asked[call_id] = position
         if message.get("role") == "tool":
             call_id = message.get("tool_call_id")
             if not isinstance(call_id, str):

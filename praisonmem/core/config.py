@@ -26,6 +26,15 @@ def _str(key: str, value: Any) -> str:
     return value
 
 
+def _provider(key: str, value: Any) -> str:
+    from praisonmem.core.providers import available
+
+    names = [info.name for info in available()]
+    if _str(key, value) not in names:
+        raise UsageError(f"config {key} must be an installed provider ({', '.join(names)}), got {value!r}")
+    return value
+
+
 def _output(key: str, value: Any) -> str:
     if value not in ("table", "json"):
         raise UsageError(f"config {key} must be 'table' or 'json', got {value!r}")
@@ -33,12 +42,14 @@ def _output(key: str, value: Any) -> str:
 
 
 def _timeout(key: str, value: Any) -> float:
+    import math
+
     try:
         number = float(value) if not isinstance(value, bool) else None
     except (TypeError, ValueError):
         number = None
-    if number is None or not number > 0:
-        raise UsageError(f"config {key} must be a number of seconds above 0, got {value!r}")
+    if number is None or not math.isfinite(number) or number < 0:
+        raise UsageError(f"config {key} must be a number of seconds, 0 or more, got {value!r}")
     return number
 
 
@@ -73,7 +84,7 @@ KEYS: dict[str, Key] = {k.name: k for k in (
     Key("home", "PRAISONAI_HOME", _str, None, "PraisonAI data dir (flag --home)"),
     Key("memory_dir", "PRAISONMEM_MEMORY_DIR", _str, None, "FileMemory base dir (flag --memory-dir)"),
     Key("user_id", "PRAISONMEM_USER_ID", _user, "default", "memory user (flag --user-id)"),
-    Key("provider", "PRAISONMEM_PROVIDER", _str, "file", "memory provider (flag --provider)"),
+    Key("provider", "PRAISONMEM_PROVIDER", _provider, "file", "memory provider (flag --provider)"),
     Key("output", "PRAISONMEM_OUTPUT", _output, "table", "table or json (flag --json)"),
     Key("lock_timeout", "PRAISONMEM_LOCK_TIMEOUT", _timeout, 5.0, "seconds to wait for a lock (flag --lock-timeout)"),
     Key("upsonic.db", "PRAISONMEM_UPSONIC_DB", _str, None, "Upsonic SQLite file (flag --db)"),

@@ -147,9 +147,11 @@ class FileMemoryStore:
     def entities(self) -> dict[str, Any]:
         entities = self.read(self.path("entities.json"), {})
         for key, entity in entities.items():
-            if not (isinstance(entity, dict) and isinstance(entity.get("name"), str)):
-                raise CorruptFile(str(self.path("entities.json")), f"entity '{key}' has no name "
-                                                                   "(FileMemory() would crash on it)")
+            if not (isinstance(entity, dict) and isinstance(entity.get("name"), str)
+                    and isinstance(entity.get("attributes", {}), dict)
+                    and isinstance(entity.get("relationships", []), list)):
+                raise CorruptFile(str(self.path("entities.json")), f"entity '{key}' is not an entity with a name, "
+                                                                   "attributes and relationships")
         return entities
 
     def episodes(self, day: str) -> list[dict[str, Any]]:
@@ -163,8 +165,18 @@ class FileMemoryStore:
         return sorted(p.stem for p in self.episodic_dir.glob("*.json") if p.is_file())
 
     def config(self) -> dict[str, Any]:
-        """``DEFAULT_CONFIG`` updated with the saved values, as FileMemory loads it (never rewritten)."""
-        return {**DEFAULT_CONFIG, **self.read(self.path("config.json"), {})}
+        """``DEFAULT_CONFIG`` updated with the saved values, as FileMemory loads it (never rewritten);
+        a value FileMemory could not use is refused, naming the key."""
+        config = {**DEFAULT_CONFIG, **self.read(self.path("config.json"), {})}
+        for key, kinds, wanted in (("short_term_limit", (int,), "a whole number"),
+                                   ("long_term_limit", (int,), "a whole number"),
+                                   ("importance_threshold", (int, float), "a number"),
+                                   ("auto_promote", (bool,), "true or false")):
+            value = config[key]
+            if (isinstance(value, bool) and bool not in kinds) or not isinstance(value, kinds):
+                raise CorruptFile(str(self.path("config.json")), f"'{key}' is {jsonfile.json_kind(value)}, "
+                                                                 f"not {wanted}")
+        return config
 
     def recent_episodes(self, days: int = SEARCH_DAYS) -> list[tuple[str, dict[str, Any]]]:
         found = []
@@ -328,18 +340,43 @@ class FileMemoryStore:
 
     # -------------------------------------------------------- deleting
 
-    def delete(self, memory_id: str) -> dict[str, Any] | None:
-        """``delete_memory``: short-term, then long-term, then entities (name, then id), then episodic."""
+    def locate(self, memory_id: str, tier: str | None = None) -> dict[str, Any] | None:
+        """Where ``delete`` would find the id (the first of short, long, entity, episodic), reading only."""
+        if not self.exists():
+            return None
+        for kind in ("short_term", "long_term"):
+            if tier in (None, kind) and any(i.get("id") == memory_id for i in self.items(kind)):
+                return {"type": kind, "id": memory_id}
+        if tier in (None, "entity"):
+            entities = self.entities()
+            if find_entity(entities, memory_id, None) is not None or memory_id in entities:
+                return {"type": "entity", "id": memory_id}
+        if tier in (None, "episodic"):
+            for day in local_dates(DELETE_DAYS):
+                path = self.episodic_dir / f"{day}.json"
+                if path.exists() and any(i.get("id") == memory_id for i in self.episodes(day)):
+                    return {"type": "episodic", "id": memory_id, "date": day}
+        return None
+
+    def delete(self, memory_id: str, tier: str | None = None) -> dict[str, Any] | None:
+        """``delete_memory``: short-term, then long-term, then entities (name, then id), then episodic;
+        ``tier`` narrows it to one, like the library's ``memory_type`` hint."""
         if not self.exists():
             return None
         with self.writing():
-            for tier in ("short_term", "long_term"):
-                items = self.items(tier)
+            for kind in ("short_term", "long_term"):
+                if tier not in (None, kind):
+                    continue
+                items = self.items(kind)
                 for index, item in enumerate(items):
                     if item.get("id") == memory_id:
                         del items[index]
-                        self._write(self.path(TIER_FILES[tier]), items)
-                        return {"type": tier, "id": memory_id, "item": item}
+                        self._write(self.path(TIER_FILES[kind]), items)
+                        return {"type": kind, "id": memory_id, "item": item}
+            if tier not in (None, "entity", "episodic"):
+                return None
+            if tier == "episodic":
+                return self._delete_episodic_locked(memory_id, local_dates(DELETE_DAYS))
             entities = self.entities()
             entity = find_entity(entities, memory_id, None)
             key = next((k for k, v in entities.items() if v is entity), None) if entity is not None else None
@@ -349,8 +386,9 @@ class FileMemoryStore:
                 removed = entities.pop(key)
                 self._write(self.path("entities.json"), entities)
                 return {"type": "entity", "id": removed.get("id", key), "item": removed}
-            found = self._delete_episodic_locked(memory_id, local_dates(DELETE_DAYS))
-            return found
+            if tier == "entity":
+                return None
+            return self._delete_episodic_locked(memory_id, local_dates(DELETE_DAYS))
 
     def delete_episodic(self, memory_id: str, date: str | None = None) -> dict[str, Any] | None:
         dates = [normalise_date(date)] if date is not None else local_dates(DELETE_DAYS)
@@ -374,6 +412,8 @@ class FileMemoryStore:
 
     def reset_plan(self, what: str) -> dict[str, int]:
         """How many items ``reset`` would remove; a file that does not parse refuses the reset."""
+        if not self.exists():
+            raise NotFound(f"no memory for user '{self.user_id}' in {self.base}")
         plan: dict[str, int] = {}
         if what in ("short", "all"):
             plan["short_term"] = len(self.items("short_term"))

@@ -42,14 +42,11 @@ def locked(store_path: Path, timeout: float = jsonfile.LOCK_TIMEOUT) -> Iterator
             break
         except FileExistsError:
             try:
-                age = time.time() - lock.stat().st_mtime
+                seen = lock.stat()
             except FileNotFoundError:
                 continue
-            if age > STALE_AFTER:  # a crashed holder: the library reclaims it the same way
-                try:
-                    lock.unlink()
-                except FileNotFoundError:
-                    pass
+            if time.time() - seen.st_mtime > STALE_AFTER:  # a crashed holder: the library reclaims it too
+                _unlink_if_same(lock, seen, same_mtime=True)  # not if its holder heartbeat since
                 continue
             if time.monotonic() >= deadline:
                 raise LockTimeout(f"{store_path}: learn store locked by another writer ({lock}) for over "
@@ -60,11 +57,26 @@ def locked(store_path: Path, timeout: float = jsonfile.LOCK_TIMEOUT) -> Iterator
     try:
         yield
     finally:
+        mine = os.fstat(fd)
         os.close(fd)
-        try:
-            lock.unlink()
-        except FileNotFoundError:
-            pass
+        _unlink_if_same(lock, mine)  # a peer that judged it stale may have replaced it meanwhile
+
+
+def _unlink_if_same(lock: Path, expected: os.stat_result, *, same_mtime: bool = False) -> None:
+    """Remove ``lock`` only if it is still the file ``expected`` describes (and, for a stale lock,
+    untouched since it was judged stale)."""
+    try:
+        current = lock.lstat()
+    except FileNotFoundError:
+        return
+    if (current.st_dev, current.st_ino) != (expected.st_dev, expected.st_ino):
+        return
+    if same_mtime and current.st_mtime_ns != expected.st_mtime_ns:
+        return
+    try:
+        lock.unlink()
+    except FileNotFoundError:
+        pass
 
 
 def check_names(store: str | None = None, scope: str | None = None, user_id: str | None = None) -> None:

@@ -76,7 +76,11 @@ class Provider:
     def list(self, types: list[str]) -> list[dict[str, Any]]:
         raise NotImplementedError
 
-    def delete(self, memory_id: str) -> dict[str, Any] | None:
+    def locate(self, memory_id: str, tier: str | None) -> dict[str, Any] | None:
+        """Where ``delete`` would remove the id, without changing anything."""
+        raise NotImplementedError
+
+    def delete(self, memory_id: str, tier: str | None) -> dict[str, Any] | None:
         raise NotImplementedError
 
     def reset(self, what: str, dry_run: bool) -> dict[str, int | None]:
@@ -113,8 +117,11 @@ class FileProvider(Provider):
                         for i in self.store_.episodes(date)]
         return out
 
-    def delete(self, memory_id):
-        return self.store_.delete(memory_id)
+    def locate(self, memory_id, tier):
+        return self.store_.locate(memory_id, tier)
+
+    def delete(self, memory_id, tier):
+        return self.store_.delete(memory_id, tier)
 
     def reset(self, what, dry_run):
         return self.store_.reset_plan(what) if dry_run else self.store_.reset(what)
@@ -144,9 +151,21 @@ class SqliteProvider(Provider):
         return [{"type": tier, "item": row} for tier in ("short_term", "long_term") if tier in types
                 for row in self.store_.all(tier)]
 
-    def delete(self, memory_id):
-        tiers = self.store_.delete(memory_id)
-        return {"type": "+".join(tiers), "id": memory_id} if tiers else None
+    def locate(self, memory_id, tier):
+        """The tier holding the id; the tiers number separately, so an id in both needs ``tier``."""
+        found = [t for t in ("short_term", "long_term") if tier in (None, t)
+                 and any(row["id"] == memory_id for row in self.store_.all(t))]
+        if len(found) > 1:
+            raise UsageError(f"id {memory_id} is in both short- and long-term memory (the tiers number "
+                             "separately): give --type short or --type long")
+        return {"type": found[0], "id": memory_id} if found else None
+
+    def delete(self, memory_id, tier):
+        where = self.locate(memory_id, tier)
+        if where is None:
+            return None
+        hit = self.store_.delete(memory_id, where["type"])
+        return {"type": where["type"], "id": memory_id} if hit else None
 
     def reset(self, what, dry_run):
         tiers = {"short": ["short_term"], "long": ["long_term"], "all": ["short_term", "long_term"]}[what]
@@ -210,9 +229,18 @@ class PluginProvider(Provider):
                 kept.append(row)
         return kept
 
-    def delete(self, memory_id):
+    def locate(self, memory_id, tier):
+        if "list" not in self.supports:  # cannot look first: the provider says whether it deleted
+            return {"type": tier or "memory", "id": memory_id}
+        rows = self.list(["short_term", "long_term"])
+        hit = next((r for r in rows if str(r["item"].get("id")) == memory_id and tier in (None, r["type"])), None)
+        return {"type": hit["type"], "id": memory_id} if hit else None
+
+    def delete(self, memory_id, tier):
         self.require("delete", "delete (it has no delete_memory)")
-        return {"type": "memory", "id": memory_id} if self._call("delete_memory", memory_id) else None
+        short = {"short_term": "short", "long_term": "long"}.get(tier or "")
+        deleted = self._call("delete_memory", memory_id, tier=short)
+        return {"type": tier or "memory", "id": memory_id} if deleted else None
 
     def reset(self, what, dry_run):
         tiers = {"short": ["short_term"], "long": ["long_term"], "all": ["short_term", "long_term"]}[what]

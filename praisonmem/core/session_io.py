@@ -106,10 +106,9 @@ def export_markdown(docs: list[tuple[Path, dict[str, Any]]]) -> str:
                     out.append("*(encrypted)*")
                 elif content:
                     out.append(str(content) if isinstance(content, str) else jsonfile.dumps(content))
-                for call in message.get("tool_calls") or []:
-                    fn = call.get("function", {}) if isinstance(call, dict) else {}
-                    out.append(f"\n**Tool call** `{fn.get('name', '?')}` (`{call.get('id', '')}`):\n")
-                    out.append(f"```json\n{fn.get('arguments', '')}\n```")
+                for call_id, name, arguments in sessions.tool_calls_of(message):
+                    out.append(f"\n**Tool call** `{name}` (`{call_id}`):\n")
+                    out.append(f"```json\n{arguments}\n```")
                 if message.get("tool_call_id"):
                     out.append(f"\n*(result of tool call `{message['tool_call_id']}`)*")
                 out.append("")
@@ -167,6 +166,8 @@ def validate_session(doc: Any, index: int) -> str:
     if not isinstance(doc, dict):
         raise UsageError(f"{where}: not a JSON object")
     sid = doc.get("session_id")
+    if "session_id" in doc and not isinstance(sid, str):
+        raise UsageError(f"{where}: session_id is {jsonfile.json_kind(sid)}, not a string")
     if not isinstance(sid, str) or not sid.strip():
         raise UsageError(f"{where}: missing or empty session_id")
     where = f"session {index} ('{sid}')"
@@ -174,6 +175,11 @@ def validate_session(doc: Any, index: int) -> str:
         sessions.validate(doc, where)
     except PraisonMemError as exc:
         raise UsageError(exc.message) from exc
+    if not isinstance(doc.get("messages"), list):  # the library's loader fails on anything else
+        raise UsageError(f"{where}: 'messages' must be a list")
+    checkpoint = doc.get("last_compaction")
+    if checkpoint and not (isinstance(checkpoint, dict) and isinstance(checkpoint.get("message_index"), int)):
+        raise UsageError(f"{where}: 'last_compaction' must be an object with an integer message_index")
     for key in ("messages", "archived_messages"):
         for i, message in enumerate(sessions.messages_of(doc, key)):
             if not isinstance(message, dict):
@@ -223,15 +229,18 @@ def run_import(plan: ImportPlan, *, on_conflict: str, dry_run: bool = False,
         try:
             with jsonfile.locked(target, timeout):
                 exists = jsonfile.exists(target)
-                if exists and on_conflict != "replace":
-                    change.action, change.detail = ("skipped", "appeared during import") if on_conflict == "skip" \
-                        else ("failed", "appeared during import")
+                if exists and on_conflict == "skip":
+                    change.action, change.detail = "skipped", "appeared during import"
+                elif exists and on_conflict != "replace":
+                    from praisonmem.core.errors import TargetExists
+
+                    change.failed(TargetExists(f"{target.name} appeared during the import; not replaced"))
                 else:
                     if exists:
                         jsonfile.read_current(target)  # refuse to replace a file that does not parse
                     jsonfile.write_locked(target, doc)
                     change.action = "replaced" if exists else "imported"
         except PraisonMemError as exc:
-            change.action, change.detail = "failed", exc.message
+            change.failed(exc)
         changes.append(change)
     return changes

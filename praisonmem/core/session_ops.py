@@ -16,7 +16,7 @@ import json
 import os
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -41,9 +41,15 @@ class Change:
     new_session_id: str | None = None
     target: str | None = None
     detail: str | None = None
+    exit_code: int | None = field(default=None, repr=False)  # of a failure; not part of the JSON record
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        record = asdict(self)
+        del record["exit_code"]
+        return record
+
+    def failed(self, exc: PraisonMemError) -> None:
+        self.action, self.detail, self.exit_code = "failed", exc.message, exc.exit_code
 
 
 def _refuse_if_live(path: Path, doc: dict[str, Any], what: str, force: bool) -> None:
@@ -72,8 +78,8 @@ def _vanished(path: Path) -> NotFound:
 def rename(paths: Paths, name: str, new_id: str, *, force: bool = False, dry_run: bool = False,
            timeout: float = jsonfile.LOCK_TIMEOUT) -> Change:
     """Move a session to the file for ``new_id`` and set its ``session_id``; nothing else changes."""
-    if not new_id:
-        raise UsageError("the new session id must not be empty")
+    if not new_id.strip():
+        raise UsageError("the new session id must not be blank")
     src = sessions.find(paths, name)
     doc = sessions.load(src)
     old_id = sessions.raw_session_id(doc, src)
@@ -312,9 +318,34 @@ def check_not_live(targets: list[Path], force: bool) -> None:
             _refuse_if_live(path, doc, "delete it", force)
 
 
+Recheck = Callable[[Path, dict[str, Any] | None], str | None]
+
+
+def not_live(path: Path, doc: dict[str, Any] | None) -> str | None:
+    """A reason to keep the session now: an agent wrote it in the last minute."""
+    age = seconds_since_activity(path, doc, time.time()) if doc is not None else None
+    if age is not None and age < RECENT_SECONDS:
+        return f"written {max(0, int(age))} s ago, after it was chosen; kept (use --force to delete anyway)"
+    return None
+
+
+def still_older_than(cutoff: float) -> Recheck:
+    def recheck(path: Path, doc: dict[str, Any] | None) -> str | None:
+        stamp = epoch_of(doc.get("updated_at")) if doc is not None else None
+        if stamp is None or stamp >= cutoff:
+            return "updated after it was chosen for pruning; kept"
+        return None
+    return recheck
+
+
 def delete(targets: list[Path], *, dry_run: bool = False, timeout: float = jsonfile.LOCK_TIMEOUT,
-           on_done: Callable[[Change], None] | None = None) -> list[Change]:
-    """Delete each file under its lock; its ``.lock`` sidecar stays. A failure is recorded, not raised."""
+           recheck: Recheck | None = None, on_done: Callable[[Change], None] | None = None) -> list[Change]:
+    """Delete each file under its lock; its ``.lock`` sidecar stays. A failure is recorded, not raised.
+
+    ``recheck`` is applied again to the document read under the lock (the choice
+    may be minutes old, made before a confirmation prompt): a reason it returns
+    keeps the file, recorded as ``skipped``.
+    """
     changes = []
     for path in targets:
         sid, _ = describe(path)
@@ -324,18 +355,30 @@ def delete(targets: list[Path], *, dry_run: bool = False, timeout: float = jsonf
                 with jsonfile.locked(path, timeout):
                     if not path.is_file():
                         raise _vanished(path)
-                    jsonfile.delete_locked(path)
+                    reason = recheck(path, _current_or_none(path)) if recheck else None
+                    if reason:
+                        change.action, change.detail = "skipped", reason
+                    else:
+                        jsonfile.delete_locked(path)
             except PraisonMemError as exc:
-                change.action, change.detail = "failed", exc.message
+                change.failed(exc)
         changes.append(change)
         if on_done:
             on_done(change)
     return changes
 
 
+def _current_or_none(path: Path) -> dict[str, Any] | None:
+    try:
+        return jsonfile.read_current(path)
+    except PraisonMemError:
+        return None
+
+
 @dataclass
 class PrunePlan:
     delete: list[dict[str, Any]]  # session list rows
+    cutoff: float
     kept_recent: int
     kept_by_keep: int
     undated: list[dict[str, Any]]
@@ -357,4 +400,4 @@ def plan_prune(paths: Paths, older_than: timedelta, *, keep: int = 0, agent: str
     cutoff = now - older_than.total_seconds()
     old = [r for r in dated[keep:] if epoch_of(r["updated_at"]) < cutoff]
     kept_by_keep = sum(1 for r in spared if epoch_of(r["updated_at"]) < cutoff)
-    return PrunePlan(old, len(dated) - len(old) - kept_by_keep, kept_by_keep, undated, listing.unreadable)
+    return PrunePlan(old, cutoff, len(dated) - len(old) - kept_by_keep, kept_by_keep, undated, listing.unreadable)

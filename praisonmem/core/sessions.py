@@ -75,6 +75,19 @@ def metadata_of(doc: dict[str, Any]) -> dict[str, Any]:
     return meta if isinstance(meta, dict) else {}
 
 
+def tool_calls_of(message: Any) -> list[tuple[str, str, str]]:
+    """A message's tool calls as ``(id, name, arguments)``; malformed entries are skipped, never fatal."""
+    calls = message.get("tool_calls") if isinstance(message, dict) else None
+    out = []
+    for call in calls if isinstance(calls, list) else []:
+        if isinstance(call, dict):
+            fn = call.get("function") if isinstance(call.get("function"), dict) else {}
+            arguments = fn.get("arguments")
+            out.append((str(call.get("id") or ""), str(fn.get("name") or "?"),
+                        arguments if isinstance(arguments, str) else jsonfile.dumps(arguments, compact=True)))
+    return out
+
+
 def title_of(doc: dict[str, Any]) -> str | None:
     """``metadata.title`` (what ``rename_session`` sets), else a hierarchical store's ``title``."""
     for value in (metadata_of(doc).get("title"), doc.get("title")):
@@ -100,7 +113,10 @@ def find(paths: Paths, name: str, *, allow_prefix: bool = False) -> Path:
         return as_path
     paths.require_home()
     sessions_dir = paths.sessions_dir
-    exact = _unique([sessions_dir / f"{safe_file_stem(name)}.json", sessions_dir / f"{name}.json"])
+    candidates = [sessions_dir / f"{safe_file_stem(name)}.json"]
+    if "/" not in name and "\\" not in name:  # a stem names a file in the sessions dir, never elsewhere
+        candidates.append(sessions_dir / f"{name}.json")
+    exact = _unique(candidates)
     exact = [p for p in exact if p.is_file()]
     if len(exact) == 1:
         return exact[0]
@@ -109,7 +125,7 @@ def find(paths: Paths, name: str, *, allow_prefix: bool = False) -> Path:
         if len(holding) == 1:
             return holding[0]
         raise AmbiguousName(_ambiguous_message(name, exact))
-    if allow_prefix:
+    if allow_prefix and "/" not in name:
         matches = [p for p in session_files(sessions_dir) if p.name.startswith(name)]
         if len(matches) == 1:
             return matches[0]
@@ -428,12 +444,7 @@ def _turn(section: str, index: int, message: Any) -> Turn:
     meta = message.get("metadata")
     meta = meta if isinstance(meta, dict) else {}
     content = message.get("content")
-    calls = []
-    for call in message.get("tool_calls") or []:
-        if isinstance(call, dict):
-            fn = call.get("function") if isinstance(call.get("function"), dict) else {}
-            calls.append({"id": str(call.get("id") or ""), "name": str(fn.get("name") or "?"),
-                          "arguments": _text(fn.get("arguments"))})
+    calls = [{"id": i, "name": n, "arguments": a} for i, n, a in tool_calls_of(message)]
     compacted = meta.get("compacted_count") if meta.get("compaction") else None
     return Turn(
         section=section,

@@ -38,8 +38,8 @@ _DDL = """
 
 
 def user_suffix(user_id: str | None) -> str:
-    """``Memory._path_safe_suffix``; ``default`` (praisonmem's default user) means no suffix."""
-    if not user_id or user_id == "default":
+    """``Memory._path_safe_suffix``: blank means no suffix; separators and ``..`` are refused."""
+    if not user_id:
         return ""
     if ".." in user_id or "/" in user_id or "\\" in user_id or "\x00" in user_id:
         raise UsageError(f"user_id must not contain path separators or parent references, got '{user_id}'")
@@ -59,14 +59,15 @@ def _metadata_user_id(raw: Any) -> str | None:
 
 class SqliteMemoryStore:
     def __init__(self, project_dir: Path, user_id: str | None = "default", *, timeout: float = 5.0) -> None:
-        self.user_id = user_id or "default"
+        self.user_id = user_id or ""
         suffix = user_suffix(self.user_id)
         self.files = {tier: Path(project_dir) / f"{tier}{suffix}.db" for tier in TABLES}
         self.timeout = timeout
 
     @property
     def scoped(self) -> bool:
-        return self.user_id != "default"
+        """Rows of a named user carry ``metadata.user_id`` and searches filter on it."""
+        return bool(self.user_id)
 
     def store(self, tier: str, text: str, metadata: dict[str, Any] | None = None) -> dict[str, Any]:
         meta = dict(metadata or {})
@@ -147,18 +148,28 @@ class SqliteMemoryStore:
 
 
 def _row(row: tuple) -> dict[str, Any]:
-    return {"id": str(row[0]), "text": row[1], "metadata": json.loads(row[2]) if row[2] else {}, "timestamp": row[3]}
+    return {"id": str(row[0]), "text": row[1], "metadata": _metadata(row[2]), "timestamp": row[3]}
+
+
+def _metadata(raw: Any) -> Any:
+    """The row's metadata; text that is not JSON is shown as stored rather than failing."""
+    if not raw:
+        return {}
+    try:
+        return json.loads(raw)
+    except (TypeError, ValueError):
+        return raw
 
 
 def users(project_dir: Path) -> list[str]:
-    """The user suffixes of the SQLite memory files (``default`` for the unsuffixed ones)."""
+    """The user suffixes of the SQLite memory files (``""`` for the unsuffixed ones)."""
     found = set()
     if not project_dir.is_dir():
         return []
     for path in project_dir.glob("*_term*.db"):
         for tier in TABLES:
             if path.name == f"{tier}.db":
-                found.add("default")
+                found.add("")
             elif path.name.startswith(f"{tier}_") and path.name.endswith(".db"):
                 found.add(path.name[len(tier) + 1: -3])
     return sorted(found)

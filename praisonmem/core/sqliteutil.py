@@ -8,11 +8,27 @@ from pathlib import Path
 from praisonmem.core.errors import IOFailure, LockTimeout, NotFound
 
 
+def _is_idle_wal(path: Path) -> bool:
+    """A WAL database no connection has open: read-only opens would leave -wal/-shm files behind."""
+    try:
+        with open(path, "rb") as handle:
+            header = handle.read(20)
+    except OSError:
+        return False
+    wal = len(header) == 20 and header.startswith(b"SQLite format 3\x00") and header[18] == 2 and header[19] == 2
+    return wal and not Path(f"{path}-shm").exists()
+
+
 def connect_ro(path: Path, timeout: float = 5.0) -> sqlite3.Connection:
-    """``mode=ro``: never creates the file, a table, or a journal-mode change."""
+    """``mode=ro``: never creates the file, a table, or a journal-mode change.
+
+    A WAL file that no process has open (no ``-shm``) is opened ``immutable``: an
+    ordinary read-only open would create ``-wal``/``-shm`` files and leave them;
+    with nothing open on it, nothing can change it during the read.
+    """
     if not path.is_file():
         raise NotFound(f"{path}: no such database")
-    uri = path.absolute().as_uri() + "?mode=ro"
+    uri = path.absolute().as_uri() + ("?mode=ro&immutable=1" if _is_idle_wal(path) else "?mode=ro")
     try:
         return sqlite3.connect(uri, uri=True, timeout=timeout)
     except sqlite3.Error as exc:

@@ -24,7 +24,10 @@ def parse_duration(text: str, option: str = "--older-than") -> timedelta:
     if not compact or _DURATION.sub("", compact) != "":
         raise UsageError(f"{option} must be a duration such as 30d, 12h, 90m or 2w, got '{text}'")
     seconds = sum(int(n) * _UNITS[unit] for n, unit in _DURATION.findall(compact))
-    return timedelta(seconds=seconds)
+    try:
+        return timedelta(seconds=seconds)
+    except OverflowError:
+        raise UsageError(f"{option} {text} is too long a duration") from None
 
 
 def epoch_of(value: Any) -> float | None:

@@ -110,7 +110,9 @@ class Store:
         return {n: [r[1] for r in conn.execute(f"PRAGMA table_info({_quote(n)})")] for n in names}
 
     def _check(self, conn: sqlite3.Connection, need: tuple[str, ...], *, allow_empty: bool = False) -> list[str]:
-        """The tables in ``need`` ("sessions"/"users") that are missing (only possible when ``allow_empty``)."""
+        """The tables in ``need`` ("sessions"/"users") that are missing but may be: the file is an
+        Upsonic store (its other table is there, as the library creates tables lazily), or, with
+        ``allow_empty``, a new empty database. Anything else is refused before it is read or written."""
         try:
             tables = self._tables(conn)
         except sqlite3.DatabaseError as exc:
@@ -119,21 +121,23 @@ class Store:
             raise translate(exc, self.path, self.timeout) from exc
         wanted = {"sessions": (self.session_table, SESSION_COLUMNS, "--session-table"),
                   "users": (self.user_memory_table, USER_COLUMNS, "--user-memory-table")}
-        missing = []
-        for kind in need:
-            table, columns, option = wanted[kind]
-            if table not in tables:
-                if allow_empty and not tables:
-                    missing.append(kind)
-                    continue
-                raise Refused(f"{self.path}: no table '{table}': not an Upsonic store, or the table has another "
-                              f"name ({option})")
-            if sorted(tables[table]) != sorted(columns):
+        for table, columns, _ in wanted.values():
+            if table in tables and sorted(tables[table]) != sorted(columns):
                 extra = sorted(set(tables[table]) - set(columns))
                 lacking = sorted(set(columns) - set(tables[table]))
                 raise Refused(f"{self.path}: table '{table}' does not have Upsonic 0.77.3's columns "
                               f"(missing: {', '.join(lacking) or '-'}; unexpected: {', '.join(extra) or '-'}); "
                               "refusing to touch it")
+        is_store = any(table in tables for table, _, _ in wanted.values())
+        missing = []
+        for kind in need:
+            table, _, option = wanted[kind]
+            if table in tables:
+                continue
+            if not is_store and not (allow_empty and not tables):
+                raise Refused(f"{self.path}: no table '{table}': not an Upsonic store, or the table has another "
+                              f"name ({option})")
+            missing.append(kind)
         return missing
 
     def _read(self, need: tuple[str, ...], sql: str, params: tuple = ()) -> list[sqlite3.Row]:
@@ -141,7 +145,8 @@ class Store:
         conn = connect_ro(self.path, self.timeout)
         conn.row_factory = sqlite3.Row
         try:
-            self._check(conn, need)
+            if self._check(conn, need):  # an Upsonic store that has not created this table yet
+                return []
             return conn.execute(sql, params).fetchall()
         except sqlite3.Error as exc:
             raise translate(exc, self.path, self.timeout) from exc

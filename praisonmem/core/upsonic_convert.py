@@ -21,6 +21,7 @@ import json
 from datetime import datetime, timezone
 from typing import Any
 
+from praisonmem.core.sessions import tool_calls_of
 from praisonmem.core.timeutil import epoch_of
 
 PICKLED = "__pickled__"
@@ -209,12 +210,10 @@ def from_praisonai(doc: dict[str, Any], *, now: int) -> dict[str, Any]:
             if text:
                 parts_.append({"content": text, "id": None, "provider_name": None, "provider_details": None,
                                "part_kind": "text"})
-            for call in message.get("tool_calls") or []:
-                fn = call.get("function", {}) if isinstance(call, dict) else {}
-                names[str(call.get("id"))] = fn.get("name") or ""
-                parts_.append({"tool_name": fn.get("name") or "", "args": fn.get("arguments"),
-                               "tool_call_id": call.get("id"), "id": None, "provider_name": None,
-                               "provider_details": None, "part_kind": "tool-call"})
+            for call_id, name, arguments in tool_calls_of(message):
+                names[call_id] = name
+                parts_.append({"tool_name": name, "args": arguments, "tool_call_id": call_id, "id": None,
+                               "provider_name": None, "provider_details": None, "part_kind": "tool-call"})
             msg_meta = message.get("metadata") if isinstance(message.get("metadata"), dict) else {}
             out.append({"parts": parts_, "usage": dict(_USAGE), "model_name": msg_meta.get("model") or meta.get("model"),
                         "timestamp": stamp, "kind": "response", "provider_name": None, "provider_url": None,

@@ -190,8 +190,37 @@ def test_failure_is_one_stderr_line_and_non_zero(cli, world):
 def test_verify_of_something_that_is_not_a_backup(cli, world):
     junk = world["tmp"] / "junk.tar.gz"
     junk.write_bytes(gzip.compress(b"not a tar"))
-    assert cli("backup", "verify", junk).exit_code == 4
+    result = cli("backup", "verify", junk)
+    assert result.exit_code == 1 and "cannot read the archive" in result.stdout
     assert cli("backup", "verify", world["tmp"] / "missing.tar.gz").exit_code == 3
+
+
+def test_nothing_to_back_up_and_missing_sources(cli, world, tmp_path):
+    empty = cli("--home", tmp_path / "nohome", "--memory-dir", tmp_path / "nomem", "backup", "create", "-o",
+                world["out"])
+    assert empty.exit_code == 3 and "nothing to back up" in empty.stderr
+    assert not world["out"].exists() or not list(world["out"].iterdir())
+    partial = cli("--home", world["home"], "--memory-dir", tmp_path / "nomem", "backup", "create", "-o",
+                  world["out"])
+    assert partial.exit_code == 0
+    assert partial.stderr == f"praisonmem: warning: not backed up, no such directory: memory ({tmp_path / 'nomem'})\n"
+
+
+def test_backup_list_of_a_missing_or_non_directory_path(cli, world):
+    assert cli("backup", "list", world["tmp"] / "nowhere").exit_code == 3
+    (world["tmp"] / "afile").write_text("x")
+    assert cli("backup", "list", world["tmp"] / "afile").exit_code == 2
+
+
+@pytest.mark.parametrize("name", ["x.zip", "x.tgz"])
+def test_an_archive_name_that_is_not_tar_gz_is_refused(cli, world, name):
+    result = cli("--home", world["home"], "backup", "create", "-o", world["tmp"] / name)
+    assert result.exit_code == 2 and "must end in .tar.gz" in result.stderr
+    assert not (world["tmp"] / name).exists()
+
+
+def test_empty_include_is_a_usage_error(cli, world):
+    assert cli("--home", world["home"], "backup", "create", "-o", world["out"], "--include", "").exit_code == 2
 
 
 def test_backup_dir_and_keep_come_from_config(cli, world, monkeypatch):
@@ -202,3 +231,18 @@ def test_backup_dir_and_keep_come_from_config(cli, world, monkeypatch):
         assert cli("--home", world["home"], "backup", "create").exit_code == 0
     assert len(list(world["out"].iterdir())) == 1
     assert len(cli("backup", "list", "--json").json()) == 1
+
+
+def test_a_file_that_appears_after_planning_is_not_overwritten(cli, world):
+    from praisonmem.core import backup
+    from praisonmem.core.paths import resolve
+
+    archive = make_backup(cli, world)
+    paths = resolve(world["tmp"] / "fresh-home", env={})
+    items = backup.plan_restore(archive, paths, to=None, on_conflict="skip")
+    target = paths.sessions_dir / "my_chat.json"
+    target.parent.mkdir(parents=True)
+    target.write_text('{"session_id": "my_chat", "messages": [{"role": "user", "content": "new turn"}]}')
+    results = backup.restore(archive, items, paths, to=None)
+    mine = next(r for r in results if r["target"] == str(target))
+    assert mine["action"] == "skipped" and "new turn" in target.read_text()

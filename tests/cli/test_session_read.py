@@ -159,7 +159,8 @@ def test_show_resolves_stems_paths_and_unique_prefixes(cli, fixture_home):
 def test_show_renders_tool_calls_results_and_markers(cli, fixture_home):
     out = cli("--home", fixture_home, "session", "show", "history_ec9d38c8").stdout
     assert '→ tool call weather({"city": "Paris"}) [call_abc123]' in out
-    assert "── #2 tool · 2026-11-30 14:49:49 [result of weather [call_abc123]]" in out
+    assert "\n#2 tool · 2026-11-30 14:49:49 [result of weather [call_abc123]]\n" in out
+    assert "──" not in out  # nothing decorative when piped
     assert "Sunny in Paris, 21C" in out
     partial = cli("--home", fixture_home, "session", "show", "interrupted-stream").stdout
     assert "[partial: interrupted or still streaming]" in partial
@@ -171,11 +172,11 @@ def test_show_renders_tool_calls_results_and_markers(cli, fixture_home):
 
 def test_show_archived_and_tail(cli, fixture_home):
     out = cli("--home", fixture_home, "session", "show", "compacted-demo", "--archived").stdout
-    assert out.index("── #a0 user") < out.index("── #a4 tool") < out.index("── #0 system")
+    assert out.index("\n#a0 user") < out.index("\n#a4 tool") < out.index("\n#0 system")
     assert "[archived] [result of get_weather [call_w1]]" in out
     tail = cli("--home", fixture_home, "session", "show", "compacted-demo", "--tail", "2").stdout
     assert "… 3 earlier turns not shown (--tail)" in tail
-    assert tail.count("── #") == 2 and "── #4 user" in tail
+    assert tail.count("\n#") == 2 and "\n#4 user" in tail
 
 
 def test_show_working_equals_the_library_working_history(cli, fixture_home):
@@ -200,7 +201,7 @@ def test_show_marks_spilled_turns(cli, fixture_home):
     (sessions / "spilled-session.json").write_text(json.dumps(doc), encoding="utf-8")
     out = cli("--home", fixture_home, "session", "show", "spilled-session").stdout
     assert "1 spilled (waiting in the spill dir" in out
-    assert "── #s0 user" in out and "[spilled: not yet merged into the file]" in out
+    assert "\n#s0 user" in out and "[spilled: not yet merged into the file]" in out
     assert "turn saved by the spill path" in out
     rows = {r["session_id"]: r for r in cli("--home", fixture_home, "session", "list", "--json").json()}
     assert rows["spilled-session"]["spilled_count"] == 1

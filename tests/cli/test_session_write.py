@@ -181,9 +181,10 @@ def test_check_defaults_to_the_resolved_home(cli, fixture_home, monkeypatch):
     assert report["roots"] == [str(fixture_home)]
 
 
-def test_check_with_nothing_to_check(cli, tmp_path):
+def test_check_with_nothing_to_check_fails_so_ci_notices(cli, tmp_path):
     result = cli("check")
-    assert result.exit_code == 0 and "nothing to check" in result.stdout
+    assert result.exit_code == 3 and "nothing to check" in result.stderr and result.stdout == ""
     (tmp_path / "empty-home").mkdir()
     result = cli("--home", tmp_path / "empty-home", "check")
-    assert result.exit_code == 0 and "nothing to check" in result.stdout
+    assert result.exit_code == 3 and "nothing to check" in result.stderr
+    assert cli("check", "").exit_code == 2

@@ -12,7 +12,7 @@ CASES = {
     "home": ("/flag", "/env", "/env", 'home = "/cfg"', "/cfg", None),
     "memory_dir": ("/flag", "/env", "/env", 'memory_dir = "/cfg"', "/cfg", None),
     "user_id": ("flag", " env ", "env", 'user_id = "cfg"', "cfg", "default"),
-    "provider": ("sqlite", "envprov", "envprov", 'provider = "cfgprov"', "cfgprov", "file"),
+    "provider": ("sqlite", "file", "file", 'provider = "sqlite"', "sqlite", "file"),
     "output": ("json", "json", "json", 'output = "json"', "json", "table"),
     "lock_timeout": (1.5, "2.5", 2.5, "lock_timeout = 3.5", 3.5, 5.0),
     "upsonic.db": ("/flag.db", "/env.db", "/env.db", '[upsonic]\ndb = "/cfg.db"', "/cfg.db", None),
@@ -58,7 +58,9 @@ def test_set_get_unset_round_trip_keeps_other_keys(tmp_path):
     ("colour = 'red'\n", "unknown key 'colour'"),
     ("[backup]\nkeep = -1\n", "config backup.keep must be a whole number 0 or above, got -1"),
     ("output = 'yaml'\n", "config output must be 'table' or 'json', got 'yaml'"),
-    ("lock_timeout = 0\n", "config lock_timeout must be a number of seconds above 0, got 0"),
+    ("lock_timeout = -1\n", "config lock_timeout must be a number of seconds, 0 or more, got -1"),
+    ("lock_timeout = inf\n", "config lock_timeout must be a number of seconds, 0 or more, got inf"),
+    ("provider = 'bogus'\n", "config provider must be an installed provider (file, sqlite"),
     ("user_id = '../x'\n", "config user_id: user_id must not contain path separators"),
 ])
 def test_invalid_files_name_the_line_or_the_key(tmp_path, toml, message):

@@ -110,3 +110,34 @@ def test_unreadable_store_is_refused(learn_dir):
 def test_bad_names(learn_dir, kwargs):
     with pytest.raises(UsageError):
         learn.entries(learn_dir, **kwargs)
+
+
+def test_release_never_deletes_a_lock_it_no_longer_owns(learn_dir):
+    path = learn_dir / "private" / "alice" / "persona.json"
+    lock = Path(f"{path}.lock")
+    with learn.locked(path):
+        lock.unlink()  # a peer judged it stale and took over with its own lock file
+        lock.write_text("peer")
+    assert lock.read_text() == "peer"
+
+
+def test_a_stale_lock_refreshed_by_its_holder_is_not_broken(learn_dir, monkeypatch):
+    path = learn_dir / "private" / "alice" / "persona.json"
+    lock = Path(f"{path}.lock")
+    lock.write_text("")
+    os.utime(lock, (time.time() - 30, time.time() - 30))
+    real_stat = Path.stat
+    calls = []
+
+    def stat_then_heartbeat(self, *args, **kwargs):
+        result = real_stat(self, *args, **kwargs)
+        if self == lock and not calls:
+            calls.append(1)
+            os.utime(lock, None)  # the holder heartbeats right after we judged it stale
+        return result
+
+    monkeypatch.setattr(Path, "stat", stat_then_heartbeat)
+    with pytest.raises(LockTimeout):
+        with learn.locked(path, timeout=0.3):
+            pass
+    assert lock.exists()

@@ -269,3 +269,28 @@ def test_jsonfile_locked_many_takes_locks_in_sorted_order(tmp_path, monkeypatch)
     with jsonfile.locked_many([tmp_path / "b.json", tmp_path / "a.json"]):
         pass
     assert order == ["a.json", "b.json"]
+
+
+def test_prune_rechecks_under_the_lock_and_keeps_a_session_written_meanwhile(paths):
+    now = time.time()
+    target = sessions_dir(paths) / "old.json"
+    target.write_text(json.dumps({"session_id": "old", "messages": [], "updated_at": jsonfile_iso(now - 90 * 86400)}))
+    plan = session_ops.plan_prune(paths, timedelta(days=30), now=now)
+    assert "old" in [r["session_id"] for r in plan.delete]
+    doc = json.loads(target.read_text())
+    doc["updated_at"] = jsonfile_now()  # an agent writes while the user reads the prompt
+    target.write_text(json.dumps(doc))
+    changes = session_ops.delete([target], recheck=session_ops.still_older_than(plan.cutoff))
+    assert (changes[0].action, target.exists()) == ("skipped", True)
+    assert "updated after it was chosen" in changes[0].detail
+
+
+def test_delete_rechecks_liveness_under_the_lock(paths):
+    target = sessions_dir(paths) / "my_chat.json"
+    doc = json.loads(target.read_text())
+    doc["updated_at"] = jsonfile_now()
+    target.write_text(json.dumps(doc))
+    [change] = session_ops.delete([target], recheck=session_ops.not_live)
+    assert change.action == "skipped" and target.exists()
+    [change] = session_ops.delete([target])
+    assert change.action == "deleted" and not target.exists()

@@ -41,9 +41,10 @@ def test_store_writes_rows_like_the_adapter(project):
     assert raw == ("Gruß ✓", '{"source": "cli", "user_id": "alice"}')
 
 
-def test_default_user_uses_the_unsuffixed_files_and_reads_create_nothing(tmp_path):
-    store = SqliteMemoryStore(tmp_path, "default")
-    assert store.files["short_term"].name == "short_term.db"
+def test_user_suffix_is_the_librarys_and_a_blank_user_is_unsuffixed(tmp_path):
+    assert SqliteMemoryStore(tmp_path, "default").files["short_term"].name == "short_term_default.db"
+    store = SqliteMemoryStore(tmp_path, "")
+    assert store.files["short_term"].name == "short_term.db" and not store.scoped
     assert store.search("short_term", "x") == [] and store.all("long_term") == []
     assert list(tmp_path.iterdir()) == []
     store.store("long_term", "x")

@@ -76,6 +76,8 @@ def list_command(
              "run 'praisonmem session list' without filters to see them")
     elif result.unreadable and (as_json or as_ndjson):
         warn(f"{result.unreadable} unreadable session file(s) listed with \"unreadable\": true")
+    if not state.paths.sessions_dir.is_dir():
+        warn(f"no sessions directory at {state.paths.sessions_dir} ({state.paths.data.source})")
     readable_shown = sum(1 for r in result.rows if not r["unreadable"])
     if readable_shown < result.total and not (as_json or as_ndjson):
         note(f"showing {readable_shown} of {result.total} sessions; --limit 0 shows all")
@@ -172,7 +174,7 @@ def _turn_json(turn) -> dict:
 @app.command("search")
 def search_command(
     ctx: typer.Context,
-    query: Annotated[str, typer.Argument(help="Text to find (case-insensitive).")],
+    query: Annotated[str, typer.Argument(metavar="QUERY", help="Text to find (case-insensitive).")],
     limit: LimitOption = 20,
     as_json: JsonFlag = False,
     as_ndjson: NdjsonFlag = False,

@@ -62,14 +62,20 @@ def _describe(change) -> str:
 
 
 def _emit(ctx: typer.Context, changes: list, as_json: bool) -> None:
+    """Changes on stdout, failures on stderr; a run where everything failed for one reason exits with
+    that reason's code (a lock timeout: 4), one where only some failed with 1."""
     out = Output(no_color=state_of(ctx).no_color)
     if as_json:
         out.json([c.to_json() for c in changes])
-    else:
-        for change in changes:
+    for change in changes:
+        if change.action == "failed":
+            note(f"error: {_describe(change)}")
+        elif not as_json:
             out.raw(_describe(change))
-    if any(c.action == "failed" for c in changes):
-        raise typer.Exit(1)
+    failed = [c for c in changes if c.action == "failed"]
+    if failed:
+        codes = {c.exit_code or 1 for c in failed}
+        raise typer.Exit(codes.pop() if len(failed) == len(changes) and len(codes) == 1 else 1)
 
 
 @app.command("rename")
@@ -168,7 +174,9 @@ def adopt_command(
                 plan = session_ops.plan_adopt(state.paths, name, source=path, **options)
                 changes.append(session_ops.adopt(plan, dry_run=dry_run, timeout=state.lock_timeout))
             except PraisonMemError as exc:
-                changes.append(session_ops.Change("failed", path.stem, str(path), dry_run, detail=exc.message))
+                change = session_ops.Change("failed", path.stem, str(path), dry_run)
+                change.failed(exc)
+                changes.append(change)
             if progress:
                 progress(done, len(legacy))
     _emit(ctx, changes, as_json)
@@ -198,11 +206,11 @@ def delete_command(
 
     state = state_of(ctx)
     targets = session_ops.resolve_all(state.paths, session)
-    if not dry_run:
-        session_ops.check_not_live(targets, force)
+    session_ops.check_not_live(targets, force)
     names = ", ".join(p.name for p in targets[:5]) + (" …" if len(targets) > 5 else "")
     confirm(f"Delete {len(targets)} session file(s) ({names})?", yes=yes, dry_run=dry_run)
-    _emit(ctx, session_ops.delete(targets, dry_run=dry_run, timeout=state.lock_timeout), as_json)
+    _emit(ctx, session_ops.delete(targets, dry_run=dry_run, timeout=state.lock_timeout,
+                                  recheck=None if force else session_ops.not_live), as_json)
 
 
 @app.command("prune")
@@ -249,7 +257,7 @@ def prune_command(
     confirm(f"Delete {len(targets)} session(s) not updated in {older_than}?", yes=yes, dry_run=dry_run)
     with file_progress("Pruning") as progress:
         changes = session_ops.delete(targets, dry_run=dry_run, timeout=state.lock_timeout,
-                                     on_done=(lambda c, n=iter(range(1, len(targets) + 1)):
+                                     recheck=session_ops.still_older_than(plan.cutoff), on_done=(lambda c, n=iter(range(1, len(targets) + 1)):
                                               progress(next(n), len(targets))) if progress else None)
     _emit(ctx, changes, as_json)
 
@@ -284,6 +292,11 @@ def export_command(
 
     if all_ == bool(session):
         raise UsageError("give one or more SESSION names, or --all")
+    from typer._click.core import ParameterSource
+
+    if as_json and ctx.get_parameter_source("as_json") is ParameterSource.DEFAULT_MAP \
+            and ctx.get_parameter_source("format_") is ParameterSource.COMMANDLINE:
+        as_json = False  # the configured JSON default does not override an explicit --format
     state = state_of(ctx)
     docs = session_io.load_for_export(state.paths, session or [], everything=all_)
     render = {"json": session_io.export_json, "jsonl": session_io.export_jsonl,
