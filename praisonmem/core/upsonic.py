@@ -179,19 +179,23 @@ class Store:
             if value is not None:
                 where.append(f"{column} = ?")
                 params.append(value)
-        sql = (f"SELECT session_id, session_type, agent_id, user_id, messages, runs, summary IS NOT NULL AS "
-               f"has_summary, created_at, updated_at FROM {_quote(self.session_table)}"
+        # Counted in SQL so the read transaction never carries the (large) messages and runs;
+        # the double-encoded text is unwrapped by json_extract(x, '$'), guarded by json_valid.
+        inner = {c: f"CASE WHEN json_valid({c}) THEN json_extract({c}, '$') END" for c in ("messages", "runs")}
+        count = {c: f"CASE WHEN json_valid({inner[c]}) AND json_type({inner[c]}) = '{kind}' THEN "
+                    f"(SELECT count(*) FROM json_each({inner[c]})) END"
+                 for c, kind in (("messages", "array"), ("runs", "object"))}
+        sql = (f"SELECT session_id, session_type, agent_id, user_id, {count['messages']} AS message_count, "
+               f"{count['runs']} AS run_count, summary IS NOT NULL AS has_summary, created_at, updated_at "
+               f"FROM {_quote(self.session_table)}"
                + (f" WHERE {' AND '.join(where)}" if where else "") + " ORDER BY created_at DESC"
                + (" LIMIT ?" if limit else ""))
         rows = self._read(("sessions",), sql, tuple(params) + ((limit,) if limit else ()))
         out = []
         for row in rows:
-            messages, runs = decode(row["messages"]), decode(row["runs"])
             out.append({
                 "session_id": row["session_id"], "session_type": row["session_type"], "agent_id": row["agent_id"],
-                "user_id": row["user_id"],
-                "message_count": len(messages) if isinstance(messages, list) else None,
-                "run_count": len(runs) if isinstance(runs, dict) else None,
+                "user_id": row["user_id"], "message_count": row["message_count"], "run_count": row["run_count"],
                 "has_summary": bool(row["has_summary"]),
                 "created_at": row["created_at"], "updated_at": row["updated_at"],
             })

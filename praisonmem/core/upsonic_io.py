@@ -126,30 +126,33 @@ def _session_values(row: dict[str, Any], now: int) -> dict[str, Any]:
     return values
 
 
-def upsert_sessions(conn: sqlite3.Connection, table: str, rows: list[dict[str, Any]], now: int) -> list[str]:
-    """``INSERT … ON CONFLICT(session_id) DO UPDATE`` every column but the id and ``created_at``."""
-    outcomes = []
-    for row in rows:
-        values = _session_values(row, now)
-        exists = conn.execute(f"SELECT 1 FROM {_quote(table)} WHERE session_id = ?", (row["session_id"],)).fetchone()
-        columns = list(values)
-        updates = ", ".join(f"{c} = excluded.{c}" for c in columns if c not in ("session_id", "created_at"))
-        conn.execute(f"INSERT INTO {_quote(table)} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))}) "
-                     f"ON CONFLICT(session_id) DO UPDATE SET {updates}", [values[c] for c in columns])
-        outcomes.append("updated" if exists else "inserted")
-    return outcomes
+def session_statement(table: str, row: dict[str, Any], now: int) -> tuple[str, list[Any]]:
+    """``INSERT … ON CONFLICT(session_id) DO UPDATE`` every column but the id and ``created_at``,
+    with the values encoded (before any lock is taken)."""
+    values = _session_values(row, now)
+    columns = list(values)
+    updates = ", ".join(f"{c} = excluded.{c}" for c in columns if c not in ("session_id", "created_at"))
+    sql = (f"INSERT INTO {_quote(table)} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))}) "
+           f"ON CONFLICT(session_id) DO UPDATE SET {updates}")
+    return sql, [values[c] for c in columns]
 
 
-def upsert_users(conn: sqlite3.Connection, table: str, rows: list[dict[str, Any]], now: int) -> list[str]:
+def user_statement(table: str, row: dict[str, Any], now: int) -> tuple[str, list[Any]]:
+    """The upsert SqliteStorage runs for user memory: ``created_at`` is kept on conflict."""
+    sql = (f"INSERT INTO {_quote(table)} (user_id, user_memory, agent_id, team_id, created_at, updated_at) "
+           "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(user_id) DO UPDATE SET user_memory = excluded.user_memory, "
+           "agent_id = excluded.agent_id, team_id = excluded.team_id, updated_at = excluded.updated_at")
+    return sql, [row["user_id"], encode_once(row["user_memory"]), row.get("agent_id"), row.get("team_id"),
+                 row.get("created_at") or now, row.get("updated_at") or now]
+
+
+def run_statements(conn: sqlite3.Connection, table: str, key: str,
+                   statements: list[tuple[str, str, list[Any]]]) -> list[str]:
+    """Execute prepared upserts (id, sql, params), saying which ones updated an existing row."""
     outcomes = []
-    for row in rows:
-        exists = conn.execute(f"SELECT 1 FROM {_quote(table)} WHERE user_id = ?", (row["user_id"],)).fetchone()
-        conn.execute(
-            f"INSERT INTO {_quote(table)} (user_id, user_memory, agent_id, team_id, created_at, updated_at) "
-            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(user_id) DO UPDATE SET user_memory = excluded.user_memory, "
-            "agent_id = excluded.agent_id, team_id = excluded.team_id, updated_at = excluded.updated_at",
-            (row["user_id"], encode_once(row["user_memory"]), row.get("agent_id"), row.get("team_id"),
-             row.get("created_at") or now, row.get("updated_at") or now))
+    for row_id, sql, params in statements:
+        exists = conn.execute(f"SELECT 1 FROM {_quote(table)} WHERE {key} = ?", (row_id,)).fetchone()
+        conn.execute(sql, params)
         outcomes.append("updated" if exists else "inserted")
     return outcomes
 
@@ -170,11 +173,13 @@ def run_import(store: Store, users: list[dict[str, Any]], sessions: list[dict[st
                     else "insert", "dry_run": True} for r in sessions])
     now = int(time.time())
     report: list[dict[str, Any]] = []
+    user_sql = [(r["user_id"], *user_statement(store.user_memory_table, r, now)) for r in users]
+    session_sql = [(r["session_id"], *session_statement(store.session_table, r, now)) for r in sessions]
 
     def body(conn: sqlite3.Connection) -> None:
-        for row, outcome in zip(users, upsert_users(conn, store.user_memory_table, users, now)):
+        for row, outcome in zip(users, run_statements(conn, store.user_memory_table, "user_id", user_sql)):
             report.append({"kind": "user", "id": row["user_id"], "action": outcome, "dry_run": False})
-        for row, outcome in zip(sessions, upsert_sessions(conn, store.session_table, sessions, now)):
+        for row, outcome in zip(sessions, run_statements(conn, store.session_table, "session_id", session_sql)):
             report.append({"kind": "session", "id": row["session_id"], "action": outcome, "dry_run": False})
 
     if need:
@@ -193,6 +198,7 @@ def write_converted(store: Store, rows: list[dict[str, Any]], *, replace: bool =
         return [{"session_id": r["session_id"], "action": "update" if r["session_id"] in have else "insert",
                  "dry_run": True} for r in rows]
     report: list[dict[str, Any]] = []
+    statements = [(r["session_id"], *session_statement(store.session_table, r, int(time.time()))) for r in rows]
 
     def body(conn: sqlite3.Connection) -> None:
         if not replace:  # re-check inside the write lock
@@ -200,7 +206,7 @@ def write_converted(store: Store, rows: list[dict[str, Any]], *, replace: bool =
                 if conn.execute(f"SELECT 1 FROM {_quote(store.session_table)} WHERE session_id = ?",
                                 (row["session_id"],)).fetchone():
                     raise TargetExists(f"Upsonic session '{row['session_id']}' appeared meanwhile; nothing written")
-        for row, outcome in zip(rows, upsert_sessions(conn, store.session_table, rows, int(time.time()))):
+        for row, outcome in zip(rows, run_statements(conn, store.session_table, "session_id", statements)):
             report.append({"session_id": row["session_id"], "action": outcome, "dry_run": False})
 
     store.write(("sessions",), body, create=True)

@@ -252,3 +252,13 @@ def test_no_traceback_for_a_session_whose_messages_hold_odd_values(tmp_path):
                               capture_output=True, text=True)
         assert proc.returncode in (0, 1, 4), (args, proc.stderr)
         assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr, (args, proc.stderr)
+
+
+def test_an_upsonic_row_with_malformed_json_columns_still_lists(cli, db):
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE upsonic_sessions SET messages = 'not json', runs = '\"{broken' WHERE session_id = 'session_001'")
+    conn.commit()
+    conn.close()
+    rows = {r["session_id"]: r for r in cli("upsonic", "sessions", "--db", db, "--json").json()}
+    assert (rows["session_001"]["message_count"], rows["session_001"]["run_count"]) == (None, None)
+    assert rows["session_002"]["message_count"] == 2
