@@ -1,6 +1,10 @@
 """The root ``praisonmem`` command: root options, sub-command groups, and the
 one place where failures become messages and exit codes.
 
+The sub-commands live in their own modules (:data:`SUBCOMMANDS`) and are
+imported and built only when a call needs them, which keeps start-up near the
+cost of importing Typer.
+
 Every command runs through :func:`main`, which calls the Click command that
 Typer builds in non-standalone mode, so that usage errors, ``PraisonMemError``
 subclasses, OS errors and interrupts are all reported here: one line on stderr
@@ -12,28 +16,84 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator, MutableMapping
 from typing import Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
 from praisonmem import __version__
-from praisonmem.cli import backup as backup_cli
-from praisonmem.cli import config as config_cli
-from praisonmem.cli import episodic as episodic_cli
-from praisonmem.cli import learn as learn_cli
-from praisonmem.cli import memory as memory_cli
-from praisonmem.cli import session as session_cli
-from praisonmem.cli import upsonic as upsonic_cli
-from praisonmem.cli import workspace as workspace_cli
-from praisonmem.cli.check import check_command
 from praisonmem.cli.state import State
 from praisonmem.core.errors import EXIT_INTERRUPTED, EXIT_IO, EXIT_USAGE, PraisonMemError
 
 EXIT_BROKEN_PIPE = 141  # what a Unix tool killed by SIGPIPE reports
 EXIT_INTERNAL = 70  # EX_SOFTWARE: a bug in praisonmem, not in the user's input
 
+# Sub-commands in the order --help lists them, and the module whose ``app`` holds
+# each. Only the one a call names is imported and built: Typer's per-command
+# signature analysis is most of the start-up cost, so `praisonmem workspace id`
+# must not pay for the other 45 commands.
+SUBCOMMANDS = {
+    "workspace": "praisonmem.cli.workspace",
+    "session": "praisonmem.cli.session",
+    "memory": "praisonmem.cli.memory",
+    "episodic": "praisonmem.cli.episodic",
+    "learn": "praisonmem.cli.learn",
+    "upsonic": "praisonmem.cli.upsonic",
+    "check": "praisonmem.cli.check",
+    "backup": "praisonmem.cli.backup",
+    "config": "praisonmem.cli.config",
+}
+_built: dict[str, Any] = {}
+
+
+def _build(name: str) -> Any:
+    """The Click command for one sub-command, imported and built on first use."""
+    if name not in _built:
+        import importlib
+
+        sub_app = importlib.import_module(SUBCOMMANDS[name]).app
+        # get_group, not get_command: no completion options on sub-groups, and
+        # `check` (one command, no callback) still becomes a plain command.
+        built = typer.main.get_command(sub_app) if name == "check" else typer.main.get_group(sub_app)
+        built.name = name
+        _built[name] = built
+    return _built[name]
+
+
+class _LazyCommands(MutableMapping):
+    """``TyperGroup.commands`` whose values are built when first looked up."""
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(SUBCOMMANDS)
+
+    def __len__(self) -> int:
+        return len(SUBCOMMANDS)
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in SUBCOMMANDS:
+            raise KeyError(name)
+        return _build(name)
+
+    def __setitem__(self, name: str, command: Any) -> None:
+        raise TypeError("praisonmem's sub-commands are listed in SUBCOMMANDS")
+
+    def __delitem__(self, name: str) -> None:
+        raise TypeError("praisonmem's sub-commands are listed in SUBCOMMANDS")
+
+
+class _LazyRoot(TyperGroup):
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.commands = _LazyCommands()
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(SUBCOMMANDS)  # TyperGroup's uses .items(), which would build them all
+
+
 app = typer.Typer(
     name="praisonmem",
+    cls=_LazyRoot,
     help=(
         "Inspect, search, migrate and back up the memory of PraisonAI agents: "
         "sessions, FileMemory, episodic entries and learn stores, written safely "
@@ -44,15 +104,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-app.add_typer(workspace_cli.app, name="workspace")
-app.add_typer(session_cli.app, name="session")
-app.add_typer(memory_cli.app, name="memory")
-app.add_typer(episodic_cli.app, name="episodic")
-app.add_typer(learn_cli.app, name="learn")
-app.add_typer(upsonic_cli.app, name="upsonic")
-app.command("check")(check_command)
-app.add_typer(backup_cli.app, name="backup")
-app.add_typer(config_cli.app, name="config")
 
 
 def _version(value: bool) -> None:
@@ -90,8 +141,9 @@ def root(
                   lock_timeout_flag=lock_timeout)
     ctx.obj = state
     # `config` must work even when the config file is broken: that is how it gets fixed.
-    if ctx.invoked_subcommand != "config" and state.setting("output") == "json":
-        ctx.default_map = _json_defaults(ctx.command)
+    name = ctx.invoked_subcommand
+    if name is not None and name != "config" and state.setting("output") == "json":
+        ctx.default_map = {name: _json_defaults(ctx.command.get_command(ctx, name))}
 
 
 def _json_defaults(command: Any) -> dict[str, Any]:

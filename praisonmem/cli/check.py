@@ -61,3 +61,8 @@ def check_command(
                  f"{report.count('info')} note(s)", style="bold")
     if report.failed(strict):
         raise typer.Exit(1)
+
+
+# A one-command app, so that the root can load `check` as it loads the groups.
+app = typer.Typer(add_completion=False)
+app.command("check")(check_command)

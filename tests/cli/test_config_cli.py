@@ -118,6 +118,7 @@ def test_output_precedence(cli, config, monkeypatch, fixture_home):
     assert not is_json()
     assert is_json("--json")
     monkeypatch.setenv("PRAISONMEM_OUTPUT", "json")
+    assert json.loads(cli("check", str(fixture_home)).stdout)["ok"] in (True, False)  # a command, not a group
     error = cli("--home", fixture_home, "session", "show", "nope")
     assert json.loads(error.stderr)["error"]["code"] == "not_found"
 

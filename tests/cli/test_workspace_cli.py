@@ -114,6 +114,27 @@ def test_no_arguments_prints_help(cli):
     assert "Usage" in result.stdout + result.stderr
 
 
+def test_a_call_imports_only_the_sub_command_it_names(tmp_path):
+    """Start-up cost: `workspace id` must not import (or build) the other groups."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from praisonmem.cli.app import SUBCOMMANDS, run\n"
+            "assert run(['workspace', 'id', '--json']) == 0\n"
+            "print(sorted(n for n, m in SUBCOMMANDS.items() if m in sys.modules))\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines()[-1] == "['workspace']"
+
+
+def test_root_help_lists_every_sub_command_in_order(cli):
+    from praisonmem.cli.app import SUBCOMMANDS
+
+    panel = cli("--help").stdout.split("Commands", 1)[1]
+    first_words = [line.strip("│ ").split(" ", 1)[0] for line in panel.splitlines()]
+    assert [word for word in first_words if word in SUBCOMMANDS] == list(SUBCOMMANDS)
+
+
 def test_every_command_has_help_with_an_example():
     import typer
 
