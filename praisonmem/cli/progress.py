@@ -28,8 +28,10 @@ class _LazyBar:
         self._last = 0.0
 
     def update(self, done: int, total: int | None = None) -> None:
+        """``total`` is ``None`` when the amount of work is not known up front (``check`` walking
+        trees): the bar then appears once ``minimum`` files are done, without an end."""
         if self._progress is None:
-            if total is None or total < self.minimum:
+            if (done if total is None else total) < self.minimum:
                 return
             from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn

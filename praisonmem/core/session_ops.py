@@ -339,7 +339,7 @@ def still_older_than(cutoff: float) -> Recheck:
 
 
 def delete(targets: list[Path], *, dry_run: bool = False, timeout: float = jsonfile.LOCK_TIMEOUT,
-           recheck: Recheck | None = None, on_done: Callable[[Change], None] | None = None) -> list[Change]:
+           recheck: Recheck | None = None, progress: Callable[[int, int], None] | None = None) -> list[Change]:
     """Delete each file under its lock; its ``.lock`` sidecar stays. A failure is recorded, not raised.
 
     ``recheck`` is applied again to the document read under the lock (the choice
@@ -363,8 +363,8 @@ def delete(targets: list[Path], *, dry_run: bool = False, timeout: float = jsonf
             except PraisonMemError as exc:
                 change.failed(exc)
         changes.append(change)
-        if on_done:
-            on_done(change)
+        if progress:
+            progress(len(changes), len(targets))
     return changes
 
 

@@ -257,8 +257,7 @@ def prune_command(
     confirm(f"Delete {len(targets)} session(s) not updated in {older_than}?", yes=yes, dry_run=dry_run)
     with file_progress("Pruning") as progress:
         changes = session_ops.delete(targets, dry_run=dry_run, timeout=state.lock_timeout,
-                                     recheck=session_ops.still_older_than(plan.cutoff), on_done=(lambda c, n=iter(range(1, len(targets) + 1)):
-                                              progress(next(n), len(targets))) if progress else None)
+                                     recheck=session_ops.still_older_than(plan.cutoff), progress=progress)
     _emit(ctx, changes, as_json)
 
 
