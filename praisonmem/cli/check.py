@@ -38,7 +38,6 @@ def check_command(
     from pathlib import Path
 
     from praisonmem.core import check
-
     from praisonmem.core.errors import NotFound, UsageError
 
     if paths and any(not p.strip() for p in paths):

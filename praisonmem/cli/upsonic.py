@@ -290,13 +290,13 @@ def user_memory_replace(
     import sys
 
     from praisonmem.core import jsonfile
-    from praisonmem.core.errors import UsageError
+    from praisonmem.core.errors import CorruptFile, UsageError
 
     raw = sys.stdin.buffer.read() if source == "-" else jsonfile.read_bytes(source)
     try:
         new = jsonfile.parse(raw, source)
-    except Exception as exc:
-        raise UsageError(f"{source}: not JSON ({getattr(exc, 'reason', exc)})") from exc
+    except CorruptFile as exc:
+        raise UsageError(f"{source}: not JSON ({exc.reason})") from exc
     if not isinstance(new, dict):
         raise UsageError(f"{source}: user memory must be a JSON object, got {jsonfile.json_kind(new)}")
     _edit(ctx, db, session_table, user_memory_table, user_id, lambda old: new, dry_run, as_json)

@@ -22,7 +22,6 @@ from praisonmem.core.errors import NotFound, PraisonMemError, UsageError
 from praisonmem.core.paths import Paths
 from praisonmem.core.workspace import safe_file_stem
 
-SEVERITIES = ("error", "warning", "info")
 MEMORY_FILES = ("config.json", "short_term.json", "long_term.json", "entities.json", "summaries.json")
 LEARN_LOCK_STALE = 10.0  # the library breaks a learn-store lock older than this
 

@@ -38,9 +38,6 @@ class PraisonMemError(Exception):
         super().__init__(message)
         self.message = message
 
-    def to_json(self) -> dict[str, object]:
-        return {"error": {"code": self.code, "message": self.message, "exit_code": self.exit_code}}
-
 
 class UsageError(PraisonMemError):
     exit_code = EXIT_USAGE

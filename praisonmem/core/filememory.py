@@ -38,7 +38,6 @@ DEFAULT_CONFIG: dict[str, Any] = {
 }
 ITEM_DEFAULTS: dict[str, Any] = {"metadata": {}, "access_count": 0, "importance": 0.5}
 ITEM_FIELDS = ("id", "content", "metadata", "created_at", "updated_at", "access_count", "importance")
-ENTITY_FIELDS = ("id", "name", "entity_type", "attributes", "relationships", "created_at", "updated_at")
 TIER_FILES = {"short_term": "short_term.json", "long_term": "long_term.json"}
 TYPES = ("short_term", "long_term", "entity", "episodic")
 SEARCH_DAYS = 7  # get_episodic(days_back=7), also used by search

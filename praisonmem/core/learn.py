@@ -23,6 +23,7 @@ from typing import Any
 
 from praisonmem.core import jsonfile
 from praisonmem.core.errors import CorruptFile, IOFailure, LockTimeout, NotFound, UsageError
+from praisonmem.core.timeutil import now_iso
 
 STORES = ("persona", "insights", "threads", "patterns", "decisions", "feedback", "improvements")
 SCOPES = ("private", "shared")
@@ -156,10 +157,6 @@ def find(learn_dir: Path, entry_id: str, **filters: str | None) -> Entry:
     return matches[0]
 
 
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat()
-
-
 def add(path: Path, store: str, content: str, metadata: dict[str, Any] | None = None,
         timeout: float = jsonfile.LOCK_TIMEOUT) -> tuple[dict[str, Any], bool]:
     """The library's ``add``: a duplicate (same content, stripped, any case) is not added, but takes
@@ -173,13 +170,13 @@ def add(path: Path, store: str, content: str, metadata: dict[str, Any] | None = 
             if isinstance(existing, dict) and str(existing.get("content", "")).strip().lower() == wanted:
                 if metadata:
                     existing.setdefault("metadata", {}).update(metadata)
-                    existing["updated_at"] = _now()
+                    existing["updated_at"] = now_iso()
                     jsonfile.replace_atomically(path, jsonfile.serialise(data))
                 return existing, False
         entry_id = f"{store}_{len(data)}_{datetime.now(timezone.utc).timestamp()}"
-        created = _now()
+        created = now_iso()
         entry = {"id": entry_id, "content": content, "metadata": metadata or {}, "created_at": created,
-                 "updated_at": _now(), "use_count": 0, "last_used": None}
+                 "updated_at": now_iso(), "use_count": 0, "last_used": None}
         data[entry_id] = entry
         jsonfile.replace_atomically(path, jsonfile.serialise(data))
         return entry, True

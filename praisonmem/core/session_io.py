@@ -26,7 +26,7 @@ from typing import Any
 
 from praisonmem import __version__
 from praisonmem.core import jsonfile, sessions
-from praisonmem.core.errors import NotFound, PraisonMemError, UsageError
+from praisonmem.core.errors import PraisonMemError, UsageError
 from praisonmem.core.paths import Paths
 from praisonmem.core.session_ops import Change
 from praisonmem.core.timeutil import now_iso
@@ -136,10 +136,7 @@ def read_payload(file: str | os.PathLike[str]) -> list[dict[str, Any]]:
 
         raw = sys.stdin.buffer.read()
     else:
-        try:
-            raw = jsonfile.read_bytes(file)
-        except NotFound as exc:
-            raise NotFound(f"{file}: no such file") from exc
+        raw = jsonfile.read_bytes(file)
     try:
         data = jsonfile.parse(raw, file)
     except PraisonMemError as exc:

@@ -145,7 +145,6 @@ def retitle(paths: Paths, name: str, title: str, *, dry_run: bool = False,
 class AdoptPlan:
     agent: str
     source: Path
-    source_id: str
     target: Path
     target_id: str
     workspace_id: str
@@ -190,13 +189,11 @@ def plan_adopt(paths: Paths, agent: str, *, workspace_dir: str | os.PathLike[str
         action = "merge" if merge else "replace"
     else:
         action = "copy" if copy else "move"
-    return AdoptPlan(agent, source, source.stem, target, target_id, wid, action, copy, exists, empty)
+    return AdoptPlan(agent, source, target, target_id, wid, action, copy, exists, empty)
 
 
 def adopt(plan: AdoptPlan, *, dry_run: bool = False, timeout: float = jsonfile.LOCK_TIMEOUT) -> Change:
-    legacy_doc = sessions.load(plan.source)
-    if plan.target_exists:
-        sessions.load(plan.target)  # a target that does not parse is refused before anything is written
+    legacy_doc = sessions.load(plan.source)  # the target was read (so refused if it does not parse) by plan_adopt
     verb = {"move": "moved", "copy": "copied", "merge": "merged", "replace": "replaced"}[plan.action]
     detail = f"agent '{plan.agent}', workspace {plan.workspace_id}"
     if plan.action in ("merge", "replace") and not plan.keep_source:
@@ -379,7 +376,6 @@ def _current_or_none(path: Path) -> dict[str, Any] | None:
 class PrunePlan:
     delete: list[dict[str, Any]]  # session list rows
     cutoff: float
-    kept_recent: int
     kept_by_keep: int
     undated: list[dict[str, Any]]
     unreadable: int
@@ -400,4 +396,4 @@ def plan_prune(paths: Paths, older_than: timedelta, *, keep: int = 0, agent: str
     cutoff = now - older_than.total_seconds()
     old = [r for r in dated[keep:] if epoch_of(r["updated_at"]) < cutoff]
     kept_by_keep = sum(1 for r in spared if epoch_of(r["updated_at"]) < cutoff)
-    return PrunePlan(old, cutoff, len(dated) - len(old) - kept_by_keep, kept_by_keep, undated, listing.unreadable)
+    return PrunePlan(old, cutoff, kept_by_keep, undated, listing.unreadable)

@@ -116,8 +116,7 @@ def find(paths: Paths, name: str, *, allow_prefix: bool = False) -> Path:
     candidates = [sessions_dir / f"{safe_file_stem(name)}.json"]
     if "/" not in name and "\\" not in name:  # a stem names a file in the sessions dir, never elsewhere
         candidates.append(sessions_dir / f"{name}.json")
-    exact = _unique(candidates)
-    exact = [p for p in exact if p.is_file()]
+    exact = [p for p in dict.fromkeys(candidates) if p.is_file()]
     if len(exact) == 1:
         return exact[0]
     if len(exact) > 1:
@@ -133,14 +132,6 @@ def find(paths: Paths, name: str, *, allow_prefix: bool = False) -> Path:
             raise AmbiguousName(_ambiguous_message(name, matches))
     where = sessions_dir if sessions_dir.is_dir() else f"{sessions_dir} (no such directory)"
     raise NotFound(f"no session '{name}' in {where}")
-
-
-def _unique(items: Iterable[Path]) -> list[Path]:
-    seen: list[Path] = []
-    for item in items:
-        if item not in seen:
-            seen.append(item)
-    return seen
 
 
 def _holds_id(path: Path, session_id: str) -> bool:

@@ -17,7 +17,7 @@ from typing import Any
 
 from praisonmem import __version__
 from praisonmem.core import jsonfile
-from praisonmem.core.errors import NotFound, PraisonMemError, TargetExists, UsageError
+from praisonmem.core.errors import CorruptFile, TargetExists, UsageError
 from praisonmem.core.upsonic import (
     DOUBLE_ENCODED,
     EXPORT_FORMAT,
@@ -52,10 +52,8 @@ def _int_or_none(value: Any) -> bool:
 def read_export(file: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     try:
         data = jsonfile.read(file)
-    except NotFound as exc:
-        raise NotFound(f"{file}: no such file") from exc
-    except PraisonMemError as exc:
-        raise UsageError(f"{file}: not a praisonmem Upsonic export ({getattr(exc, 'reason', exc.message)})") from exc
+    except CorruptFile as exc:
+        raise UsageError(f"{file}: not a praisonmem Upsonic export ({exc.reason})") from exc
     if not isinstance(data, dict) or data.get("format") != EXPORT_FORMAT:
         raise UsageError(f"{file}: not a praisonmem Upsonic export (expected \"format\": \"{EXPORT_FORMAT}\"; "
                          "create one with 'praisonmem upsonic export')")

@@ -49,7 +49,7 @@ def _describe(change) -> str:
     elif verb in ("retitled", "untitled"):
         what = f"set the title of '{change.session_id}' to '{change.detail}'" if verb == "retitled" \
             else f"clear the title of '{change.session_id}'"
-        text = f"{prefix}{what}" if change.dry_run else what.replace("set ", "set ", 1)
+        text = prefix + what
     else:
         base = {"deleted": "delete", "imported": "import", "replaced": "replace", "skipped": "skip",
                 "failed": "fail"}.get(verb, verb)
