@@ -54,6 +54,14 @@ def isolated(tmp_path_factory, monkeypatch):
 
 
 @pytest.fixture
+def config() -> Path:
+    """praisonmem's config file for this test (PRAISONMEM_CONFIG); its directory exists, the file not yet."""
+    path = Path(os.environ["PRAISONMEM_CONFIG"])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@pytest.fixture
 def fixture_home(tmp_path) -> Path:
     """A writable copy of the real PRAISONAI_HOME written by praisonaiagents 1.7.17."""
     dest = tmp_path / "home"

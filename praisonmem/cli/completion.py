@@ -11,11 +11,12 @@ from typing import Any
 
 
 def _paths(ctx: Any):
-    from praisonmem.core.paths import resolve
+    """The paths the command would use: --home/--memory-dir, then environment, then config."""
+    from praisonmem.cli.state import State
 
     root = ctx.find_root() if ctx is not None else None
     params = getattr(root, "params", {}) or {}
-    return resolve(params.get("home"), params.get("memory_dir"))
+    return State(home=params.get("home"), memory_dir=params.get("memory_dir")).paths
 
 
 def sessions(ctx: Any, incomplete: str) -> list[str]:

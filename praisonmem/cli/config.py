@@ -64,17 +64,16 @@ def get_command(ctx: typer.Context, key: KeyArg, as_json: JsonFlag = False) -> N
 
         praisonmem config get backup.keep
     """
-    from praisonmem.core.config import KEYS
-    from praisonmem.core.errors import NotFound, UsageError
+    from praisonmem.core.config import key_spec
+    from praisonmem.core.errors import NotFound
 
-    if key not in KEYS:
-        raise UsageError(f"unknown config key '{key}' (known: {', '.join(KEYS)})")
+    key_spec(key)
     setting = state_of(ctx).settings.get(key)
+    if setting.value is None:  # the same exit code with or without --json
+        raise NotFound(f"config key '{key}' is not set")
     out = Output(no_color=state_of(ctx).no_color)
     if as_json:
         out.json({"key": key, "value": setting.value, "source": setting.source})
-    elif setting.value is None:
-        raise NotFound(f"config key '{key}' is not set")
     else:
         out.raw(str(setting.value))
 

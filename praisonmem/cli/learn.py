@@ -34,6 +34,13 @@ def _learn_dir(ctx: typer.Context):
     return state.paths.learn_dir
 
 
+def _store_path(ctx: typer.Context, store: str, scope: LearnScope | None, user_id: str | None):
+    """The store a write goes to: private scope and the 'default' user unless given."""
+    from praisonmem.core import learn
+
+    return learn.store_path(_learn_dir(ctx), scope.value if scope else "private", user_id or "default", store)
+
+
 @app.command("list")
 def list_command(
     ctx: typer.Context,
@@ -111,7 +118,7 @@ def add_command(
     from praisonmem.core import learn
 
     state = state_of(ctx)
-    path = learn.store_path(_learn_dir(ctx), scope.value if scope else "private", user_id or "default", store)
+    path = _store_path(ctx, store, scope, user_id)
     entry, new = learn.add(path, store, text, parse_pairs(meta, "--meta"), timeout=state.lock_timeout)
     out = Output(no_color=state.no_color)
     if as_json:
@@ -169,7 +176,7 @@ def clear_command(
     from praisonmem.core import learn
 
     state = state_of(ctx)
-    path = learn.store_path(_learn_dir(ctx), scope.value if scope else "private", user_id or "default", store)
+    path = _store_path(ctx, store, scope, user_id)
     count = learn.clear(path, dry_run=True)
     confirm(f"Remove all {count} entries of {path}?", yes=yes, dry_run=dry_run)
     if not dry_run:

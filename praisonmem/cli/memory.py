@@ -269,10 +269,7 @@ def reset_command(
     what = "all" if all_ else "long" if long else "short"
     state = state_of(ctx)
     chosen = _provider(state, provider, user_id)
-    if what == "all" and chosen.name == "file":
-        chosen.require("reset_all", "reset --all")
-    for tier in {"short": ["short_term"], "long": ["long_term"], "all": ["short_term", "long_term"]}[what]:
-        chosen.require(f"reset_{tier}", f"resetting {tier.replace('_', '-')} memory")
+    chosen.require_reset(what)
     plan = chosen.reset(what, dry_run=True)
     described = ", ".join(f"{n} {k.replace('_', ' ')}" if n is not None else k.replace("_", " ")
                           for k, n in plan.items())

@@ -5,32 +5,32 @@ from __future__ import annotations
 from typing import Any
 
 from praisonmem.cli.output import Output, fmt_time, fmt_value
-from praisonmem.core.sessions import SessionView, Turn, messages_of, metadata_of, title_of
+from praisonmem.core.sessions import SessionView, Turn, summarise
 
 ROLE_STYLES = {"user": "bold cyan", "assistant": "bold green", "system": "bold magenta", "tool": "bold yellow"}
 
 
 def render_session(out: Output, view: SessionView) -> None:
     doc = view.doc
-    meta = metadata_of(doc)
+    row = summarise(view.path, doc)  # the same fields, read the same way, as `session list`
     header = [
         ("Session", view.session_id),
         ("File", str(view.path)),
-        ("Agent", fmt_value(doc.get("agent_name")) or "-"),
-        ("User", fmt_value(doc.get("user_id")) or "-"),
-        ("Title", title_of(doc) or "-"),
-        ("Model", fmt_value(doc.get("model") or doc.get("llm") or meta.get("model")) or "-"),
-        ("Tokens", fmt_value(doc.get("total_tokens") or meta.get("total_tokens")) or "-"),
-        ("Cost", fmt_value(doc.get("cost") or meta.get("cost")) or "-"),
-        ("Created", fmt_time(doc.get("created_at")) or "-"),
-        ("Updated", fmt_time(doc.get("updated_at")) or "-"),
-        ("Messages", _counts(doc, view)),
+        ("Agent", fmt_value(row["agent_name"]) or "-"),
+        ("User", fmt_value(row["user_id"]) or "-"),
+        ("Title", row["title"] or "-"),
+        ("Model", fmt_value(row["model"]) or "-"),
+        ("Tokens", fmt_value(row["total_tokens"]) or "-"),
+        ("Cost", fmt_value(row["cost"]) or "-"),
+        ("Created", fmt_time(row["created_at"]) or "-"),
+        ("Updated", fmt_time(row["updated_at"]) or "-"),
+        ("Messages", _counts(row, view)),
     ]
     checkpoint = doc.get("last_compaction")
     if isinstance(checkpoint, dict) and checkpoint:
         header.append(("Checkpoint", _checkpoint(checkpoint)))
-    if doc.get("parent_id"):
-        header.append(("Parent", str(doc["parent_id"])))
+    if row["parent_id"]:
+        header.append(("Parent", str(row["parent_id"])))
     width = max(len(k) for k, _ in header)
     for key, value in header:
         _kv(out, key, value, width)
@@ -42,8 +42,8 @@ def render_session(out: Output, view: SessionView) -> None:
         _render_turn(out, turn)
 
 
-def _counts(doc: dict[str, Any], view: SessionView) -> str:
-    text = f"{len(messages_of(doc))} active, {len(messages_of(doc, 'archived_messages'))} archived"
+def _counts(row: dict[str, Any], view: SessionView) -> str:
+    text = f"{row['message_count']} active, {row['archived_count']} archived"
     if view.spilled:
         text += f", {view.spilled} spilled (waiting in the spill dir, merged on the next load)"
     return text

@@ -34,7 +34,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from praisonmem import __version__
-from praisonmem.core import jsonfile, learn
+from praisonmem.core import filememory, jsonfile, learn
 from praisonmem.core.errors import IOFailure, NotFound, PraisonMemError, ProblemsFound, Refused, UsageError
 from praisonmem.core.paths import Paths
 
@@ -426,8 +426,8 @@ def _write(item: RestoreItem, data: bytes, timeout: float) -> bool:
         guard = jsonfile.locked(target, timeout)
     elif name.startswith("home/learn/") and name.endswith(".json") and not name.endswith(".archive.json"):
         guard = learn.locked(target, timeout)
-    elif name.startswith("memory/") and len(PurePosixPath(name).parts) > 2:
-        guard = jsonfile.locked(target.parents[len(PurePosixPath(name).parts) - 3] / ".praisonmem", timeout)
+    elif name.startswith("memory/") and len(PurePosixPath(name).parts) > 2:  # memory/<user>/…
+        guard = filememory.user_lock(target.parents[len(PurePosixPath(name).parts) - 3], timeout)
     else:
         guard = nullcontext()
     with guard:

@@ -67,6 +67,9 @@ class Checker:
     def add(self, severity: str, path: Path | str, message: str, code: str) -> None:
         self.report.findings.append(Finding(severity, str(path), message, code))
 
+    def leftover_temp(self, path: Path, writer: str = "write") -> None:
+        self.add("warning", path, f"temp file left by an interrupted {writer}", "leftover.temp")
+
     def reporter(self, path: Path) -> rules.Report:
         return lambda severity, code, message: self.add(severity, path, message, code)
 
@@ -115,7 +118,7 @@ class Checker:
                 self.add("warning", entry, "quarantined by the library: the bytes of a session file that did not "
                                            "parse; inspect it, then delete it", "leftover.quarantined")
             elif name.endswith(".tmp"):
-                self.add("warning", entry, "temp file left by an interrupted write", "leftover.temp")
+                self.leftover_temp(entry)
 
     def session_file(self, path: Path) -> None:
         ok, doc = self._parse(path)
@@ -129,7 +132,7 @@ class Checker:
     def spill_dir(self, root: Path) -> None:
         for entry in _entries(root):
             if entry.name.endswith(".tmp"):
-                self.add("warning", entry, "temp file left by an interrupted spill", "leftover.temp")
+                self.leftover_temp(entry, "spill")
             elif entry.name.endswith(".json") and entry.is_file():
                 self.spill_file(entry)
 
@@ -167,7 +170,7 @@ class Checker:
                 else:
                     self.add("info", path, "learn store is locked by a writer right now", "leftover.learn_lock")
             elif path.name.endswith(".tmp"):
-                self.add("warning", path, "temp file left by an interrupted write", "leftover.temp")
+                self.leftover_temp(path)
             elif path.name.endswith(".json"):
                 self.learn_file(path)
 
@@ -196,11 +199,11 @@ class Checker:
                      "memory.promoted")
         for entry in _entries(root):
             if entry.name.endswith(".tmp"):
-                self.add("warning", entry, "temp file left by an interrupted write", "leftover.temp")
+                self.leftover_temp(entry)
         episodic = root / "episodic"
         for entry in _entries(episodic):
             if entry.name.endswith(".tmp"):
-                self.add("warning", entry, "temp file left by an interrupted write", "leftover.temp")
+                self.leftover_temp(entry)
             elif entry.name.endswith(".json"):
                 self.memory_file(entry)
         for sub in ("sessions", "checkpoints"):

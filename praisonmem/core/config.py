@@ -93,6 +93,13 @@ KEYS: dict[str, Key] = {k.name: k for k in (
 )}
 
 
+def key_spec(key: str) -> Key:
+    """The key's definition; an unknown key is a usage error listing the known ones."""
+    if key not in KEYS:
+        raise UsageError(f"unknown config key '{key}' (known: {', '.join(KEYS)})")
+    return KEYS[key]
+
+
 def config_path(env: Mapping[str, str] | None = None) -> tuple[Path, str]:
     """The config file and the rule that chose it."""
     env = os.environ if env is None else env
@@ -171,17 +178,13 @@ class Settings:
 
 def set_value(path: Path, key: str, text: str) -> Any:
     """Write one key (validated) into the file, atomically; other keys and tables are kept."""
-    if key not in KEYS:
-        raise UsageError(f"unknown config key '{key}' (known: {', '.join(KEYS)})")
-    spec = KEYS[key]
-    value = spec.check(key, text)
+    value = key_spec(key).check(key, text)
     _rewrite(path, lambda flat: {**flat, key: value})
     return value
 
 
 def unset_value(path: Path, key: str) -> bool:
-    if key not in KEYS:
-        raise UsageError(f"unknown config key '{key}' (known: {', '.join(KEYS)})")
+    key_spec(key)
     present = key in load_file(path)
     if present:
         _rewrite(path, lambda flat: {k: v for k, v in flat.items() if k != key})

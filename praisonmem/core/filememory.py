@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -84,6 +84,11 @@ def normalised_entity(entity: dict[str, Any]) -> dict[str, Any]:
     out["created_at"] = entity.get("created_at", now)
     out["updated_at"] = entity.get("updated_at", now)
     return out
+
+
+def user_lock(user_dir: Path, timeout: float = jsonfile.LOCK_TIMEOUT) -> AbstractContextManager[None]:
+    """praisonmem's writer lock for one FileMemory user, ``<user dir>/.praisonmem.lock`` (the library has none)."""
+    return jsonfile.locked(user_dir / ".praisonmem", timeout)
 
 
 def score_match(text: str, query_lower: str, query_words: set[str]) -> float:
@@ -242,7 +247,7 @@ class FileMemoryStore:
     def writing(self) -> Iterator[None]:
         """Create a new user like FileMemory does, and hold praisonmem's per-user lock."""
         self.episodic_dir.mkdir(parents=True, exist_ok=True)
-        with jsonfile.locked(self.user_dir / ".praisonmem", self.timeout):
+        with user_lock(self.user_dir, self.timeout):
             config = self.path("config.json")
             if not config.exists():
                 jsonfile.replace_atomically(config, jsonfile.serialise(dict(DEFAULT_CONFIG)))
@@ -440,7 +445,10 @@ class FileMemoryStore:
                 self._write(self.path("entities.json"), {})
                 self._write(self.path("summaries.json"), [])
                 for path in self.episodic_dir.glob("*.json"):
-                    path.unlink()
+                    try:
+                        jsonfile.delete_locked(path)
+                    except NotFound:  # FileMemory itself takes no lock: it may have removed it
+                        pass
         return plan
 
 

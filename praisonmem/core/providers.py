@@ -30,6 +30,7 @@ from praisonmem.core.sqlitememory import SqliteMemoryStore
 ENTRY_POINT_GROUP = "praisonmem.providers"
 REQUIRED = ("store_short_term", "search_short_term", "store_long_term", "search_long_term", "get_all_memories")
 OPTIONAL = ("reset_short_term", "reset_long_term", "delete_memory")
+RESET_TIERS = {"short": ("short_term",), "long": ("long_term",), "all": ("short_term", "long_term")}
 
 
 class Unsupported(Refused):
@@ -66,6 +67,13 @@ class Provider:
     def require(self, operation: str, what: str) -> None:
         if operation not in self.supports:
             raise Unsupported(f"provider '{self.name}' does not support {what}; nothing changed")
+
+    def require_reset(self, what: str) -> tuple[str, ...]:
+        """The tiers ``reset(what)`` clears, each one supported (else :class:`Unsupported`)."""
+        tiers = RESET_TIERS[what]
+        for tier in tiers:
+            self.require(f"reset_{tier}", f"resetting {tier.replace('_', '-')} memory (it has no reset_{tier})")
+        return tiers
 
     def store(self, text: str, *, long: bool, importance: float | None, metadata: dict[str, Any]) -> dict[str, Any]:
         raise NotImplementedError
@@ -168,7 +176,7 @@ class SqliteProvider(Provider):
         return {"type": where["type"], "id": memory_id} if hit else None
 
     def reset(self, what, dry_run):
-        tiers = {"short": ["short_term"], "long": ["long_term"], "all": ["short_term", "long_term"]}[what]
+        tiers = RESET_TIERS[what]
         plan = {tier: len(self.store_.all(tier)) for tier in tiers}
         if not dry_run:
             for tier in tiers:
@@ -243,9 +251,7 @@ class PluginProvider(Provider):
         return {"type": tier or "memory", "id": memory_id} if deleted else None
 
     def reset(self, what, dry_run):
-        tiers = {"short": ["short_term"], "long": ["long_term"], "all": ["short_term", "long_term"]}[what]
-        for tier in tiers:
-            self.require(f"reset_{tier}", f"resetting {tier.replace('_', '-')} memory (it has no reset_{tier})")
+        tiers = self.require_reset(what)
         if not dry_run:
             for tier in tiers:
                 self._call(f"reset_{tier}")

@@ -28,7 +28,7 @@ from praisonmem import __version__
 from praisonmem.core import jsonfile, sessions
 from praisonmem.core.errors import PraisonMemError, UsageError
 from praisonmem.core.paths import Paths
-from praisonmem.core.session_ops import Change
+from praisonmem.core.session_ops import Change, resolve_all
 from praisonmem.core.timeutil import now_iso
 from praisonmem.core.workspace import session_file_name
 
@@ -46,11 +46,7 @@ def load_for_export(paths: Paths, names: list[str], *, everything: bool = False)
         paths.require_home()
         targets = sessions.session_files(paths.sessions_dir)
     else:
-        targets = []
-        for name in names:
-            path = sessions.find(paths, name)
-            if path not in targets:
-                targets.append(path)
+        targets = resolve_all(paths, names)
     return [(path, sessions.load(path)) for path in targets]
 
 
@@ -85,12 +81,10 @@ def export_markdown(docs: list[tuple[Path, dict[str, Any]]]) -> str:
 
     out: list[str] = []
     for path, doc in docs:
-        sid = sessions.raw_session_id(doc, path)
-        meta = sessions.metadata_of(doc)
-        out.append(f"# Session `{sid}`\n")
-        facts = [("Agent", doc.get("agent_name")), ("User", doc.get("user_id")), ("Title", sessions.title_of(doc)),
-                 ("Model", doc.get("model") or meta.get("model")), ("Created", when(doc.get("created_at"))),
-                 ("Updated", when(doc.get("updated_at")))]
+        row = sessions.summarise(path, doc)  # the fields `session list` shows, read the same way
+        out.append(f"# Session `{row['session_id']}`\n")
+        facts = [("Agent", row["agent_name"]), ("User", row["user_id"]), ("Title", row["title"]),
+                 ("Model", row["model"]), ("Created", when(row["created_at"])), ("Updated", when(row["updated_at"]))]
         out.extend(f"- **{k}:** {v}" for k, v in facts if v not in (None, ""))
         out.append("")
         for archived, key in ((True, "archived_messages"), (False, "messages")):

@@ -3,21 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sqlite3
 from pathlib import Path
 
-import pytest
-
 from tests.conftest import FIXTURES
-
-
-@pytest.fixture
-def config(tmp_path) -> Path:
-    path = Path(os.environ["PRAISONMEM_CONFIG"])
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return path
 
 
 def test_set_get_unset_round_trip(cli, config):
@@ -29,6 +19,9 @@ def test_set_get_unset_round_trip(cli, config):
     assert cli("config", "unset", "provider").exit_code == 0
     assert cli("config", "get", "provider").stdout == "file\n"
     assert cli("config", "get", "upsonic.db").exit_code == 3
+    unset = cli("config", "get", "upsonic.db", "--json")
+    assert (unset.exit_code, unset.stdout) == (3, "")
+    assert json.loads(unset.stderr)["error"]["code"] == "not_found"
     rows = {r["key"]: r for r in cli("config", "show", "--json").json()}
     assert rows["provider"]["source"] == "default" and rows["lock_timeout"]["value"] == 5.0
 

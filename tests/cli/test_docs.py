@@ -155,3 +155,21 @@ def test_the_wheel_installs_every_completion_script_and_man_page():
     assert shared["completions/_praisonmem"] == "share/zsh/site-functions/_praisonmem"
     assert shared["completions/praisonmem.fish"] == "share/fish/vendor_completions.d/praisonmem.fish"
     assert all(shared[f"man/{p.name}"] == f"share/man/man1/{p.name}" for p in MAN.glob("*.1"))
+
+
+def _complete(words: str, env: dict[str, str]) -> list[str]:
+    """What the completion scripts ask praisonmem for (Click's bash protocol), as a shell would."""
+    import os
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "praisonmem"], capture_output=True, text=True, check=True,
+                          env={**os.environ, **env, "_PRAISONMEM_COMPLETE": "complete_bash",
+                               "COMP_WORDS": words, "COMP_CWORD": str(len(words.split()) - 1)})
+    return done.stdout.split()
+
+
+def test_session_ids_complete_from_the_home_a_command_would_use(fixture_home, config):
+    assert "my_chat" in _complete(f"praisonmem --home {fixture_home} session show my", {})
+    assert _complete("praisonmem session show my", {}) == []  # the default home is empty
+    config.write_text(f'home = "{fixture_home}"\n')
+    assert "my_chat" in _complete("praisonmem session show my", {})  # config home, as `session show` uses
