@@ -410,8 +410,9 @@ def convert_command(
         raise UsageError("give exactly one of --to-praisonai and --from-praisonai")
     state = state_of(ctx)
     if home is not None:
-        state.home = home
-        state._paths = None
+        import dataclasses
+
+        state = dataclasses.replace(state, home=home, _paths=None)
     store = _store(ctx, db, session_table, user_memory_table)
     convert = _to_praisonai if to_praisonai else _from_praisonai
     report = convert(state, store, sessions, replace, True)
@@ -430,35 +431,10 @@ def convert_command(
 
 
 def _to_praisonai(state, store, ids: list[str], replace: bool, dry_run: bool) -> list[dict[str, Any]]:
-    from praisonmem.core import jsonfile
-    from praisonmem.core.errors import TargetExists
-    from praisonmem.core.upsonic_convert import to_praisonai
-    from praisonmem.core.workspace import session_file_name
+    from praisonmem.core import upsonic_io
 
-    state.paths.require_home()
-    docs = [to_praisonai(store.session(i)) for i in ids]  # every id is found before anything is written
-    targets = [state.paths.sessions_dir / session_file_name(d["session_id"]) for d in docs]
-    shared = sorted({t.name for t in targets if targets.count(t) > 1})
-    if shared:
-        from praisonmem.core.errors import UsageError
-
-        raise UsageError(f"several sessions map to the same PraisonAI file ({', '.join(shared)}); convert them "
-                         "one at a time")
-    clash = [t.name for t in targets if t.exists()]
-    if clash and not replace:
-        raise TargetExists(f"PraisonAI session file(s) already exist: {', '.join(clash)}; pass --replace")
-    report = []
-    for doc, target in zip(docs, targets):
-        action = "replace" if target.exists() else "write"
-        if not dry_run:
-            def put(current, doc=doc, target=target):
-                if current is not None and not replace:
-                    raise TargetExists(f"{target} appeared meanwhile; nothing written")
-                return doc
-            jsonfile.update(target, put, timeout=state.lock_timeout)
-            action = "replaced" if action == "replace" else "wrote"
-        report.append({"session_id": doc["session_id"], "action": action, "file": str(target), "dry_run": dry_run})
-    return report
+    return upsonic_io.write_praisonai(store, state.paths, ids, replace=replace, dry_run=dry_run,
+                                      timeout=state.lock_timeout)
 
 
 def _from_praisonai(state, store, names: list[str], replace: bool, dry_run: bool) -> list[dict[str, Any]]:

@@ -140,12 +140,13 @@ class Store:
             missing.append(kind)
         return missing
 
-    def _read(self, need: tuple[str, ...], sql: str, params: tuple = ()) -> list[sqlite3.Row]:
+    def _read(self, need: tuple[str, ...], sql: str, params: tuple = (), *,
+              allow_empty: bool = False) -> list[sqlite3.Row]:
         """One short read: check the schema, fetch everything, close."""
         conn = connect_ro(self.path, self.timeout)
         conn.row_factory = sqlite3.Row
         try:
-            if self._check(conn, need):  # an Upsonic store that has not created this table yet
+            if self._check(conn, need, allow_empty=allow_empty):  # the table is not created yet
                 return []
             return conn.execute(sql, params).fetchall()
         except sqlite3.Error as exc:
@@ -159,15 +160,7 @@ class Store:
             return set()
         table, column = ((self.session_table, "session_id") if kind == "sessions"
                          else (self.user_memory_table, "user_id"))
-        conn = connect_ro(self.path, self.timeout)
-        try:
-            if self._check(conn, (kind,), allow_empty=True):
-                return set()
-            return {r[0] for r in conn.execute(f"SELECT {column} FROM {_quote(table)}")}
-        except sqlite3.Error as exc:
-            raise translate(exc, self.path, self.timeout) from exc
-        finally:
-            conn.close()
+        return {r[0] for r in self._read((kind,), f"SELECT {column} FROM {_quote(table)}", allow_empty=True)}
 
     # -------------------------------------------------------- sessions
 

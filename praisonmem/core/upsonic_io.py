@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from pathlib import Path
 from typing import Any
 
 from praisonmem import __version__
 from praisonmem.core import jsonfile
 from praisonmem.core.errors import CorruptFile, TargetExists, UsageError
+from praisonmem.core.paths import Paths
 from praisonmem.core.upsonic import (
     DOUBLE_ENCODED,
     EXPORT_FORMAT,
@@ -208,4 +210,36 @@ def write_converted(store: Store, rows: list[dict[str, Any]], *, replace: bool =
             report.append({"session_id": row["session_id"], "action": outcome, "dry_run": False})
 
     store.write(("sessions",), body, create=True)
+    return report
+
+
+def write_praisonai(store: Store, paths: Paths, ids: list[str], *, replace: bool = False, dry_run: bool = False,
+                    timeout: float = jsonfile.LOCK_TIMEOUT) -> list[dict[str, Any]]:
+    """Upsonic sessions as PraisonAI session files, each written with the library's lock and atomic
+    replace; every id is found, and every target checked, before the first write."""
+    from praisonmem.core.upsonic_convert import to_praisonai
+    from praisonmem.core.workspace import session_file_name
+
+    paths.require_home()
+    docs = [to_praisonai(store.session(i)) for i in ids]
+    targets = [paths.sessions_dir / session_file_name(d["session_id"]) for d in docs]
+    shared = sorted({t.name for t in targets if targets.count(t) > 1})
+    if shared:
+        raise UsageError(f"several sessions map to the same PraisonAI file ({', '.join(shared)}); convert them "
+                         "one at a time")
+    clash = [t.name for t in targets if t.exists()]
+    if clash and not replace:
+        raise TargetExists(f"PraisonAI session file(s) already exist: {', '.join(clash)}; pass --replace")
+    report = []
+    for doc, target in zip(docs, targets):
+        action = "replace" if target.exists() else "write"
+        if not dry_run:
+            def put(current: dict[str, Any] | None, doc: dict[str, Any] = doc, target: Path = target) -> dict[str, Any]:
+                if current is not None and not replace:
+                    raise TargetExists(f"{target} appeared meanwhile; nothing written")
+                return doc  # a current file that does not parse was refused by jsonfile.update
+
+            jsonfile.update(target, put, timeout=timeout)
+            action = "replaced" if action == "replace" else "wrote"
+        report.append({"session_id": doc["session_id"], "action": action, "file": str(target), "dry_run": dry_run})
     return report
