@@ -14,6 +14,7 @@ code from :mod:`praisonmem.core.errors`.
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from collections.abc import Iterator, MutableMapping
@@ -137,6 +138,9 @@ def root(
     for option, value in (("--home", home), ("--memory-dir", memory_dir)):
         if value is not None and not value.strip():
             raise typer.BadParameter("must not be empty", param_hint=option)
+    if lock_timeout is not None and not math.isfinite(lock_timeout):  # min=0 lets nan and inf through
+        raise typer.BadParameter(f"must be a number of seconds, 0 or more, got {lock_timeout}",
+                                 param_hint="--lock-timeout")
     state = State(home=home, memory_dir=memory_dir, no_color=no_color or bool(os.environ.get("NO_COLOR")),
                   lock_timeout_flag=lock_timeout)
     ctx.obj = state

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from praisonmem.core.errors import IOFailure, LockTimeout, NotFound
+from praisonmem.core.errors import IOFailure, LockTimeout, NotFound, UsageError
 
 
 def _is_idle_wal(path: Path) -> bool:
@@ -27,6 +27,8 @@ def connect_ro(path: Path, timeout: float = 5.0) -> sqlite3.Connection:
     with nothing open on it, nothing can change it during the read.
     """
     if not path.is_file():
+        if path.exists():
+            raise UsageError(f"{path}: not a database file (a directory or device)")
         raise NotFound(f"{path}: no such database")
     uri = path.absolute().as_uri() + ("?mode=ro&immutable=1" if _is_idle_wal(path) else "?mode=ro")
     try:

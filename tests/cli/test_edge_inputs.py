@@ -42,6 +42,10 @@ def test_arguments_that_are_not_utf8_are_refused(cli, project):
     (["session", "prune", "--older-than", "99999999999999w"], "is too long a duration"),
     (["episodic", "get", "--days-back", "100000000"], "--days-back"),
     (["check", ""], "a PATH must not be empty"),
+    (["upsonic", "sessions", "--db", "/dev/null"], "/dev/null: not a database file"),
+    (["upsonic", "sessions", "--db", "."], "not a database file"),
+    (["--lock-timeout", "nan", "memory", "store", "x"], "--lock-timeout: must be a number of seconds"),
+    (["--lock-timeout", "inf", "memory", "store", "x"], "--lock-timeout: must be a number of seconds"),
 ])
 def test_empty_and_out_of_range_values_exit_2(cli, project, args, message):
     before = snapshot(project)
