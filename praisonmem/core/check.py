@@ -59,9 +59,11 @@ class Report:
 
 
 class Checker:
-    def __init__(self, progress: Callable[[int], None] | None = None) -> None:
+    def __init__(self, progress: Callable[[int], None] | None = None,
+                 sessions_dirs: dict[Path, Path] | None = None) -> None:
         self.report = Report()
         self.progress = progress
+        self.sessions_dirs = sessions_dirs or {}  # spill dir -> its sessions dir, where they are not siblings
         self._seen: set[str] = set()
 
     def add(self, severity: str, path: Path | str, message: str, code: str) -> None:
@@ -148,8 +150,28 @@ class Checker:
             self.add("warning", path, f"spill record for '{sid}' is named for another session; the library "
                                       "will never merge it", "spill.name")
         else:
-            self.add("warning", path, f"{len(messages)} turn(s) for session '{sid}' wait here after a failed "
-                                      "write; the library merges them on the session's next load", "leftover.spill")
+            waiting = f"{len(messages)} turn(s) for session '{sid}' wait here after a failed write"
+            if self._session_exists(path.parent, sid) is False:
+                self.add("warning", path, f"{waiting}, but no session file holds that id (renamed, adopted or "
+                                          f"deleted?): the library merges them only if an agent opens '{sid}' "
+                                          "again", "leftover.spill")
+            else:
+                self.add("warning", path, f"{waiting}; the library merges them on the session's next load",
+                         "leftover.spill")
+
+    def _session_exists(self, spill_dir: Path, session_id: str) -> bool | None:
+        """Whether a session file holds ``session_id`` (``None``: this spill dir's sessions dir is unknown)."""
+        sibling = spill_dir.parent.parent / "sessions"  # <root>/state/session_spill beside <root>/sessions
+        sessions_dir = sibling if sibling.is_dir() else self.sessions_dirs.get(spill_dir)
+        if sessions_dir is None:
+            return None
+        candidate = sessions_dir / f"{safe_file_stem(session_id)}.json"
+        try:
+            return jsonfile.read_object(candidate).get("session_id", candidate.stem) == session_id
+        except NotFound:
+            return False
+        except PraisonMemError:
+            return True  # unreadable: reported on its own; the library would quarantine it and start afresh
 
     def learn_dir(self, root: Path) -> None:
         for path in sorted(root.rglob("*")):
@@ -303,8 +325,10 @@ def _within(path: Path, root: Path) -> bool:
     return True
 
 
-def check(targets: Iterable[Path], progress: Callable[[int], None] | None = None) -> Report:
-    checker = Checker(progress)
+def check(targets: Iterable[Path], progress: Callable[[int], None] | None = None,
+          paths: Paths | None = None) -> Report:
+    """Check each target; ``paths`` tells which sessions dir the resolved spill dir belongs to."""
+    checker = Checker(progress, {paths.spill_dir: paths.sessions_dir} if paths is not None else None)
     for target in targets:
         checker.path(Path(target))
     return checker.report

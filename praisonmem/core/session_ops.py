@@ -1,4 +1,4 @@
-"""Session changes: rename, retitle, adopt, delete and prune (spec §2.4–§2.8, §3).
+"""Session changes: rename, retitle, delete and prune (spec §2.4–§2.8); adopt is in :mod:`session_adopt`.
 
 Every change is planned first (resolving names, reading and validating the
 documents, checking targets), so a bad input fails before anything is
@@ -6,14 +6,14 @@ written, and ``dry_run`` returns the same plan without touching a file. The
 writes themselves go through :mod:`praisonmem.core.jsonfile`: the sidecar
 locks (several taken in sorted order), a re-read under the lock, and an
 atomic replace. A target is always written before its source is removed, so
-an interruption leaves a duplicate, never a loss. ``.lock`` files are left in
-place.
+an interruption leaves a duplicate, never a loss, and the rerun finishes the
+move when the target holds exactly what the move writes. A session's spilled
+turns move with it. ``.lock`` files are left in place.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from praisonmem.core import jsonfile, sessions
-from praisonmem.core.errors import CorruptFile, NotFound, PraisonMemError, Refused, TargetExists, UsageError
+from praisonmem.core.errors import NotFound, PraisonMemError, Refused, TargetExists, UsageError
 from praisonmem.core.paths import Paths
 from praisonmem.core.timeutil import epoch_of, now_iso, seconds_since_activity
-from praisonmem.core.workspace import history_id, legacy_ids, session_file_name, workspace_id
+from praisonmem.core.workspace import safe_file_stem, session_file_name, workspace_id
 
 RECENT_SECONDS = 60
 
@@ -61,14 +61,68 @@ def _refuse_if_live(path: Path, doc: dict[str, Any], what: str, force: bool) -> 
         )
 
 
-def _with_session_id(doc: dict[str, Any], session_id: str) -> dict[str, Any]:
+def with_session_id(doc: dict[str, Any], session_id: str) -> dict[str, Any]:
+    """A copy of ``doc`` naming ``session_id`` (in place of the old value, else first)."""
     if "session_id" in doc:
-        doc["session_id"] = session_id
-        return doc
+        return {**doc, "session_id": session_id}
     return {"session_id": session_id, **doc}
 
 
-def _vanished(path: Path) -> NotFound:
+def holds_exactly(path: Path, doc: dict[str, Any]) -> bool:
+    """``path`` has exactly the bytes writing ``doc`` would give: an interrupted move got that far."""
+    try:
+        return jsonfile.read_bytes(path) == jsonfile.serialise(doc)
+    except NotFound:
+        return False
+
+
+def carry_spill(spill_dir: Path, old_id: str, new_id: str, *, keep: bool = False) -> None:
+    """Re-address ``old_id``'s spilled turns to ``new_id``, so the library merges them there (spec §2.5).
+
+    The caller holds both sessions' locks: the library re-ingests a session's
+    spill files only under that session's lock. Each file is rewritten under
+    the new id's name with its ``session_id`` changed (the library's one-line
+    format), then the old one is removed (kept with ``keep``). A rerun after an
+    interruption finds the new file already written and only removes the old.
+    """
+    for path, moved, data in _spill_moves(spill_dir, old_id, new_id):
+        if moved == path:
+            jsonfile.replace_atomically(path, data, mode=0o600)
+            continue
+        if not moved.exists():
+            jsonfile.replace_atomically(moved, data, mode=0o600)
+        if not keep:
+            jsonfile.delete_locked(path)
+
+
+def refuse_spill_clash(spill_dir: Path, old_id: str, *new_ids: str) -> None:
+    """Refuse, before anything is written, when carrying ``old_id``'s spill files would meet another file."""
+    for new_id in new_ids:
+        for path, moved, data in _spill_moves(spill_dir, old_id, new_id):
+            if moved != path and moved.exists() and jsonfile.read_bytes(moved) != data:
+                raise Refused(f"{moved}: another spill file already has this name, so the spilled turns in "
+                              f"{path.name} cannot move with the session; nothing changed")
+
+
+def _spill_moves(spill_dir: Path, old_id: str, new_id: str) -> list[tuple[Path, Path, bytes]]:
+    if old_id == new_id:
+        return []
+    old_stem, new_stem = safe_file_stem(old_id), safe_file_stem(new_id)
+    return [(path, path.with_name(new_stem + path.name[len(old_stem):]),
+             json.dumps({**record, "session_id": new_id}, ensure_ascii=False).encode("utf-8"))
+            for path, record in sessions.spill_records(spill_dir, old_id)]
+
+
+def spill_note(spill_dir: Path, old_id: str, new_id: str, verb: str = "move") -> str | None:
+    """What carrying ``old_id``'s spill files will do, for the change record."""
+    if old_id == new_id:
+        return None
+    records = sessions.spill_records(spill_dir, old_id)
+    turns = sum(len(sessions.messages_of(record)) for _, record in records)
+    return f"{turns} spilled turn(s) in {len(records)} spill file(s) {verb} with it" if records else None
+
+
+def vanished(path: Path) -> NotFound:
     return NotFound(f"{path}: the session disappeared while praisonmem was waiting for its lock")
 
 
@@ -77,7 +131,12 @@ def _vanished(path: Path) -> NotFound:
 
 def rename(paths: Paths, name: str, new_id: str, *, force: bool = False, dry_run: bool = False,
            timeout: float = jsonfile.LOCK_TIMEOUT) -> Change:
-    """Move a session to the file for ``new_id`` and set its ``session_id``; nothing else changes."""
+    """Move a session to the file for ``new_id`` and set its ``session_id``; nothing else changes.
+
+    Its spilled turns move with it. When the target already holds exactly what
+    the rename writes (an earlier run was interrupted after writing it), the
+    rename is finished: the old file is removed, and the change says so.
+    """
     if not new_id.strip():
         raise UsageError("the new session id must not be blank")
     src = sessions.find(paths, name)
@@ -85,25 +144,31 @@ def rename(paths: Paths, name: str, new_id: str, *, force: bool = False, dry_run
     old_id = sessions.raw_session_id(doc, src)
     dst = src.with_name(session_file_name(new_id))
     same_file = dst == src
-    if not same_file and dst.exists():
+    finishing = not same_file and dst.exists() and holds_exactly(dst, with_session_id(doc, new_id))
+    if not same_file and dst.exists() and not finishing:
         raise TargetExists(f"cannot rename to '{new_id}': {dst} already exists")
     if not same_file:
         _refuse_if_live(src, doc, "rename it", force)
-    change = Change("renamed", old_id, str(src), dry_run, new_session_id=new_id, target=str(dst))
-    waiting = sessions.spilled_messages(paths.spill_dir, old_id, present=sessions.messages_of(doc))
-    if waiting:
-        change.detail = (f"{len(waiting)} spilled turn(s) for '{old_id}' stay in the spill dir; "
-                         f"the library will not merge them into '{new_id}'")
+    refuse_spill_clash(paths.spill_dir, old_id, new_id)
+    notes = [spill_note(paths.spill_dir, old_id, new_id)]
+    if finishing:
+        notes.insert(0, f"finishes an interrupted rename: {dst.name} already holds exactly this session")
+    change = Change("renamed", old_id, str(src), dry_run, new_session_id=new_id, target=str(dst),
+                    detail="; ".join(n for n in notes if n) or None)
     if dry_run:
         return change
     with jsonfile.locked_many([src, dst], timeout):
         current = jsonfile.read_current(src)
         if current is None:
-            raise _vanished(src)
+            raise vanished(src)
         sessions.validate(current, src)
-        if not same_file and jsonfile.exists(dst):
+        expected = with_session_id(current, new_id)
+        refuse_spill_clash(paths.spill_dir, sessions.raw_session_id(current, src), new_id)
+        if same_file or not jsonfile.exists(dst):
+            jsonfile.write_locked(dst, expected)
+        elif not holds_exactly(dst, expected):
             raise TargetExists(f"cannot rename to '{new_id}': {dst} already exists")
-        jsonfile.write_locked(dst, _with_session_id(current, new_id))
+        carry_spill(paths.spill_dir, sessions.raw_session_id(current, src), new_id)
         if not same_file:
             jsonfile.delete_locked(src)
     return change
@@ -122,7 +187,7 @@ def retitle(paths: Paths, name: str, title: str, *, dry_run: bool = False,
 
     def apply(current: dict[str, Any] | None) -> dict[str, Any]:
         if current is None:
-            raise _vanished(src)
+            raise vanished(src)
         sessions.validate(current, src)
         meta = current.get("metadata")
         if not isinstance(meta, dict):
@@ -136,154 +201,6 @@ def retitle(paths: Paths, name: str, title: str, *, dry_run: bool = False,
 
     jsonfile.update(src, apply, timeout=timeout)
     return change
-
-
-# ---------------------------------------------------------------- adopt
-
-
-@dataclass
-class AdoptPlan:
-    agent: str
-    source: Path
-    target: Path
-    target_id: str
-    workspace_id: str
-    action: str  # "move" | "copy" | "merge" | "replace"
-    keep_source: bool
-    target_exists: bool
-    target_empty: bool = False  # what an Agent writes when it first opens its store
-
-
-def is_empty_session(doc: dict[str, Any]) -> bool:
-    """No messages, no archived messages, no checkpoint: nothing a user could lose."""
-    return not (sessions.messages_of(doc) or sessions.messages_of(doc, "archived_messages")
-                or doc.get("last_compaction"))
-
-
-def plan_adopt(paths: Paths, agent: str, *, workspace_dir: str | os.PathLike[str] | None = None,
-               copy: bool = False, merge: bool = False, replace: bool = False,
-               source: Path | None = None) -> AdoptPlan:
-    """Which legacy file becomes which workspace history file (spec §3)."""
-    if merge and replace:
-        raise UsageError("--merge and --replace are alternatives; give one")
-    paths.require_home()
-    sdir = paths.sessions_dir
-    if source is None:
-        legacy = legacy_ids(agent)
-        found = [sdir / f"{legacy[a]}.json" for a in ("sha256", "md5") if (sdir / f"{legacy[a]}.json").is_file()]
-        if not found:
-            raise NotFound(f"no legacy session for agent '{agent}' in {sdir} "
-                           f"(looked for {legacy['sha256']}.json and {legacy['md5']}.json)")
-        source = found[0]
-    if workspace_dir is not None and not Path(workspace_dir).is_dir():
-        raise UsageError(f"--workspace {workspace_dir} is not a directory")
-    wid = workspace_id(workspace_dir)
-    target_id = history_id(wid, agent)
-    target = sdir / f"{target_id}.json"
-    exists = target.is_file()
-    empty = exists and is_empty_session(sessions.load(target))
-    if exists and not empty and not (merge or replace):
-        raise TargetExists(f"{target.name} (agent '{agent}' in {wid}) already exists: "
-                           "pass --merge to combine the histories or --replace to overwrite it")
-    if exists and not empty:
-        action = "merge" if merge else "replace"
-    else:
-        action = "copy" if copy else "move"
-    return AdoptPlan(agent, source, target, target_id, wid, action, copy, exists, empty)
-
-
-def adopt(plan: AdoptPlan, *, dry_run: bool = False, timeout: float = jsonfile.LOCK_TIMEOUT) -> Change:
-    legacy_doc = sessions.load(plan.source)  # the target was read (so refused if it does not parse) by plan_adopt
-    verb = {"move": "moved", "copy": "copied", "merge": "merged", "replace": "replaced"}[plan.action]
-    detail = f"agent '{plan.agent}', workspace {plan.workspace_id}"
-    if plan.action in ("merge", "replace") and not plan.keep_source:
-        detail += "; legacy file removed"
-    if plan.target_empty:
-        detail += "; replaces an empty workspace session (no messages)"
-    change = Change(f"adopt-{verb}", sessions.raw_session_id(legacy_doc, plan.source), str(plan.source), dry_run,
-                    new_session_id=plan.target_id, target=str(plan.target), detail=detail)
-    if dry_run:
-        return change
-    with jsonfile.locked_many([plan.source, plan.target], timeout):
-        legacy = jsonfile.read_current(plan.source)
-        if legacy is None:
-            raise _vanished(plan.source)
-        sessions.validate(legacy, plan.source)
-        current = jsonfile.read_current(plan.target)
-        if current is not None:
-            sessions.validate(current, plan.target)
-            if plan.action not in ("merge", "replace") and not is_empty_session(current):
-                raise TargetExists(f"{plan.target.name} gained messages while adopting; pass --merge or --replace")
-        if current is not None and plan.action == "merge":
-            new = merge_documents(current, legacy, plan.target)
-            new["updated_at"] = now_iso()
-        else:
-            new = _with_session_id(legacy, plan.target_id)
-        jsonfile.write_locked(plan.target, new)
-        if not plan.keep_source:
-            jsonfile.delete_locked(plan.source)
-    return change
-
-
-def legacy_sessions(paths: Paths) -> list[tuple[Path, str]]:
-    """Every legacy name-only file whose ``agent_name`` hashes to its id (sha256 first, then md5)."""
-    found = []
-    for path in sessions.session_files(paths.sessions_dir):
-        if not path.stem.startswith("history_"):
-            continue
-        try:
-            doc = sessions.load(path)
-        except PraisonMemError:
-            continue
-        agent = doc.get("agent_name")
-        if isinstance(agent, str) and agent and path.stem in legacy_ids(agent).values():
-            found.append((path, agent))
-    order = {"sha256": 0, "md5": 1}
-    found.sort(key=lambda item: (item[1], order["sha256" if item[0].stem == legacy_ids(item[1])["sha256"] else "md5"]))
-    return found
-
-
-def merge_documents(workspace_doc: dict[str, Any], legacy_doc: dict[str, Any], where: Path) -> dict[str, Any]:
-    """Union of both histories, ordered by timestamp; exact duplicates once; the workspace file's fields win."""
-    merged = dict(workspace_doc)
-    for key, value in legacy_doc.items():
-        if key not in merged:
-            merged[key] = value
-    ws_meta, legacy_meta = sessions.metadata_of(workspace_doc), sessions.metadata_of(legacy_doc)
-    merged["metadata"] = {**ws_meta, **{k: v for k, v in legacy_meta.items() if k not in ws_meta}}
-    for key in ("messages", "archived_messages"):
-        merged[key] = _union(sessions.messages_of(workspace_doc, key), sessions.messages_of(legacy_doc, key), where)
-    checkpoint = workspace_doc.get("last_compaction")
-    if isinstance(checkpoint, dict) and isinstance(checkpoint.get("message_index"), int):
-        old = sessions.messages_of(workspace_doc)
-        index = checkpoint["message_index"]
-        anchor = old[index] if 0 <= index < len(old) else None
-        new_index = next((i for i, m in enumerate(merged["messages"]) if m is anchor), len(merged["messages"]))
-        merged["last_compaction"] = {**checkpoint, "message_index": new_index}
-    return merged
-
-
-def _union(first: list[Any], second: list[Any], where: Path) -> list[Any]:
-    for i, message in enumerate(first + second):
-        if not isinstance(message, dict):
-            raise CorruptFile(str(where), f"message {i} is not an object; cannot merge")
-    keyed: list[tuple[float, int, dict[str, Any]]] = []
-    seen: set[str] = set()
-    order = 0
-    for messages in (first, second):
-        last = float("-inf")
-        for message in messages:
-            stamp = epoch_of(message.get("timestamp"))
-            last = stamp if stamp is not None else last
-            identity = json.dumps([message.get("role"), message.get("content"), message.get("timestamp")],
-                                  sort_keys=True, ensure_ascii=False, default=str)
-            if identity in seen:
-                continue
-            seen.add(identity)
-            keyed.append((last, order, message))
-            order += 1
-    keyed.sort(key=lambda item: (item[0], item[1]))
-    return [message for _, _, message in keyed]
 
 
 # ---------------------------------------------------------------- delete / prune
@@ -351,7 +268,7 @@ def delete(targets: list[Path], *, dry_run: bool = False, timeout: float = jsonf
             try:
                 with jsonfile.locked(path, timeout):
                     if not path.is_file():
-                        raise _vanished(path)
+                        raise vanished(path)
                     reason = recheck(path, _current_or_none(path)) if recheck else None
                     if reason:
                         change.action, change.detail = "skipped", reason

@@ -157,17 +157,15 @@ def spill_files(spill_dir: Path) -> list[Path]:
         return []
 
 
-def spilled_messages(spill_dir: Path, session_id: str, present: Iterable[Any] = ()) -> list[dict[str, Any]]:
-    """Turns salvaged to the spill dir for ``session_id`` and not yet merged (spec §2.5).
+def spill_records(spill_dir: Path, session_id: str) -> list[tuple[Path, dict[str, Any]]]:
+    """The spill files the library would merge into ``session_id`` (spec §2.5), with their records.
 
-    Mirrors the library's re-ingest: files named ``<safe id>.*.json`` whose
-    ``session_id`` is the raw id; messages already present (same role, content,
-    timestamp) are left out. Unreadable spill files are skipped here; ``check``
-    reports them.
+    Files named ``<safe id>.*.json`` whose ``session_id`` is the raw id, as the
+    library's re-ingest picks them; unreadable ones are skipped here (``check``
+    reports them).
     """
     prefix = f"{safe_file_stem(session_id)}."
-    seen = {_message_key(m) for m in present if isinstance(m, dict)}
-    found: list[dict[str, Any]] = []
+    found = []
     for path in spill_files(spill_dir):
         if not path.name.startswith(prefix):
             continue
@@ -175,8 +173,17 @@ def spilled_messages(spill_dir: Path, session_id: str, present: Iterable[Any] = 
             record = jsonfile.read_object(path)
         except PraisonMemError:
             continue
-        if record.get("session_id") != session_id:
-            continue
+        if record.get("session_id") == session_id:
+            found.append((path, record))
+    return found
+
+
+def spilled_messages(spill_dir: Path, session_id: str, present: Iterable[Any] = ()) -> list[dict[str, Any]]:
+    """Turns salvaged to the spill dir for ``session_id`` and not yet merged: messages already
+    present (same role, content, timestamp) are left out, as the library's re-ingest does."""
+    seen = {_message_key(m) for m in present if isinstance(m, dict)}
+    found: list[dict[str, Any]] = []
+    for _, record in spill_records(spill_dir, session_id):
         for message in messages_of(record):
             if isinstance(message, dict) and _message_key(message) not in seen:
                 seen.add(_message_key(message))

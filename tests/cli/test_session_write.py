@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from pathlib import Path
 
 import pytest
 
@@ -52,7 +53,12 @@ def test_adopt_with_no_legacy_file_exits_3(cli, fixture_home):
 
 
 def test_adopt_when_the_target_exists_needs_merge_or_replace(cli, fixture_home):
-    assert cli("--home", fixture_home, "session", "adopt", "Old Bot", "--copy").exit_code == 0
+    copied = cli("--home", fixture_home, "session", "adopt", "Old Bot", "--copy", "--json").json()[0]
+    target = Path(copied["target"])
+    doc = json.loads(target.read_text(encoding="utf-8"))
+    doc["messages"].append({"role": "user", "content": "an agent carried on here", "timestamp": 1.0e10,
+                            "metadata": {}})
+    target.write_text(json.dumps(doc), encoding="utf-8")
     result = cli("--home", fixture_home, "session", "adopt", "Old Bot")
     assert result.exit_code == 4 and "pass --merge to combine the histories or --replace" in result.stderr
     refused = cli("--home", fixture_home, "session", "adopt", "Old Bot", "--replace")

@@ -13,7 +13,6 @@ import pytest
 from praisonmem.core import jsonfile, session_ops
 from praisonmem.core.errors import CorruptFile, NotFound, Refused, TargetExists, UsageError
 from praisonmem.core.paths import resolve
-from praisonmem.core.workspace import history_id, workspace_id
 
 
 @pytest.fixture
@@ -81,12 +80,38 @@ def test_rename_dry_run_changes_nothing(paths):
     assert {p.name: p.read_bytes() for p in sessions_dir(paths).iterdir()} == before
 
 
-def test_rename_warns_about_spilled_turns(paths):
+def test_rename_carries_spilled_turns_to_the_new_id(paths):
     sdir = sessions_dir(paths)
     (sdir / "spilled-session.json").write_text(json.dumps({"session_id": "spilled-session", "messages": [],
                                                           "updated_at": "2026-01-01T00:00:00+00:00"}))
-    change = session_ops.rename(paths, "spilled-session", "kept")
-    assert "1 spilled turn(s) for 'spilled-session' stay in the spill dir" in change.detail
+    spilled = next(paths.spill_dir.glob("spilled-session.*.json"))
+    record = json.loads(spilled.read_text())
+    dry = session_ops.rename(paths, "spilled-session", "kept", dry_run=True)
+    assert dry.detail == "1 spilled turn(s) in 1 spill file(s) move with it" and spilled.exists()
+    session_ops.rename(paths, "spilled-session", "kept")
+    moved = paths.spill_dir / ("kept" + spilled.name[len("spilled-session"):])
+    assert not spilled.exists()
+    assert moved.read_text() == json.dumps({**record, "session_id": "kept"}, ensure_ascii=False)
+
+
+def test_rename_onto_the_same_file_rewrites_the_spill_records_id(paths):
+    spilled = paths.spill_dir / "my_chat.1796050189520.1.00000000.json"
+    spilled.write_text(json.dumps({"session_id": "my_chat", "spilled_at": "x", "messages": []}))
+    session_ops.rename(paths, "my_chat", "my chat", force=True)  # the same file, another raw id
+    assert json.loads(spilled.read_text()) == {"session_id": "my chat", "spilled_at": "x", "messages": []}
+
+
+def test_rename_refuses_to_overwrite_a_different_spill_file_and_changes_nothing(paths):
+    spilled = next(paths.spill_dir.glob("spilled-session.*.json"))
+    clash = spilled.with_name("other" + spilled.name[len("spilled-session"):])
+    clash.write_text('{"session_id": "other", "spilled_at": "x", "messages": []}')
+    sdir = sessions_dir(paths)
+    (sdir / "spilled-session.json").write_text(json.dumps({"session_id": "spilled-session", "messages": [],
+                                                          "updated_at": "2026-01-01T00:00:00+00:00"}))
+    before = {p.name: p.read_bytes() for d in (sdir, paths.spill_dir) for p in d.iterdir()}
+    with pytest.raises(Refused, match="another spill file already has this name"):
+        session_ops.rename(paths, "spilled-session", "other")
+    assert {p.name: p.read_bytes() for d in (sdir, paths.spill_dir) for p in d.iterdir()} == before
 
 
 def test_rename_never_rewrites_a_file_that_does_not_parse(paths):
@@ -109,94 +134,6 @@ def test_retitle_sets_and_clears_metadata_title_and_keeps_unknown_keys(paths):
     assert doc["updated_at"] != "2026-11-30T14:49:49.518741+00:00"
     session_ops.retitle(paths, "7ca18a8d-7365-46f5-9df9-26d536f25633", "")
     assert "title" not in json.loads(target.read_text())["metadata"]
-
-
-# ---------------------------------------------------------------- adopt
-
-
-def test_plan_adopt_finds_sha256_then_md5_legacy_files(paths, tmp_path):
-    plan = session_ops.plan_adopt(paths, "Legacy Bot", workspace_dir=tmp_path)
-    assert plan.source.name == "history_8fe938c0.json"
-    assert plan.target_id == history_id("dir:" + os.path.realpath(tmp_path), "Legacy Bot")
-    assert session_ops.plan_adopt(paths, "Old Bot", workspace_dir=tmp_path).source.name == "history_ccc5e5d4.json"
-
-
-def test_adopt_without_a_legacy_file_is_not_found(paths):
-    with pytest.raises(NotFound, match="no legacy session for agent 'Weather Bot'"):
-        session_ops.plan_adopt(paths, "Weather Bot")
-
-
-def test_adopt_moves_by_default_and_copies_with_copy(paths, tmp_path):
-    legacy = sessions_dir(paths) / "history_8fe938c0.json"
-    legacy_doc = json.loads(legacy.read_text())
-    plan = session_ops.plan_adopt(paths, "Legacy Bot", workspace_dir=tmp_path, copy=True)
-    session_ops.adopt(plan)
-    assert legacy.exists()
-    adopted = json.loads(plan.target.read_text())
-    assert adopted == {**legacy_doc, "session_id": plan.target_id}
-    plan.target.unlink()
-    session_ops.adopt(session_ops.plan_adopt(paths, "Legacy Bot", workspace_dir=tmp_path))
-    assert not legacy.exists() and plan.target.exists()
-
-
-def test_adopt_replaces_an_empty_workspace_session_without_asking(paths, tmp_path):
-    target = sessions_dir(paths) / f"{history_id(workspace_id(tmp_path), 'Legacy Bot')}.json"
-    target.write_text(json.dumps({"session_id": target.stem, "messages": [], "archived_messages": []}))
-    plan = session_ops.plan_adopt(paths, "Legacy Bot", workspace_dir=tmp_path)
-    assert (plan.action, plan.target_empty) == ("move", True)
-    change = session_ops.adopt(plan)
-    assert "replaces an empty workspace session" in change.detail
-    assert len(json.loads(target.read_text())["messages"]) == 4
-
-
-def test_adopt_refuses_an_existing_workspace_file_without_merge_or_replace(paths, tmp_path):
-    target = sessions_dir(paths) / f"{history_id(workspace_id(tmp_path), 'Legacy Bot')}.json"
-    target.write_text(json.dumps({"session_id": target.stem, "messages": [
-        {"role": "user", "content": "workspace turn", "timestamp": 1.0}]}))
-    with pytest.raises(TargetExists, match="pass --merge to combine the histories or --replace"):
-        session_ops.plan_adopt(paths, "Legacy Bot", workspace_dir=tmp_path)
-    with pytest.raises(UsageError):
-        session_ops.plan_adopt(paths, "Legacy Bot", workspace_dir=tmp_path, merge=True, replace=True)
-
-
-def test_adopt_replace_overwrites_and_merge_unites(paths, tmp_path):
-    wid = workspace_id(tmp_path)
-    target = sessions_dir(paths) / f"{history_id(wid, 'Legacy Bot')}.json"
-    legacy_doc = json.loads((sessions_dir(paths) / "history_8fe938c0.json").read_text())
-    first = legacy_doc["messages"][0]
-    ws_doc = {"session_id": target.stem, "messages": [
-        {"role": "user", "content": "newer, in the workspace", "timestamp": first["timestamp"] + 1000, "metadata": {}},
-        dict(first),  # an exact duplicate of the legacy head
-    ], "agent_name": "Legacy Bot", "metadata": {"model": "ws-model", "only_ws": 1}, "custom": "kept"}
-    target.write_text(json.dumps(ws_doc))
-    session_ops.adopt(session_ops.plan_adopt(paths, "Legacy Bot", workspace_dir=tmp_path, merge=True, copy=True))
-    merged = json.loads(target.read_text())
-    contents = [m["content"] for m in merged["messages"]]
-    assert contents[0] == first["content"] and contents.count(first["content"]) == 1
-    assert contents[-1] == "newer, in the workspace"
-    assert len(contents) == len(legacy_doc["messages"]) + 1
-    assert merged["session_id"] == target.stem and merged["custom"] == "kept"
-    assert merged["metadata"]["model"] == "ws-model" and merged["metadata"]["only_ws"] == 1
-    assert merged["metadata"]["agent_id"] == legacy_doc["metadata"]["agent_id"]  # legacy-only key kept
-    session_ops.adopt(session_ops.plan_adopt(paths, "Legacy Bot", workspace_dir=tmp_path, replace=True))
-    assert json.loads(target.read_text()) == {**legacy_doc, "session_id": target.stem}
-    assert not (sessions_dir(paths) / "history_8fe938c0.json").exists()
-
-
-def test_merge_reanchors_the_compaction_checkpoint(tmp_path):
-    ws = {"session_id": "w", "messages": [
-        {"role": "system", "content": "summary", "timestamp": 10.0},
-        {"role": "user", "content": "after", "timestamp": 30.0}],
-        "last_compaction": {"summary": "s", "message_index": 1}}
-    legacy = {"session_id": "l", "messages": [{"role": "user", "content": "older", "timestamp": 5.0}]}
-    merged = session_ops.merge_documents(ws, legacy, tmp_path / "w.json")
-    assert [m["content"] for m in merged["messages"]] == ["older", "summary", "after"]
-    assert merged["last_compaction"]["message_index"] == 2
-
-
-def test_legacy_sessions_lists_files_whose_agent_name_matches_their_id(paths):
-    found = [(p.name, name) for p, name in session_ops.legacy_sessions(paths)]
-    assert found == [("history_8fe938c0.json", "Legacy Bot"), ("history_ccc5e5d4.json", "Old Bot")]
 
 
 # ---------------------------------------------------------------- delete / prune

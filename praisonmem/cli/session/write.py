@@ -135,48 +135,59 @@ def adopt_command(
     Since workspace scoping, an Agent with history=True no longer loads its
     pre-upgrade history_<sha256(name)[:8]> (or md5) file. This makes that file
     the current workspace's history session for the agent: it is moved (or
-    with --copy, copied) to history_<sha256("<workspace id>:<name>")[:8]>.json.
-    When that file already holds messages, --merge unites both histories
-    (ordered by timestamp, exact duplicates once, the workspace file's fields
-    winning) and --replace overwrites it; an empty one (what an Agent writes
-    when it first starts) is simply replaced.
+    with --copy, copied) to history_<sha256("<workspace id>:<name>")[:8]>.json,
+    with any turns spilled for it. When both name-only files exist (a home that
+    met both eras), both are adopted, merged oldest first. When the target
+    already holds messages, --merge unites the histories (each turn once, in
+    time order, the library's compaction structure kept: archived turns, one
+    summary heading the active window, the checkpoint re-anchored) and
+    --replace overwrites it; an empty one (what an Agent writes when it first
+    starts) is simply replaced. A target that already holds what adopting
+    writes (an interrupted run) is finished: the legacy files are removed.
+
+    With PRAISONAI_GLOBAL_SESSIONS set and no --workspace, nothing changes:
+    the library already loads the legacy file (exit 0), or the agent uses its
+    global-scope file, which adopting cannot reach (exit 4).
 
     Example:
 
         praisonmem session adopt "Legacy Bot" --dry-run
         praisonmem session adopt --all --copy
     """
-    from praisonmem.core import session_ops
+    from praisonmem.core import session_adopt
     from praisonmem.core.errors import PraisonMemError, UsageError
+    from praisonmem.core.session_ops import Change
+    from praisonmem.core.workspace import global_from_env
 
     if merge and replace:
         raise UsageError("--merge and --replace are alternatives; give one")
     if all_ == (agent is not None):
         raise UsageError("give AGENT_NAME, or --all to adopt every legacy file")
     state = state_of(ctx)
-    options = dict(workspace_dir=workspace, copy=copy, merge=merge, replace=replace)
+    options = dict(workspace_dir=workspace, copy=copy, merge=merge, replace=replace, global_scope=global_from_env())
     if not all_:
-        plan = session_ops.plan_adopt(state.paths, agent, **options)
-        if plan.action == "replace":
+        plan = session_adopt.plan_adopt(state.paths, agent, **options)
+        if plan.action == "replace" and not plan.finishing:
             confirm(f"Replace {plan.target.name} with the legacy history of '{agent}'?", yes=yes, dry_run=dry_run)
-        _emit(ctx, [session_ops.adopt(plan, dry_run=dry_run, timeout=state.lock_timeout)], as_json)
+        _emit(ctx, session_adopt.adopt(plan, dry_run=dry_run, timeout=state.lock_timeout), as_json)
         return
-    legacy = session_ops.legacy_sessions(state.paths)
+    legacy = session_adopt.legacy_sessions(state.paths)
     if not legacy:
         note(f"no legacy name-only sessions in {state.paths.sessions_dir}")
     if replace and legacy:
-        confirm(f"Adopt {len(legacy)} legacy session(s), replacing existing workspace histories?", yes=yes,
-                dry_run=dry_run)
+        confirm(f"Adopt the legacy sessions of {len(legacy)} agent(s), replacing existing workspace histories?",
+                yes=yes, dry_run=dry_run)
     changes = []
     with file_progress("Adopting", minimum=1) as progress:
-        for done, (path, name) in enumerate(legacy, 1):
+        for done, (name, files) in enumerate(legacy, 1):
             try:
-                plan = session_ops.plan_adopt(state.paths, name, source=path, **options)
-                changes.append(session_ops.adopt(plan, dry_run=dry_run, timeout=state.lock_timeout))
+                plan = session_adopt.plan_adopt(state.paths, name, sources=files, **options)
+                changes += session_adopt.adopt(plan, dry_run=dry_run, timeout=state.lock_timeout)
             except PraisonMemError as exc:
-                change = session_ops.Change("failed", path.stem, str(path), dry_run)
-                change.failed(exc)
-                changes.append(change)
+                for path in files:
+                    change = Change("failed", path.stem, str(path), dry_run)
+                    change.failed(exc)
+                    changes.append(change)
             if progress:
                 progress(done, len(legacy))
     _emit(ctx, changes, as_json)
