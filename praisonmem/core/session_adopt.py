@@ -74,16 +74,18 @@ def legacy_files(sessions_dir: Path, agent: str | None) -> list[Path]:
     return [sessions_dir / f"{ids[a]}.json" for a in ("md5", "sha256") if (sessions_dir / f"{ids[a]}.json").is_file()]
 
 
-def oldest_first(files: list[tuple[Path, dict[str, Any]]]) -> list[tuple[Path, dict[str, Any]]]:
-    """By ``created_at``, else the first turn's timestamp; undated ones keep the md5-then-sha256 order."""
-    def started(item: tuple[Path, dict[str, Any]]) -> float:
-        doc = item[1]
+def oldest_first(name: str, files: list[tuple[Path, dict[str, Any]]]) -> list[tuple[Path, dict[str, Any]]]:
+    """By ``created_at``, else the first turn's timestamp; undated ones md5 era first."""
+    md5_stem = legacy_ids(name)["md5"]
+
+    def started(item: tuple[Path, dict[str, Any]]) -> tuple[float, int]:
+        path, doc = item
         stamp = epoch_of(doc.get("created_at"))
         if stamp is None:
             turns = sessions.messages_of(doc, "archived_messages") + sessions.messages_of(doc)
             stamp = next((epoch_of(m.get("timestamp")) for m in turns if isinstance(m, dict)
                           and epoch_of(m.get("timestamp")) is not None), None)
-        return float("inf") if stamp is None else stamp
+        return (float("inf") if stamp is None else stamp, 0 if path.stem == md5_stem else 1)
 
     return sorted(files, key=started)
 
@@ -112,7 +114,7 @@ def plan_adopt(paths: Paths, agent: str | None, *, workspace_dir: str | os.PathL
                        f"(looked for {ids['sha256']}.json and {ids['md5']}.json)")
     if workspace_dir is not None and not Path(workspace_dir).is_dir():
         raise UsageError(f"--workspace {workspace_dir} is not a directory")
-    ordered = oldest_first([(p, sessions.load(p)) for p in found])
+    ordered = oldest_first(name, [(p, sessions.load(p)) for p in found])
     files = [p for p, _ in ordered]
     if global_scope and workspace_dir is None:
         return _global_plan(paths, name, files, copy)

@@ -114,3 +114,15 @@ def test_global_scope_plan_is_a_skip_or_a_refusal(paths, tmp_path):
     (sessions_dir(paths) / f"{history_id('global', 'Legacy Bot')}.json").write_text('{"messages": []}')
     with pytest.raises(Refused, match="global scope"):
         session_adopt.plan_adopt(paths, "Legacy Bot", global_scope=True)
+
+
+def test_undated_legacy_files_are_merged_md5_era_first(paths, tmp_path):
+    sdir = sessions_dir(paths)
+    md5, sha = sdir / "history_b33aed8f.json", sdir / "history_d4f0bc5a.json"  # md5("agent"), sha256("agent")
+    md5.write_text(json.dumps({"session_id": md5.stem, "agent_name": None, "messages": [], "era": "md5"}))
+    sha.write_text(json.dumps({"session_id": sha.stem, "agent_name": None, "messages": [], "era": "sha256"}))
+    for sources in (None, [sha, md5]):
+        plan = session_adopt.plan_adopt(paths, None, workspace_dir=tmp_path, sources=sources)
+        assert plan.sources == [md5, sha]
+    session_adopt.adopt(plan)
+    assert json.loads(plan.target.read_text())["era"] == "sha256"  # the newer file's fields win
