@@ -11,7 +11,8 @@ a directory:
 2. take BSD ``flock(LOCK_EX)`` on the sidecar ``X.json.lock`` (filelock's
    ``UnixFileLock``; POSIX ``lockf`` locks would not conflict with the
    library's), giving up after ``timeout`` seconds (5 s by default) with
-   :class:`LockTimeout`;
+   :class:`LockTimeout`; a sidecar that is a symlink or not a regular file is
+   refused (:class:`IOFailure`, exit 5) before anything opens it for writing;
 3. re-read ``X.json`` under the lock; a file that does not parse is never
    overwritten (:class:`CorruptFile`);
 4. write a temp file in the same directory whose name does not end in
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -128,7 +130,8 @@ def locked(path: str | os.PathLike[str], timeout: float = LOCK_TIMEOUT) -> Itera
     from filelock import Timeout, UnixFileLock  # writers only: keeps read commands fast
 
     lock_path = f"{os.fspath(path)}.lock"
-    _makedirs(os.path.dirname(lock_path) or ".")
+    makedirs(os.path.dirname(lock_path) or ".")
+    check_lock_file(lock_path)
     lock = UnixFileLock(
         lock_path,
         timeout=timeout,
@@ -154,6 +157,43 @@ def locked(path: str | os.PathLike[str], timeout: float = LOCK_TIMEOUT) -> Itera
         lock.release()
 
 
+def check_lock_file(lock_path: str) -> None:
+    """Create the sidecar if missing, refusing one that is a symlink or not a regular file.
+
+    filelock before 3.20.1 opened the sidecar with ``O_TRUNC``, following a symlink,
+    so ``X.json.lock -> /etc/x`` emptied ``/etc/x`` (CVE-2025-68146); 3.12-3.14 could
+    not even be configured. The dependency floor excludes them, and this check keeps
+    a planted link from being followed whatever filelock is installed: ``O_NOFOLLOW``
+    and no ``O_TRUNC``, so nothing is ever written through the name.
+    """
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(lock_path, flags, 0o644)  # 0644, as filelock and the library create it: it is always empty
+    except OSError as exc:
+        raise _lock_file_refusal(lock_path, exc) from exc
+    try:
+        kind = os.fstat(fd).st_mode
+    finally:
+        os.close(fd)
+    if not stat.S_ISREG(kind):
+        raise IOFailure(f"{lock_path}: is not a regular file, not a lock file; nothing changed")
+
+
+def _lock_file_refusal(lock_path: str, exc: OSError) -> IOFailure:
+    try:
+        kind = os.lstat(lock_path).st_mode
+    except OSError:
+        kind = 0
+    if stat.S_ISLNK(kind):  # ELOOP on Linux, EMLINK/EFTYPE on the BSDs
+        return IOFailure(f"{lock_path}: is a symbolic link; praisonmem does not lock through a link "
+                         "(remove it and retry); nothing changed")
+    if stat.S_ISDIR(kind):
+        return IOFailure(f"{lock_path}: is a directory, not a lock file; nothing changed")
+    if isinstance(exc, PermissionError):
+        return IOFailure(f"{lock_path}: permission denied")
+    return IOFailure(f"{lock_path}: cannot lock: {exc.strerror or exc}")
+
+
 @contextmanager
 def locked_many(paths: list[str | os.PathLike[str]], timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
     """Hold several sidecar locks, always taken in sorted path order so two
@@ -166,7 +206,7 @@ def locked_many(paths: list[str | os.PathLike[str]], timeout: float = LOCK_TIMEO
         yield
 
 
-def _makedirs(directory: str) -> None:
+def makedirs(directory: str | os.PathLike[str]) -> None:
     try:
         os.makedirs(directory, exist_ok=True)
     except FileExistsError as exc:
@@ -193,7 +233,7 @@ def replace_atomically(path: str | os.PathLike[str], data: bytes, *, mode: int |
     """
     path = os.fspath(path)
     directory = os.path.dirname(path) or "."
-    _makedirs(directory)
+    makedirs(directory)
     try:
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
     except OSError as exc:
