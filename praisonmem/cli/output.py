@@ -142,6 +142,15 @@ def _fit_columns(
     return keep
 
 
+def write_target(target: str, data: bytes, *, binary: bool = False) -> None:
+    """Write ``data`` to an ``-o`` target by the one rule in core/outfile.py (``-`` is stdout)."""
+    from praisonmem.core import outfile
+
+    sys.stdout.flush()  # text already written must come first
+    with outfile.opened(target, stdout=sys.stdout.buffer, binary=binary) as handle:
+        handle.write(data)
+
+
 def warn(message: str) -> None:
     sys.stderr.write(f"praisonmem: warning: {message}\n")
 

@@ -36,7 +36,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from praisonmem.core.errors import CorruptFile, IOFailure, LockTimeout, NotFound, Refused
 
@@ -231,6 +231,15 @@ def replace_atomically(path: str | os.PathLike[str], data: bytes, *, mode: int |
     The caller holds the lock. The temp name is ``.<name>.<random>.tmp``: it never
     ends in ``.json``, so listings and globs never mistake it for a session.
     """
+    with replacing(path, mode=mode) as handle:
+        handle.write(data)
+
+
+@contextmanager
+def replacing(path: str | os.PathLike[str], *, mode: int | None = None) -> Iterator[BinaryIO]:
+    """A handle on a temp file beside ``path`` (0600, or ``mode``) that replaces ``path`` when the
+    block ends: fsynced, renamed over it, the directory fsynced. On an error the temp file is removed
+    and ``path`` is untouched."""
     path = os.fspath(path)
     directory = os.path.dirname(path) or "."
     makedirs(directory)
@@ -242,7 +251,7 @@ def replace_atomically(path: str | os.PathLike[str], data: bytes, *, mode: int |
         if mode is not None:
             os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            yield handle
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)

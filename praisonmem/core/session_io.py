@@ -110,11 +110,6 @@ def export_markdown(docs: list[tuple[Path, dict[str, Any]]]) -> str:
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-def write_output(path: str | os.PathLike[str], text: str) -> None:
-    """Write an export file atomically, so a failed export never leaves half a file."""
-    jsonfile.replace_atomically(path, text.encode("utf-8"))
-
-
 # ---------------------------------------------------------------- import
 
 
