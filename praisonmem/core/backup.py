@@ -149,9 +149,9 @@ def create(paths: Paths, *, output: Path, include: tuple[str, ...] = INCLUDES, k
         raise UsageError("--keep rotates the backups in a directory; it does not apply to -, a pipe or a device")
     if directory is not None:
         try:
-            directory.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise IOFailure(f"{directory}: cannot create the backup directory: {exc.strerror or exc}") from exc
+            jsonfile.makedirs(directory)
+        except IOFailure as exc:
+            raise IOFailure(f"cannot create the backup directory: {exc.message}") from exc
     final = target or (None if directory is None else _archive_name(directory))
     entries, roots = collect(paths, include)
     if not entries:

@@ -207,14 +207,28 @@ def locked_many(paths: list[str | os.PathLike[str]], timeout: float = LOCK_TIMEO
 
 
 def makedirs(directory: str | os.PathLike[str]) -> None:
-    try:
-        os.makedirs(directory, exist_ok=True)
-    except FileExistsError as exc:
-        raise IOFailure(f"{directory}: exists and is not a directory") from exc
-    except PermissionError as exc:
-        raise IOFailure(f"{directory}: permission denied") from exc
-    except OSError as exc:
-        raise IOFailure(f"{directory}: {exc.strerror or exc}") from exc
+    """``mkdir -p`` with every directory it creates private (0700); existing ones keep their mode.
+
+    ``os.makedirs(mode=)`` applies the mode to the last directory only.
+    """
+    missing = []
+    path = os.path.abspath(directory)
+    while not os.path.isdir(path):
+        missing.append(path)
+        parent = os.path.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    for path in reversed(missing):
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError as exc:
+            if not os.path.isdir(path):
+                raise IOFailure(f"{path}: exists and is not a directory") from exc
+        except PermissionError as exc:
+            raise IOFailure(f"{path}: permission denied") from exc
+        except OSError as exc:
+            raise IOFailure(f"{path}: {exc.strerror or exc}") from exc
 
 
 def read_current(path: str | os.PathLike[str]) -> dict[str, Any] | None:
