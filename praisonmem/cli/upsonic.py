@@ -124,7 +124,7 @@ def _render_session(out: Output, row: dict[str, Any], with_runs: bool) -> None:
             out.raw("")
             heading = f"#{part['message']} {who}" + (f" · {part['timestamp']}" if part.get("timestamp") else "")
             out.line(f"── {heading}" if out.tty else heading, style="dim")
-        out.raw(_part_line(part))
+        out.body(_part_line(part))
     if with_runs:
         out.raw("")
         out.raw("Runs")
@@ -325,7 +325,9 @@ def export_command(
     both = not users and not sessions
     payload = upsonic_io.export(_store(ctx, db, session_table, user_memory_table), users=users or both,
                                 sessions=sessions or both)
-    text = json.dumps(payload, ensure_ascii=False, indent=2) + "\n"
+    from praisonmem.core.safetext import json_safe
+
+    text = json_safe(json.dumps(payload, ensure_ascii=False, indent=2)) + "\n"
     out = Output(no_color=state_of(ctx).no_color)
     write_target(output, text.encode("utf-8"))
     if output == "-":
