@@ -178,7 +178,8 @@ def _members(data: bytes) -> list[str]:
         return tar.getnames()
 
 
-def test_backup_to_dash_streams_the_archive_to_stdout(fixture_home, tmp_path):
+def test_backup_to_dash_streams_the_archive_to_stdout(fixture_home, tmp_path, config):
+    config.write_text("[backup]\nkeep = 3\n")  # rotates directories only: not an error for a stream
     cwd = tmp_path / "cwd"
     cwd.mkdir()
     result = subprocess.run([sys.executable, "-m", "praisonmem", "--home", str(fixture_home), "backup", "create",
@@ -242,3 +243,13 @@ def test_backup_to_dash_refuses_a_terminal_and_keep(fixture_home):
     sink = io.BytesIO()
     result = backup.create(paths, output=Path("-"), include=("sessions",), stdout=sink)
     assert result["path"] == "-" and result["size"] == len(sink.getvalue()) and gzip.decompress(sink.getvalue())
+
+
+def test_backup_to_dash_refuses_json_and_keep_flags_on_the_command_line(cli, fixture_home):
+    as_json = cli("--home", fixture_home, "backup", "create", "-o", "-", "--include", "sessions", "--json")
+    assert (as_json.exit_code, as_json.stdout) == (2, "")
+    assert json.loads(as_json.stderr)["error"]["message"] == "-o - writes the archive to stdout; --json cannot share it"
+    keep = cli("--home", fixture_home, "backup", "create", "-o", "-", "--include", "sessions", "--keep", "2")
+    assert (keep.exit_code, keep.stdout) == (2, "")
+    assert keep.stderr == ("praisonmem: error: --keep rotates the backups in a directory; it does not apply to -, "
+                           "a pipe or a device\n")
