@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -50,11 +51,7 @@ def create_command(
         praisonmem backup create -o ~/backups --keep 7
     """
     from praisonmem.cli.output import warn
-    from praisonmem.core import backup
-
-    import sys
-
-    from praisonmem.core import outfile
+    from praisonmem.core import backup, outfile
     from praisonmem.core.errors import UsageError
 
     state = state_of(ctx)

@@ -321,12 +321,11 @@ def export_command(
         praisonmem upsonic export --db data.db --users -o users.json
     """
     from praisonmem.core import upsonic_io
+    from praisonmem.core.safetext import json_safe
 
     both = not users and not sessions
     payload = upsonic_io.export(_store(ctx, db, session_table, user_memory_table), users=users or both,
                                 sessions=sessions or both)
-    from praisonmem.core.safetext import json_safe
-
     text = json_safe(json.dumps(payload, ensure_ascii=False, indent=2)) + "\n"
     out = Output(no_color=state_of(ctx).no_color)
     write_target(output, text.encode("utf-8"))

@@ -170,28 +170,33 @@ def check_lock_file(lock_path: str) -> None:
     try:
         fd = os.open(lock_path, flags, 0o644)  # 0644, as filelock and the library create it: it is always empty
     except OSError as exc:
-        raise _lock_file_refusal(lock_path, exc) from exc
+        try:  # ELOOP for a link on Linux, EMLINK/EFTYPE on the BSDs, EISDIR for a directory
+            problem = lock_file_problem(lock_path, os.lstat(lock_path).st_mode)
+        except OSError:
+            problem = None
+        if problem is None:
+            reason = "permission denied" if isinstance(exc, PermissionError) else f"cannot lock: {exc.strerror or exc}"
+            problem = IOFailure(f"{lock_path}: {reason}")
+        raise problem from exc
     try:
-        kind = os.fstat(fd).st_mode
+        problem = lock_file_problem(lock_path, os.fstat(fd).st_mode)
     finally:
         os.close(fd)
-    if not stat.S_ISREG(kind):
-        raise IOFailure(f"{lock_path}: is not a regular file, not a lock file; nothing changed")
+    if problem is not None:
+        raise problem
 
 
-def _lock_file_refusal(lock_path: str, exc: OSError) -> IOFailure:
-    try:
-        kind = os.lstat(lock_path).st_mode
-    except OSError:
-        kind = 0
-    if stat.S_ISLNK(kind):  # ELOOP on Linux, EMLINK/EFTYPE on the BSDs
+def lock_file_problem(lock_path: str | os.PathLike[str], mode: int) -> IOFailure | None:
+    """Why a lock path with this (``lstat``) mode is refused; ``None`` for a regular file, the only
+    thing the libraries ever create there."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISLNK(mode):
         return IOFailure(f"{lock_path}: is a symbolic link; praisonmem does not lock through a link "
                          "(remove it and retry); nothing changed")
-    if stat.S_ISDIR(kind):
+    if stat.S_ISDIR(mode):
         return IOFailure(f"{lock_path}: is a directory, not a lock file; nothing changed")
-    if isinstance(exc, PermissionError):
-        return IOFailure(f"{lock_path}: permission denied")
-    return IOFailure(f"{lock_path}: cannot lock: {exc.strerror or exc}")
+    return IOFailure(f"{lock_path}: is not a regular file, not a lock file; nothing changed")
 
 
 @contextmanager

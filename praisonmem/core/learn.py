@@ -13,7 +13,6 @@ lock and, unlike the library's ``search``/``list_all``, never bumps
 from __future__ import annotations
 
 import os
-import stat
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -53,7 +52,9 @@ def locked(store_path: Path, timeout: float = jsonfile.LOCK_TIMEOUT) -> Iterator
             raise IOFailure(f"{lock}: cannot lock: {exc.strerror or exc}") from exc
         seen = _lstat(lock)
         if seen is not None:
-            _refuse_unless_lock_file(lock, seen)
+            problem = jsonfile.lock_file_problem(lock, seen.st_mode)
+            if problem is not None:
+                raise problem
             # A crashed holder (the library reclaims it too), unless its holder heartbeat since.
             if time.time() - seen.st_mtime > STALE_AFTER and _unlink_if_same(lock, seen, same_mtime=True):
                 continue
@@ -76,15 +77,6 @@ def _lstat(path: Path) -> os.stat_result | None:
         return None
     except OSError as exc:
         raise IOFailure(f"{path}: cannot lock: {exc.strerror or exc}") from exc
-
-
-def _refuse_unless_lock_file(lock: Path, seen: os.stat_result) -> None:
-    """The library only ever creates a regular file here; anything else would never be released."""
-    if stat.S_ISLNK(seen.st_mode):
-        raise IOFailure(f"{lock}: is a symbolic link; praisonmem does not lock through a link "
-                        "(remove it and retry); nothing changed")
-    if not stat.S_ISREG(seen.st_mode):
-        raise IOFailure(f"{lock}: is not a regular file, not a lock file; nothing changed")
 
 
 def _unlink_if_same(lock: Path, expected: os.stat_result, *, same_mtime: bool = False) -> bool:

@@ -35,6 +35,8 @@ def kind(target: str | os.PathLike[str]) -> str:
     """``"stdout"``, ``"stream"`` (written through) or ``"file"`` (replaced); refuses anything else."""
     if is_stdout(target):
         return "stdout"
+    if not os.fspath(target):
+        raise UsageError("the output file name is empty (give a file name, or - for stdout)")
     try:
         mode = os.lstat(target).st_mode
     except FileNotFoundError:

@@ -158,6 +158,13 @@ def test_other_targets_are_refused_with_exit_4_and_left_alone(cli, exporters, na
 
 
 @pytest.mark.parametrize("name", COMMANDS)
+def test_an_empty_file_name_is_a_usage_error(cli, exporters, name):
+    result = cli(*exporters[name](""))
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == "praisonmem: error: the output file name is empty (give a file name, or - for stdout)\n"
+
+
+@pytest.mark.parametrize("name", COMMANDS)
 def test_a_regular_file_is_replaced_atomically_and_private(cli, exporters, name, tmp_path):
     target = tmp_path / "out.json"
     target.write_text("old contents\n")
