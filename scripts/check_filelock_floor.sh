@@ -16,4 +16,4 @@ trap 'rm -rf "$venv"' EXIT
 cd "$root"
 DO_NOT_TRACK=1 "$venv/bin/python" -m pytest -q -p no:cacheprovider \
     tests/cli/test_symlinked_locks.py tests/core/test_jsonfile.py tests/core/test_learn.py \
-    tests/cli/test_session_write.py tests/cli/test_config_cli.py
+    tests/cli/test_session_write.py tests/cli/test_config_cli.py tests/core/test_config_locking.py
