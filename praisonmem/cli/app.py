@@ -171,13 +171,15 @@ def _configured_json() -> bool:
 
 
 def _report(message: str, code: str, exit_code: int, as_json: bool) -> int:
+    from praisonmem.core.safetext import json_safe, printable
+
     if as_json or _configured_json():
         import json
 
         error = {"error": {"code": code, "message": message, "exit_code": exit_code}}
-        sys.stderr.write(json.dumps(error, ensure_ascii=False) + "\n")
+        sys.stderr.write(json_safe(json.dumps(error, ensure_ascii=False)) + "\n")
     else:
-        sys.stderr.write(f"praisonmem: error: {message}\n")
+        sys.stderr.write(f"praisonmem: error: {printable(message)}\n")
     return exit_code
 
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from praisonmem.cli.options import DryRunFlag, JsonFlag, NdjsonFlag, YesFlag
-from praisonmem.cli.output import Output, fmt_time, stdout_is_tty
+from praisonmem.cli.output import Output, fmt_time, note, stdout_is_tty
 from praisonmem.cli.progress import file_progress
 from praisonmem.cli.prompts import confirm
 from praisonmem.cli.state import state_of
@@ -50,24 +51,48 @@ def create_command(
         praisonmem backup create -o ~/backups --keep 7
     """
     from praisonmem.cli.output import warn
-    from praisonmem.core import backup
+    from praisonmem.core import backup, outfile
+    from praisonmem.core.errors import UsageError
 
     state = state_of(ctx)
     state.paths.require_home()
-    keep_n = state.setting("backup.keep", keep)
+    target = _backup_dir(ctx, output)
+    to_stdout = outfile.is_stdout(target)
+    if to_stdout and as_json:
+        from typer._click.core import ParameterSource
+
+        if ctx.get_parameter_source("as_json") is ParameterSource.COMMANDLINE:
+            raise UsageError("-o - writes the archive to stdout; --json cannot share it")
+        as_json = False  # the configured JSON default does not apply to the archive itself
+    # backup.keep from the config rotates a backup directory; a stream is not one.
+    keep_n = keep if keep is not None else 0 if _writes_through(target) else state.setting("backup.keep")
     parts = backup.parse_include(include)
     for source in backup.missing_sources(state.paths, parts):
         warn(f"not backed up, no such directory: {source}")
     with file_progress("Backing up") as progress:
-        result = backup.create(state.paths, output=_backup_dir(ctx, output), include=parts,
-                               keep=keep_n, timeout=state.lock_timeout, progress=progress)
+        result = backup.create(state.paths, output=target, include=parts, keep=keep_n,
+                               timeout=state.lock_timeout, progress=progress, stdout=sys.stdout.buffer)
     out = Output(no_color=state.no_color)
     if as_json:
         out.json(result)
+    elif to_stdout:
+        if verbose:
+            note(f"wrote a backup to stdout ({result['files']} files, {result['size']} bytes)")
     elif verbose or stdout_is_tty():
         out.raw(f"{result['path']}  ({result['files']} files, {result['size']} bytes)")
         for path in result["removed"]:
             out.raw(f"removed old backup {path}")
+
+
+def _writes_through(target: Path) -> bool:
+    """``-``, a FIFO or a device: the archive streams there (and nothing rotates)."""
+    from praisonmem.core import outfile
+    from praisonmem.core.errors import PraisonMemError
+
+    try:
+        return outfile.kind(target) != "file"
+    except PraisonMemError:
+        return False  # create() says what is wrong with it
 
 
 @app.command("verify")

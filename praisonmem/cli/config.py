@@ -90,7 +90,7 @@ def set_command(ctx: typer.Context, key: KeyArg, value: Annotated[str, typer.Arg
     from praisonmem.core.config import set_value
 
     settings = state_of(ctx).settings
-    stored = set_value(settings.path, key, value)
+    stored = set_value(settings.path, key, value, timeout=state_of(ctx).lock_timeout)
     out = Output(no_color=state_of(ctx).no_color)
     if as_json:
         out.json({"key": key, "value": stored, "path": str(settings.path)})
@@ -109,7 +109,7 @@ def unset_command(ctx: typer.Context, key: KeyArg, as_json: JsonFlag = False) ->
     from praisonmem.core.config import unset_value
 
     settings = state_of(ctx).settings
-    removed = unset_value(settings.path, key)
+    removed = unset_value(settings.path, key, timeout=state_of(ctx).lock_timeout)
     out = Output(no_color=state_of(ctx).no_color)
     if as_json:
         out.json({"key": key, "removed": removed, "path": str(settings.path)})

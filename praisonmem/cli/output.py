@@ -6,6 +6,11 @@ human-readable rendering goes to a terminal.
 * Tables: Rich on a TTY; tab-separated with a header line when piped, so
   nothing decorative reaches a script.
 * Messages, warnings and progress go to stderr.
+
+Every human string passes through here, and here control characters from users'
+files are escaped (core/safetext.py): a line or a cell shows ``\\x1b``, ``\\n`` and
+the like; only :meth:`Output.body` keeps a message's newlines and tabs. JSON keeps
+the exact data, with the characters JSON leaves raw written as ``\\u`` escapes.
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ import sys
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
+
+from praisonmem.core.safetext import json_safe, printable
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -47,11 +54,15 @@ class Output:
             text = json.dumps(obj, ensure_ascii=False, indent=2)
         else:
             text = json.dumps(obj, ensure_ascii=False)
-        sys.stdout.write(text + "\n")
+        self.json_text(text)
+
+    def json_text(self, text: str) -> None:
+        """A JSON document (e.g. a file's own bytes, decoded): the same data, nothing raw a terminal acts on."""
+        sys.stdout.write(json_safe(text.rstrip("\n")) + "\n")
 
     def ndjson(self, rows: Iterable[Any]) -> None:
         for row in rows:
-            sys.stdout.write(json.dumps(row, ensure_ascii=False) + "\n")
+            sys.stdout.write(json_safe(json.dumps(row, ensure_ascii=False)) + "\n")
             sys.stdout.flush()
 
     def records(self, rows: list[Any], as_json: bool, as_ndjson: bool) -> bool:
@@ -65,7 +76,8 @@ class Output:
         return True
 
     def raw(self, text: str) -> None:
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        """One line of plain text (escaped: a value cannot break it or reach the terminal)."""
+        sys.stdout.write(printable(text.removesuffix("\n")) + "\n")
 
     # -- human-readable --------------------------------------------------------
 
@@ -106,6 +118,7 @@ class Output:
         from rich import box
         from rich.table import Table
 
+        rows = [[printable(str(cell)) for cell in row] for row in rows]
         keep = _fit_columns(headers, rows, wrap, optional, self.console.width)
         table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold")
         for i in keep:
@@ -118,10 +131,44 @@ class Output:
         self.console.print(table)
 
     def line(self, text: str = "", style: str | None = None) -> None:
+        """One line, styled on a terminal."""
+        self._print(printable(text), style)
+
+    def body(self, text: str, style: str | None = None) -> None:
+        """A message body: its newlines and tabs kept, every other control character escaped."""
+        self._print(printable(text, multiline=True), style)
+
+    def _print(self, text: str, style: str | None) -> None:
         if self.tty:
             self.console.print(text, style=style)
         else:
             sys.stdout.write(text + "\n")
+
+    def styled(self, *parts: str | tuple[str, str]) -> None:
+        """One line assembled from pieces, each ``text`` or ``(text, style)``; plain when piped."""
+        pieces = [(p, "") if isinstance(p, str) else p for p in parts]
+        if not self.tty:
+            sys.stdout.write("".join(printable(text) for text, _ in pieces) + "\n")
+            return
+        from rich.text import Text
+
+        self.console.print(Text.assemble(*((printable(text), style) for text, style in pieces)))
+
+    def marked(self, text: str, spans: Sequence[Sequence[int]], *, style: str, indent: str = "") -> None:
+        """``text`` with the ``[start, end)`` spans styled (search highlights), escaped piece by piece
+        so the spans still cover the same characters."""
+        from rich.text import Text
+
+        line = Text(indent)
+        at = 0
+        for start, end in sorted(spans):
+            if start < at:
+                continue
+            line.append(printable(text[at:start]))
+            line.append(printable(text[start:end]), style=style)
+            at = end
+        line.append(printable(text[at:]))
+        self.console.print(line)
 
 
 def _fit_columns(
@@ -142,16 +189,26 @@ def _fit_columns(
     return keep
 
 
+def write_target(target: str, data: bytes, *, binary: bool = False) -> None:
+    """Write ``data`` to an ``-o`` target by the one rule in core/outfile.py (``-`` is stdout)."""
+    from praisonmem.core import outfile
+
+    sys.stdout.flush()  # text already written must come first
+    with outfile.opened(target, stdout=sys.stdout.buffer, binary=binary) as handle:
+        handle.write(data)
+
+
 def warn(message: str) -> None:
-    sys.stderr.write(f"praisonmem: warning: {message}\n")
+    sys.stderr.write(f"praisonmem: warning: {printable(message)}\n")
 
 
 def note(message: str) -> None:
-    sys.stderr.write(f"praisonmem: {message}\n")
+    sys.stderr.write(f"praisonmem: {printable(message)}\n")
 
 
 def _tsv_cell(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
+    # Backslashes doubled first, so a cell's escapes are unambiguous to a script reading the TSV.
+    return printable(str(value).replace("\\", "\\\\"))
 
 
 def fmt_time(value: Any, short: bool = False) -> str:

@@ -25,5 +25,7 @@ def confirm(question: str, *, yes: bool, dry_run: bool = False) -> None:
         )
     import typer
 
-    if not typer.confirm(question, default=False, err=True):
+    from praisonmem.core.safetext import printable
+
+    if not typer.confirm(printable(question), default=False, err=True):
         raise Refused("not confirmed; nothing changed")

@@ -59,12 +59,7 @@ def _checkpoint(cp: dict[str, Any]) -> str:
 
 
 def _kv(out: Output, key: str, value: str, width: int) -> None:
-    if out.tty:
-        from rich.text import Text
-
-        out.console.print(Text.assemble((f"{key:<{width}}", "bold"), "  ", value))
-    else:
-        out.raw(f"{key:<{width}}  {value}")
+    out.styled((f"{key:<{width}}", "bold"), "  ", value)
 
 
 def _label(turn: Turn) -> str:
@@ -99,24 +94,20 @@ def _render_turn(out: Output, turn: Turn) -> None:
     title = f"{_label(turn)} {turn.role}"
     when = fmt_time(turn.timestamp)
     marks = _markers(turn)
+    heading: list[str | tuple[str, str]] = [(title, ROLE_STYLES.get(turn.role, "bold"))]
     if out.tty:
-        from rich.text import Text
-
-        heading = Text.assemble(("── ", "dim"), (title, ROLE_STYLES.get(turn.role, "bold")))
-        if when:
-            heading.append(f" · {when}", style="dim")
-        for mark in marks:
-            heading.append(f" [{mark}]", style="italic yellow" if mark.startswith(("partial", "spilled")) else "italic")
-        out.console.print(heading)
-    else:  # piped: the same heading without decoration
-        extra = "".join(f" [{m}]" for m in marks)
-        out.raw(title + (f" · {when}" if when else "") + extra)
+        heading.insert(0, ("── ", "dim"))
+    if when:
+        heading.append((f" · {when}", "dim"))
+    for mark in marks:
+        heading.append((f" [{mark}]", "italic yellow" if mark.startswith(("partial", "spilled")) else "italic"))
+    out.styled(*heading)
     if turn.encrypted:
         out.line("‹encrypted content›", style="dim italic")
     elif turn.content:
-        out.line(turn.content)
+        out.body(turn.content)
     for call in turn.tool_calls:
-        out.line(f"→ tool call {call['name']}({call['arguments']}) [{call['id']}]", style="yellow")
+        out.body(f"→ tool call {call['name']}({call['arguments']}) [{call['id']}]", style="yellow")
 
 
 def render_hits(out: Output, hits: list[dict[str, Any]]) -> None:
@@ -127,18 +118,9 @@ def render_hits(out: Output, hits: list[dict[str, Any]]) -> None:
               f"{h['score']:g}", h["snippet"]] for h in hits],
         )
         return
-    from rich.text import Text
-
     for hit in hits:
         where = f"#{'a' if hit['archived'] else ''}{hit['index']}"
-        heading = Text.assemble(
-            (str(hit["session_id"]), "bold"), " ", (where, "cyan"), " ",
-            (str(hit["role"]), ROLE_STYLES.get(str(hit["role"]), "")), (f"  score {hit['score']:g}", "dim"),
-        )
-        if hit["archived"]:
-            heading.append(" [archived]", style="italic")
-        out.console.print(heading)
-        snippet = Text("    " + hit["snippet"])
-        for start, end in hit["highlights"]:
-            snippet.stylize("bold reverse", start + 4, end + 4)
-        out.console.print(snippet)
+        out.styled((str(hit["session_id"]), "bold"), " ", (where, "cyan"), " ",
+                   (str(hit["role"]), ROLE_STYLES.get(str(hit["role"]), "")), (f"  score {hit['score']:g}", "dim"),
+                   *([(" [archived]", "italic")] if hit["archived"] else []))
+        out.marked(hit["snippet"], hit["highlights"], style="bold reverse", indent="    ")

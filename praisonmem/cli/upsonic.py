@@ -9,7 +9,7 @@ import typer
 from typer.core import TyperGroup
 
 from praisonmem.cli.options import DryRunFlag, JsonFlag, LimitOption, NdjsonFlag, YesFlag, parse_pairs
-from praisonmem.cli.output import Output, fmt_time, fmt_value, note
+from praisonmem.cli.output import Output, fmt_time, fmt_value, note, write_target
 from praisonmem.cli.prompts import confirm
 from praisonmem.cli.state import state_of
 
@@ -124,7 +124,7 @@ def _render_session(out: Output, row: dict[str, Any], with_runs: bool) -> None:
             out.raw("")
             heading = f"#{part['message']} {who}" + (f" · {part['timestamp']}" if part.get("timestamp") else "")
             out.line(f"── {heading}" if out.tty else heading, style="dim")
-        out.raw(_part_line(part))
+        out.body(_part_line(part))
     if with_runs:
         out.raw("")
         out.raw("Runs")
@@ -320,17 +320,17 @@ def export_command(
 
         praisonmem upsonic export --db data.db --users -o users.json
     """
-    from praisonmem.core import jsonfile, upsonic_io
+    from praisonmem.core import upsonic_io
+    from praisonmem.core.safetext import json_safe
 
     both = not users and not sessions
     payload = upsonic_io.export(_store(ctx, db, session_table, user_memory_table), users=users or both,
                                 sessions=sessions or both)
-    text = json.dumps(payload, ensure_ascii=False, indent=2) + "\n"
+    text = json_safe(json.dumps(payload, ensure_ascii=False, indent=2)) + "\n"
     out = Output(no_color=state_of(ctx).no_color)
+    write_target(output, text.encode("utf-8"))
     if output == "-":
-        out.raw(text.rstrip("\n"))
         return
-    jsonfile.replace_atomically(output, text.encode("utf-8"))
     summary = {"output": output, "users": len(payload.get("users", [])), "sessions": len(payload.get("sessions", []))}
     out.json(summary) if as_json else note(f"exported {summary['users']} user(s) and {summary['sessions']} "
                                            f"session(s) to {output}")

@@ -31,10 +31,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, BinaryIO
 
 from praisonmem import __version__
-from praisonmem.core import filememory, jsonfile, learn
+from praisonmem.core import filememory, jsonfile, learn, outfile
 from praisonmem.core.errors import IOFailure, NotFound, PraisonMemError, ProblemsFound, Refused, UsageError
 from praisonmem.core.paths import Paths
 
@@ -138,33 +138,28 @@ def _archive_name(directory: Path) -> Path:
 
 
 def create(paths: Paths, *, output: Path, include: tuple[str, ...] = INCLUDES, keep: int = 0,
-           timeout: float = jsonfile.LOCK_TIMEOUT, progress: Progress = None) -> dict[str, Any]:
-    """Write a backup; ``output`` is a directory (a timestamped name is chosen) unless it names
-    a ``.tar.gz`` file, which must not exist yet."""
-    if output.suffix in (".zip", ".tar", ".tgz", ".gz", ".bz2", ".xz") and not output.name.endswith(SUFFIX) \
-            and not output.is_dir():
-        raise UsageError(f"{output}: a backup file name must end in {SUFFIX} (or give a directory)")
-    if output.name.endswith(SUFFIX) and not output.is_dir():
-        directory, target = output.parent, output
-        if output.exists():
-            from praisonmem.core.errors import TargetExists
-
-            raise TargetExists(f"{output} already exists; choose another name or a directory")
-    else:
-        directory, target = output, None
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise IOFailure(f"{directory}: cannot create the backup directory: {exc.strerror or exc}") from exc
-    final = target or _archive_name(directory)
+           timeout: float = jsonfile.LOCK_TIMEOUT, progress: Progress = None,
+           stdout: BinaryIO | None = None) -> dict[str, Any]:
+    """Write a backup; ``output`` is a directory (a timestamped name is chosen), a ``.tar.gz`` file
+    name, which must not exist yet, or (core/outfile.py's rule) ``-`` for ``stdout``, a FIFO or a
+    character device, written through; ``keep`` rotates a directory only."""
+    directory, target = _destination(output)
+    streamed = directory is None
+    if streamed and keep:
+        raise UsageError("--keep rotates the backups in a directory; it does not apply to -, a pipe or a device")
+    if directory is not None:
+        try:
+            jsonfile.makedirs(directory)
+        except IOFailure as exc:
+            raise IOFailure(f"cannot create the backup directory: {exc.message}") from exc
+    final = target or (None if directory is None else _archive_name(directory))
     entries, roots = collect(paths, include)
     if not entries:
         raise NotFound("nothing to back up: no " + ", ".join(include) + " under " + ", ".join(roots.values())
                        + " (wrong --home or --memory-dir?)")
-    fd, tmp_name = tempfile.mkstemp(dir=directory, prefix=f".{final.name}.", suffix=".tmp")
-    os.close(fd)
-    tmp = Path(tmp_name)
-    try:
+    sink = outfile.opened(output, stdout=stdout, binary=True) if final is None else jsonfile.replacing(final)
+    with sink as raw:
+        written = _Counting(raw)
         manifest_files = []
         with tempfile.TemporaryFile(dir=directory) as spool:
             with tarfile.open(fileobj=spool, mode="w") as staging:
@@ -184,23 +179,47 @@ def create(paths: Paths, *, output: Path, include: tuple[str, ...] = INCLUDES, k
                         "roots": roots, "files": manifest_files}
             body = json.dumps(manifest, indent=2, ensure_ascii=False).encode("utf-8")
             spool.seek(0)
-            with open(tmp, "wb") as raw, tarfile.open(fileobj=raw, mode="w:gz") as archive:
+            with tarfile.open(fileobj=written, mode="w:gz") as archive:
                 archive.addfile(_info(MANIFEST, len(body), 0o644, time.time()), io.BytesIO(body))
                 with tarfile.open(fileobj=spool, mode="r") as staged:
                     for member in staged:
                         archive.addfile(member, staged.extractfile(member))
-            with open(tmp, "rb+") as handle:
-                os.fsync(handle.fileno())
-        os.replace(tmp, final)
-    except BaseException:
-        try:
-            tmp.unlink()
-        except FileNotFoundError:
-            pass
-        raise
-    removed = prune(directory, keep) if keep else []
-    return {"path": str(final), "files": len(manifest_files), "size": final.stat().st_size,
-            "removed": [str(p) for p in removed]}
+    removed = prune(directory, keep) if keep and directory is not None else []
+    return {"path": str(final if final is not None else output), "files": len(manifest_files),
+            "size": written.size, "removed": [str(p) for p in removed]}
+
+
+def _destination(output: Path) -> tuple[Path | None, Path | None]:
+    """(directory, file name or None for a timestamped one); (None, None) when written through."""
+    if not outfile.is_stdout(output) and output.is_dir():
+        return output, None
+    if outfile.kind(output) != "file":  # refuses links to files, sockets, block devices
+        return None, None
+    if output.suffix in (".zip", ".tar", ".tgz", ".gz", ".bz2", ".xz") and not output.name.endswith(SUFFIX):
+        raise UsageError(f"{output}: a backup file name must end in {SUFFIX} (or give a directory)")
+    if not output.name.endswith(SUFFIX):
+        return output, None
+    if os.path.lexists(output):
+        from praisonmem.core.errors import TargetExists
+
+        raise TargetExists(f"{output} already exists; choose another name or a directory")
+    return output.parent, output
+
+
+class _Counting:
+    """The bytes written through it (a stream has no size to stat afterwards)."""
+
+    def __init__(self, raw: BinaryIO) -> None:
+        self.raw = raw
+        self.size = 0
+
+    def write(self, data: bytes) -> int:
+        self.raw.write(data)
+        self.size += len(data)
+        return len(data)
+
+    def flush(self) -> None:
+        self.raw.flush()
 
 
 def _info(name: str, size: int, mode: int, mtime: float) -> tarfile.TarInfo:

@@ -176,34 +176,44 @@ class Settings:
         return Setting(spec.default, "default")
 
 
-def set_value(path: Path, key: str, text: str) -> Any:
-    """Write one key (validated) into the file, atomically; other keys and tables are kept."""
+def set_value(path: Path, key: str, text: str, *, timeout: float = 5.0) -> Any:
+    """Write one key (validated) into the file; other keys and tables are kept."""
     value = key_spec(key).check(key, text)
-    _rewrite(path, lambda flat: {**flat, key: value})
+    _rewrite(path, lambda flat: {**flat, key: value}, timeout)
     return value
 
 
-def unset_value(path: Path, key: str) -> bool:
+def unset_value(path: Path, key: str, *, timeout: float = 5.0) -> bool:
+    """Remove one key; whether it was there."""
     key_spec(key)
-    present = key in load_file(path)
-    if present:
-        _rewrite(path, lambda flat: {k: v for k, v in flat.items() if k != key})
-    return present
+    removed: list[bool] = []
+
+    def drop(flat: dict[str, Any]) -> dict[str, Any] | None:
+        removed.append(key in flat)
+        return {k: v for k, v in flat.items() if k != key} if key in flat else None
+
+    _rewrite(path, drop, timeout)
+    return removed[0]
 
 
-def _rewrite(path: Path, change: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+def _rewrite(path: Path, change: Callable[[dict[str, Any]], dict[str, Any] | None], timeout: float) -> None:
+    """Read-modify-write under the file's sidecar flock, so concurrent ``config set`` runs of
+    different keys never undo each other; replaced atomically, 0600."""
     import tomli_w
 
     from praisonmem.core import jsonfile
 
-    flat = change(load_file(path))
-    nested: dict[str, Any] = {}
-    for key, value in flat.items():
-        head, _, tail = key.partition(".")
-        if tail:
-            nested.setdefault(head, {})[tail] = value
-        else:
-            nested[key] = value
-    plain = {k: v for k, v in nested.items() if not isinstance(v, dict)}
-    tables = {k: v for k, v in nested.items() if isinstance(v, dict)}
-    jsonfile.replace_atomically(path, tomli_w.dumps({**plain, **tables}).encode("utf-8"))
+    with jsonfile.locked(path, timeout):
+        flat = change(load_file(path))
+        if flat is None:
+            return
+        nested: dict[str, Any] = {}
+        for key, value in flat.items():
+            head, _, tail = key.partition(".")
+            if tail:
+                nested.setdefault(head, {})[tail] = value
+            else:
+                nested[key] = value
+        plain = {k: v for k, v in nested.items() if not isinstance(v, dict)}
+        tables = {k: v for k, v in nested.items() if isinstance(v, dict)}
+        jsonfile.replace_atomically(path, tomli_w.dumps({**plain, **tables}).encode("utf-8"))

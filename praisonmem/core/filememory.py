@@ -246,7 +246,7 @@ class FileMemoryStore:
     @contextmanager
     def writing(self) -> Iterator[None]:
         """Create a new user like FileMemory does, and hold praisonmem's per-user lock."""
-        self.episodic_dir.mkdir(parents=True, exist_ok=True)
+        jsonfile.makedirs(self.episodic_dir)
         with user_lock(self.user_dir, self.timeout):
             config = self.path("config.json")
             if not config.exists():

@@ -11,7 +11,8 @@ a directory:
 2. take BSD ``flock(LOCK_EX)`` on the sidecar ``X.json.lock`` (filelock's
    ``UnixFileLock``; POSIX ``lockf`` locks would not conflict with the
    library's), giving up after ``timeout`` seconds (5 s by default) with
-   :class:`LockTimeout`;
+   :class:`LockTimeout`; a sidecar that is a symlink or not a regular file is
+   refused (:class:`IOFailure`, exit 5) before anything opens it for writing;
 3. re-read ``X.json`` under the lock; a file that does not parse is never
    overwritten (:class:`CorruptFile`);
 4. write a temp file in the same directory whose name does not end in
@@ -30,11 +31,12 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from praisonmem.core.errors import CorruptFile, IOFailure, LockTimeout, NotFound, Refused
 
@@ -128,7 +130,8 @@ def locked(path: str | os.PathLike[str], timeout: float = LOCK_TIMEOUT) -> Itera
     from filelock import Timeout, UnixFileLock  # writers only: keeps read commands fast
 
     lock_path = f"{os.fspath(path)}.lock"
-    _makedirs(os.path.dirname(lock_path) or ".")
+    makedirs(os.path.dirname(lock_path) or ".")
+    check_lock_file(lock_path)
     lock = UnixFileLock(
         lock_path,
         timeout=timeout,
@@ -154,6 +157,48 @@ def locked(path: str | os.PathLike[str], timeout: float = LOCK_TIMEOUT) -> Itera
         lock.release()
 
 
+def check_lock_file(lock_path: str) -> None:
+    """Create the sidecar if missing, refusing one that is a symlink or not a regular file.
+
+    filelock before 3.20.1 opened the sidecar with ``O_TRUNC``, following a symlink,
+    so ``X.json.lock -> /etc/x`` emptied ``/etc/x`` (CVE-2025-68146); 3.12-3.14 could
+    not even be configured. The dependency floor excludes them, and this check keeps
+    a planted link from being followed whatever filelock is installed: ``O_NOFOLLOW``
+    and no ``O_TRUNC``, so nothing is ever written through the name.
+    """
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(lock_path, flags, 0o644)  # 0644, as filelock and the library create it: it is always empty
+    except OSError as exc:
+        try:  # ELOOP for a link on Linux, EMLINK/EFTYPE on the BSDs, EISDIR for a directory
+            problem = lock_file_problem(lock_path, os.lstat(lock_path).st_mode)
+        except OSError:
+            problem = None
+        if problem is None:
+            reason = "permission denied" if isinstance(exc, PermissionError) else f"cannot lock: {exc.strerror or exc}"
+            problem = IOFailure(f"{lock_path}: {reason}")
+        raise problem from exc
+    try:
+        problem = lock_file_problem(lock_path, os.fstat(fd).st_mode)
+    finally:
+        os.close(fd)
+    if problem is not None:
+        raise problem
+
+
+def lock_file_problem(lock_path: str | os.PathLike[str], mode: int) -> IOFailure | None:
+    """Why a lock path with this (``lstat``) mode is refused; ``None`` for a regular file, the only
+    thing the libraries ever create there."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISLNK(mode):
+        return IOFailure(f"{lock_path}: is a symbolic link; praisonmem does not lock through a link "
+                         "(remove it and retry); nothing changed")
+    if stat.S_ISDIR(mode):
+        return IOFailure(f"{lock_path}: is a directory, not a lock file; nothing changed")
+    return IOFailure(f"{lock_path}: is not a regular file, not a lock file; nothing changed")
+
+
 @contextmanager
 def locked_many(paths: list[str | os.PathLike[str]], timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
     """Hold several sidecar locks, always taken in sorted path order so two
@@ -166,15 +211,29 @@ def locked_many(paths: list[str | os.PathLike[str]], timeout: float = LOCK_TIMEO
         yield
 
 
-def _makedirs(directory: str) -> None:
-    try:
-        os.makedirs(directory, exist_ok=True)
-    except FileExistsError as exc:
-        raise IOFailure(f"{directory}: exists and is not a directory") from exc
-    except PermissionError as exc:
-        raise IOFailure(f"{directory}: permission denied") from exc
-    except OSError as exc:
-        raise IOFailure(f"{directory}: {exc.strerror or exc}") from exc
+def makedirs(directory: str | os.PathLike[str]) -> None:
+    """``mkdir -p`` with every directory it creates private (0700); existing ones keep their mode.
+
+    ``os.makedirs(mode=)`` applies the mode to the last directory only.
+    """
+    missing = []
+    path = os.path.abspath(directory)
+    while not os.path.isdir(path):
+        missing.append(path)
+        parent = os.path.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    for path in reversed(missing):
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError as exc:
+            if not os.path.isdir(path):
+                raise IOFailure(f"{path}: exists and is not a directory") from exc
+        except PermissionError as exc:
+            raise IOFailure(f"{path}: permission denied") from exc
+        except OSError as exc:
+            raise IOFailure(f"{path}: {exc.strerror or exc}") from exc
 
 
 def read_current(path: str | os.PathLike[str]) -> dict[str, Any] | None:
@@ -191,9 +250,18 @@ def replace_atomically(path: str | os.PathLike[str], data: bytes, *, mode: int |
     The caller holds the lock. The temp name is ``.<name>.<random>.tmp``: it never
     ends in ``.json``, so listings and globs never mistake it for a session.
     """
+    with replacing(path, mode=mode) as handle:
+        handle.write(data)
+
+
+@contextmanager
+def replacing(path: str | os.PathLike[str], *, mode: int | None = None) -> Iterator[BinaryIO]:
+    """A handle on a temp file beside ``path`` (0600, or ``mode``) that replaces ``path`` when the
+    block ends: fsynced, renamed over it, the directory fsynced. On an error the temp file is removed
+    and ``path`` is untouched."""
     path = os.fspath(path)
     directory = os.path.dirname(path) or "."
-    _makedirs(directory)
+    makedirs(directory)
     try:
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
     except OSError as exc:
@@ -202,7 +270,7 @@ def replace_atomically(path: str | os.PathLike[str], data: bytes, *, mode: int |
         if mode is not None:
             os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            yield handle
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)

@@ -33,28 +33,35 @@ POLL = 0.01
 
 @contextmanager
 def locked(store_path: Path, timeout: float = jsonfile.LOCK_TIMEOUT) -> Iterator[None]:
-    """The library's learn-store lock: an exclusive lock file, removed on release."""
+    """The library's learn-store lock: an exclusive lock file, removed on release.
+
+    Every pass that does not get the lock sleeps and checks the deadline: a lock
+    that vanishes between the failed create and the look at it, or one that cannot
+    be reclaimed, would otherwise spin at full CPU and never time out.
+    """
     lock = Path(f"{store_path}.lock")
-    lock.parent.mkdir(parents=True, exist_ok=True)
+    jsonfile.makedirs(lock.parent)
     deadline = time.monotonic() + timeout
     while True:
         try:
-            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW, 0o644)
             break
         except FileExistsError:
-            try:
-                seen = lock.stat()
-            except FileNotFoundError:
-                continue
-            if time.time() - seen.st_mtime > STALE_AFTER:  # a crashed holder: the library reclaims it too
-                _unlink_if_same(lock, seen, same_mtime=True)  # not if its holder heartbeat since
-                continue
-            if time.monotonic() >= deadline:
-                raise LockTimeout(f"{store_path}: learn store locked by another writer ({lock}) for over "
-                                  f"{timeout:g}s; nothing changed") from None
-            time.sleep(POLL)
+            pass
         except OSError as exc:
             raise IOFailure(f"{lock}: cannot lock: {exc.strerror or exc}") from exc
+        seen = _lstat(lock)
+        if seen is not None:
+            problem = jsonfile.lock_file_problem(lock, seen.st_mode)
+            if problem is not None:
+                raise problem
+            # A crashed holder (the library reclaims it too), unless its holder heartbeat since.
+            if time.time() - seen.st_mtime > STALE_AFTER and _unlink_if_same(lock, seen, same_mtime=True):
+                continue
+        if time.monotonic() >= deadline:
+            raise LockTimeout(f"{store_path}: learn store locked by another writer ({lock}) for over "
+                              f"{timeout:g}s; nothing changed")
+        time.sleep(POLL)
     try:
         yield
     finally:
@@ -63,21 +70,33 @@ def locked(store_path: Path, timeout: float = jsonfile.LOCK_TIMEOUT) -> Iterator
         _unlink_if_same(lock, mine)  # a peer that judged it stale may have replaced it meanwhile
 
 
-def _unlink_if_same(lock: Path, expected: os.stat_result, *, same_mtime: bool = False) -> None:
+def _lstat(path: Path) -> os.stat_result | None:
+    try:
+        return path.lstat()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise IOFailure(f"{path}: cannot lock: {exc.strerror or exc}") from exc
+
+
+def _unlink_if_same(lock: Path, expected: os.stat_result, *, same_mtime: bool = False) -> bool:
     """Remove ``lock`` only if it is still the file ``expected`` describes (and, for a stale lock,
-    untouched since it was judged stale)."""
+    untouched since it was judged stale); whether the lock is gone."""
     try:
         current = lock.lstat()
     except FileNotFoundError:
-        return
+        return True
     if (current.st_dev, current.st_ino) != (expected.st_dev, expected.st_ino):
-        return
+        return False
     if same_mtime and current.st_mtime_ns != expected.st_mtime_ns:
-        return
+        return False
     try:
         lock.unlink()
     except FileNotFoundError:
         pass
+    except OSError as exc:
+        raise IOFailure(f"{lock}: cannot remove a stale lock: {exc.strerror or exc}") from exc
+    return True
 
 
 def check_names(store: str | None = None, scope: str | None = None, user_id: str | None = None) -> None:

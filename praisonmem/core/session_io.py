@@ -8,7 +8,8 @@ Export formats:
   ``exported_at`` keys, which the library ignores.
 * ``jsonl``: one message a line, each with its ``session_id`` (archived first,
   marked), for grep, jq and spreadsheets. Not importable: it drops session fields.
-* ``markdown``: a readable transcript.
+* ``markdown``: a readable transcript; control characters in it are shown escaped,
+  as in every human view (core/safetext.py).
 
 Import reads the json format, the library's own portable payloads, and bare
 session documents (a session file copied from another machine). Everything is
@@ -28,6 +29,7 @@ from praisonmem import __version__
 from praisonmem.core import jsonfile, sessions
 from praisonmem.core.errors import PraisonMemError, UsageError
 from praisonmem.core.paths import Paths
+from praisonmem.core.safetext import json_safe, printable
 from praisonmem.core.session_ops import Change, resolve_all
 from praisonmem.core.timeutil import now_iso
 from praisonmem.core.workspace import session_file_name
@@ -53,7 +55,7 @@ def load_for_export(paths: Paths, names: list[str], *, everything: bool = False)
 def export_json(docs: list[tuple[Path, dict[str, Any]]]) -> str:
     payload = {"version": PORTABLE_VERSION, "format": FORMAT, "praisonmem_version": __version__,
                "exported_at": now_iso(), "sessions": [doc for _, doc in docs]}
-    return jsonfile.dumps(payload) + "\n"
+    return json_safe(jsonfile.dumps(payload)) + "\n"
 
 
 def export_jsonl(docs: list[tuple[Path, dict[str, Any]]]) -> str:
@@ -66,7 +68,7 @@ def export_jsonl(docs: list[tuple[Path, dict[str, Any]]]) -> str:
             for index, message in enumerate(sessions.messages_of(doc, key)):
                 record = {"session_id": sid, "archived": archived, "index": index}
                 record.update(message if isinstance(message, dict) else {"value": message})
-                lines.append(json.dumps(record, ensure_ascii=False))
+                lines.append(json_safe(json.dumps(record, ensure_ascii=False)))
     return "".join(line + "\n" for line in lines)
 
 
@@ -82,16 +84,16 @@ def export_markdown(docs: list[tuple[Path, dict[str, Any]]]) -> str:
     out: list[str] = []
     for path, doc in docs:
         row = sessions.summarise(path, doc)  # the fields `session list` shows, read the same way
-        out.append(f"# Session `{row['session_id']}`\n")
+        out.append(f"# Session `{printable(str(row['session_id']))}`\n")
         facts = [("Agent", row["agent_name"]), ("User", row["user_id"]), ("Title", row["title"]),
                  ("Model", row["model"]), ("Created", when(row["created_at"])), ("Updated", when(row["updated_at"]))]
-        out.extend(f"- **{k}:** {v}" for k, v in facts if v not in (None, ""))
+        out.extend(f"- **{k}:** {printable(str(v))}" for k, v in facts if v not in (None, ""))
         out.append("")
         for archived, key in ((True, "archived_messages"), (False, "messages")):
             for index, message in enumerate(sessions.messages_of(doc, key)):
                 if not isinstance(message, dict):
                     continue
-                label = f"{'archived ' if archived else ''}#{index} {message.get('role', '?')}"
+                label = f"{'archived ' if archived else ''}#{index} {printable(str(message.get('role', '?')))}"
                 stamp = when(message.get("timestamp"))
                 out.append(f"### {label}" + (f" · {stamp}" if stamp else ""))
                 out.append("")
@@ -99,20 +101,16 @@ def export_markdown(docs: list[tuple[Path, dict[str, Any]]]) -> str:
                 if sessions.is_encrypted(content):
                     out.append("*(encrypted)*")
                 elif content:
-                    out.append(str(content) if isinstance(content, str) else jsonfile.dumps(content))
+                    text = content if isinstance(content, str) else jsonfile.dumps(content)
+                    out.append(printable(text, multiline=True))
                 for call_id, name, arguments in sessions.tool_calls_of(message):
-                    out.append(f"\n**Tool call** `{name}` (`{call_id}`):\n")
-                    out.append(f"```json\n{arguments}\n```")
+                    out.append(f"\n**Tool call** `{printable(str(name))}` (`{printable(str(call_id))}`):\n")
+                    out.append(f"```json\n{printable(str(arguments), multiline=True)}\n```")
                 if message.get("tool_call_id"):
-                    out.append(f"\n*(result of tool call `{message['tool_call_id']}`)*")
+                    out.append(f"\n*(result of tool call `{printable(str(message['tool_call_id']))}`)*")
                 out.append("")
         out.append("")
     return "\n".join(out).rstrip("\n") + "\n"
-
-
-def write_output(path: str | os.PathLike[str], text: str) -> None:
-    """Write an export file atomically, so a failed export never leaves half a file."""
-    jsonfile.replace_atomically(path, text.encode("utf-8"))
 
 
 # ---------------------------------------------------------------- import

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
@@ -38,11 +39,25 @@ def connect_ro(path: Path, timeout: float = 5.0) -> sqlite3.Connection:
 
 
 def connect_rw(path: Path, timeout: float = 5.0) -> sqlite3.Connection:
+    """A writer's connection; a database it creates is 0600 from the start, and SQLite gives its
+    -journal, -wal and -shm files the database's own mode."""
+    from praisonmem.core import jsonfile
+
+    jsonfile.makedirs(path.parent)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        _create_private(path)
         return sqlite3.connect(str(path), timeout=timeout)
     except (OSError, sqlite3.Error) as exc:
         raise IOFailure(f"{path}: cannot open: {exc}") from exc
+
+
+def _create_private(path: Path) -> None:
+    """An empty file is an empty SQLite database; one that exists keeps its mode."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    except FileExistsError:
+        return
+    os.close(fd)
 
 
 def translate(exc: sqlite3.Error, path: Path, timeout: float) -> Exception:

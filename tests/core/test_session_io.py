@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from praisonmem.core import session_io
+from praisonmem.core import outfile, session_io
 from praisonmem.core.errors import NotFound, TargetExists, UsageError
 from praisonmem.core.paths import resolve
 
@@ -24,7 +24,7 @@ def test_json_export_then_import_into_an_empty_home_is_byte_identical(paths, tmp
     assert payload["version"] == 1 and payload["format"] == "praisonmem-sessions"
     assert len(payload["sessions"]) == 12
     out = tmp_path / "export.json"
-    session_io.write_output(out, session_io.export_json(docs))
+    outfile.write(out, session_io.export_json(docs).encode("utf-8"))
     fresh = resolve(tmp_path / "fresh", env={})
     plan = session_io.plan_import(fresh, session_io.read_payload(out), "fail")
     changes = session_io.run_import(plan, on_conflict="fail")

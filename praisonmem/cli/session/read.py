@@ -149,7 +149,7 @@ def show_command(
             view = sessions.view(state.paths, path, doc, archived=archived, working=working, tail=tail)
             out.json([_turn_json(t) for t in view.turns])
         else:
-            out.raw(raw.decode("utf-8"))
+            out.json_text(raw.decode("utf-8"))
         return
     view = sessions.view(state.paths, path, doc, archived=archived, working=working, tail=tail)
     from praisonmem.cli.transcript import render_session

@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 
 from praisonmem.cli.options import DryRunFlag, JsonFlag, YesFlag
-from praisonmem.cli.output import Output, note
+from praisonmem.cli.output import Output, note, write_target
 from praisonmem.cli.progress import file_progress
 from praisonmem.cli.prompts import confirm
 from praisonmem.cli.session._app import SessionArg, _complete_sessions, app
@@ -313,12 +313,12 @@ def export_command(
               "markdown": session_io.export_markdown}[format_.value]
     text = render(docs)
     out = Output(no_color=state.no_color)
-    if output is None:
+    if output is None or output == "-":
         if as_json and format_ is not ExportFormat.json:
             raise UsageError(f"--json writes the json format; it cannot be combined with --format {format_.value}")
-        out.raw(text.rstrip("\n"))
+        write_target("-", text.encode("utf-8"))
         return
-    session_io.write_output(output, text)
+    write_target(output, text.encode("utf-8"))
     summary = {"output": str(output), "format": format_.value, "count": len(docs),
                "sessions": [d.get("session_id") for _, d in docs]}
     if as_json:

@@ -1,0 +1,47 @@
+"""Text from users' files made safe to show: the one rule for every human-readable output.
+
+A session id, title, message, agent name, memory text, learn entry or Upsonic field
+can hold bytes a terminal acts on: ``ESC ]0;…BEL`` sets the window title, ``ESC [2J``
+clears the screen, ``ESC ]52;c;…`` writes the clipboard, C1 controls (``\\x9b`` is
+CSI) do the same on terminals that honour them, a carriage return overwrites the
+line, and bidi overrides (``\\u202e``) reorder what is shown.
+
+:func:`printable` shows each of them as Python's ``repr`` would (``\\x1b``, ``\\x07``,
+``\\r``, ``\\x9b``, ``\\u202e``); newlines and tabs stay only where a value is a body
+(``multiline``), everywhere else they are ``\\n`` and ``\\t`` too. A backslash is
+shown as it is, so the view is for reading; ``--json`` is the exact data.
+
+:func:`json_safe` does the same for JSON text without changing its data: JSON escapes
+C0 itself, and DEL, C1, bidi controls, line separators and lone surrogates become
+``\\uXXXX`` escapes, which decode to the very same string.
+"""
+
+from __future__ import annotations
+
+import re
+
+_BIDI = "\u202a-\u202e\u2066-\u2069"  # embeddings, overrides and isolates ("Trojan Source")
+_SURROGATES = "\ud800-\udfff"  # a lone one cannot even be encoded to UTF-8 for the terminal
+_LINE = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI}{_SURROGATES}]")
+_BODY = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}{_SURROGATES}]")
+_JSON = re.compile(f"[\x7f-\x9f{_BIDI}\u2028\u2029{_SURROGATES}]")
+_NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    if char in _NAMED:
+        return _NAMED[char]
+    code = ord(char)
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def printable(text: str, *, multiline: bool = False) -> str:
+    """``text`` with every character a terminal would act on shown escaped."""
+    pattern = _BODY if multiline else _LINE
+    return pattern.sub(_escape, text) if pattern.search(text) else text
+
+
+def json_safe(text: str) -> str:
+    """JSON text with the characters JSON leaves raw written as ``\\u`` escapes (same data)."""
+    return _JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text) if _JSON.search(text) else text
