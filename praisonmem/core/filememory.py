@@ -24,7 +24,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from praisonmem.core import jsonfile
+from praisonmem.core import filememory_config, jsonfile
 from praisonmem.core.errors import CorruptFile, NotFound, UsageError
 
 DEFAULT_CONFIG: dict[str, Any] = {
@@ -168,18 +168,14 @@ class FileMemoryStore:
             return []
         return sorted(p.stem for p in self.episodic_dir.glob("*.json") if p.is_file())
 
-    def config(self) -> dict[str, Any]:
+    def config(self, *used: str) -> dict[str, Any]:
         """``DEFAULT_CONFIG`` updated with the saved values, as FileMemory loads it (never rewritten);
-        a value FileMemory could not use is refused, naming the key."""
+        a ``used`` key whose value would make FileMemory raise or delete items is refused, naming it."""
         config = {**DEFAULT_CONFIG, **self.read(self.path("config.json"), {})}
-        for key, kinds, wanted in (("short_term_limit", (int,), "a whole number"),
-                                   ("long_term_limit", (int,), "a whole number"),
-                                   ("importance_threshold", (int, float), "a number"),
-                                   ("auto_promote", (bool,), "true or false")):
-            value = config[key]
-            if (isinstance(value, bool) and bool not in kinds) or not isinstance(value, kinds):
-                raise CorruptFile(str(self.path("config.json")), f"'{key}' is {jsonfile.json_kind(value)}, "
-                                                                 f"not {wanted}")
+        for key in used:
+            found = filememory_config.problem(key, config[key])
+            if found and found[0] == filememory_config.ERROR:
+                raise CorruptFile(str(self.path("config.json")), f"'{key}' {found[1]}; nothing stored")
         return config
 
     def recent_episodes(self, days: int = SEARCH_DAYS) -> list[tuple[str, dict[str, Any]]]:
@@ -269,7 +265,7 @@ class FileMemoryStore:
                        importance: float = 0.5) -> dict[str, Any]:
         """Append, then promote and trim past ``short_term_limit`` (spec §4.3)."""
         with self.writing():
-            config = self.config()
+            config = self.config("short_term_limit", "importance_threshold")
             items = self.items("short_term")
             item = self.new_item(content, metadata, importance)
             items.append(item)
@@ -297,7 +293,7 @@ class FileMemoryStore:
                       importance: float = 0.8) -> dict[str, Any]:
         """Append; past ``long_term_limit`` keep the most important (ties: newest), as the library."""
         with self.writing():
-            config = self.config()
+            config = self.config("long_term_limit")
             items = self.items("long_term")
             item = self.new_item(content, metadata, importance)
             items.append(item)
