@@ -23,6 +23,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import tarfile
 import tempfile
 import time
@@ -40,6 +41,7 @@ from praisonmem.core.paths import Paths
 
 PREFIX = "praisonmem-backup-"
 SUFFIX = ".tar.gz"
+NAMED = re.compile(r"praisonmem-backup-(\d{8}T\d{6}Z)(?:-([1-9]\d{0,8}))?\.tar\.gz")
 MANIFEST = "manifest.json"
 FORMAT = "praisonmem-backup"
 INCLUDES = ("sessions", "memory", "learn")
@@ -131,7 +133,7 @@ def _read(entry: Entry, timeout: float) -> bytes | None:
 def _archive_name(directory: Path) -> Path:
     """A new name that sorts after every backup already there (same second: a higher counter)."""
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    same_second = [_age_key(p)[1] for p in backups(directory) if _age_key(p)[0] == stamp]
+    same_second = [counter for name_stamp, counter in map(_name_parts, _named(directory)) if name_stamp == stamp]
     if not same_second:
         return directory / f"{PREFIX}{stamp}{SUFFIX}"
     return directory / f"{PREFIX}{stamp}-{max(same_second) + 1}{SUFFIX}"
@@ -198,7 +200,7 @@ def create(paths: Paths, *, output: Path, include: tuple[str, ...] = INCLUDES, k
         except FileNotFoundError:
             pass
         raise
-    removed = prune(directory, keep) if keep else []
+    removed = prune(directory, keep, final) if keep else []
     return {"path": str(final), "files": len(manifest_files), "size": final.stat().st_size,
             "removed": [str(p) for p in removed]}
 
@@ -211,24 +213,59 @@ def _info(name: str, size: int, mode: int, mtime: float) -> tarfile.TarInfo:
 
 
 def backups(directory: Path) -> list[Path]:
-    """Complete backups in a directory, oldest first (by the UTC timestamp in the name, then its counter)."""
+    """Files that look like backups (``praisonmem-backup-*.tar.gz``, hand-named ones too), by name."""
     if not directory.is_dir():
         return []
-    found = [p for p in directory.iterdir() if p.name.startswith(PREFIX) and p.name.endswith(SUFFIX) and p.is_file()]
-    return sorted(found, key=_age_key)
+    return sorted(p for p in directory.iterdir() if p.name.startswith(PREFIX) and p.name.endswith(SUFFIX)
+                  and p.is_file())
 
 
-def _age_key(path: Path) -> tuple[str, int]:
-    stamp = path.name[len(PREFIX): -len(SUFFIX)]
-    base, _, counter = stamp.partition("-")
-    return base, int(counter) if counter.isdigit() else 0
+def _named(directory: Path) -> list[Path]:
+    """The backups praisonmem itself named (``praisonmem-backup-<UTC stamp>[-N].tar.gz``)."""
+    return [p for p in backups(directory) if NAMED.fullmatch(p.name)]
 
 
-def prune(directory: Path, keep: int) -> list[Path]:
-    old = backups(directory)[:-keep] if keep else []
+def _name_parts(path: Path) -> tuple[str, int]:
+    match = NAMED.fullmatch(path.name)
+    assert match is not None
+    return match[1], int(match[2] or 0)
+
+
+def _utc_time(stamp: Any) -> datetime | None:
+    """A manifest's ``created_at`` as an aware time; ``None`` when missing or not an ISO time with an offset."""
+    try:
+        when = datetime.fromisoformat(stamp) if isinstance(stamp, str) else None
+    except ValueError:
+        return None
+    return when if when is not None and when.tzinfo is not None else None
+
+
+def created_at(archive: Path) -> datetime | None:
+    """When the manifest says the backup was made; ``None`` when it cannot be read."""
+    try:
+        return _utc_time(read_manifest(archive).get("created_at"))
+    except PraisonMemError:
+        return None
+
+
+def prune(directory: Path, keep: int, written: Path) -> list[Path]:
+    """Rotation: besides ``written`` (never deleted), keep the ``keep - 1`` newest archives praisonmem
+    named, newest by the creation time in their manifests (names can lie: clock skew, copies from another
+    machine). Hand-named files and archives whose manifest cannot be read are neither counted nor deleted."""
+    dated = sorted((when, p) for p in _named(directory) if p.name != written.name
+                   and (when := created_at(p)) is not None)
+    old = [p for _, p in dated[: max(len(dated) - (keep - 1), 0)]]
+    removed = []
     for path in old:
-        path.unlink()
-    return old
+        try:
+            path.unlink()
+        except FileNotFoundError:  # another rotation got there first
+            continue
+        except OSError as exc:
+            raise IOFailure(f"{path}: cannot delete this old backup ({exc.strerror or exc}); the new backup "
+                            f"{written} is complete") from exc
+        removed.append(path)
+    return removed
 
 
 # ---------------------------------------------------------------- reading archives
@@ -272,7 +309,13 @@ def list_backups(directory: Path) -> list[dict[str, Any]]:
         except PraisonMemError as exc:
             row["error"] = exc.message
         rows.append(row)
-    return rows
+    return sorted(rows, key=_oldest_first)
+
+
+def _oldest_first(row: dict[str, Any]) -> tuple[bool, datetime, str]:
+    """By the manifest's creation time (as rotation), then by name; unreadable ones last."""
+    when = _utc_time(row["created_at"])
+    return when is None, when or datetime.min.replace(tzinfo=timezone.utc), row["file"]
 
 
 def unsafe_reason(member: tarfile.TarInfo) -> str | None:
