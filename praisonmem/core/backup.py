@@ -12,9 +12,12 @@ Layout inside the archive (so that ``restore --to DIR`` yields a usable
 The manifest records the praisonmem version, the source roots, and each file's
 path, size, mode, mtime and sha256. The archive is written to a temp name in
 the target directory, fsynced and renamed, so a crashed backup never looks
-complete. Restore checks every entry (absolute paths, ``..``, links and devices
-are refused before anything is written), verifies every checksum, then writes
-each file with the same locked atomic writes as the other commands.
+complete. Reading and verifying archives is :mod:`praisonmem.core.backup_archive`,
+restoring them :mod:`praisonmem.core.backup_restore`.
+
+Rotation (``--keep N``) counts only archives praisonmem named
+(``praisonmem-backup-<UTC stamp>[-N].tar.gz``), newest by the ``created_at`` in
+their manifests, and never deletes the one just written.
 """
 
 from __future__ import annotations
@@ -27,28 +30,21 @@ import re
 import tarfile
 import tempfile
 import time
-import zlib
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from praisonmem import __version__
-from praisonmem.core import filememory, jsonfile, learn
-from praisonmem.core.errors import IOFailure, NotFound, PraisonMemError, ProblemsFound, Refused, UsageError
+from praisonmem.core import jsonfile, learn
+from praisonmem.core.backup_archive import FORMAT, MANIFEST, SKIPPED_SUFFIXES, Progress, read_manifest
+from praisonmem.core.errors import IOFailure, NotFound, PraisonMemError, UsageError
 from praisonmem.core.paths import Paths
 
 PREFIX = "praisonmem-backup-"
 SUFFIX = ".tar.gz"
 NAMED = re.compile(r"praisonmem-backup-(\d{8}T\d{6}Z)(?:-([1-9]\d{0,8}))?\.tar\.gz")
-MANIFEST = "manifest.json"
-FORMAT = "praisonmem-backup"
 INCLUDES = ("sessions", "memory", "learn")
-SKIPPED_SUFFIXES = (".lock", ".tmp")
-DAMAGE = (tarfile.TarError, EOFError, OSError, zlib.error)  # what a damaged archive raises
-
-Progress = Callable[[int, int], None] | None
 
 
 @dataclass
@@ -268,26 +264,6 @@ def prune(directory: Path, keep: int, written: Path) -> list[Path]:
     return removed
 
 
-# ---------------------------------------------------------------- reading archives
-
-
-def read_manifest(archive: Path) -> dict[str, Any]:
-    """The manifest, read from the head of the archive only."""
-    try:
-        with tarfile.open(archive, mode="r:gz") as tar:
-            first = tar.next()
-            if first is None or first.name != MANIFEST:
-                raise Refused(f"{archive}: not a praisonmem backup (no {MANIFEST} first)")
-            data = json.loads(tar.extractfile(first).read())
-    except FileNotFoundError as exc:
-        raise NotFound(f"{archive}: no such file") from exc
-    except (*DAMAGE, ValueError) as exc:
-        raise Refused(f"{archive}: cannot read the archive ({exc})") from exc
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise Refused(f"{archive}: not a praisonmem backup manifest")
-    return data
-
-
 def missing_sources(paths: Paths, include: tuple[str, ...]) -> list[str]:
     """The included sources that do not exist (worth a warning: a cron job may be looking elsewhere)."""
     sources = {"sessions": paths.sessions_dir, "learn": paths.learn_dir, "memory": paths.memory_dir}
@@ -316,169 +292,3 @@ def _oldest_first(row: dict[str, Any]) -> tuple[bool, datetime, str]:
     """By the manifest's creation time (as rotation), then by name; unreadable ones last."""
     when = _utc_time(row["created_at"])
     return when is None, when or datetime.min.replace(tzinfo=timezone.utc), row["file"]
-
-
-def unsafe_reason(member: tarfile.TarInfo) -> str | None:
-    name = member.name
-    parts = PurePosixPath(name).parts
-    if name.startswith(("/", "\\")) or (len(name) > 1 and name[1] == ":"):
-        return "an absolute path"
-    if ".." in parts or "\\" in name:
-        return "a path with '..'"
-    if member.issym() or member.islnk():
-        return "a link"
-    if member.isdev() or member.isfifo():
-        return "a device or pipe"
-    if not (member.isfile() or member.isdir()):
-        return "not a regular file"
-    return None
-
-
-def verify(archive: Path, progress: Progress = None) -> dict[str, Any]:
-    """Every member against the manifest: present, same size, same sha256; damage is named."""
-    try:
-        manifest = read_manifest(archive)
-    except Refused as exc:  # unreadable or not a backup: a failed check, like any other damage
-        return {"file": str(archive), "ok": False, "files": 0, "created_at": None,
-                "problems": [{"path": str(archive), "problem": exc.message.split(": ", 1)[-1]}]}
-    expected = {f["path"]: f for f in manifest.get("files", [])}
-    problems: list[dict[str, str]] = []
-    seen: set[str] = set()
-    current = MANIFEST
-    try:
-        with tarfile.open(archive, mode="r:gz") as tar:
-            for member in tar:
-                current = member.name
-                if member.name == MANIFEST:
-                    continue
-                reason = unsafe_reason(member)
-                if reason:
-                    problems.append({"path": member.name, "problem": f"unsafe entry: {reason}"})
-                    continue
-                if member.isdir():
-                    continue
-                seen.add(member.name)
-                data = tar.extractfile(member).read()
-                want = expected.get(member.name)
-                if want is None:
-                    problems.append({"path": member.name, "problem": "not in the manifest"})
-                elif len(data) != want["size"] or hashlib.sha256(data).hexdigest() != want["sha256"]:
-                    problems.append({"path": member.name, "problem": "checksum mismatch"})
-                if progress:
-                    progress(len(seen), len(expected))
-    except DAMAGE as exc:
-        problems.append({"path": current, "problem": f"archive damaged while reading this entry ({exc})"})
-    for path in expected:
-        if path not in seen and not any(p["path"] == path for p in problems):
-            problems.append({"path": path, "problem": "missing from the archive"})
-    return {"file": str(archive), "ok": not problems, "files": len(expected), "problems": problems,
-            "created_at": manifest.get("created_at")}
-
-
-# ---------------------------------------------------------------- restore
-
-
-def destination(name: str, paths: Paths, to: Path | None) -> Path:
-    if to is not None:
-        return to / name
-    mapping = (("home/sessions/", paths.sessions_dir), ("home/state/session_spill/", paths.spill_dir),
-               ("home/learn/", paths.learn_dir), ("memory/", paths.memory_dir))
-    for prefix, root in mapping:
-        if name.startswith(prefix):
-            return root / name[len(prefix):]
-    raise Refused(f"archive entry '{name}' is outside the backup layout; nothing written")
-
-
-@dataclass
-class RestoreItem:
-    name: str
-    target: Path
-    action: str  # "restore" | "replace" | "skip"
-    mode: int
-    mtime: float
-
-
-def plan_restore(archive: Path, paths: Paths, *, to: Path | None, on_conflict: str,
-                 progress: Progress = None) -> list[RestoreItem]:
-    if on_conflict not in ("skip", "replace"):
-        raise UsageError(f"--on-conflict must be skip or replace, got '{on_conflict}'")
-    try:
-        with tarfile.open(archive, mode="r:gz") as tar:
-            for member in tar.getmembers():
-                reason = unsafe_reason(member)
-                if reason:
-                    raise Refused(f"refusing archive entry '{member.name}': {reason} (tar slip); nothing written")
-    except FileNotFoundError as exc:
-        raise NotFound(f"{archive}: no such file") from exc
-    except DAMAGE as exc:
-        raise ProblemsFound(f"{archive}: archive damaged ({exc}); nothing written") from exc
-    report = verify(archive, progress)
-    if not report["ok"]:
-        named = ", ".join(f"{p['path']} ({p['problem']})" for p in report["problems"][:5])
-        raise ProblemsFound(f"{archive} failed verification: {named}; nothing written")
-    items = []
-    for entry in read_manifest(archive)["files"]:
-        target = destination(entry["path"], paths, to)
-        action = "restore" if not target.exists() else ("replace" if on_conflict == "replace" else "skip")
-        items.append(RestoreItem(entry["path"], target, action, int(entry["mode"], 8), entry["mtime"]))
-    return items
-
-
-def restore(archive: Path, items: list[RestoreItem], paths: Paths, *, to: Path | None,
-            timeout: float = jsonfile.LOCK_TIMEOUT, progress: Progress = None) -> list[dict[str, Any]]:
-    wanted = {i.name: i for i in items if i.action != "skip"}
-    results = [{"path": i.name, "target": str(i.target), "action": "skipped", "detail": "already exists"}
-               for i in items if i.action == "skip"]
-    try:
-        return results + _restore_members(archive, wanted, timeout, progress)
-    except DAMAGE as exc:  # it verified a moment ago, so the archive changed during the restore
-        raise ProblemsFound(f"{archive}: archive damaged while restoring ({exc}); some files may already be "
-                            "restored") from exc
-
-
-def _restore_members(archive: Path, wanted: dict[str, RestoreItem], timeout: float,
-                     progress: Progress) -> list[dict[str, Any]]:
-    results: list[dict[str, Any]] = []
-    done = 0
-    with tarfile.open(archive, mode="r:gz") as tar:
-        for member in tar:
-            item = wanted.get(member.name)
-            if item is None:
-                continue
-            data = tar.extractfile(member).read()
-            outcome = {"path": item.name, "target": str(item.target),
-                       "action": "replaced" if item.action == "replace" else "restored", "detail": None}
-            try:
-                if not _write(item, data, timeout):
-                    outcome.update(action="skipped", detail="appeared while restoring; left as it is")
-            except PraisonMemError as exc:
-                outcome.update(action="failed", detail=exc.message)
-            results.append(outcome)
-            done += 1
-            if progress:
-                progress(done, len(wanted))
-    return results
-
-
-def _write(item: RestoreItem, data: bytes, timeout: float) -> bool:
-    """Write one file under the lock its kind uses; ``False`` when a file appeared that must be kept."""
-    from contextlib import nullcontext
-
-    name, target = item.name, item.target
-    if name.startswith("home/sessions/") and name.endswith(".json"):
-        guard = jsonfile.locked(target, timeout)
-    elif name.startswith("home/learn/") and name.endswith(".json") and not name.endswith(".archive.json"):
-        guard = learn.locked(target, timeout)
-    elif name.startswith("memory/") and len(PurePosixPath(name).parts) > 2:  # memory/<user>/…
-        guard = filememory.user_lock(target.parents[len(PurePosixPath(name).parts) - 3], timeout)
-    else:
-        guard = nullcontext()
-    with guard:
-        if target.exists():
-            if item.action != "replace":  # planned as new: it appeared since, so it is not ours to replace
-                return False
-            if name.startswith("home/sessions/") and name.endswith(".json"):
-                jsonfile.read_current(target)  # a session that does not parse is never overwritten
-        jsonfile.replace_atomically(target, data, mode=item.mode)
-    os.utime(target, (item.mtime, item.mtime))
-    return True

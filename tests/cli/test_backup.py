@@ -50,7 +50,10 @@ def test_backup_verify_restore_reproduces_every_file_byte_for_byte(cli, world):
         payload_files(world["home"] / "state" / "session_spill")
     assert payload_files(restored / "memory") == payload_files(world["memory"])
     original = world["memory"] / "alice" / "short_term.json"
-    assert (restored / "memory/alice/short_term.json").stat().st_mode & 0o777 == original.stat().st_mode & 0o777
+    assert original.stat().st_mode & 0o777 == 0o644  # the fixture copy: restore does not keep it
+    modes = {p.stat().st_mode & 0o7777 for p in [restored, *restored.rglob("*")] if not p.name.endswith(".lock")}
+    assert modes == {0o600, 0o700}
+    assert {p.stat().st_mode & 0o7777 for p in restored.rglob("*") if p.is_dir()} == {0o700}
 
 
 def test_manifest_records_roots_and_checksums(cli, world):
@@ -234,7 +237,7 @@ def test_backup_dir_and_keep_come_from_config(cli, world, monkeypatch):
 
 
 def test_a_file_that_appears_after_planning_is_not_overwritten(cli, world):
-    from praisonmem.core import backup
+    from praisonmem.core import backup_restore as backup
     from praisonmem.core.paths import resolve
 
     archive = make_backup(cli, world)
@@ -310,3 +313,14 @@ def test_list_is_oldest_first_by_manifest_time(cli, world):
     rows = cli("backup", "list", world["out"], "--json").json()
     assert [Path(r["file"]) for r in rows] == [first, late, broken]
     assert rows[2]["error"] is not None and rows[2]["created_at"] is None
+
+
+def test_restore_in_place_finds_a_missing_file_behind_many_that_are_skipped(cli, world):
+    sessions = world["home"] / "sessions"
+    for i in range(150):
+        (sessions / f"bulk-{i:03d}.json").write_text(json.dumps({"session_id": f"bulk-{i:03d}", "messages": []}))
+    archive = make_backup(cli, world)
+    (sessions / "bulk-149.json").unlink()
+    done = cli("--home", world["home"], "backup", "restore", archive, "--yes", "--json").json()
+    assert [r["path"] for r in done if r["action"] != "skipped"] == ["home/sessions/bulk-149.json"]
+    assert json.loads((sessions / "bulk-149.json").read_text())["session_id"] == "bulk-149"
