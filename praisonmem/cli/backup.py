@@ -68,6 +68,12 @@ def create_command(
         out.raw(f"{result['path']}  ({result['files']} files, {result['size']} bytes)")
         for path in result["removed"]:
             out.raw(f"removed old backup {path}")
+    for damage in result["damaged"]:
+        warn(f"{damage['file']} did not parse even after re-reading it ({damage['problem']}): archived as it is "
+             "and marked damaged")
+    if result["damaged"]:
+        warn("backup written but incomplete" + (", so no old backup was deleted" if keep_n else ""))
+        raise typer.Exit(1)
 
 
 @app.command("verify")

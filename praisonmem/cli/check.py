@@ -48,7 +48,8 @@ def check_command(
         raise NotFound(f"nothing to check: no PraisonAI home at {state.paths.data.path} and no FileMemory at "
                        f"{state.paths.memory_dir} (give a PATH)")
     with file_progress("Checking") as progress:
-        report = check.check(roots, progress=(lambda n: progress(n, None)) if progress else None)
+        report = check.check(roots, progress=(lambda n: progress(n, None)) if progress else None,
+                             timeout=state.lock_timeout)
     out = Output(no_color=state.no_color)
     if as_json:
         out.json(report.to_json(strict))

@@ -15,6 +15,12 @@ the target directory, fsynced and renamed, so a crashed backup never looks
 complete. Reading and verifying archives is :mod:`praisonmem.core.backup_archive`,
 restoring them :mod:`praisonmem.core.backup_restore`.
 
+Each FileMemory file is read under ``flock(LOCK_SH)`` on the file, as the
+library's readers do, so an older release rewriting it in place is never caught
+half-written; one that still does not parse after re-reading is archived as it
+is but marked ``"damaged"`` in the manifest: ``create`` exits 1 naming it and
+skips rotation, ``verify`` fails on it, ``restore`` does not restore it.
+
 Rotation (``--keep N``) counts only archives praisonmem named
 (``praisonmem-backup-<UTC stamp>[-N].tar.gz``), newest by the ``created_at`` in
 their manifests, and never deletes the one just written.
@@ -36,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from praisonmem import __version__
-from praisonmem.core import jsonfile, learn
+from praisonmem.core import filememory_io, jsonfile, learn
 from praisonmem.core.backup_archive import FORMAT, MANIFEST, SKIPPED_SUFFIXES, Progress, read_manifest
 from praisonmem.core.errors import IOFailure, NotFound, PraisonMemError, UsageError
 from praisonmem.core.paths import Paths
@@ -108,22 +114,33 @@ def collect(paths: Paths, include: tuple[str, ...]) -> tuple[list[Entry], dict[s
     return entries, roots
 
 
-def _read(entry: Entry, timeout: float) -> bytes | None:
-    """The file's bytes, read under its library lock where it has one; ``None`` if it vanished."""
+def _read(entry: Entry, timeout: float) -> tuple[bytes, str | None] | None:
+    """The file's bytes, read under its library lock where it has one, and for a FileMemory JSON file
+    why it does not parse when it still does not after re-reading; ``None`` if it vanished."""
     try:
+        if entry.kind == "memory" and entry.name.endswith(".json"):
+            raw, _, error = filememory_io.read_last(entry.source, timeout)
+            return raw, None if error is None else error.reason
         if entry.kind == "session":
             with jsonfile.locked(entry.source, timeout):
-                return entry.source.read_bytes()
+                return entry.source.read_bytes(), None
         if entry.kind == "learn":
             with learn.locked(entry.source, timeout):
-                return entry.source.read_bytes()
-        return entry.source.read_bytes()
-    except FileNotFoundError:
+                return entry.source.read_bytes(), None
+        return entry.source.read_bytes(), None
+    except (FileNotFoundError, NotFound):
         return None
     except PermissionError as exc:
         raise IOFailure(f"{entry.source}: permission denied; backup not written") from exc
     except OSError as exc:
         raise IOFailure(f"{entry.source}: {exc.strerror or exc}; backup not written") from exc
+
+
+def _stat(path: Path) -> os.stat_result | None:
+    try:
+        return path.stat()
+    except FileNotFoundError:  # removed since it was read: as if it had gone before
+        return None
 
 
 def _archive_name(directory: Path) -> Path:
@@ -164,17 +181,22 @@ def create(paths: Paths, *, output: Path, include: tuple[str, ...] = INCLUDES, k
     tmp = Path(tmp_name)
     try:
         manifest_files = []
+        damaged: list[dict[str, str]] = []
         with tempfile.TemporaryFile(dir=directory) as spool:
             with tarfile.open(fileobj=spool, mode="w") as staging:
                 for done, entry in enumerate(entries, 1):
-                    data = _read(entry, timeout)
-                    if data is not None:
-                        st = entry.source.stat()
+                    read = _read(entry, timeout)
+                    st = _stat(entry.source) if read is not None else None
+                    if read is not None and st is not None:
+                        data, reason = read
                         info = _info(entry.name, len(data), st.st_mode & 0o7777, st.st_mtime)
                         staging.addfile(info, io.BytesIO(data))
                         manifest_files.append({"path": entry.name, "size": len(data),
                                                "mode": f"{st.st_mode & 0o7777:04o}", "mtime": st.st_mtime,
                                                "sha256": hashlib.sha256(data).hexdigest()})
+                        if reason is not None:  # kept, as it is on disk, but never passed off as good
+                            manifest_files[-1]["damaged"] = reason
+                            damaged.append({"path": entry.name, "file": str(entry.source), "problem": reason})
                     if progress:
                         progress(done, len(entries))
             manifest = {"format": FORMAT, "version": 1, "praisonmem_version": __version__,
@@ -196,9 +218,9 @@ def create(paths: Paths, *, output: Path, include: tuple[str, ...] = INCLUDES, k
         except FileNotFoundError:
             pass
         raise
-    removed = prune(directory, keep, final) if keep else []
+    removed = prune(directory, keep, final) if keep and not damaged else []  # keep the older, whole backups
     return {"path": str(final), "files": len(manifest_files), "size": final.stat().st_size,
-            "removed": [str(p) for p in removed]}
+            "removed": [str(p) for p in removed], "damaged": damaged}
 
 
 def _info(name: str, size: int, mode: int, mtime: float) -> tarfile.TarInfo:

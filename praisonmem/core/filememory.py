@@ -9,9 +9,12 @@ The library has no cross-process lock. praisonmem writers serialise among
 themselves with a flock on ``<user dir>/.praisonmem.lock``, re-read every file
 right before writing it, and replace files atomically (temp file ``.<name>.*.tmp``
 in the same directory, fsync, 0600). A file that does not parse is never
-overwritten (the library would treat it as empty and overwrite it). Reading
-creates nothing; a new user's directory and ``config.json`` (the library's
-defaults) are created on the first write, as the library does.
+overwritten (the library would treat it as empty and overwrite it). Every file
+is read under ``flock(LOCK_SH)`` on the file itself, as the library's readers do,
+so an older release rewriting it in place is never seen half-written
+(:mod:`praisonmem.core.filememory_io`). Reading creates nothing; a new user's
+directory and ``config.json`` (the library's defaults) are created on the first
+write, as the library does.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from praisonmem.core import filememory_config, jsonfile
+from praisonmem.core import filememory_config, filememory_io, jsonfile
 from praisonmem.core.errors import CorruptFile, NotFound, UsageError
 
 DEFAULT_CONFIG: dict[str, Any] = {
@@ -122,7 +125,7 @@ class FileMemoryStore:
     def read(self, path: Path, default: Any) -> Any:
         """A JSON file's value; ``default`` when absent; :class:`CorruptFile` when unusable."""
         try:
-            data = jsonfile.read(path)
+            data = filememory_io.read_settled(path, self.timeout)[1]
         except NotFound:
             return default
         except CorruptFile as exc:
