@@ -109,10 +109,9 @@ def roots_of(manifest: dict[str, Any]) -> set[str]:
 
 def layout_reason(name: str, roots: set[str]) -> str | None:
     """Why ``name`` is not a path ``backup create`` writes for these roots; ``None`` when it is."""
-    if name.startswith(("/", "\\")) or (len(name) > 1 and name[1] == ":"):
+    if name.startswith("/"):
         return "an absolute path"
-    parts = name.split("/")
-    if ".." in parts or "\\" in name:
+    if ".." in name.split("/"):
         return "a path with '..'"
     if "\0" in name:
         return "a path with a NUL byte"

@@ -25,7 +25,7 @@ from praisonmem.core import jsonfile
 from praisonmem.core.errors import CorruptFile, IOFailure, LockTimeout, NotFound
 
 POLL = 0.02
-RETRY_PAUSES = (0.05, 0.1, 0.2, 0.4)  # before each re-read of a file that did not parse
+RETRY_PAUSES = (0.02, 0.05, 0.1, 0.2)  # before each re-read of a file that did not parse
 
 
 def read_shared(path: Path, timeout: float) -> bytes:

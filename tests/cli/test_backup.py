@@ -324,3 +324,13 @@ def test_restore_in_place_finds_a_missing_file_behind_many_that_are_skipped(cli,
     done = cli("--home", world["home"], "backup", "restore", archive, "--yes", "--json").json()
     assert [r["path"] for r in done if r["action"] != "skipped"] == ["home/sessions/bulk-149.json"]
     assert json.loads((sessions / "bulk-149.json").read_text())["session_id"] == "bulk-149"
+
+
+def test_a_learn_user_with_a_backslash_in_its_name_round_trips(cli, world):
+    store = world["home"] / "learn" / "private" / "CORP\\dom" / "persona.json"
+    store.parent.mkdir(parents=True)
+    store.write_text("{}")
+    archive = make_backup(cli, world)
+    restored = world["tmp"] / "restored"
+    assert cli("backup", "restore", archive, "--to", restored, "--yes").exit_code == 0
+    assert (restored / "home/learn/private/CORP\\dom/persona.json").read_text() == "{}"
