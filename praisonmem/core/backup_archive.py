@@ -94,8 +94,6 @@ def read_manifest(archive: Path) -> dict[str, Any]:
                 raise Refused(f"{archive}: not a praisonmem backup ({MANIFEST} of {first.size} bytes)")
             data = json.loads(tar.extractfile(first).read(MANIFEST_MAX))
     except (*DAMAGE, ValueError, RecursionError) as exc:
-        if isinstance(exc, FileNotFoundError):
-            raise NotFound(f"{archive}: no such file") from exc
         raise Refused(f"{archive}: cannot read the archive ({exc})") from exc
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise Refused(f"{archive}: not a praisonmem backup manifest")

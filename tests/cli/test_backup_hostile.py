@@ -301,3 +301,19 @@ def test_members_are_hashed_while_streaming_so_memory_stays_flat(cli, tmp_path):
     assert code == 1 and peak < base + 50, (peak, base)
     assert "'memory/u/long_term.json' (checksum mismatch); nothing written" in stderr
     assert not (tmp_path / "to").exists()
+
+
+def test_an_oversized_pax_header_is_refused_before_tarfile_reads_it_whole(cli, tmp_path):
+    archive = crafted(tmp_path / "pax.tar.gz", {"memory/u/short_term.json": b"[]"})
+    with tarfile.open(archive) as tar:
+        members = [(m, tar.extractfile(m).read()) for m in tar.getmembers()]
+    members[1][0].pax_headers = {"comment": "x" * (2 << 20)}
+    with tarfile.open(archive, "w:gz", format=tarfile.PAX_FORMAT) as tar:
+        for member, data in members:
+            tar.addfile(member, io.BytesIO(data))
+    report = cli("backup", "verify", archive, "--json")
+    assert report.exit_code == 1
+    problem = report.json()["problems"][0]["problem"]
+    assert problem.startswith("archive damaged while reading this entry (a ") and "-byte extended header" in problem
+    assert cli("backup", "restore", archive, "--to", tmp_path / "to", "--yes").exit_code == 1
+    assert not (tmp_path / "to").exists()
