@@ -82,6 +82,12 @@ def create_command(
         out.raw(f"{result['path']}  ({result['files']} files, {result['size']} bytes)")
         for path in result["removed"]:
             out.raw(f"removed old backup {path}")
+    for damage in result["damaged"]:
+        warn(f"{damage['file']} did not parse even after re-reading it ({damage['problem']}): archived as it is "
+             "and marked damaged")
+    if result["damaged"]:
+        warn("backup written but incomplete" + (", so no old backup was deleted" if keep_n else ""))
+        raise typer.Exit(1)
 
 
 def _writes_through(target: Path) -> bool:
@@ -107,10 +113,10 @@ def verify_command(
 
         praisonmem backup verify ~/backups/praisonmem-backup-20261130T020000Z.tar.gz
     """
-    from praisonmem.core import backup
+    from praisonmem.core import backup_archive
 
     with file_progress("Verifying") as progress:
-        report = backup.verify(Path(file), progress)
+        report = backup_archive.verify(Path(file), progress)
     out = Output(no_color=state_of(ctx).no_color)
     if as_json:
         out.json(report)
@@ -170,23 +176,24 @@ def restore_command(
 
         praisonmem backup restore praisonmem-backup-20261130T020000Z.tar.gz --to /tmp/restored --yes
     """
-    from praisonmem.core import backup
+    from praisonmem.core import backup_restore
 
     state = state_of(ctx)
     target = Path(to) if to is not None else None
     with file_progress("Verifying") as progress:
-        items = backup.plan_restore(Path(file), state.paths, to=target, on_conflict=on_conflict, progress=progress)
-    writing = [i for i in items if i.action != "skip"]
+        items = backup_restore.plan_restore(Path(file), state.paths, to=target, on_conflict=on_conflict,
+                                            progress=progress)
+    writing = [i for i in items if i.writes]
     if writing:
         replacing = sum(1 for i in writing if i.action == "replace")
         confirm(f"Restore {len(writing)} file(s)" + (f", replacing {replacing}" if replacing else "") + "?",
                 yes=yes, dry_run=dry_run)
     if dry_run:
-        results = [{"path": i.name, "target": str(i.target), "action": i.action, "detail": None} for i in items]
+        results = [i.row() for i in items]
     else:
         with file_progress("Restoring") as progress:
-            results = backup.restore(Path(file), items, state.paths, to=target, timeout=state.lock_timeout,
-                                     progress=progress)
+            results = backup_restore.restore(Path(file), items, state.paths, to=target,
+                                             timeout=state.lock_timeout, progress=progress)
     out = Output(no_color=state.no_color)
     if as_json:
         out.json(results)
@@ -194,5 +201,5 @@ def restore_command(
         for row in results:
             prefix = "would " if dry_run else ""
             out.raw(f"{prefix}{row['action']} {row['target']}" + (f": {row['detail']}" if row["detail"] else ""))
-    if any(r["action"] == "failed" for r in results):
+    if any(r["action"] in ("failed", "fail") for r in results):
         raise typer.Exit(1)

@@ -49,7 +49,7 @@ def check_command(
                        f"{state.paths.memory_dir} (give a PATH)")
     with file_progress("Checking") as progress:
         report = check.check(roots, progress=(lambda n: progress(n, None)) if progress else None,
-                             paths=state.paths)
+                             paths=state.paths, timeout=state.lock_timeout)
     out = Output(no_color=state.no_color)
     if as_json:
         out.json(report.to_json(strict))

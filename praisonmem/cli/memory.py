@@ -304,7 +304,7 @@ def users_command(
     rows = []
     if name == "file":
         for user in filememory.users(state.paths.memory_dir):
-            store = filememory.FileMemoryStore(state.paths.memory_dir, user)
+            store = filememory.FileMemoryStore(state.paths.memory_dir, user, timeout=state.lock_timeout)
             counts = store.counts()
             rows.append({"user_id": user, "path": str(store.user_dir), **counts})
     elif name == "sqlite":

@@ -4,7 +4,10 @@ A path may be a PraisonAI home, a sessions dir, a spill dir, a learn dir, a
 FileMemory base or user dir, or a single file; it is recognised by its shape.
 Each finding has a severity (``error``, ``warning``, ``info``), the file and a
 message; the rules themselves live in :mod:`praisonmem.core.check_rules`.
-Nothing is locked or written: files are read once, as a plain reader.
+Nothing is written: files are read once, as a plain reader, except that a
+FileMemory file is read under ``flock(LOCK_SH)`` on it (as the library's readers
+do) and re-read when it does not parse, so an older release rewriting it in
+place is not reported as corrupt.
 """
 
 from __future__ import annotations
@@ -17,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from praisonmem.core import check_rules as rules
-from praisonmem.core import jsonfile
-from praisonmem.core.errors import NotFound, PraisonMemError, UsageError
+from praisonmem.core import filememory_io, jsonfile
+from praisonmem.core.errors import LockTimeout, NotFound, PraisonMemError, UsageError
 from praisonmem.core.paths import Paths
 from praisonmem.core.workspace import safe_file_stem
 
@@ -60,10 +63,11 @@ class Report:
 
 class Checker:
     def __init__(self, progress: Callable[[int], None] | None = None,
-                 sessions_dirs: dict[Path, Path] | None = None) -> None:
+                 sessions_dirs: dict[Path, Path] | None = None, timeout: float = jsonfile.LOCK_TIMEOUT) -> None:
         self.report = Report()
         self.progress = progress
         self.sessions_dirs = sessions_dirs or {}  # spill dir -> its sessions dir, where they are not siblings
+        self.timeout = timeout
         self._seen: set[str] = set()
 
     def add(self, severity: str, path: Path | str, message: str, code: str) -> None:
@@ -75,8 +79,9 @@ class Checker:
     def reporter(self, path: Path) -> rules.Report:
         return lambda severity, code, message: self.add(severity, path, message, code)
 
-    def _parse(self, path: Path) -> tuple[bool, Any]:
-        """Read one file once; an unparsable file is an error finding."""
+    def _parse(self, path: Path, *, memory: bool = False) -> tuple[bool, Any]:
+        """Read one file once; an unparsable file is an error finding. A FileMemory file is read under
+        its shared lock and re-read when it does not parse, as an older release may be rewriting it."""
         key = str(path)
         if key in self._seen:
             return False, None
@@ -85,7 +90,12 @@ class Checker:
         if self.progress:
             self.progress(self.report.files_checked)
         try:
+            if memory:
+                return True, filememory_io.read_settled(path, self.timeout)[1]
             return True, jsonfile.read(path)
+        except LockTimeout as exc:
+            self.add("error", path, exc.message.split(": ", 1)[-1], "memory.locked")
+            return False, None
         except PraisonMemError as exc:
             reason = getattr(exc, "reason", exc.message)
             self.add("error", path, f"{reason}: {self._consequence(path)}", "parse")
@@ -231,12 +241,12 @@ class Checker:
         for sub in ("sessions", "checkpoints"):
             for entry in _entries(root / sub):
                 if entry.name.endswith(".json"):
-                    self._parse(entry)
+                    self._parse(entry, memory=True)
 
     def memory_file(self, path: Path) -> list[str]:
         if path.parent.name == "episodic":
             rules.episodic_date(path.name[: -len(".json")], self.reporter(path))
-        ok, doc = self._parse(path)
+        ok, doc = self._parse(path, memory=True)
         if not ok:
             return []
         report = self.reporter(path)
@@ -326,9 +336,9 @@ def _within(path: Path, root: Path) -> bool:
 
 
 def check(targets: Iterable[Path], progress: Callable[[int], None] | None = None,
-          paths: Paths | None = None) -> Report:
+          paths: Paths | None = None, timeout: float = jsonfile.LOCK_TIMEOUT) -> Report:
     """Check each target; ``paths`` tells which sessions dir the resolved spill dir belongs to."""
-    checker = Checker(progress, {paths.spill_dir: paths.sessions_dir} if paths is not None else None)
+    checker = Checker(progress, {paths.spill_dir: paths.sessions_dir} if paths is not None else None, timeout)
     for target in targets:
         checker.path(Path(target))
     return checker.report

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from praisonmem.core import filememory_config
 from praisonmem.core.jsonfile import json_kind
 from praisonmem.core.sessions import tool_calls_of
 from praisonmem.core.timeutil import epoch_of
@@ -23,21 +24,10 @@ ROLES = ("user", "assistant", "system", "tool")
 MEMORY_ITEM_KEYS = ("id", "content", "metadata", "created_at", "updated_at", "access_count", "importance")
 ENTITY_KEYS = ("id", "name", "entity_type", "attributes", "relationships", "created_at", "updated_at")
 LEARN_KEYS = ("id", "content", "metadata", "created_at", "updated_at", "use_count", "last_used")
-CONFIG_TYPES: dict[str, tuple[type, ...]] = {
-    "short_term_limit": (int,), "long_term_limit": (int,), "episodic_retention_days": (int,),
-    "enable_summarization": (bool,), "summarization_threshold": (int,), "importance_threshold": (int, float),
-    "auto_promote": (bool,),
-}
 
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _typed(value: Any, types: tuple[type, ...]) -> bool:
-    if bool not in types and isinstance(value, bool):
-        return False
-    return isinstance(value, types)
 
 
 # ---------------------------------------------------------------- sessions
@@ -240,9 +230,10 @@ def config(doc: Any, report: Report) -> None:
     if not isinstance(doc, dict):
         report("error", "memory.type", f"config.json holds {json_kind(doc)}, not an object")
         return
-    for key, kinds in CONFIG_TYPES.items():
-        if key in doc and not _typed(doc[key], kinds):
-            report("warning", "memory.config", f"'{key}' is {json_kind(doc[key])}, not {kinds[0].__name__}")
+    for key, value in doc.items():
+        found = filememory_config.problem(key, value)
+        if found:
+            report(found[0], "memory.config", f"'{key}' {found[1]}")
 
 
 def episodic_date(stem: str, report: Report) -> None:

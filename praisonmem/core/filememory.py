@@ -9,9 +9,12 @@ The library has no cross-process lock. praisonmem writers serialise among
 themselves with a flock on ``<user dir>/.praisonmem.lock``, re-read every file
 right before writing it, and replace files atomically (temp file ``.<name>.*.tmp``
 in the same directory, fsync, 0600). A file that does not parse is never
-overwritten (the library would treat it as empty and overwrite it). Reading
-creates nothing; a new user's directory and ``config.json`` (the library's
-defaults) are created on the first write, as the library does.
+overwritten (the library would treat it as empty and overwrite it). Every file
+is read under ``flock(LOCK_SH)`` on the file itself, as the library's readers do,
+so an older release rewriting it in place is never seen half-written
+(:mod:`praisonmem.core.filememory_io`). Reading creates nothing; a new user's
+directory and ``config.json`` (the library's defaults) are created on the first
+write, as the library does.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from praisonmem.core import jsonfile
+from praisonmem.core import filememory_config, filememory_io, jsonfile
 from praisonmem.core.errors import CorruptFile, NotFound, UsageError
 
 DEFAULT_CONFIG: dict[str, Any] = {
@@ -122,7 +125,7 @@ class FileMemoryStore:
     def read(self, path: Path, default: Any) -> Any:
         """A JSON file's value; ``default`` when absent; :class:`CorruptFile` when unusable."""
         try:
-            data = jsonfile.read(path)
+            data = filememory_io.read_settled(path, self.timeout)[1]
         except NotFound:
             return default
         except CorruptFile as exc:
@@ -168,18 +171,14 @@ class FileMemoryStore:
             return []
         return sorted(p.stem for p in self.episodic_dir.glob("*.json") if p.is_file())
 
-    def config(self) -> dict[str, Any]:
+    def config(self, *used: str) -> dict[str, Any]:
         """``DEFAULT_CONFIG`` updated with the saved values, as FileMemory loads it (never rewritten);
-        a value FileMemory could not use is refused, naming the key."""
+        a ``used`` key whose value would make FileMemory raise or delete items is refused, naming it."""
         config = {**DEFAULT_CONFIG, **self.read(self.path("config.json"), {})}
-        for key, kinds, wanted in (("short_term_limit", (int,), "a whole number"),
-                                   ("long_term_limit", (int,), "a whole number"),
-                                   ("importance_threshold", (int, float), "a number"),
-                                   ("auto_promote", (bool,), "true or false")):
-            value = config[key]
-            if (isinstance(value, bool) and bool not in kinds) or not isinstance(value, kinds):
-                raise CorruptFile(str(self.path("config.json")), f"'{key}' is {jsonfile.json_kind(value)}, "
-                                                                 f"not {wanted}")
+        for key in used:
+            found = filememory_config.problem(key, config[key])
+            if found and found[0] == filememory_config.ERROR:
+                raise CorruptFile(str(self.path("config.json")), f"'{key}' {found[1]}; nothing stored")
         return config
 
     def recent_episodes(self, days: int = SEARCH_DAYS) -> list[tuple[str, dict[str, Any]]]:
@@ -269,7 +268,7 @@ class FileMemoryStore:
                        importance: float = 0.5) -> dict[str, Any]:
         """Append, then promote and trim past ``short_term_limit`` (spec §4.3)."""
         with self.writing():
-            config = self.config()
+            config = self.config("short_term_limit", "importance_threshold")
             items = self.items("short_term")
             item = self.new_item(content, metadata, importance)
             items.append(item)
@@ -297,7 +296,7 @@ class FileMemoryStore:
                       importance: float = 0.8) -> dict[str, Any]:
         """Append; past ``long_term_limit`` keep the most important (ties: newest), as the library."""
         with self.writing():
-            config = self.config()
+            config = self.config("long_term_limit")
             items = self.items("long_term")
             item = self.new_item(content, metadata, importance)
             items.append(item)

@@ -50,7 +50,10 @@ def test_backup_verify_restore_reproduces_every_file_byte_for_byte(cli, world):
         payload_files(world["home"] / "state" / "session_spill")
     assert payload_files(restored / "memory") == payload_files(world["memory"])
     original = world["memory"] / "alice" / "short_term.json"
-    assert (restored / "memory/alice/short_term.json").stat().st_mode & 0o777 == original.stat().st_mode & 0o777
+    assert original.stat().st_mode & 0o777 == 0o644  # the fixture copy: restore does not keep it
+    modes = {p.stat().st_mode & 0o7777 for p in [restored, *restored.rglob("*")] if not p.name.endswith(".lock")}
+    assert modes == {0o600, 0o700}
+    assert {p.stat().st_mode & 0o7777 for p in restored.rglob("*") if p.is_dir()} == {0o700}
 
 
 def test_manifest_records_roots_and_checksums(cli, world):
@@ -234,7 +237,7 @@ def test_backup_dir_and_keep_come_from_config(cli, world, monkeypatch):
 
 
 def test_a_file_that_appears_after_planning_is_not_overwritten(cli, world):
-    from praisonmem.core import backup
+    from praisonmem.core import backup_restore as backup
     from praisonmem.core.paths import resolve
 
     archive = make_backup(cli, world)
@@ -246,3 +249,88 @@ def test_a_file_that_appears_after_planning_is_not_overwritten(cli, world):
     results = backup.restore(archive, items, paths, to=None)
     mine = next(r for r in results if r["target"] == str(target))
     assert mine["action"] == "skipped" and "new turn" in target.read_text()
+
+
+def with_created_at(archive: Path, dest: Path, created_at: str) -> Path:
+    """A copy of a backup under another name whose manifest says it was made at ``created_at``
+    (a backup copied from a machine whose clock differs)."""
+    with tarfile.open(archive) as tar:
+        manifest = json.loads(tar.extractfile("manifest.json").read())
+    manifest["created_at"] = created_at
+    shutil.copy(archive, dest)
+    rewrite_member(dest, "manifest.json", json.dumps(manifest).encode())
+    return dest
+
+
+def test_keep_never_deletes_the_backup_just_written_even_when_the_others_are_later(cli, world):
+    first = make_backup(cli, world)
+    ahead = [with_created_at(first, world["out"] / f"praisonmem-backup-2099010{i}T000000Z.tar.gz",
+                             f"2099-01-0{i}T00:00:00+00:00") for i in (1, 2)]
+    first.unlink()
+    new = make_backup(cli, world, "--keep", "2")
+    assert sorted(world["out"].iterdir()) == sorted([new, ahead[1]])
+
+
+def test_keep_orders_by_the_manifest_creation_time_not_the_name(cli, world):
+    first = make_backup(cli, world)
+    old_by_manifest = with_created_at(first, world["out"] / "praisonmem-backup-20981231T235959Z.tar.gz",
+                                      "2001-01-01T00:00:00+00:00")
+    new_by_manifest = with_created_at(first, world["out"] / "praisonmem-backup-20010101T000000Z.tar.gz",
+                                      "2098-01-01T00:00:00+00:00")
+    first.unlink()
+    result = cli("--home", world["home"], "backup", "create", "-o", world["out"], "--keep", "2", "--json").json()
+    assert result["removed"] == [str(old_by_manifest)]
+    assert sorted(world["out"].iterdir()) == sorted([Path(result["path"]), new_by_manifest])
+
+
+def test_keep_never_counts_or_deletes_a_hand_named_archive(cli, world):
+    first = make_backup(cli, world)
+    world["out"].mkdir(exist_ok=True)
+    hand = [shutil.copy(first, world["out"] / name) and world["out"] / name
+            for name in ("praisonmem-backup-before-upgrade.tar.gz", "praisonmem-backup-20260101T000000Z.tar.gz.bak",
+                         "my-praisonmem-backup-20260101T000000Z.tar.gz")]
+    first.unlink()
+    made = [make_backup(cli, world, "--keep", "2") for _ in range(3)]
+    assert sorted(world["out"].iterdir()) == sorted(hand + made[1:])
+    assert cli("--home", world["home"], "backup", "create", "-o", world["out"], "--keep", "1").exit_code == 0
+    assert set(hand) < set(world["out"].iterdir()) and len(list(world["out"].iterdir())) == len(hand) + 1
+
+
+def test_keep_leaves_a_praisonmem_named_archive_whose_manifest_cannot_be_read(cli, world):
+    world["out"].mkdir()
+    broken = world["out"] / "praisonmem-backup-20000101T000000Z.tar.gz"
+    broken.write_bytes(gzip.compress(b"not a tar"))
+    made = [make_backup(cli, world, "--keep", "1") for _ in range(2)]
+    assert sorted(world["out"].iterdir()) == sorted([broken, made[1]])
+
+
+def test_list_is_oldest_first_by_manifest_time(cli, world):
+    first = make_backup(cli, world)
+    late = with_created_at(first, world["out"] / "praisonmem-backup-20000101T000000Z.tar.gz",
+                           "2099-01-01T00:00:00+00:00")
+    broken = world["out"] / "praisonmem-backup-19990101T000000Z.tar.gz"
+    broken.write_bytes(b"junk")
+    rows = cli("backup", "list", world["out"], "--json").json()
+    assert [Path(r["file"]) for r in rows] == [first, late, broken]
+    assert rows[2]["error"] is not None and rows[2]["created_at"] is None
+
+
+def test_restore_in_place_finds_a_missing_file_behind_many_that_are_skipped(cli, world):
+    sessions = world["home"] / "sessions"
+    for i in range(150):
+        (sessions / f"bulk-{i:03d}.json").write_text(json.dumps({"session_id": f"bulk-{i:03d}", "messages": []}))
+    archive = make_backup(cli, world)
+    (sessions / "bulk-149.json").unlink()
+    done = cli("--home", world["home"], "backup", "restore", archive, "--yes", "--json").json()
+    assert [r["path"] for r in done if r["action"] != "skipped"] == ["home/sessions/bulk-149.json"]
+    assert json.loads((sessions / "bulk-149.json").read_text())["session_id"] == "bulk-149"
+
+
+def test_a_learn_user_with_a_backslash_in_its_name_round_trips(cli, world):
+    store = world["home"] / "learn" / "private" / "CORP\\dom" / "persona.json"
+    store.parent.mkdir(parents=True)
+    store.write_text("{}")
+    archive = make_backup(cli, world)
+    restored = world["tmp"] / "restored"
+    assert cli("backup", "restore", archive, "--to", restored, "--yes").exit_code == 0
+    assert (restored / "home/learn/private/CORP\\dom/persona.json").read_text() == "{}"

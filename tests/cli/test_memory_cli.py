@@ -162,3 +162,48 @@ def test_learn_commands(cli, fixture_home):
     assert cli("--home", fixture_home, "learn", "clear", "threads", "--user-id", "alice", "--yes").stdout.startswith(
         "removed 1 entries")
     assert cli("--home", fixture_home, "learn", "show", "nope").exit_code == 3
+
+
+WRITER_LOCK = ".praisonmem.lock"  # a writer may create its empty lock sidecar
+
+
+@pytest.mark.parametrize("key, value, flags, reason", [
+    ("short_term_limit", -1, [], "is negative (-1): FileMemory deletes the oldest short-term items on every store"),
+    ("short_term_limit", -1000, [], "is negative (-1000): FileMemory deletes the oldest short-term items on every "
+                                    "store"),
+    ("short_term_limit", True, [], "is true, not a whole number: FileMemory reads it as 1 and deletes the oldest "
+                                   "short-term items on every store"),
+    ("short_term_limit", 2.5, [], "is a number, not a whole number: FileMemory raises TypeError when it stores "
+                                  "short-term memory"),
+    ("short_term_limit", "lots", [], "is a string, not a whole number: FileMemory raises TypeError when it stores "
+                                     "short-term memory"),
+    ("importance_threshold", "lots", [], "is a string, not a number: FileMemory raises TypeError when it promotes "
+                                         "short-term items"),
+    ("long_term_limit", 0, ["--long"], "is 0: FileMemory deletes long-term items on every store"),
+    ("long_term_limit", -1, ["--long"], "is -1: FileMemory deletes long-term items on every store"),
+    ("long_term_limit", False, ["--long"], "is false, not a whole number: FileMemory reads it as 0 and deletes "
+                                           "long-term items on every store"),
+    ("long_term_limit", "1000", ["--long"], "is a string, not a whole number: FileMemory raises TypeError when it "
+                                            "stores long-term memory"),
+])
+def test_store_refuses_a_config_limit_that_would_delete_items(cli, project, key, value, flags, reason):
+    user = project / ".praisonai/memory/alice"
+    config = user / "config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), key: value}, indent=2))
+    before = snapshot(user)
+    result = cli("memory", "store", "one more fact", "--user-id", "alice", *flags)
+    assert (result.exit_code, result.stderr) == (
+        4, f"praisonmem: error: .praisonai/memory/alice/config.json: '{key}' {reason}; nothing stored\n")
+    after = snapshot(user)
+    after.pop(WRITER_LOCK, None)
+    assert after == before
+
+
+def test_store_with_short_term_limit_0_keeps_every_item_as_the_library_does(cli, project):
+    user = project / ".praisonai/memory/alice"
+    config = user / "config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "short_term_limit": 0}, indent=2))
+    before = json.loads((user / "short_term.json").read_text())
+    assert cli("memory", "store", "one more fact", "--user-id", "alice").exit_code == 0
+    after = json.loads((user / "short_term.json").read_text())
+    assert after[:-1] == before and after[-1]["content"] == "one more fact"

@@ -84,7 +84,7 @@ def test_memory_rules(tmp_path):
     assert found == {
         ("short_term.json", "error", "memory.type"),
         ("entities.json", "error", "memory.extra_key"), ("entities.json", "error", "memory.missing_key"),
-        ("config.json", "warning", "memory.config"),
+        ("config.json", "error", "memory.config"),
         ("2026-3-5.json", "warning", "episodic.date"), ("2026-3-5.json", "error", "memory.type"),
         (".long_term.json.abc.tmp", "warning", "leftover.temp"),
     }
@@ -125,3 +125,25 @@ def test_default_roots_are_the_existing_home_and_memory_dir(tree, monkeypatch):
     monkeypatch.chdir(tree / "project")
     roots = check.default_roots(resolve(tree / "home", env={}))
     assert roots == [tree / "home", Path(".praisonai/memory")]
+
+
+def test_config_values_the_library_raises_on_or_deletes_with_are_errors(tmp_path):
+    user = tmp_path / "memory" / "u"
+    user.mkdir(parents=True)
+    (user / "config.json").write_text(json.dumps({
+        "short_term_limit": "lots", "long_term_limit": 0, "importance_threshold": None, "episodic_retention_days": -1,
+        "auto_promote": "no", "enable_summarization": 1, "summarization_threshold": 2.5, "my_own_key": "kept"}))
+    report = check.check([tmp_path / "memory"])
+    assert [(f.severity, f.message) for f in report.findings] == [
+        ("error", "'short_term_limit' is a string, not a whole number: FileMemory raises TypeError when it stores "
+                  "short-term memory"),
+        ("error", "'long_term_limit' is 0: FileMemory deletes long-term items on every store"),
+        ("error", "'importance_threshold' is null, not a number: FileMemory raises TypeError when it promotes "
+                  "short-term items"),
+        ("error", "'episodic_retention_days' is -1: FileMemory.cleanup_episodic deletes every episodic file, "
+                  "today's too"),
+        ("warning", "'auto_promote' is a string, not true or false (FileMemory treats it as true)"),
+        ("warning", "'enable_summarization' is a number, not true or false (FileMemory 1.7.17 never reads it)"),
+        ("warning", "'summarization_threshold' is a number, not a whole number (FileMemory 1.7.17 never reads it)"),
+    ]
+    assert report.failed()
