@@ -29,11 +29,13 @@ def _backup_dir(ctx: typer.Context, given: str | None) -> Path:
 def create_command(
     ctx: typer.Context,
     output: Annotated[str | None, typer.Option("--output", "-o", metavar="DIR|FILE",
-                                               help="Directory (a timestamped name is chosen) or file "
-                                                    "(config backup.dir).")] = None,
+                                               help="Directory (a timestamped name is chosen), file, or '-' "
+                                                    "for stdout (config backup.dir).")] = None,
     keep: Annotated[int | None, typer.Option("--keep", min=0, metavar="N",
-                                             help="Then delete all but the N newest backups there "
-                                                  "(config backup.keep; 0 = keep all).")] = None,
+                                             help="Then keep the N newest backups there: only those "
+                                                  "praisonmem named count, newest by manifest time, and the "
+                                                  "new one is never deleted (config backup.keep; 0 = keep "
+                                                  "all; not with -, a pipe or a device).")] = None,
     include: Annotated[str | None, typer.Option("--include", metavar="LIST",
                                                 help="Comma list of sessions,memory,learn (default: all).")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Say what was written (also on a terminal).")
@@ -41,8 +43,14 @@ def create_command(
     as_json: JsonFlag = False,
 ) -> None:
     """Write one praisonmem-backup-<UTC timestamp>.tar.gz: sessions (each read
-    while holding its lock), spill files, learn stores and the FileMemory tree,
-    with a manifest of sizes, modes and sha256 checksums.
+    while holding its lock), spill files, learn stores and the FileMemory tree
+    (each file read under a shared flock), with a manifest of sizes, modes and
+    sha256 checksums.
+
+    -o - streams the archive to stdout (never to a terminal) and a pipe or
+    device is written to; --keep needs a directory. A FileMemory file that
+    still does not parse after re-reading is archived as it is, marked
+    damaged: the run exits 1 and deletes no old backup.
 
     Silent on success unless -v or on a terminal, so cron mails only failures.
 
@@ -109,6 +117,10 @@ def verify_command(
 ) -> None:
     """Check an archive and every file's checksum; exit 1 naming each mismatch.
 
+    Also fails on an entry outside the layout backup create writes and on a
+    file marked damaged when it was backed up. Members are streamed, never
+    read past their manifest size.
+
     Example:
 
         praisonmem backup verify ~/backups/praisonmem-backup-20261130T020000Z.tar.gz
@@ -168,9 +180,15 @@ def restore_command(
 ) -> None:
     """Verify an archive, then restore its files with locked atomic writes.
 
-    Entries that are absolute, contain '..', or are links or devices are refused
-    (exit 4) before anything is written; a failed checksum exits 1, also before
-    anything is written. A session that does not parse is never replaced.
+    The whole archive is checked before anything is written. Only
+    praisonmem's own layout is accepted, with or without --to: regular files
+    under the roots the manifest lists (a file directly in home/sessions/ or
+    home/state/session_spill/, any file below home/learn/ or memory/);
+    anything else (absolute paths, '..', other top-level names, links,
+    devices, lock and temp files, duplicates) is refused with exit 4, and a
+    failed checksum exits 1, both with nothing written. Restored files are
+    0600 and the directories restore creates 0700, whatever modes the archive
+    claims. A session that does not parse is never replaced.
 
     Example:
 

@@ -27,9 +27,12 @@ def check_command(
     Sessions: required keys and types, message shapes, tool calls paired with
     their results, the compaction index in range. FileMemory: exact item keys
     (the library crashes on extra keys), types, episodic file names that are
-    real dates. Learn stores, spill files, quarantined and temp files. Exits 1
-    when an error is found (with --strict, a warning too), else 0. Nothing is
-    locked or written.
+    real dates, config.json values the library would raise on or delete items
+    for. Learn stores, spill files, quarantined and temp files. Exits 1 when an
+    error is found (with --strict, a warning too), else 0. Nothing is written:
+    FileMemory files are read under a shared flock on each file, as the
+    library's readers do (a writer holding it past --lock-timeout is an error
+    finding), and re-read when they do not parse.
 
     Example:
 

@@ -83,6 +83,9 @@ def set_command(ctx: typer.Context, key: KeyArg, value: Annotated[str, typer.Arg
                 as_json: JsonFlag = False) -> None:
     """Set a key in the config file (validated, written atomically).
 
+    The read-modify-write holds a lock on config.toml.lock (at most
+    --lock-timeout, then exit 4), so concurrent sets never undo each other.
+
     Example:
 
         praisonmem config set upsonic.db ~/agents/data.db
@@ -100,7 +103,7 @@ def set_command(ctx: typer.Context, key: KeyArg, value: Annotated[str, typer.Arg
 
 @app.command("unset")
 def unset_command(ctx: typer.Context, key: KeyArg, as_json: JsonFlag = False) -> None:
-    """Remove a key from the config file.
+    """Remove a key from the config file (under the same lock as config set).
 
     Example:
 

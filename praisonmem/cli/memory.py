@@ -82,7 +82,10 @@ def store_command(
 
     With the file provider the item is exactly what FileMemory writes (its keys,
     id rule and float timestamps), the user's config.json limits and
-    auto-promotion apply, and a new user gets the library's default config.
+    auto-promotion apply, and a new user gets the library's default config. A
+    config.json value that would make FileMemory delete items or raise (a
+    negative or non-integer short_term_limit, a long_term_limit below 1) is
+    refused with exit 4, naming the key, and nothing is stored.
 
     Example:
 

@@ -305,7 +305,9 @@ def user_memory_replace(
 @app.command("export")
 def export_command(
     ctx: typer.Context,
-    output: Annotated[str, typer.Option("--output", "-o", metavar="FILE", help="Where to write ('-' = stdout).")],
+    output: Annotated[str, typer.Option("--output", "-o", metavar="FILE",
+                                        help="Where to write: '-' is stdout, a pipe or device is written to, "
+                                             "a regular file is replaced atomically.")],
     db: DbOption = None,
     users: Annotated[bool, typer.Option("--users", help="Export user memory (default: both).")] = False,
     sessions: Annotated[bool, typer.Option("--sessions", help="Export sessions (default: both).")] = False,

@@ -128,7 +128,9 @@ def show_command(
     Tool calls are shown with their arguments and tool results with the call
     they answer; the compaction summary, partial (interrupted) turns and turns
     still waiting in the spill dir are marked; encrypted values stay opaque.
-    --json prints the stored document exactly as it is on disk.
+    --json prints the stored document as it is on disk, except that DEL, C1
+    and bidi controls and U+2028/U+2029 are written as \\uXXXX escapes (the
+    same JSON data).
 
     Example:
 

@@ -92,10 +92,14 @@ def rename_command(
     """Rename a session to NEW_ID, or set its title with --title.
 
     Renaming moves the file to the one the library uses for NEW_ID and sets
-    session_id inside; every other key and byte stays. It refuses when that
-    file exists, and when the session was written in the last minute (a live
-    agent would carry on in a fresh file under the old id) unless --force.
-    --title sets metadata.title in place, as the library's rename_session does.
+    session_id inside; every other key and byte stays. Turns waiting in the
+    spill dir for the old id move with it, re-addressed to NEW_ID. It refuses
+    when that file exists, and when the session was written in the last minute
+    (a live agent would carry on in a fresh file under the old id) unless
+    --force. A rerun finishes an interrupted rename: when the target already
+    holds exactly what the rename writes, the old file is removed (a target
+    holding anything else is refused, exit 4). --title sets metadata.title in
+    place, as the library's rename_session does.
 
     Example:
 
@@ -125,7 +129,8 @@ def adopt_command(
     replace: Annotated[bool, typer.Option("--replace", help="Overwrite an existing workspace history.")] = False,
     workspace: Annotated[str | None, typer.Option("--workspace", metavar="DIR",
                                                   help="Adopt for this directory's workspace.")] = None,
-    all_: Annotated[bool, typer.Option("--all", help="Adopt every legacy file whose agent_name matches its id.")] = False,
+    all_: Annotated[bool, typer.Option("--all", help="Adopt every legacy file whose agent_name matches its id "
+                                                     "(the unnamed agent's too).")] = False,
     dry_run: DryRunFlag = False,
     yes: YesFlag = False,
     as_json: JsonFlag = False,
@@ -135,15 +140,17 @@ def adopt_command(
     Since workspace scoping, an Agent with history=True no longer loads its
     pre-upgrade history_<sha256(name)[:8]> (or md5) file. This makes that file
     the current workspace's history session for the agent: it is moved (or
-    with --copy, copied) to history_<sha256("<workspace id>:<name>")[:8]>.json,
-    with any turns spilled for it. When both name-only files exist (a home that
-    met both eras), both are adopted, merged oldest first. When the target
-    already holds messages, --merge unites the histories (each turn once, in
-    time order, the library's compaction structure kept: archived turns, one
-    summary heading the active window, the checkpoint re-anchored) and
-    --replace overwrites it; an empty one (what an Agent writes when it first
-    starts) is simply replaced. A target that already holds what adopting
-    writes (an interrupted run) is finished: the legacy files are removed.
+    with --copy, copied) to history_<sha256("<workspace id>:<name>")[:8]>.json;
+    turns waiting in the spill dir for it move (or are copied) with it,
+    re-addressed to the new id. When both name-only files exist (md5 and
+    sha256: a home that met both eras), both are adopted, merged oldest first,
+    never one alone. When the target already holds messages, --merge unites
+    the histories (each turn once, in time order, the library's compaction
+    structure kept: archived turns, one summary heading the active window, the
+    checkpoint re-anchored) and --replace overwrites it; an empty one (what an
+    Agent writes when it first starts) is simply replaced. A target that
+    already holds what adopting writes (an interrupted run) is finished: the
+    legacy files are removed.
 
     With PRAISONAI_GLOBAL_SESSIONS set and no --workspace, nothing changes:
     the library already loads the legacy file (exit 0), or the agent uses its
@@ -282,7 +289,8 @@ def export_command(
                                                                    "message a line; markdown: a transcript.")
                        ] = ExportFormat.json,
     output: Annotated[str | None, typer.Option("--output", "-o", metavar="FILE",
-                                               help="Write here (atomically) instead of stdout.")] = None,
+                                               help="Write here instead of stdout: '-' is stdout, a pipe or device is "
+                                                    "written to, a regular file is replaced atomically.")] = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Export sessions as JSON (lossless, importable), JSON lines or Markdown.
