@@ -21,6 +21,11 @@ half-written; one that still does not parse after re-reading is archived as it
 is but marked ``"damaged"`` in the manifest: ``create`` exits 1 naming it and
 skips rotation, ``verify`` fails on it, ``restore`` does not restore it.
 
+A file name that is not valid UTF-8 (made by hand, or under another locale) is
+archived byte for byte: tar stores the bytes, and the manifest, UTF-8 JSON, writes
+each byte that does not decode as a ``\\udcXX`` escape (Python's surrogateescape),
+which ``restore`` turns back into the same byte.
+
 Rotation (``--keep N``) counts only archives praisonmem named
 (``praisonmem-backup-<UTC stamp>[-N].tar.gz``), newest by the ``created_at`` in
 their manifests, and never deletes the one just written.
@@ -46,6 +51,7 @@ from praisonmem.core import filememory_io, jsonfile, learn, outfile
 from praisonmem.core.backup_archive import FORMAT, MANIFEST, SKIPPED_SUFFIXES, Progress, read_manifest
 from praisonmem.core.errors import IOFailure, NotFound, PraisonMemError, UsageError
 from praisonmem.core.paths import Paths
+from praisonmem.core.safetext import json_safe
 
 PREFIX = "praisonmem-backup-"
 SUFFIX = ".tar.gz"
@@ -197,7 +203,9 @@ def create(paths: Paths, *, output: Path, include: tuple[str, ...] = INCLUDES, k
             manifest = {"format": FORMAT, "version": 1, "praisonmem_version": __version__,
                         "created_at": datetime.now(timezone.utc).isoformat(), "include": list(include),
                         "roots": roots, "files": manifest_files}
-            body = json.dumps(manifest, indent=2, ensure_ascii=False).encode("utf-8")
+            # A name that is not UTF-8 holds lone surrogates (surrogateescape): escaped, the manifest is
+            # still UTF-8 JSON, and it decodes to the very names tar stored as bytes.
+            body = json_safe(json.dumps(manifest, indent=2, ensure_ascii=False)).encode("utf-8")
             spool.seek(0)
             with tarfile.open(fileobj=written, mode="w:gz") as archive:
                 archive.addfile(_info(MANIFEST, len(body), 0o644, time.time()), io.BytesIO(body))

@@ -334,3 +334,38 @@ def test_a_learn_user_with_a_backslash_in_its_name_round_trips(cli, world):
     restored = world["tmp"] / "restored"
     assert cli("backup", "restore", archive, "--to", restored, "--yes").exit_code == 0
     assert (restored / "home/learn/private/CORP\\dom/persona.json").read_text() == "{}"
+
+
+def test_file_names_that_are_not_utf8_are_backed_up_and_restored_byte_for_byte(cli, world):
+    """A name made by hand or under another locale (Latin-1 ``café``, a lone 0xff) is data too."""
+    sessions = os.fsencode(world["home"] / "sessions")
+    odd = {b"caf\xe9.json": (world["home"] / "sessions" / "my_chat.json").read_bytes(), b"\xff.json": b""}
+    for name, data in odd.items():
+        with open(os.path.join(sessions, name), "wb") as f:
+            f.write(data)
+    user = os.path.join(os.fsencode(world["memory"]), b"\xe9ric")
+    os.mkdir(user)
+    short_term = (world["memory"] / "alice" / "short_term.json").read_bytes()
+    with open(os.path.join(user, b"short_term.json"), "wb") as f:
+        f.write(short_term)
+
+    archive = make_backup(cli, world)
+    with tarfile.open(archive) as tar:
+        body = tar.extractfile("manifest.json").read()
+    paths = {f["path"] for f in json.loads(body.decode("utf-8"))["files"]}  # valid UTF-8, escapes inside
+    assert {"home/sessions/caf\udce9.json", "home/sessions/\udcff.json", "memory/\udce9ric/short_term.json"} <= paths
+    assert b'"home/sessions/caf\\udce9.json"' in body
+    verified = cli("backup", "verify", archive)
+    assert verified.exit_code == 0 and verified.stdout.endswith(": OK (%d files)\n" % len(paths))
+
+    restored = world["tmp"] / "restored"
+    done = cli("backup", "restore", archive, "--to", restored, "--yes")
+    assert done.exit_code == 0, done.stderr
+    assert f"restored {restored}/home/sessions/caf\\udce9.json\n" in done.stdout  # shown escaped
+    back = os.fsencode(restored / "home" / "sessions")
+    for name, data in odd.items():
+        with open(os.path.join(back, name), "rb") as f:
+            assert f.read() == data
+        assert os.stat(os.path.join(back, name)).st_mode & 0o7777 == 0o600
+    with open(os.path.join(os.fsencode(restored / "memory"), b"\xe9ric", b"short_term.json"), "rb") as f:
+        assert f.read() == short_term
