@@ -98,6 +98,29 @@ def test_the_real_stores_read_the_gateway_home_and_decrypt_with_its_key(oracle, 
     assert got["project"] == [PROJECT_ID, "git-remote"]
 
 
+def test_postgres_conversation_store_writes_what_psycopg_reads(oracle, pg):
+    """Both fixtures together: the real psycopg2-based store in the oracle venv, read back here."""
+    from tests.pgcluster import require_psycopg
+
+    psycopg = require_psycopg()
+    oracle.run("""
+        import sys
+        from praisonai.persistence.conversation.base import ConversationMessage, ConversationSession
+        from praisonai.persistence.conversation.postgres import PostgresConversationStore
+        st = PostgresConversationStore(url=sys.argv[1])
+        st.create_session(ConversationSession(session_id="s1", user_id="u", agent_id="Bot", name="N",
+                                              metadata={"zz": 1, "aa": 2}, created_at=10.5, updated_at=11.5))
+        st.add_message("s1", ConversationMessage(id="m1", role="user", content="café", created_at=12.25))
+        st.close()
+    """, pg.rw_url)
+    with psycopg.connect(pg.ro_url) as conn:
+        assert conn.execute("SELECT session_id, user_id, agent_id, name, metadata::text, created_at, updated_at "
+                            "FROM public.praison_sessions").fetchall() == [
+            ("s1", "u", "Bot", "N", json.dumps({"aa": 2, "zz": 1}), 10.5, 11.5)]
+        assert conn.execute("SELECT id, session_id, role, content, created_at FROM public.praison_messages"
+                            ).fetchall() == [("m1", "s1", "user", "café", 12.25)]
+
+
 def test_fixture_db_matches_what_sqlite_reads_here(conversations_db):
     """No oracle needed: the expected file agrees with the raw rows (ids and order of messages)."""
     con = sqlite3.connect(f"file:{conversations_db}?mode=ro&immutable=1", uri=True)
