@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ["tests.pgcluster", "tests.oracles", "tests.realhomes"]
+
 FIXTURES = Path(__file__).parent / "fixtures"
 PRAISONAI_FIXTURES = FIXTURES / "praisonai-1.7.17"
 REPO = Path(__file__).resolve().parent.parent
