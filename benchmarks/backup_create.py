@@ -24,7 +24,7 @@ import _bench
 import _data
 from _bench import Context, Row, Sample
 
-ROUNDS = 5
+ROUNDS = 7
 
 
 def body(ctx: Context) -> list[Row]:

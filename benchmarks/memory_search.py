@@ -26,7 +26,7 @@ import _bench
 import _data
 from _bench import Context, Row, Sample
 
-ROUNDS = 5
+ROUNDS = 7
 QUERIES = ("dark mode", "zebra")
 
 LIBRARY = """

@@ -28,7 +28,7 @@ import _bench
 import _data
 from _bench import Context, Row, Sample
 
-ROUNDS = 5
+ROUNDS = 7
 TEXT = "Benchmark note: the user prefers dark mode in every editor"
 
 JSON_LOAD = """

@@ -29,7 +29,7 @@ SCRIPTS = ("session_search", "session_list", "memory_search", "startup", "backup
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    _bench.add_common_args(ap, rounds=5)
+    _bench.add_common_args(ap, rounds=7)
     session_list.extra_args(ap)
     ap.add_argument("--only", type=lambda s: s.split(","), metavar="NAME,...", help=f"only these of {', '.join(SCRIPTS)}")
     ap.add_argument("--markdown", type=Path, metavar="FILE", help="also write the goals table as Markdown to FILE")

@@ -25,7 +25,7 @@ import _bench
 import _data
 from _bench import Context, Row, Sample
 
-ROUNDS = 5
+ROUNDS = 7
 SIZES = (1_000, 10_000, 100_000)
 QUICK_SIZES = (100, 1_000)
 FIELDS = ("session_id", "agent_name", "title", "created_at", "updated_at", "message_count", "model",

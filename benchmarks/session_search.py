@@ -33,7 +33,7 @@ import _bench
 import _data
 from _bench import Context, Row, Sample
 
-ROUNDS = 5
+ROUNDS = 7
 QUERIES = ("paris weather", "zebra")
 LIMIT = 20
 

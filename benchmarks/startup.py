@@ -30,7 +30,7 @@ import _bench
 import _data
 from _bench import Context, Row, Sample
 
-ROUNDS = 5
+ROUNDS = 7
 RUNS, QUICK_RUNS = 20, 5
 HYPERFINE = "hyperfine"  # Debian package 'hyperfine'
 
@@ -59,16 +59,21 @@ def body(ctx: Context) -> list[Row]:
     export = ctx.data_dir / "scratch" / "hyperfine.json"
     samples: dict[str, list[Sample]] = {label: [] for label in commands}
     load_before = _bench.load_line()
+    outliers = 0  # hyperfine's "statistical outliers" warnings: one per command and round at most
     for r in range(ctx.rounds):
         order = list(commands) if r % 2 == 0 else list(reversed(commands))
-        subprocess.run([HYPERFINE, "-N", "--style", "none", "--warmup", "3", "--runs", str(runs),
-                        "--export-json", str(export), *(commands[label] for label in order)],
-                       env=ctx.env, cwd=ctx.cwd, check=True, stdout=subprocess.DEVNULL)
+        proc = subprocess.run([HYPERFINE, "-N", "--style", "none", "--warmup", "3", "--runs", str(runs),
+                               "--export-json", str(export), *(commands[label] for label in order)],
+                              env=ctx.env, cwd=ctx.cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        if proc.returncode:
+            raise SystemExit(f"hyperfine exited {proc.returncode}:\n{proc.stderr[-2000:]}")
+        outliers += proc.stderr.count("Statistical outliers")
         for label, result in zip(order, json.loads(export.read_text())["results"]):
             samples[label].append(Sample(statistics.median(result["times"]), result["user"] + result["system"]))
         print(f"  round {r + 1}/{ctx.rounds}: " + ", ".join(
             f"{label} {values[-1].wall * 1000:.0f}ms" for label, values in samples.items()), file=sys.stderr)
-    details = _bench.details(samples, load_before, runs_per_round=runs, commands=commands)
+    details = _bench.details(samples, load_before, runs_per_round=runs, commands=commands,
+                             outlier_warnings=outliers)
     return [_bench.ratio_row(f"start-up: {label}", samples, label, "import typer", 1.25,
                              checked="exit 0, same output every run", details=details)
             for label in ("workspace id", "session show", "session list --json")]
