@@ -41,7 +41,7 @@ LIBRARY = """
 import json, sys
 from praisonaiagents.session.store import DefaultSessionStore
 hits = DefaultSessionStore(session_dir=sys.argv[1]).search(sys.argv[2], limit=int(sys.argv[3]))
-json.dump([[h.session_id, h.score, h.anchor_index, h.when] for h in hits], sys.stdout)
+print(json.dumps([[h.session_id, h.score, h.anchor_index, h.when] for h in hits]))
 """
 
 
