@@ -347,6 +347,7 @@ def environment(pm: Sequence[str] | None = None) -> dict:
             "cpu": cpu, "cpus": os.cpu_count(), "python": platform.python_version(),
             "praisonmem": version, "praisonmem_command": shlex.join(pm), "code": str(code),
             "commit": git("rev-parse", "HEAD"), "branch": git("rev-parse", "--abbrev-ref", "HEAD"),
+            "code_commit": git("log", "-1", "--format=%H", "--", "praisonmem", "pyproject.toml"),
             "dirty": bool(git("status", "--porcelain", "--", "praisonmem")), "loadavg": os.getloadavg()}
 
 
