@@ -1,138 +1,117 @@
 #!/usr/bin/env python3
-"""praisonmem session list vs praisonaiagents' DefaultSessionStore.list_sessions.
+"""praisonmem session list vs DefaultSessionStore.list_sessions, and the raw-parse floor.
 
-Generates a PRAISONAI_HOME with N sessions of M messages each (in the library's
-exact on-disk format), then times, in one run and on the same warm directory:
+For each size (default 1,000 / 10,000 / 100,000 sessions x 20 messages), in
+interleaved rounds on the same files (OS page cache warm in every case):
 
-* ``praisonmem session list --json --limit 0`` as a subprocess (what a user runs);
-* the library in a subprocess: import + ``DefaultSessionStore(...).list_sessions``;
-* the library's ``list_sessions`` call alone, in-process (no import cost).
+* praisonmem cold: ``session list --json --limit 0`` right after praisonmem's cache
+  dirs are deleted; then praisonmem warm: the same command again (second run);
+* library: a process doing import + ``DefaultSessionStore(session_dir=...).list_sessions``
+  (printing the count);
+* library call: ``list_sessions`` alone, in this process (no import);
+* floor serial / floor pool: the raw-parse floor (see README), serial and in a fork pool;
+  the floor is the faster of the two.
 
-Each is run ``--repeat`` times; the median wall time and the peak RSS of the
-subprocesses are reported.
+Goals (issue 13): warm >= 4x faster than the library process (ratio <= 0.25) at each
+size; cold <= 1.1 x the floor. Checked: the listed sessions, in order, with every field
+both print, equal the library's; every praisonmem run prints the same bytes.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
-import random
-import shutil
-import statistics
-import subprocess
 import sys
-import tempfile
-import time
-from datetime import datetime, timedelta, timezone
-from pathlib import Path
 
+import _bench
+import _data
+from _bench import Context, Row, Sample
 
-def make_home(root: Path, sessions: int, messages: int, seed: int = 1) -> Path:
-    rng = random.Random(seed)
-    sdir = root / "sessions"
-    sdir.mkdir(parents=True)
-    words = "weather hotel lisbon paris agent memory session tool answer question café 日本".split()
-    start = datetime(2026, 1, 1, tzinfo=timezone.utc)
-    for i in range(sessions):
-        created = start + timedelta(minutes=i)
-        msgs = []
-        for j in range(messages):
-            msgs.append({"role": "user" if j % 2 == 0 else "assistant",
-                         "content": " ".join(rng.choice(words) for _ in range(rng.randint(5, 40))),
-                         "timestamp": created.timestamp() + j * 1.5, "metadata": {}})
-        doc = {"session_id": f"bench-{i:05}", "messages": msgs, "created_at": created.isoformat(),
-               "updated_at": (created + timedelta(seconds=messages * 2)).isoformat(),
-               "agent_name": f"Agent {i % 17}", "user_id": f"user{i % 5}",
-               "metadata": {"model": "gpt-4o-mini", "total_tokens": 18 * messages, "cost": 0.0001,
-                            "source": "chat"},
-               "gateway_session_id": None, "agent_id": None, "runtime_state": {}, "archived_messages": [],
-               "model": "gpt-4o-mini", "total_tokens": 18 * messages, "cost": 0.0001, "source": "chat"}
-        with open(sdir / f"bench-{i:05}.json", "w", encoding="utf-8") as handle:
-            json.dump(doc, handle, indent=2, ensure_ascii=False)
-    return root
+ROUNDS = 7
+SIZES = (1_000, 10_000, 100_000)
+QUICK_SIZES = (100, 1_000)
+FIELDS = ("session_id", "agent_name", "title", "created_at", "updated_at", "message_count", "model",
+          "total_tokens", "cost", "agent_id", "source", "parent_id")
 
-
-def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, int, bytes]:
-    """Wall seconds, peak RSS (KiB) and stdout of one subprocess."""
-    started = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    out, err = proc.communicate()
-    elapsed = time.perf_counter() - started
-    if proc.returncode != 0:
-        raise SystemExit(f"{cmd[0]} failed ({proc.returncode}): {err.decode(errors='replace')}")
-    return elapsed, _peak_rss_kib(), out
-
-
-_rss_seen = 0
-
-
-def _peak_rss_kib() -> int:
-    import resource
-
-    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-
-
+# Timed: prints only the count (json-encoding 10,000 rows in Python would add ~25 % to the
+# library's time); the rows are compared once, untimed, with LIBRARY_ROWS.
 LIBRARY = """
+import sys
+from praisonaiagents.session.store import DefaultSessionStore
+print(len(DefaultSessionStore(session_dir=sys.argv[1]).list_sessions(limit=10**9)))
+"""
+LIBRARY_ROWS = """
 import json, sys
 from praisonaiagents.session.store import DefaultSessionStore
 rows = DefaultSessionStore(session_dir=sys.argv[1]).list_sessions(limit=10**9)
-print(len(rows))
+print(json.dumps([[row.get(k) for k in sys.argv[2].split(",")] for row in rows]))
 """
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sessions", type=int, default=10_000)
-    ap.add_argument("--messages", type=int, default=20)
-    ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--keep", action="store_true", help="keep the generated home")
-    args = ap.parse_args()
+def body(ctx: Context) -> list[Row]:
+    sizes = ctx.args.sizes or (QUICK_SIZES if ctx.quick else SIZES)
+    rows: list[Row] = []
+    for size in sizes:
+        rows += measure(ctx, size)
+    return rows
 
-    root = Path(tempfile.mkdtemp(prefix="praisonmem-bench-"))
-    try:
-        started = time.perf_counter()
-        home = make_home(root / "home", args.sessions, args.messages)
-        size = sum(p.stat().st_size for p in (home / "sessions").iterdir())
-        print(f"generated {args.sessions} sessions x {args.messages} messages "
-              f"({size / 1e6:.1f} MB) in {time.perf_counter() - started:.1f}s at {home}")
-        env = dict(os.environ, DO_NOT_TRACK="1", PRAISONAI_TELEMETRY_DISABLED="true", PRAISONAI_HOME=str(home))
-        praisonmem = [sys.executable, "-m", "praisonmem", "session", "list", "--json", "--limit", "0"]
-        library = [sys.executable, "-c", LIBRARY, str(home / "sessions")]
 
-        # warm the page cache and check both see every session
-        assert len(json.loads(timed(praisonmem, env)[2])) == args.sessions
-        assert int(timed(library, env)[2]) == args.sessions
+def measure(ctx: Context, size: int) -> list[Row]:
+    from praisonaiagents.session.store import DefaultSessionStore
 
-        results: dict[str, list[float]] = {"praisonmem": [], "library": []}
-        for _ in range(args.repeat):
-            results["praisonmem"].append(timed(praisonmem, env)[0])
-            results["library"].append(timed(library, env)[0])
-        rss = _peak_rss_kib()
+    home = _data.session_home(ctx.data_dir, size)
+    _data.tidy_home(home)
+    sessions = str(home / "sessions")
+    argv = ("session", "list", "--json", "--limit", "0")
+    print(f"session list, {size} sessions ({_data.tree_size(home) / 1e6:.0f} MB), {_bench.load_line()}",
+          file=sys.stderr)
 
-        from praisonaiagents.session.store import DefaultSessionStore
+    _data.wipe_caches(ctx.data_dir)
+    expected = ctx.pm_run(*argv, home=home).stdout
+    ours = [[row.get(k) for k in FIELDS] for row in json.loads(expected)]
+    theirs = json.loads(ctx.py_run(LIBRARY_ROWS, sessions, ",".join(FIELDS)).stdout)
+    assert len(ours) == size, (len(ours), size)
+    assert ours == theirs, f"session list differs from list_sessions at {size} sessions"
 
-        store = DefaultSessionStore(session_dir=str(home / "sessions"))
-        inproc = []
-        for _ in range(args.repeat):
-            t = time.perf_counter()
-            store.list_sessions(limit=10**9)
-            inproc.append(time.perf_counter() - t)
+    def praisonmem() -> dict[str, Sample]:
+        _data.wipe_caches(ctx.data_dir)
+        cold = ctx.pm_run(*argv, home=home)
+        warm = ctx.pm_run(*argv, home=home)
+        assert cold.stdout == expected and warm.stdout == expected, "session list output changed between runs"
+        return {"praisonmem cold": cold.sample, "praisonmem warm": warm.sample}
 
-        pm, lib, call = (statistics.median(results["praisonmem"]), statistics.median(results["library"]),
-                         statistics.median(inproc))
-        print(f"{'':44}median of {args.repeat}")
-        print(f"{'praisonmem session list --json --limit 0':44}{pm * 1000:8.0f} ms")
-        print(f"{'library: import + list_sessions (process)':44}{lib * 1000:8.0f} ms")
-        print(f"{'library: list_sessions call only (in-process)':44}{call * 1000:8.0f} ms")
-        print(f"ratio praisonmem / library process: {pm / lib:.2f}; praisonmem / library call: {pm / call:.2f}")
-        print(f"peak RSS of the largest subprocess: {rss / 1024:.0f} MiB")
-    finally:
-        if args.keep:
-            print(f"kept {root}")
-        else:
-            shutil.rmtree(root, ignore_errors=True)
+    def library() -> dict[str, Sample]:
+        result = ctx.py_run(LIBRARY, sessions)
+        assert int(result.stdout) == size
+        return {"library": result.sample}
+
+    def library_call() -> dict[str, Sample]:
+        sample, listed = _bench.in_process(lambda: DefaultSessionStore(session_dir=sessions).list_sessions(limit=10**9))
+        assert len(listed) == size
+        return {"library call": sample}
+
+    def floor(mode: str) -> _bench.Case:
+        def case() -> dict[str, Sample]:
+            result = ctx.py_run(_bench.FLOOR, sessions, mode)
+            assert int(result.stdout) == size
+            return {f"floor {mode}": result.sample}
+        return case
+
+    load_before = _bench.load_line()
+    samples = _bench.interleave([praisonmem, library, library_call, floor("serial"), floor("pool")], ctx.rounds)
+    best = _bench.floor_label(samples)
+    details = _bench.details(samples, load_before, sessions=size, floor_used=best, output_sha256=ctx.digest(expected))
+    checked = "ordered session list, 12 fields, = list_sessions"
+    warm = _bench.ratio_row(f"session list warm, {size:,}", samples, "praisonmem warm", "library", 0.25,
+                            checked=checked, details=details)
+    cold = _bench.ratio_row(f"session list cold, {size:,} (vs floor)", samples, "praisonmem cold", "floor", 1.10,
+                            checked=checked, details={"floor_used": best})
+    return [warm, cold]
+
+
+def extra_args(ap) -> None:
+    ap.add_argument("--sizes", type=lambda s: tuple(int(x) for x in s.split(",")), metavar="N,N,...",
+                    help=f"session counts (default {','.join(map(str, SIZES))})")
 
 
 if __name__ == "__main__":
-    main()
+    _bench.main(__doc__, ROUNDS, body, extra_args)
