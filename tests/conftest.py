@@ -46,7 +46,7 @@ def isolated(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(root))
     time.tzset()
     monkeypatch.chdir(work)
-    from praisonmem.core import workspace
+    from praisonmem.core.sessions import workspace
 
     workspace._resolve.cache_clear()
     yield root

@@ -35,15 +35,15 @@ EXIT_INTERNAL = 70  # EX_SOFTWARE: a bug in praisonmem, not in the user's input
 # signature analysis is most of the start-up cost, so `praisonmem workspace id`
 # must not pay for the other 45 commands.
 SUBCOMMANDS = {
-    "workspace": "praisonmem.cli.workspace",
-    "session": "praisonmem.cli.session",
-    "memory": "praisonmem.cli.memory",
-    "episodic": "praisonmem.cli.episodic",
-    "learn": "praisonmem.cli.learn",
-    "upsonic": "praisonmem.cli.upsonic",
-    "check": "praisonmem.cli.check",
-    "backup": "praisonmem.cli.backup",
-    "config": "praisonmem.cli.config",
+    "workspace": "praisonmem.cli.commands.workspace",
+    "session": "praisonmem.cli.commands.session",
+    "memory": "praisonmem.cli.commands.memory",
+    "episodic": "praisonmem.cli.commands.episodic",
+    "learn": "praisonmem.cli.commands.learn",
+    "upsonic": "praisonmem.cli.commands.upsonic",
+    "check": "praisonmem.cli.commands.check",
+    "backup": "praisonmem.cli.commands.backup",
+    "config": "praisonmem.cli.commands.config",
 }
 _built: dict[str, Any] = {}
 
@@ -171,7 +171,7 @@ def _configured_json() -> bool:
 
 
 def _report(message: str, code: str, exit_code: int, as_json: bool) -> int:
-    from praisonmem.core.safetext import json_safe, printable
+    from praisonmem.core.io.safetext import json_safe, printable
 
     if as_json or _configured_json():
         import json

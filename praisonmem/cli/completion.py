@@ -21,7 +21,7 @@ def _paths(ctx: Any):
 
 def sessions(ctx: Any, incomplete: str) -> list[str]:
     try:
-        from praisonmem.core.sessions import session_paths
+        from praisonmem.core.sessions.listing import session_paths
 
         stems = [p.rsplit("/", 1)[-1][: -len(".json")] for p in session_paths(_paths(ctx).sessions_dir)]
         return [s for s in stems if s.startswith(incomplete)][:200]
@@ -31,7 +31,7 @@ def sessions(ctx: Any, incomplete: str) -> list[str]:
 
 def users(ctx: Any, incomplete: str) -> list[str]:
     try:
-        from praisonmem.core.filememory import users as file_users
+        from praisonmem.core.memory.filememory import users as file_users
 
         return [u for u in file_users(_paths(ctx).memory_dir) if u.startswith(incomplete) and u != "."]
     except Exception:

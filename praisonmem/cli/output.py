@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from praisonmem.core.safetext import json_safe, printable
+from praisonmem.core.io.safetext import json_safe, printable
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -191,7 +191,7 @@ def _fit_columns(
 
 def write_target(target: str, data: bytes, *, binary: bool = False) -> None:
     """Write ``data`` to an ``-o`` target by the one rule in core/outfile.py (``-`` is stdout)."""
-    from praisonmem.core import outfile
+    from praisonmem.core.io import outfile
 
     sys.stdout.flush()  # text already written must come first
     with outfile.opened(target, stdout=sys.stdout.buffer, binary=binary) as handle:

@@ -25,7 +25,7 @@ def confirm(question: str, *, yes: bool, dry_run: bool = False) -> None:
         )
     import typer
 
-    from praisonmem.core.safetext import printable
+    from praisonmem.core.io.safetext import printable
 
     if not typer.confirm(printable(question), default=False, err=True):
         raise Refused("not confirmed; nothing changed")

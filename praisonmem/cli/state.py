@@ -48,7 +48,7 @@ class State:
         return self._paths
 
     def user_id(self, given: str | None) -> str:
-        from praisonmem.core.filememory import sanitise_user_id
+        from praisonmem.core.memory.filememory import sanitise_user_id
 
         return sanitise_user_id(self.setting("user_id", given))
 

@@ -27,7 +27,7 @@ def _str(key: str, value: Any) -> str:
 
 
 def _provider(key: str, value: Any) -> str:
-    from praisonmem.core.providers import available
+    from praisonmem.core.memory.providers import available
 
     names = [info.name for info in available()]
     if _str(key, value) not in names:
@@ -62,7 +62,7 @@ def _count(key: str, value: Any) -> int:
 
 
 def _user(key: str, value: Any) -> str:
-    from praisonmem.core.filememory import sanitise_user_id
+    from praisonmem.core.memory.filememory import sanitise_user_id
 
     _str(key, value)
     try:
@@ -201,7 +201,7 @@ def _rewrite(path: Path, change: Callable[[dict[str, Any]], dict[str, Any] | Non
     different keys never undo each other; replaced atomically, 0600."""
     import tomli_w
 
-    from praisonmem.core import jsonfile
+    from praisonmem.core.io import jsonfile
 
     with jsonfile.locked(path, timeout):
         flat = change(load_file(path))

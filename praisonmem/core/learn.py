@@ -21,9 +21,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from praisonmem.core import jsonfile
+from praisonmem.core.io import jsonfile
 from praisonmem.core.errors import CorruptFile, IOFailure, LockTimeout, NotFound, UsageError
-from praisonmem.core.timeutil import now_iso
+from praisonmem.core.io.timeutil import now_iso
 
 STORES = ("persona", "insights", "threads", "patterns", "decisions", "feedback", "improvements")
 SCOPES = ("private", "shared")

@@ -13,7 +13,7 @@ import pytest
 
 from tests.cli.test_read_only import snapshot
 from tests.conftest import FIXTURES, PRAISONAI_FIXTURES
-from tests.core.test_jsonfile import hold_flock
+from tests.core.io.test_jsonfile import hold_flock
 
 
 @pytest.fixture
@@ -205,7 +205,7 @@ def test_upsonic_conversion_of_ids_that_share_a_file_is_refused(cli, db, tmp_pat
 
 
 def test_an_upsonic_store_with_only_one_table(cli, tmp_path):
-    from praisonmem.core.upsonic import user_memory_ddl
+    from praisonmem.core.upsonic.store import user_memory_ddl
 
     path = tmp_path / "users-only.db"
     conn = sqlite3.connect(path)

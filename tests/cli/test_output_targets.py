@@ -234,7 +234,7 @@ def test_backup_refuses_other_non_regular_targets(cli, fixture_home, tmp_path, k
 
 
 def test_backup_to_dash_refuses_a_terminal_and_keep(fixture_home):
-    from praisonmem.core import backup
+    from praisonmem.core.backup import create as backup
     from praisonmem.core.errors import UsageError
     from praisonmem.core.paths import resolve
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from praisonmem.core import jsonfile
-from praisonmem.core.workspace import session_file_name
+from praisonmem.core.io import jsonfile
+from praisonmem.core.sessions.workspace import session_file_name
 from tests.compat.conftest import last_json, run_library
 
 LOAD_ALL = """

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from praisonmem.core import jsonfile
+from praisonmem.core.io import jsonfile
 from praisonmem.core.errors import LockTimeout
 from tests.compat.conftest import start_library
 

@@ -1,0 +1,187 @@
+"""praisonmem upsonic …: commands, read-only guarantees, planted pickles, bad inputs."""
+
+from __future__ import annotations
+
+import base64
+import json
+import pickle
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FIXTURES
+
+FIXTURE_DB = FIXTURES / "upsonic-0.77.3" / "data.db"
+
+
+@pytest.fixture
+def db(tmp_path) -> Path:
+    dest = tmp_path / "store" / "data.db"
+    dest.parent.mkdir()
+    shutil.copy(FIXTURE_DB, dest)
+    return dest
+
+
+def folder_state(path: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(path.iterdir())}
+
+
+def test_sessions_and_show(cli, db):
+    rows = cli("upsonic", "sessions", "--db", db, "--json").json()
+    assert {r["session_id"] for r in rows} == {"session_001", "session_002", "session_003", "session_004"}
+    out = cli("upsonic", "show", "session_001", "--db", db, "--runs").stdout
+    assert '→ tool call fx_convert({"amount": 250, "from": "USD", "to": "EUR"}) [call_0002]' in out
+    assert "← tool result of fx_convert [call_0002]: 230.12" in out
+    assert "[system] You are a helpful finance assistant." in out
+    assert "run_0002  COMPLETED  prompt: 'Convert 250 USD to EUR.'" in out
+    row = cli("upsonic", "show", "session_003", "--db", db, "--json").json()
+    assert row["metadata"] == {"channel": "slack", "tags": ["de", "support"]}
+
+
+def test_user_memory_show_set_unset_replace(cli, db, tmp_path):
+    assert "preferred_language: German" in cli("upsonic", "user-memory", "user_456", "--db", db).stdout
+    cli("upsonic", "user-memory", "set", "user_456", "role=admin", "tags=[\"a\", \"b\"]", "--db", db)
+    traits = cli("upsonic", "user-memory", "show", "user_456", "--db", db, "--json").json()["user_memory"]
+    assert traits["role"] == "admin" and traits["tags"] == ["a", "b"]
+    cli("upsonic", "user-memory", "unset", "user_456", "tags", "--db", db)
+    assert "tags" not in cli("upsonic", "user-memory", "user_456", "--db", db, "--json").json()["user_memory"]
+    new = tmp_path / "traits.json"
+    new.write_text('{"only": "this"}')
+    cli("upsonic", "user-memory", "replace", "user_456", "--from", new, "--db", db)
+    assert cli("upsonic", "user-memory", "user_456", "--db", db, "--json").json()["user_memory"] == {"only": "this"}
+
+
+READ_COMMANDS = [["sessions"], ["sessions", "--json"], ["sessions", "--user", "user_123", "--ndjson"],
+                 ["show", "session_001"], ["show", "session_001", "--runs"], ["show", "session_002", "--json"],
+                 ["user-memory", "user_123"], ["user-memory", "show", "user_456", "--json"],
+                 ["user-memory", "set", "user_123", "x=1", "--dry-run"], ["export", "-o", "-"]]
+
+
+def test_read_commands_leave_the_database_byte_identical(cli, db):
+    before = folder_state(db.parent)
+    for args in READ_COMMANDS:
+        assert cli("upsonic", *args, "--db", db).exit_code == 0, args
+    assert folder_state(db.parent) == before  # no -journal, -wal or -shm left, no change
+    assert sqlite3.connect(f"file:{db}?mode=ro", uri=True).execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+
+
+def test_a_planted_pickle_is_never_unpickled(cli, db, tmp_path):
+    canary = tmp_path / "pwned"
+
+    class Payload:
+        def __reduce__(self):
+            return (open, (str(canary), "w"))
+
+    blob = base64.b64encode(pickle.dumps(Payload())).decode()
+    check = subprocess.run([sys.executable, "-c", "import base64, pickle, sys; pickle.loads(base64.b64decode(sys.argv[1]))",
+                            blob], capture_output=True)
+    assert check.returncode == 0 and canary.exists(), "the payload must be live for this test to mean anything"
+    canary.unlink()
+
+    conn = sqlite3.connect(db)
+    runs = json.loads(json.loads(conn.execute("SELECT runs FROM upsonic_sessions WHERE session_id = 'session_001'")
+                                 .fetchone()[0]))
+    runs["run_0001"]["output"]["task"]["response_format"] = {"__pickled__": blob}
+    runs["run_0001"]["output"]["output"] = {"__pickled__": blob}
+    conn.execute("UPDATE upsonic_sessions SET runs = ? WHERE session_id = 'session_001'",
+                 (json.dumps(json.dumps(runs)),))
+    conn.commit()
+    conn.close()
+    home = tmp_path / "home"
+    for args in (["sessions"], ["show", "session_001", "--runs"], ["show", "session_001", "--json"],
+                 ["export", "-o", str(tmp_path / "x.json")], ["convert", "session_001", "--to-praisonai",
+                                                             "--home", str(home)]):
+        result = cli("upsonic", *args, "--db", db)
+        assert result.exit_code == 0, (args, result.stderr)
+    shown = cli("upsonic", "show", "session_001", "--db", db, "--runs").stdout
+    assert "output: ‹pickled value, not loaded›" in shown
+    assert not canary.exists()
+
+
+@pytest.mark.parametrize("setup, args, code, message", [
+    ("text", ["sessions"], 4, "not an SQLite database"),
+    ("no_tables", ["sessions"], 4, "no table 'upsonic_sessions'"),
+    ("other_columns", ["user-memory", "u"], 4, "does not have Upsonic 0.77.3's columns"),
+    ("fixture", ["show", "nope"], 3, "no Upsonic session 'nope'"),
+    ("fixture", ["user-memory", "nobody"], 3, "no Upsonic user memory for 'nobody'"),
+    ("fixture", ["user-memory", "set", "user_123", "novalue"], 2, "trait must be KEY=VALUE, got 'novalue'"),
+    ("fixture", ["user-memory", "unset", "user_123", "nokey"], 3, "user 'user_123' has no trait(s) nokey"),
+    ("fixture", ["sessions", "--type", "robot"], 2, "--type must be agent, team or workflow"),
+    ("missing", ["sessions"], 3, "no such database"),
+])
+def test_bad_inputs(cli, tmp_path, setup, args, code, message):
+    path = tmp_path / "x.db"
+    if setup == "text":
+        path.write_text("not sqlite " * 100)
+    elif setup == "no_tables":
+        sqlite3.connect(path).execute("CREATE TABLE t (a)").connection.commit()
+    elif setup == "other_columns":
+        sqlite3.connect(path).execute("CREATE TABLE upsonic_user_memories (user_id, traits)").connection.commit()
+    elif setup == "fixture":
+        shutil.copy(FIXTURE_DB, path)
+    before = path.read_bytes() if path.exists() else None
+    result = cli("upsonic", *args, "--db", path)
+    assert result.exit_code == code, result.stderr
+    assert message in result.stderr and result.stderr.count("\n") == 1
+    assert (path.read_bytes() if path.exists() else None) == before
+
+
+def test_replace_from_a_file_that_is_not_an_object(cli, db, tmp_path):
+    bad = tmp_path / "list.json"
+    bad.write_text("[1, 2]")
+    result = cli("upsonic", "user-memory", "replace", "user_456", "--from", bad, "--db", db)
+    assert result.exit_code == 2 and "user memory must be a JSON object, got an array" in result.stderr
+
+
+def test_db_is_required(cli):
+    result = cli("upsonic", "sessions")
+    assert result.exit_code == 2 and "--db PATH is required" in result.stderr
+
+
+def test_a_database_locked_longer_than_the_timeout(cli, db, monkeypatch):
+    from tests.core.upsonic.test_store import HOLD_WRITE_LOCK
+
+    monkeypatch.setenv("PRAISONMEM_LOCK_TIMEOUT", "0.3")
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_WRITE_LOCK, str(db), "10"], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "locked"
+    before = db.read_bytes()
+    try:
+        result = cli("upsonic", "user-memory", "set", "user_123", "a=1", "--db", db)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert result.exit_code == 4 and "database is locked by another writer" in result.stderr
+    assert db.read_bytes() == before
+
+
+def test_export_import_and_dry_run(cli, db, tmp_path):
+    out = tmp_path / "export.json"
+    assert cli("upsonic", "export", "--db", db, "-o", out, "--users").exit_code == 0
+    payload = json.loads(out.read_text())
+    assert "sessions" not in payload and len(payload["users"]) == 2
+    target = tmp_path / "new.db"
+    dry = cli("upsonic", "import", out, "--db", target, "--dry-run")
+    assert sorted(dry.stdout.splitlines()) == ["would insert user user_123", "would insert user user_456"]
+    assert not target.exists()
+    assert cli("upsonic", "import", out, "--db", target).exit_code == 0
+    assert cli("upsonic", "user-memory", "user_123", "--db", target, "--json").json()["agent_id"] == "agent_fin"
+
+
+def test_convert_both_ways_through_the_cli(cli, db, tmp_path, fixture_home):
+    wrote = cli("upsonic", "convert", "session_001", "session_003", "--to-praisonai", "--db", db,
+                "--home", tmp_path / "h", "--json").json()
+    assert [w["action"] for w in wrote] == ["wrote", "wrote"]
+    again = cli("upsonic", "convert", "session_001", "--to-praisonai", "--db", db, "--home", tmp_path / "h")
+    assert again.exit_code == 4 and "--replace" in again.stderr
+    doc = json.loads((tmp_path / "h/sessions/session_003.json").read_text())
+    assert doc["messages"][0]["content"] == "Hallo! Kannst du Deutsch?"
+    assert doc["metadata"]["upsonic"]["summary"] == "German-speaking user greeted the support agent."
+    back = cli("--home", fixture_home, "upsonic", "convert", "history_ec9d38c8", "--from-praisonai", "--db", db)
+    assert back.exit_code == 0 and back.stdout == "inserted history_ec9d38c8\n"
+    assert cli("upsonic", "show", "history_ec9d38c8", "--db", db).stdout.count("→ tool call weather") == 1
+    both = cli("upsonic", "convert", "x", "--db", db)
+    assert both.exit_code == 2 and "exactly one of --to-praisonai and --from-praisonai" in both.stderr
