@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from praisonmem.core.errors import UsageError
+from praisonmem.core.result import Action, Change, Outcome
 
 CONFIG_ENV = "PRAISONMEM_CONFIG"
 
@@ -27,9 +28,9 @@ def _str(key: str, value: Any) -> str:
 
 
 def _provider(key: str, value: Any) -> str:
-    from praisonmem.core.memory.providers import available
+    from praisonmem.core.memory import available_providers
 
-    names = [info.name for info in available()]
+    names = [info.name for info in available_providers()]
     if _str(key, value) not in names:
         raise UsageError(f"config {key} must be an installed provider ({', '.join(names)}), got {value!r}")
     return value
@@ -62,7 +63,7 @@ def _count(key: str, value: Any) -> int:
 
 
 def _user(key: str, value: Any) -> str:
-    from praisonmem.core.memory.filememory import sanitise_user_id
+    from praisonmem.core.memory import sanitise_user_id
 
     _str(key, value)
     try:
@@ -148,7 +149,7 @@ def load_file(path: Path) -> dict[str, Any]:
 @dataclass(frozen=True)
 class Setting:
     value: Any
-    source: str  # "flag", "env <NAME>", "config", "default"
+    source: str  # which rule gave the value: "flag", "env <NAME>", "config" or "default"
 
 
 class Settings:
@@ -176,15 +177,16 @@ class Settings:
         return Setting(spec.default, "default")
 
 
-def set_value(path: Path, key: str, text: str, *, timeout: float = 5.0) -> Any:
-    """Write one key (validated) into the file; other keys and tables are kept."""
+def set_value(path: Path, key: str, text: str, *, timeout: float = 5.0) -> Outcome:
+    """``config set``: one key (validated) written into the file; other keys and tables are kept."""
     value = key_spec(key).check(key, text)
     _rewrite(path, lambda flat: {**flat, key: value}, timeout)
-    return value
+    return Outcome([Change(Action.set, f"{key} = {value!r} in {path}",
+                           fields={"key": key, "value": value, "path": str(path)})])
 
 
-def unset_value(path: Path, key: str, *, timeout: float = 5.0) -> bool:
-    """Remove one key; whether it was there."""
+def unset_value(path: Path, key: str, *, timeout: float = 5.0) -> Outcome:
+    """``config unset``: one key removed from the file (skipped when it is not there)."""
     key_spec(key)
     removed: list[bool] = []
 
@@ -193,7 +195,10 @@ def unset_value(path: Path, key: str, *, timeout: float = 5.0) -> bool:
         return {k: v for k, v in flat.items() if k != key} if key in flat else None
 
     _rewrite(path, drop, timeout)
-    return removed[0]
+    fields = {"key": key, "removed": removed[0], "path": str(path)}
+    if removed[0]:
+        return Outcome([Change(Action.unset, key, fields=fields)])
+    return Outcome([Change(Action.skipped, key, "was not set", fields=fields)])
 
 
 def _rewrite(path: Path, change: Callable[[dict[str, Any]], dict[str, Any] | None], timeout: float) -> None:
@@ -201,7 +206,7 @@ def _rewrite(path: Path, change: Callable[[dict[str, Any]], dict[str, Any] | Non
     different keys never undo each other; replaced atomically, 0600."""
     import tomli_w
 
-    from praisonmem.core.io import jsonfile
+    from praisonmem.core.io import jsonfile  # writers only: keeps every command's start-up light
 
     with jsonfile.locked(path, timeout):
         flat = change(load_file(path))

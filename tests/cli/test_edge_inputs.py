@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_read_only import snapshot
 from tests.conftest import FIXTURES, PRAISONAI_FIXTURES
-from tests.core.io.test_jsonfile import hold_flock
+from tests.helpers import hold_flock, snapshot
 
 
 @pytest.fixture
@@ -120,8 +119,8 @@ def test_sqlite_delete_of_an_id_in_both_tiers_needs_type(cli, project):
     assert both.exit_code == 2 and "give --type short or --type long" in both.stderr
     dry = cli("memory", "delete", "1", "--provider", "sqlite", "--user-id", "alice", "--type", "long", "--dry-run")
     assert dry.stdout == "would delete long_term memory 1\n"
-    done = cli("memory", "delete", "1", "--provider", "sqlite", "--user-id", "alice", "--type", "long", "--yes",
-               "--json").json()
+    [done] = cli("memory", "delete", "1", "--provider", "sqlite", "--user-id", "alice", "--type", "long", "--yes",
+                 "--json").json()
     assert done["type"] == "long_term"
     short = cli("memory", "list", "--provider", "sqlite", "--user-id", "alice", "--type", "short", "--json").json()
     assert [r["item"]["id"] for r in short] == ["1", "3"]
@@ -205,7 +204,7 @@ def test_upsonic_conversion_of_ids_that_share_a_file_is_refused(cli, db, tmp_pat
 
 
 def test_an_upsonic_store_with_only_one_table(cli, tmp_path):
-    from praisonmem.core.upsonic.store import user_memory_ddl
+    from praisonmem.core.upsonic import user_memory_ddl
 
     path = tmp_path / "users-only.db"
     conn = sqlite3.connect(path)

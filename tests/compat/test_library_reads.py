@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from praisonmem.core.io import jsonfile
-from praisonmem.core.sessions.workspace import session_file_name
+from praisonmem.core.sessions import session_file_name
 from tests.compat.conftest import last_json, run_library
 
 LOAD_ALL = """

@@ -2,27 +2,20 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from praisonmem.cli.options import DryRunFlag, JsonFlag, NdjsonFlag, YesFlag
-from praisonmem.cli.output import Output, fmt_time, note, stdout_is_tty
+from praisonmem.cli.output import binary_stdout, fmt_time, note, stdout_is_tty, warn
 from praisonmem.cli.progress import file_progress
-from praisonmem.cli.prompts import confirm
+from praisonmem.cli.prompts import confirm_and_run
 from praisonmem.cli.state import state_of
+from praisonmem.core import backup
+from praisonmem.core.errors import EXIT_OK, EXIT_PROBLEMS, UsageError
 
-app = typer.Typer(help="Back up sessions, spill files, learn stores and FileMemory; verify and restore.",
-                  no_args_is_help=True)
-
-
-def _backup_dir(ctx: typer.Context, given: str | None) -> Path:
-    from praisonmem.core.backup.create import default_dir
-
-    configured = state_of(ctx).setting("backup.dir", given)
-    return Path(configured).expanduser() if configured else default_dir()
+app = typer.Typer(help="Back up sessions, spill files, learn stores and FileMemory; verify and restore.\n\n"
+                       "Example:\n\n    praisonmem backup create -o ~/backups --keep 7", no_args_is_help=True)
 
 
 @app.command("create")
@@ -41,7 +34,7 @@ def create_command(
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Say what was written (also on a terminal).")
                        ] = False,
     as_json: JsonFlag = False,
-) -> None:
+) -> int:
     """Write one praisonmem-backup-<UTC timestamp>.tar.gz: sessions (each read
     while holding its lock), spill files, learn stores and the FileMemory tree
     (each file read under a shared flock), with a manifest of sizes, modes and
@@ -58,35 +51,21 @@ def create_command(
 
         praisonmem backup create -o ~/backups --keep 7
     """
-    from praisonmem.cli.output import warn
-    from praisonmem.core.backup import create as backup
-    from praisonmem.core.io import outfile
-    from praisonmem.core.errors import UsageError
-
     state = state_of(ctx)
-    state.paths.require_home()
-    target = _backup_dir(ctx, output)
-    to_stdout = outfile.is_stdout(target)
-    if to_stdout and as_json:
-        from typer._click.core import ParameterSource
-
-        if ctx.get_parameter_source("as_json") is ParameterSource.COMMANDLINE:
-            raise UsageError("-o - writes the archive to stdout; --json cannot share it")
-        as_json = False  # the configured JSON default does not apply to the archive itself
-    # backup.keep from the config rotates a backup directory; a stream is not one.
-    keep_n = keep if keep is not None else 0 if _writes_through(target) else state.setting("backup.keep")
-    parts = backup.parse_include(include)
-    for source in backup.missing_sources(state.paths, parts):
-        warn(f"not backed up, no such directory: {source}")
+    plan = backup.plan_create(state.paths, output=state.setting("backup.dir", output), include=include, keep=keep,
+                              configured_keep=state.setting("backup.keep"))
+    if plan.to_stdout and as_json:
+        raise UsageError("-o - writes the archive to stdout; --json cannot share it")
+    out = state.output(as_json)
+    for message in plan.warnings:
+        warn(message)
     with file_progress("Backing up") as progress:
-        result = backup.create(state.paths, output=target, include=parts, keep=keep_n,
-                               timeout=state.lock_timeout, progress=progress, stdout=sys.stdout.buffer)
-    out = Output(no_color=state.no_color)
-    if as_json:
-        out.json(result)
-    elif to_stdout:
+        result = plan.run(timeout=state.lock_timeout, progress=progress, stdout=binary_stdout())
+    if plan.to_stdout:  # the configured JSON default does not apply to the archive itself
         if verbose:
             note(f"wrote a backup to stdout ({result['files']} files, {result['size']} bytes)")
+    elif out.document(result):
+        pass
     elif verbose or stdout_is_tty():
         out.raw(f"{result['path']}  ({result['files']} files, {result['size']} bytes)")
         for path in result["removed"]:
@@ -95,19 +74,9 @@ def create_command(
         warn(f"{damage['file']} did not parse even after re-reading it ({damage['problem']}): archived as it is "
              "and marked damaged")
     if result["damaged"]:
-        warn("backup written but incomplete" + (", so no old backup was deleted" if keep_n else ""))
-        raise typer.Exit(1)
-
-
-def _writes_through(target: Path) -> bool:
-    """``-``, a FIFO or a device: the archive streams there (and nothing rotates)."""
-    from praisonmem.core.io import outfile
-    from praisonmem.core.errors import PraisonMemError
-
-    try:
-        return outfile.kind(target) != "file"
-    except PraisonMemError:
-        return False  # create() says what is wrong with it
+        warn("backup written but incomplete" + (", so no old backup was deleted" if plan.keep else ""))
+        return EXIT_PROBLEMS
+    return EXIT_OK
 
 
 @app.command("verify")
@@ -115,7 +84,7 @@ def verify_command(
     ctx: typer.Context,
     file: Annotated[str, typer.Argument(metavar="FILE", help="A backup archive.")],
     as_json: JsonFlag = False,
-) -> None:
+) -> int:
     """Check an archive and every file's checksum; exit 1 naming each mismatch.
 
     Also fails on an entry outside the layout backup create writes and on a
@@ -126,19 +95,14 @@ def verify_command(
 
         praisonmem backup verify ~/backups/praisonmem-backup-20261130T020000Z.tar.gz
     """
-    from praisonmem.core.backup import archive as backup_archive
-
     with file_progress("Verifying") as progress:
-        report = backup_archive.verify(Path(file), progress)
-    out = Output(no_color=state_of(ctx).no_color)
-    if as_json:
-        out.json(report)
-    else:
+        report = backup.verify(file, progress)
+    out = state_of(ctx).output(as_json)
+    if not out.document(report):
         for problem in report["problems"]:
             out.raw(f"{problem['path']}: {problem['problem']}")
         out.raw(f"{file}: {'OK' if report['ok'] else 'FAILED'} ({report['files']} files)")
-    if not report["ok"]:
-        raise typer.Exit(1)
+    return EXIT_OK if report["ok"] else EXIT_PROBLEMS
 
 
 @app.command("list")
@@ -155,11 +119,10 @@ def list_command(
 
         praisonmem backup list ~/backups
     """
-    from praisonmem.core.backup import create as backup
-
-    rows = backup.list_backups(_backup_dir(ctx, directory))
-    out = Output(no_color=state_of(ctx).no_color)
-    if not out.records(rows, as_json, as_ndjson):
+    state = state_of(ctx)
+    rows = backup.list_backups(state.setting("backup.dir", directory))
+    out = state.output(as_json, as_ndjson)
+    if not out.records(rows):
         out.table(["FILE", "CREATED", "SIZE", "FILES", "PROBLEM"],
                   [[r["file"], fmt_time(r["created_at"]) if r["created_at"] else "", str(r["size"]),
                     "" if r["files"] is None else str(r["files"]), r["error"] or ""] for r in rows],
@@ -173,12 +136,12 @@ def restore_command(
     to: Annotated[str | None, typer.Option("--to", metavar="DIR",
                                            help="Restore under DIR (DIR/home, DIR/memory) instead of the "
                                                 "resolved home and memory dir.")] = None,
-    on_conflict: Annotated[str, typer.Option("--on-conflict", metavar="skip|replace",
-                                             help="When a file exists: skip it (default) or replace it.")] = "skip",
+    on_conflict: Annotated[backup.RestoreConflict, typer.Option(
+        "--on-conflict", help="When a file exists: skip it (default) or replace it.")] = backup.RestoreConflict.skip,
     dry_run: DryRunFlag = False,
     yes: YesFlag = False,
     as_json: JsonFlag = False,
-) -> None:
+) -> int:
     """Verify an archive, then restore its files with locked atomic writes.
 
     The whole archive is checked before anything is written. Only
@@ -195,30 +158,8 @@ def restore_command(
 
         praisonmem backup restore praisonmem-backup-20261130T020000Z.tar.gz --to /tmp/restored --yes
     """
-    from praisonmem.core.backup import restore as backup_restore
-
     state = state_of(ctx)
-    target = Path(to) if to is not None else None
     with file_progress("Verifying") as progress:
-        items = backup_restore.plan_restore(Path(file), state.paths, to=target, on_conflict=on_conflict,
-                                            progress=progress)
-    writing = [i for i in items if i.writes]
-    if writing:
-        replacing = sum(1 for i in writing if i.action == "replace")
-        confirm(f"Restore {len(writing)} file(s)" + (f", replacing {replacing}" if replacing else "") + "?",
-                yes=yes, dry_run=dry_run)
-    if dry_run:
-        results = [i.row() for i in items]
-    else:
-        with file_progress("Restoring") as progress:
-            results = backup_restore.restore(Path(file), items, state.paths, to=target,
-                                             timeout=state.lock_timeout, progress=progress)
-    out = Output(no_color=state.no_color)
-    if as_json:
-        out.json(results)
-    else:
-        for row in results:
-            prefix = "would " if dry_run else ""
-            out.raw(f"{prefix}{row['action']} {row['target']}" + (f": {row['detail']}" if row["detail"] else ""))
-    if any(r["action"] in ("failed", "fail") for r in results):
-        raise typer.Exit(1)
+        plan = backup.plan_restore(file, state.paths, to=to, on_conflict=on_conflict, timeout=state.lock_timeout,
+                                   progress=progress)
+    return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run, progress="Restoring")

@@ -7,9 +7,10 @@ from typing import Annotated
 import typer
 
 from praisonmem.cli.options import JsonFlag
-from praisonmem.cli.output import Output
 from praisonmem.cli.progress import file_progress
 from praisonmem.cli.state import state_of
+from praisonmem.core import check
+from praisonmem.core.errors import EXIT_OK, EXIT_PROBLEMS
 
 STYLES = {"error": "bold red", "warning": "yellow", "info": "dim"}
 
@@ -21,7 +22,7 @@ def check_command(
                                                                              "home and memory dir).")] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Warnings fail the check too.")] = False,
     as_json: JsonFlag = False,
-) -> None:
+) -> int:
     """Check session files, FileMemory trees, learn stores and leftovers.
 
     Sessions: required keys and types, message shapes, tool calls paired with
@@ -38,32 +39,18 @@ def check_command(
 
         praisonmem check ./fixtures/home --strict --json > check-report.json
     """
-    from pathlib import Path
-
-    from praisonmem.core.check import walk as check
-    from praisonmem.core.errors import NotFound, UsageError
-
-    if paths and any(not p.strip() for p in paths):
-        raise UsageError("a PATH must not be empty")
     state = state_of(ctx)
-    roots = [Path(p) for p in paths] if paths else check.default_roots(state.paths)
-    if not roots:
-        raise NotFound(f"nothing to check: no PraisonAI home at {state.paths.data.path} and no FileMemory at "
-                       f"{state.paths.memory_dir} (give a PATH)")
     with file_progress("Checking") as progress:
-        report = check.check(roots, progress=(lambda n: progress(n, None)) if progress else None,
-                             paths=state.paths, timeout=state.lock_timeout)
-    out = Output(no_color=state.no_color)
-    if as_json:
-        out.json(report.to_json(strict))
-    else:
+        report = check.run(state.paths, paths, progress=(lambda n: progress(n, None)) if progress else None,
+                           timeout=state.lock_timeout)
+    out = state.output(as_json)
+    if not out.document(report.to_json(strict)):
         for finding in report.findings:
             out.line(f"{finding.severity:<8}{finding.file}: {finding.message}", style=STYLES[finding.severity])
         out.line(f"checked {report.files_checked} file(s) in {len(report.roots)} location(s): "
                  f"{report.count('error')} error(s), {report.count('warning')} warning(s), "
                  f"{report.count('info')} note(s)", style="bold")
-    if report.failed(strict):
-        raise typer.Exit(1)
+    return EXIT_PROBLEMS if report.failed(strict) else EXIT_OK
 
 
 # A one-command app, so that the root can load `check` as it loads the groups.

@@ -7,10 +7,13 @@ from typing import Annotated
 import typer
 
 from praisonmem.cli.options import JsonFlag, NdjsonFlag
-from praisonmem.cli.output import Output, note
+from praisonmem.cli.output import render_outcome
 from praisonmem.cli.state import state_of
+from praisonmem.core import config
+from praisonmem.core.errors import NotFound
 
-app = typer.Typer(help="Show and edit praisonmem's settings (config.toml).", no_args_is_help=True)
+app = typer.Typer(help="Show and edit praisonmem's settings (config.toml).\n\nExample:\n\n"
+                       "    praisonmem config set backup.keep 14", no_args_is_help=True)
 
 KeyArg = Annotated[str, typer.Argument(metavar="KEY", help="home, memory_dir, user_id, provider, output, "
                                                            "lock_timeout, upsonic.db, backup.dir or backup.keep.")]
@@ -24,11 +27,11 @@ def path_command(ctx: typer.Context, as_json: JsonFlag = False) -> None:
 
         praisonmem config path
     """
-    settings = state_of(ctx).settings
-    out = Output(no_color=state_of(ctx).no_color)
-    if as_json:
-        out.json({"path": str(settings.path), "source": settings.path_source, "exists": settings.path.exists()})
-    else:
+    state = state_of(ctx)
+    settings = state.settings
+    out = state.output(as_json)
+    if not out.document({"path": str(settings.path), "source": settings.path_source,
+                         "exists": settings.path.exists()}):
         out.raw(str(settings.path))
 
 
@@ -41,16 +44,14 @@ def show_command(ctx: typer.Context, as_json: JsonFlag = False, as_ndjson: Ndjso
 
         praisonmem config show --json
     """
-    from praisonmem.core.config import KEYS
-
-    settings = state_of(ctx).settings
+    state = state_of(ctx)
     rows = []
-    for key, spec in KEYS.items():
-        setting = settings.get(key)
+    for key, spec in config.KEYS.items():
+        setting = state.settings.get(key)
         rows.append({"key": key, "value": setting.value, "source": setting.source, "env": spec.env,
                      "help": spec.help})
-    out = Output(no_color=state_of(ctx).no_color)
-    if not out.records(rows, as_json, as_ndjson):
+    out = state.output(as_json, as_ndjson)
+    if not out.records(rows):
         out.table(["KEY", "VALUE", "SOURCE", "ENV", "MEANING"],
                   [[r["key"], "" if r["value"] is None else str(r["value"]), r["source"], r["env"], r["help"]]
                    for r in rows], wrap=["MEANING"], optional=["MEANING", "ENV"])
@@ -64,23 +65,19 @@ def get_command(ctx: typer.Context, key: KeyArg, as_json: JsonFlag = False) -> N
 
         praisonmem config get backup.keep
     """
-    from praisonmem.core.config import key_spec
-    from praisonmem.core.errors import NotFound
-
-    key_spec(key)
-    setting = state_of(ctx).settings.get(key)
+    state = state_of(ctx)
+    config.key_spec(key)
+    setting = state.settings.get(key)
     if setting.value is None:  # the same exit code with or without --json
         raise NotFound(f"config key '{key}' is not set")
-    out = Output(no_color=state_of(ctx).no_color)
-    if as_json:
-        out.json({"key": key, "value": setting.value, "source": setting.source})
-    else:
+    out = state.output(as_json)
+    if not out.document({"key": key, "value": setting.value, "source": setting.source}):
         out.raw(str(setting.value))
 
 
 @app.command("set")
 def set_command(ctx: typer.Context, key: KeyArg, value: Annotated[str, typer.Argument(metavar="VALUE")],
-                as_json: JsonFlag = False) -> None:
+                as_json: JsonFlag = False) -> int:
     """Set a key in the config file (validated, written atomically).
 
     The read-modify-write holds a lock on config.toml.lock (at most
@@ -90,31 +87,19 @@ def set_command(ctx: typer.Context, key: KeyArg, value: Annotated[str, typer.Arg
 
         praisonmem config set upsonic.db ~/agents/data.db
     """
-    from praisonmem.core.config import set_value
-
-    settings = state_of(ctx).settings
-    stored = set_value(settings.path, key, value, timeout=state_of(ctx).lock_timeout)
-    out = Output(no_color=state_of(ctx).no_color)
-    if as_json:
-        out.json({"key": key, "value": stored, "path": str(settings.path)})
-    else:
-        note(f"set {key} = {stored!r} in {settings.path}")
+    state = state_of(ctx)
+    return render_outcome(state.output(as_json), config.set_value(state.settings.path, key, value,
+                                                                  timeout=state.lock_timeout))
 
 
 @app.command("unset")
-def unset_command(ctx: typer.Context, key: KeyArg, as_json: JsonFlag = False) -> None:
+def unset_command(ctx: typer.Context, key: KeyArg, as_json: JsonFlag = False) -> int:
     """Remove a key from the config file (under the same lock as config set).
 
     Example:
 
         praisonmem config unset provider
     """
-    from praisonmem.core.config import unset_value
-
-    settings = state_of(ctx).settings
-    removed = unset_value(settings.path, key, timeout=state_of(ctx).lock_timeout)
-    out = Output(no_color=state_of(ctx).no_color)
-    if as_json:
-        out.json({"key": key, "removed": removed, "path": str(settings.path)})
-    else:
-        note(f"{'removed' if removed else 'was not set:'} {key}")
+    state = state_of(ctx)
+    return render_outcome(state.output(as_json), config.unset_value(state.settings.path, key,
+                                                                    timeout=state.lock_timeout))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from enum import Enum
 from typing import Annotated, Any
 
 import typer
@@ -16,54 +15,25 @@ from praisonmem.cli.options import (
     ProviderOption,
     UserIdOption,
     YesFlag,
-    check_importance,
     parse_pairs,
 )
-from praisonmem.cli.output import Output, fmt_time, fmt_value, note, warn
-from praisonmem.cli.prompts import confirm
+from praisonmem.cli.output import fmt_time, fmt_value, render_outcome, warn
+from praisonmem.cli.prompts import confirm_and_run
 from praisonmem.cli.state import State, state_of
+from praisonmem.core import memory
+from praisonmem.core.errors import UsageError
 
-app = typer.Typer(help="Store, search and manage agent memories (FileMemory, SQLite, plug-ins).",
-                  no_args_is_help=True)
+app = typer.Typer(help="Store, search and manage agent memories (FileMemory, SQLite, plug-ins).\n\nExample:\n\n"
+                       "    praisonmem memory search \"dark mode\" --user-id alice", no_args_is_help=True)
 
 TypeOption = Annotated[list[str] | None, typer.Option("--type", metavar="TYPE",
                                                       help="short, long, entity or episodic (repeatable).")]
 
 
-class ResetScope(str, Enum):
-    short = "short"
-    long = "long"
-    all = "all"
-
-
-def _provider(state: State, name: str | None, user: str | None):
-    from praisonmem.core.memory.providers import open_provider
-
-    paths = state.paths
-    chosen = state.provider(name)
-    # SQLite keeps the library's own user rule (a blank id = the unsuffixed files); others FileMemory's.
-    user_id = state.setting("user_id", user) if chosen == "sqlite" else state.user_id(user)
-    return open_provider(chosen, user_id=user_id, memory_dir=paths.memory_dir, project_dir=paths.project_dir,
-                         timeout=state.lock_timeout)
-
-
-def _types(provider, values: list[str] | None) -> list[str]:
-    from praisonmem.core.memory.providers import Unsupported, parse_types
-
-    types = parse_types(values)
-    if provider.name != "file":
-        extra = [t for t in types if t in ("entity", "episodic")]
-        if extra and values:
-            raise Unsupported(f"provider '{provider.name}' has no {' or '.join(extra)} memory; nothing searched")
-        types = [t for t in types if t in ("short_term", "long_term")]
-    return types
-
-
-def _text_of(item: dict[str, Any]) -> str:
-    for key in ("content", "text", "memory", "name"):
-        if isinstance(item.get(key), str):
-            return item[key]
-    return ""
+def _provider(state: State, name: str | None, user: str | None) -> Any:
+    """The chosen provider (flag > environment > config > file) for the chosen user."""
+    return memory.open_provider(state.setting("provider", name), user_id=state.setting("user_id", user),
+                                paths=state.paths, timeout=state.lock_timeout)
 
 
 @app.command("store")
@@ -77,7 +47,7 @@ def store_command(
     user_id: UserIdOption = None,
     provider: ProviderOption = None,
     as_json: JsonFlag = False,
-) -> None:
+) -> int:
     """Store a memory and print its id (--json: the stored item).
 
     With the file provider the item is exactly what FileMemory writes (its keys,
@@ -91,19 +61,11 @@ def store_command(
 
         praisonmem memory store "User prefers dark mode" --long --importance 0.9 --meta source=cli
     """
-    from praisonmem.core.errors import UsageError
-
-    if not text.strip():
-        raise UsageError("the memory text must not be empty")
-    check_importance(importance)
     metadata = parse_pairs(meta, "--meta")
     state = state_of(ctx)
-    chosen = _provider(state, provider, user_id)
-    chosen.require("store_long_term" if long else "store_short_term",
-                   f"{'long' if long else 'short'}-term storage")
-    item = chosen.store(text, long=long, importance=importance, metadata=metadata)
-    out = Output(no_color=state.no_color)
-    out.json(item) if as_json else out.raw(str(item["id"]))
+    outcome = memory.store_memory(_provider(state, provider, user_id), text, long=long, importance=importance,
+                                  metadata=metadata)
+    return render_outcome(state.output(as_json), outcome, ids=True)
 
 
 @app.command("search")
@@ -135,34 +97,13 @@ def search_command(
     """
     filters = parse_pairs(filter_, "--filter")
     state = state_of(ctx)
-    chosen = _provider(state, provider, user_id)
-    chosen.require("search", "search")
-    types = _types(chosen, type_)
-    hits = chosen.search(query, types, limit if limit and not filters else 10**9)
-    if filters:
-        hits = [h for h in hits if _matches(h["item"], filters)]
-    if limit:
-        hits = hits[:limit]
-    out = Output(no_color=state.no_color)
-    if not out.records(hits, as_json, as_ndjson):
+    hits = memory.search_memory(_provider(state, provider, user_id), query, types=type_, limit=limit,
+                                filters=filters)
+    out = state.output(as_json, as_ndjson)
+    if not out.records(hits):
         out.table(["TYPE", "SCORE", "ID", "TEXT"],
                   [[h["type"], "" if h["score"] is None else f"{h['score']:.3f}", str(h["item"].get("id", "")),
-                    _text_of(h["item"])] for h in hits], wrap=["TEXT"])
-
-
-def _matches(item: dict[str, Any], filters: dict[str, str]) -> bool:
-    import json
-
-    meta = item.get("metadata") if isinstance(item.get("metadata"), dict) else item.get("attributes")
-    if not isinstance(meta, dict):
-        return False
-    for key, wanted in filters.items():
-        if key not in meta:
-            return False
-        value = meta[key]
-        if not (str(value) == wanted or (not isinstance(value, str) and json.dumps(value) == wanted)):
-            return False
-    return True
+                    memory.item_text(h["item"])] for h in hits], wrap=["TEXT"])
 
 
 @app.command("list")
@@ -184,11 +125,9 @@ def list_command(
         praisonmem memory list --type entity --user-id alice
     """
     state = state_of(ctx)
-    chosen = _provider(state, provider, user_id)
-    chosen.require("list", "listing")
-    rows = chosen.list(_types(chosen, type_))
-    out = Output(no_color=state.no_color)
-    if out.records(rows, as_json, as_ndjson):
+    rows = memory.list_memory(_provider(state, provider, user_id), types=type_)
+    out = state.output(as_json, as_ndjson)
+    if out.records(rows):
         return
     table = []
     for row in rows:
@@ -200,7 +139,7 @@ def list_command(
             text = f"{item.get('name')} ({item.get('entity_type')})" + (f" [{details}]" if details else "") + \
                 (f" {{{rels}}}" if rels else "")
         else:
-            text = _text_of(item)
+            text = memory.item_text(item)
         when = row.get("date") or fmt_time(item.get("created_at") or item.get("timestamp"), short=out.tty)
         table.append([row["type"], str(item.get("id", "")), fmt_value(item.get("importance")), when, text])
     out.table(["TYPE", "ID", "IMPORTANCE", "WHEN", "TEXT"], table, wrap=["TEXT"])
@@ -217,7 +156,7 @@ def delete_command(
     yes: YesFlag = False,
     dry_run: DryRunFlag = False,
     as_json: JsonFlag = False,
-) -> None:
+) -> int:
     """Delete one memory by id: short-term, then long-term, then entities, then
     episodic (last 30 days), like FileMemory.delete_memory; --type narrows it.
 
@@ -225,25 +164,9 @@ def delete_command(
 
         praisonmem memory delete b38ae04c7880287b --yes
     """
-    from praisonmem.core.errors import NotFound
-    from praisonmem.core.memory.providers import parse_types
-
     state = state_of(ctx)
-    chosen = _provider(state, provider, user_id)
-    chosen.require("delete", "delete")
-    tier = parse_types([type_])[0] if type_ is not None else None
-    where = chosen.locate(memory_id, tier)
-    if where is None:
-        raise NotFound(f"no memory '{memory_id}' for user '{state.user_id(user_id)}' ({chosen.name} provider)")
-    confirm(f"Delete {where['type']} memory '{memory_id}'?", yes=yes, dry_run=dry_run)
-    result = where if dry_run else chosen.delete(memory_id, where["type"] if where["type"] != "memory" else None)
-    if result is None:
-        raise NotFound(f"memory '{memory_id}' disappeared before it could be deleted")
-    out = Output(no_color=state.no_color)
-    if as_json:
-        out.json({**result, "dry_run": dry_run})
-    else:
-        out.raw(f"{'would delete' if dry_run else 'deleted'} {result['type']} memory {memory_id}")
+    plan = memory.plan_delete_memory(_provider(state, provider, user_id), memory_id, type_=type_)
+    return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run)
 
 
 @app.command("reset")
@@ -258,32 +181,19 @@ def reset_command(
     yes: YesFlag = False,
     dry_run: DryRunFlag = False,
     as_json: JsonFlag = False,
-) -> None:
+) -> int:
     """Clear a memory tier for a user; --dry-run shows the counts.
 
     Example:
 
         praisonmem memory reset --all --user-id alice --dry-run
     """
-    from praisonmem.core.errors import UsageError
-
     if short + long + all_ > 1:
         raise UsageError("give one of --short, --long, --all")
-    what = "all" if all_ else "long" if long else "short"
+    tier = memory.ResetTier.all if all_ else memory.ResetTier.long if long else memory.ResetTier.short
     state = state_of(ctx)
-    chosen = _provider(state, provider, user_id)
-    chosen.require_reset(what)
-    plan = chosen.reset(what, dry_run=True)
-    described = ", ".join(f"{n} {k.replace('_', ' ')}" if n is not None else k.replace("_", " ")
-                          for k, n in plan.items())
-    confirm(f"Reset {what} memory of user '{state.user_id(user_id)}' ({described})?", yes=yes, dry_run=dry_run)
-    counts = plan if dry_run else chosen.reset(what, dry_run=False)
-    out = Output(no_color=state.no_color)
-    if as_json:
-        out.json({"reset": what, "user_id": state.user_id(user_id), "provider": chosen.name, "dry_run": dry_run,
-                  "removed": counts})
-    else:
-        out.raw(f"{'would remove' if dry_run else 'removed'} {described}")
+    plan = memory.plan_reset_memory(_provider(state, provider, user_id), tier)
+    return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run)
 
 
 @app.command("users")
@@ -299,35 +209,17 @@ def users_command(
 
         praisonmem memory users --json
     """
-    from praisonmem.core.memory import filememory
-    from praisonmem.core.memory import sqlitememory
-    from praisonmem.core.memory.providers import Unsupported
-
     state = state_of(ctx)
-    name = state.provider(provider)
-    rows = []
-    if name == "file":
-        for user in filememory.users(state.paths.memory_dir):
-            store = filememory.FileMemoryStore(state.paths.memory_dir, user, timeout=state.lock_timeout)
-            counts = store.counts()
-            rows.append({"user_id": user, "path": str(store.user_dir), **counts})
-    elif name == "sqlite":
-        for user in sqlitememory.users(state.paths.project_dir):
-            store = sqlitememory.SqliteMemoryStore(state.paths.project_dir, user)
-            rows.append({"user_id": user, "path": str(store.files["short_term"].parent),
-                         "short_term": len(store.all("short_term")), "long_term": len(store.all("long_term"))})
-    else:
-        raise Unsupported(f"provider '{name}' cannot list its users")
-    out = Output(no_color=state.no_color)
-    if not out.records(rows, as_json, as_ndjson):
-        keys = ["short_term", "long_term", "entities", "episodic", "summaries"] if name == "file" \
-            else ["short_term", "long_term"]
-        out.table(["USER"] + [k.upper().replace("_", "-") for k in keys],
-                  [[r["user_id"] or "(no user)"] + ["?" if r.get(k) is None else str(r.get(k)) for k in keys]
-                   for r in rows])
-        for r in rows:
-            for problem in r.get("unreadable") or []:
-                warn(problem)
+    report = memory.provider_users(state.setting("provider", provider), state.paths, state.lock_timeout)
+    out = state.output(as_json, as_ndjson)
+    if out.records(report.rows):
+        return
+    out.table(["USER"] + [k.upper().replace("_", "-") for k in report.counts],
+              [[r["user_id"] or "(no user)"] + ["?" if r.get(k) is None else str(r.get(k)) for k in report.counts]
+               for r in report.rows])
+    for row in report.rows:
+        for problem in row.get("unreadable") or []:
+            warn(problem)
 
 
 @app.command("providers")
@@ -341,11 +233,9 @@ def providers_command(ctx: typer.Context, as_json: JsonFlag = False, as_ndjson: 
 
         praisonmem memory providers
     """
-    from praisonmem.core.memory.providers import available
-
-    infos = available()
-    out = Output(no_color=state_of(ctx).no_color)
-    if not out.records([i.to_json() for i in infos], as_json, as_ndjson):
+    infos = memory.available_providers()
+    out = state_of(ctx).output(as_json, as_ndjson)
+    if not out.records([i.to_json() for i in infos]):
         out.table(["NAME", "SOURCE", "SUPPORTS", "PROBLEM"],
                   [[i.name, i.source, ", ".join(i.supports), i.error or ""] for i in infos], wrap=["SUPPORTS"])
 
@@ -359,7 +249,7 @@ def extract_command(
     store: Annotated[bool, typer.Option("--store", help="Write what was found (default: preview only).")] = False,
     user_id: UserIdOption = None,
     as_json: JsonFlag = False,
-) -> None:
+) -> int:
     """Extract names, preferences, roles, locations, projects and technologies
     with AutoMemory's patterns (no LLM). Preview by default; --store writes
     what the library would (an entity for a name, long-term items for the
@@ -369,25 +259,7 @@ def extract_command(
 
         praisonmem memory extract "My name is Bob and I prefer Rust for systems work." --store
     """
-    from praisonmem.core.memory import automemory
-    from praisonmem.core.memory.filememory import FileMemoryStore
-
     state = state_of(ctx)
-    found = automemory.extract(text, assistant)
-    target = FileMemoryStore(state.paths.memory_dir, state.user_id(user_id), timeout=state.lock_timeout)
-    writes = automemory.planned_writes(target, found)
-    if store:
-        automemory.store_writes(target, writes)
-    out = Output(no_color=state.no_color)
-    if as_json:
-        out.json([{**w.memory, "store_as": w.kind, "stored_text": w.content,
-                   "status": ("already stored" if w.skipped else "stored" if store else "preview")}
-                  for w in writes])
-        return
-    if not writes:
-        note("nothing memorable found")
-        return
-    out.table(["TYPE", "CONTENT", "IMPORTANCE", "STORE AS", "STATUS"],
-              [[w.memory["type"], w.memory["content"], f"{w.importance:g}",
-                f"{w.kind}: {w.content}", "already stored" if w.skipped else "stored" if store else "preview"]
-               for w in writes], wrap=["CONTENT", "STORE AS"])
+    outcome = memory.extract_memories(state.paths, state.setting("user_id", user_id), text, assistant=assistant,
+                                      store=store, timeout=state.lock_timeout)
+    return render_outcome(state.output(as_json), outcome)

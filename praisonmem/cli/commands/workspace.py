@@ -7,10 +7,11 @@ from typing import Annotated
 import typer
 
 from praisonmem.cli.options import JsonFlag
-from praisonmem.cli.output import Output
 from praisonmem.cli.state import state_of
+from praisonmem.core import sessions
 
-app = typer.Typer(help="Workspace identity and the paths praisonmem resolves.", no_args_is_help=True)
+app = typer.Typer(help="Workspace identity and the paths praisonmem resolves.\n\nExample:\n\n"
+                       "    praisonmem workspace id --agent \"Weather Bot\"", no_args_is_help=True)
 
 
 @app.command("id")
@@ -36,43 +37,27 @@ def workspace_id_command(
 
         praisonmem workspace id --agent "Weather Bot" --json
     """
-    from praisonmem.core.sessions import workspace as ws
-
     state = state_of(ctx)
-    is_global = global_ or ws.global_from_env()
-    wid = "global" if is_global else ws.workspace_id()
-    result: dict[str, object] = {"workspace_id": wid, "global": is_global}
-    if agent is not None:
-        sessions_dir = state.paths.sessions_dir
-        choice = ws.choose_history_id(agent, sessions_dir, workspace=wid, global_scope=is_global)
-        path = sessions_dir / ws.session_file_name(choice.session_id)
-        result.update(
-            agent=choice.agent,
-            history_id=choice.session_id,
-            path=str(path),
-            exists=path.is_file(),
-            legacy_ids=choice.legacy,
-            kind=choice.kind,
-        )
-    out = Output(no_color=state.no_color)
-    if as_json:
-        out.json(result)
-    elif agent is None:
-        out.raw(wid)
-    else:
-        rows = [
-            ("workspace_id", wid),
-            ("global", "yes" if is_global else "no"),
-            ("agent", str(result["agent"])),
-            ("history_id", f"{result['history_id']} ({result['kind']})"),
-            ("path", str(result["path"])),
-            ("exists", "yes" if result["exists"] else "no"),
-            ("legacy_sha256", choice.legacy["sha256"]),
-            ("legacy_md5", choice.legacy["md5"]),
-        ]
-        width = max(len(k) for k, _ in rows)
-        for key, value in rows:
-            out.raw(f"{key:<{width}}  {value}")
+    result = sessions.describe_workspace(state.paths, agent, global_scope=global_)
+    out = state.output(as_json)
+    if out.document(result):
+        return
+    if agent is None:
+        out.raw(result["workspace_id"])
+        return
+    rows = [
+        ("workspace_id", result["workspace_id"]),
+        ("global", "yes" if result["global"] else "no"),
+        ("agent", str(result["agent"])),
+        ("history_id", f"{result['history_id']} ({result['kind']})"),
+        ("path", str(result["path"])),
+        ("exists", "yes" if result["exists"] else "no"),
+        ("legacy_sha256", result["legacy_ids"]["sha256"]),
+        ("legacy_md5", result["legacy_ids"]["md5"]),
+    ]
+    width = max(len(k) for k, _ in rows)
+    for key, value in rows:
+        out.raw(f"{key:<{width}}  {value}")
 
 
 @app.command("paths")
@@ -92,9 +77,8 @@ def paths_command(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     config = state.settings
     rows.append({"name": "config_file", "path": str(config.path), "source": config.path_source,
                  "exists": config.path.exists()})
-    out = Output(no_color=state.no_color)
-    if as_json:
-        out.json(rows)
+    out = state.output(as_json)
+    if out.document(rows):
         return
     out.table(
         ["NAME", "PATH", "EXISTS", "CHOSEN BY"],

@@ -5,17 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 from praisonmem.cli.output import Output, fmt_time, fmt_value
-from praisonmem.core.sessions.listing import SessionView, Turn, summarise
+from praisonmem.core.sessions import SessionView, Turn, summarise
 
 ROLE_STYLES = {"user": "bold cyan", "assistant": "bold green", "system": "bold magenta", "tool": "bold yellow"}
 
 
 def render_session(out: Output, view: SessionView) -> None:
     doc = view.doc
-    row = summarise(view.path, doc)  # the same fields, read the same way, as `session list`
+    row = summarise(doc, session_id=view.session_id, file=view.file)  # as `session list` reads them
     header = [
         ("Session", view.session_id),
-        ("File", str(view.path)),
+        ("File", view.file),
         ("Agent", fmt_value(row["agent_name"]) or "-"),
         ("User", fmt_value(row["user_id"]) or "-"),
         ("Title", row["title"] or "-"),

@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import re
 import tarfile
 import zlib
@@ -26,9 +27,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 from praisonmem.core.errors import NotFound, Refused
+from praisonmem.core.result import Progress
 
 MANIFEST = "manifest.json"
 FORMAT = "praisonmem-backup"
@@ -48,7 +50,6 @@ LAYOUT = (
     ("memory/", "memory", True),
 )
 
-Progress = Callable[[int, int], None] | None
 
 
 class _BoundedTarInfo(tarfile.TarInfo):
@@ -235,7 +236,7 @@ def copy_member(source: IO[bytes], size: int, sink: Callable[[bytes], Any] | Non
 class Problem:
     path: str
     problem: str
-    kind: str  # "unsafe" | "mismatch" | "damaged" | "missing" | "broken"
+    kind: Literal["unsafe", "mismatch", "damaged", "missing", "broken"]
 
     def to_json(self) -> dict[str, str]:
         return {"path": self.path, "problem": self.problem}
@@ -297,8 +298,9 @@ def _member_problem(tar: tarfile.TarFile, member: tarfile.TarInfo, roots: set[st
     return None
 
 
-def verify(archive: Path, progress: Progress = None) -> dict[str, Any]:
+def verify(archive: str | os.PathLike[str], progress: Progress = None) -> dict[str, Any]:
     """Check an archive without writing anything; damage, unsafe entries and mismatches are named."""
+    archive = Path(archive)
     try:
         manifest = read_manifest(archive)
         files = checked_files(manifest)

@@ -41,20 +41,19 @@ import re
 import tarfile
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Literal
 
 from praisonmem import __version__
-from praisonmem.core.memory import filememory_io
-from praisonmem.core.io import jsonfile
-from praisonmem.core import learn
-from praisonmem.core.io import outfile
-from praisonmem.core.backup.archive import FORMAT, MANIFEST, SKIPPED_SUFFIXES, Progress, read_manifest
-from praisonmem.core.errors import IOFailure, NotFound, PraisonMemError, UsageError
-from praisonmem.core.paths import Paths
+from praisonmem.core import learn, memory
+from praisonmem.core.backup.archive import FORMAT, MANIFEST, SKIPPED_SUFFIXES, read_manifest
+from praisonmem.core.errors import IOFailure, NotFound, PraisonMemError, TargetExists, UsageError, io_failure
+from praisonmem.core.io import jsonfile, outfile
 from praisonmem.core.io.safetext import json_safe
+from praisonmem.core.paths import Paths
+from praisonmem.core.result import Progress
 
 PREFIX = "praisonmem-backup-"
 SUFFIX = ".tar.gz"
@@ -64,7 +63,7 @@ INCLUDES = ("sessions", "memory", "learn")
 
 @dataclass
 class Entry:
-    kind: str  # "session", "learn", "memory", "file"
+    kind: Literal["session", "learn", "memory", "file"]  # which lock it is read under ("file": none)
     source: Path
     name: str  # path inside the archive
 
@@ -73,6 +72,11 @@ def default_dir() -> Path:
     import platformdirs
 
     return Path(platformdirs.user_data_dir("praisonmem")) / "backups"
+
+
+def backup_dir(chosen: str | os.PathLike[str] | None) -> Path:
+    """Where backups go and are listed: ``-o``/``DIR`` or the config's ``backup.dir``, else :func:`default_dir`."""
+    return Path(chosen).expanduser() if chosen else default_dir()
 
 
 def parse_include(text: str | None) -> tuple[str, ...]:
@@ -128,7 +132,7 @@ def _read(entry: Entry, timeout: float) -> tuple[bytes, str | None] | None:
     why it does not parse when it still does not after re-reading; ``None`` if it vanished."""
     try:
         if entry.kind == "memory" and entry.name.endswith(".json"):
-            raw, _, error = filememory_io.read_last(entry.source, timeout)
+            raw, _, error = memory.read_last(entry.source, timeout)
             return raw, None if error is None else error.reason
         if entry.kind == "session":
             with jsonfile.locked(entry.source, timeout):
@@ -139,10 +143,8 @@ def _read(entry: Entry, timeout: float) -> tuple[bytes, str | None] | None:
         return entry.source.read_bytes(), None
     except (FileNotFoundError, NotFound):
         return None
-    except PermissionError as exc:
-        raise IOFailure(f"{entry.source}: permission denied; backup not written") from exc
     except OSError as exc:
-        raise IOFailure(f"{entry.source}: {exc.strerror or exc}; backup not written") from exc
+        raise io_failure(entry.source, exc, then="backup not written") from exc
 
 
 def _stat(path: Path) -> os.stat_result | None:
@@ -221,6 +223,47 @@ def create(paths: Paths, *, output: Path, include: tuple[str, ...] = INCLUDES, k
             "size": written.size, "removed": [str(p) for p in removed], "damaged": damaged}
 
 
+@dataclass
+class CreatePlan:
+    """``backup create`` decided: where the archive goes, what it holds, how many to keep there."""
+
+    paths: Paths
+    output: Path
+    include: tuple[str, ...]
+    keep: int
+    warnings: list[str] = field(default_factory=list)  # sources that do not exist
+
+    @property
+    def to_stdout(self) -> bool:
+        return outfile.is_stdout(self.output)
+
+    def run(self, *, timeout: float = jsonfile.LOCK_TIMEOUT, progress: Progress = None,
+            stdout: BinaryIO | None = None) -> dict[str, Any]:
+        return create(self.paths, output=self.output, include=self.include, keep=self.keep, timeout=timeout,
+                      progress=progress, stdout=stdout)
+
+
+def plan_create(paths: Paths, *, output: str | None = None, include: str | None = None, keep: int | None = None,
+                configured_keep: int = 0) -> CreatePlan:
+    """``backup create``: ``output`` is ``-o`` or the config's ``backup.dir`` (else :func:`default_dir`);
+    ``keep`` (else ``configured_keep``) rotates a directory, never a stream."""
+    paths.require_home()
+    target = backup_dir(output)
+    if keep is None:
+        keep = 0 if _writes_through(target) else configured_keep
+    parts = parse_include(include)
+    warnings = [f"not backed up, no such directory: {source}" for source in missing_sources(paths, parts)]
+    return CreatePlan(paths, target, parts, keep, warnings)
+
+
+def _writes_through(target: Path) -> bool:
+    """``-``, a FIFO or a device: the archive streams there (and nothing rotates)."""
+    try:
+        return outfile.kind(target) != "file"
+    except PraisonMemError:
+        return False  # create() says what is wrong with it
+
+
 def _destination(output: Path) -> tuple[Path | None, Path | None]:
     """(directory, file name or None for a timestamped one); (None, None) when written through."""
     if not outfile.is_stdout(output) and output.is_dir():
@@ -232,8 +275,6 @@ def _destination(output: Path) -> tuple[Path | None, Path | None]:
     if not output.name.endswith(SUFFIX):
         return output, None
     if os.path.lexists(output):
-        from praisonmem.core.errors import TargetExists
-
         raise TargetExists(f"{output} already exists; choose another name or a directory")
     return output.parent, output
 
@@ -311,8 +352,8 @@ def prune(directory: Path, keep: int, written: Path) -> list[Path]:
         except FileNotFoundError:  # another rotation got there first
             continue
         except OSError as exc:
-            raise IOFailure(f"{path}: cannot delete this old backup ({exc.strerror or exc}); the new backup "
-                            f"{written} is complete") from exc
+            raise io_failure(path, exc, "cannot delete this old backup",
+                             then=f"the new backup {written} is complete") from exc
         removed.append(path)
     return removed
 
@@ -323,7 +364,9 @@ def missing_sources(paths: Paths, include: tuple[str, ...]) -> list[str]:
     return [f"{kind} ({sources[kind]})" for kind in include if not sources[kind].is_dir()]
 
 
-def list_backups(directory: Path) -> list[dict[str, Any]]:
+def list_backups(chosen: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
+    """``backup list``: the backups in a directory (:func:`backup_dir`), oldest first."""
+    directory = backup_dir(chosen)
     if not directory.exists():
         raise NotFound(f"{directory}: no such backup directory")
     if not directory.is_dir():

@@ -16,18 +16,16 @@ import os
 import tempfile
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, Literal
 
-from praisonmem.core.memory import filememory
-from praisonmem.core.io import jsonfile
-from praisonmem.core import learn
+from praisonmem.core import learn, memory
 from praisonmem.core.backup.archive import (
     DAMAGE,
     EXTRA_MEMBERS,
     LAYOUT,
     BadEntry,
-    Progress,
     check_archive,
     checked_files,
     copy_member,
@@ -35,12 +33,24 @@ from praisonmem.core.backup.archive import (
     read_manifest,
     shown,
 )
-from praisonmem.core.errors import IOFailure, PraisonMemError, ProblemsFound, Refused, UsageError
+from praisonmem.core.errors import PraisonMemError, ProblemsFound, Refused, io_failure
+from praisonmem.core.io import jsonfile
 from praisonmem.core.paths import Paths
+from praisonmem.core.result import Action, Change, Outcome, Plan, Progress
+
+
+class RestoreConflict(StrEnum):
+    """``backup restore --on-conflict``: what to do with a file that already exists."""
+
+    skip = "skip"
+    replace = "replace"
+
 
 DIR_MODE = 0o700
 DESTINATIONS = {"sessions": "sessions_dir", "spill": "spill_dir", "learn": "learn_dir", "memory": "memory_dir"}
+ItemAction = Literal["restore", "replace", "skip", "fail"]
 WRITES = ("restore", "replace")
+ACTIONS = {"restore": Action.restored, "replace": Action.replaced, "skip": Action.skipped, "fail": Action.failed}
 
 
 def destination(name: str, paths: Paths, to: Path | None) -> Path:
@@ -57,7 +67,7 @@ def destination(name: str, paths: Paths, to: Path | None) -> Path:
 class RestoreItem:
     name: str
     target: Path
-    action: str  # "restore" | "replace" | "skip" | "fail"
+    action: ItemAction
     size: int
     sha256: str
     mtime: float
@@ -67,15 +77,40 @@ class RestoreItem:
     def writes(self) -> bool:
         return self.action in WRITES
 
-    def row(self) -> dict[str, Any]:
-        return {"path": self.name, "target": str(self.target), "action": self.action, "detail": self.detail}
+    def change(self, action: Action | None = None, detail: str | None = None, *, dry_run: bool = False) -> Change:
+        """The change record of this file: ``path`` in the archive, ``target`` on disk."""
+        change = Change(action or ACTIONS[self.action], str(self.target), detail or self.detail, dry_run,
+                        fields={"path": self.name, "target": str(self.target)})
+        if change.failed:
+            change.exit_code = ProblemsFound.exit_code
+        return change
 
 
-def plan_restore(archive: Path, paths: Paths, *, to: Path | None, on_conflict: str,
-                 progress: Progress = None) -> list[RestoreItem]:
+def plan_restore(archive: str | os.PathLike[str], paths: Paths, *, to: str | os.PathLike[str] | None = None,
+                 on_conflict: RestoreConflict | str = RestoreConflict.skip, timeout: float = jsonfile.LOCK_TIMEOUT,
+                 progress: Progress = None) -> Plan:
+    """``backup restore``: the whole archive checked (nothing written if any of it fails), then each file
+    restored under its store's lock; restoring files is asked first."""
+    archive, to = Path(archive), None if to is None else Path(to)
+    items = plan_items(archive, paths, to=to, on_conflict=on_conflict, progress=progress)
+    writing = [i for i in items if i.writes]
+    replacing = sum(1 for i in writing if i.action == "replace")
+    question = (f"Restore {len(writing)} file(s)" + (f", replacing {replacing}" if replacing else "") + "?"
+                if writing else None)
+
+    def run(dry_run: bool, progress: Progress) -> Outcome:
+        if dry_run:
+            return Outcome([i.change(detail="already exists" if i.action == "skip" else None, dry_run=True)
+                            for i in items])
+        return Outcome(restore(archive, items, paths, to=to, timeout=timeout, progress=progress))
+
+    return Plan(question, run)
+
+
+def plan_items(archive: Path, paths: Paths, *, to: Path | None, on_conflict: RestoreConflict | str,
+               progress: Progress = None) -> list[RestoreItem]:
     """Check the whole archive, then say what restoring it would do; nothing is written."""
-    if on_conflict not in ("skip", "replace"):
-        raise UsageError(f"--on-conflict must be skip or replace, got '{on_conflict}'")
+    on_conflict = RestoreConflict(on_conflict)
     manifest = read_manifest(archive)
     try:
         files = checked_files(manifest)
@@ -98,16 +133,16 @@ def plan_restore(archive: Path, paths: Paths, *, to: Path | None, on_conflict: s
         if entry["path"] in damaged:
             item.action, item.detail = "fail", f"{damaged[entry['path']]}; not restored (tar -xzf the archive to see it)"
         elif os.path.lexists(target):
-            item.action = "replace" if on_conflict == "replace" else "skip"
+            item.action = "replace" if on_conflict is RestoreConflict.replace else "skip"
         items.append(item)
     return items
 
 
 def restore(archive: Path, items: list[RestoreItem], paths: Paths, *, to: Path | None,
-            timeout: float = jsonfile.LOCK_TIMEOUT, progress: Progress = None) -> list[dict[str, Any]]:
+            timeout: float = jsonfile.LOCK_TIMEOUT, progress: Progress = None) -> list[Change]:
     wanted = {i.name: i for i in items if i.writes}
-    results = [dict(i.row(), action="skipped", detail="already exists") for i in items if i.action == "skip"]
-    results += [dict(i.row(), action="failed") for i in items if i.action == "fail"]
+    results = [i.change(detail="already exists") for i in items if i.action == "skip"]
+    results += [i.change() for i in items if i.action == "fail"]
     try:
         results += _restore_members(archive, wanted, len(items) + 1 + EXTRA_MEMBERS, timeout, progress)
     except DAMAGE as exc:  # it verified a moment ago, so the archive changed during the restore
@@ -117,8 +152,8 @@ def restore(archive: Path, items: list[RestoreItem], paths: Paths, *, to: Path |
 
 
 def _restore_members(archive: Path, wanted: dict[str, RestoreItem], most: int, timeout: float,
-                     progress: Progress) -> list[dict[str, Any]]:
-    results: list[dict[str, Any]] = []
+                     progress: Progress) -> list[Change]:
+    results: list[Change] = []
     total = len(wanted)
     with open_archive(archive) as tar:
         for count, member in enumerate(tar):
@@ -127,18 +162,18 @@ def _restore_members(archive: Path, wanted: dict[str, RestoreItem], most: int, t
             item = wanted.pop(member.name, None)  # a second member of the same name is never used
             if item is None:
                 continue
-            outcome = dict(item.row(), action="replaced" if item.action == "replace" else "restored")
+            outcome = item.change()
             try:
                 if not member.isreg() or member.issparse() or member.size != item.size:
                     raise Refused("the archive changed since it was verified; not restored")
                 if not _restore_one(tar.extractfile(member), item, timeout):
-                    outcome.update(action="skipped", detail="appeared while restoring; left as it is")
+                    outcome.action, outcome.detail = Action.skipped, "appeared while restoring; left as it is"
             except PraisonMemError as exc:
-                outcome.update(action="failed", detail=exc.message)
+                outcome.fail(exc)
             results.append(outcome)
             if progress:
                 progress(len(results), total)
-    results += [dict(i.row(), action="failed", detail="gone from the archive since it was verified; not restored")
+    results += [i.change(Action.failed, "gone from the archive since it was verified; not restored")
                 for i in wanted.values()]
     return results
 
@@ -150,7 +185,7 @@ def _restore_one(source: Any, item: RestoreItem, timeout: float) -> bool:
         private_dirs(directory)
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{item.target.name}.", suffix=".tmp")
     except OSError as exc:
-        raise IOFailure(f"{directory}: {exc.strerror or exc}") from exc
+        raise io_failure(directory, exc) from exc
     try:
         with os.fdopen(fd, "wb") as handle:
             size, digest = copy_member(source, item.size, handle.write)
@@ -168,10 +203,10 @@ def _restore_one(source: Any, item: RestoreItem, timeout: float) -> bool:
                     jsonfile.read_current(item.target)  # a session that does not parse is never overwritten
             os.replace(tmp, item.target)
     except OSError as exc:
-        raise IOFailure(f"{item.target}: {exc.strerror or exc}") from exc
+        raise io_failure(item.target, exc) from exc
     finally:
-        jsonfile._discard(tmp)
-    jsonfile._fsync_dir(str(directory))
+        jsonfile.discard(tmp)
+    jsonfile.fsync_dir(directory)
     return True
 
 
@@ -204,5 +239,5 @@ def _store_lock(item: RestoreItem, timeout: float) -> AbstractContextManager[Non
         return learn.locked(target, timeout)
     if name.startswith("memory/"):  # memory/<user>/… (or a store in the base itself: memory/<file>)
         depth = len(PurePosixPath(name).parts)
-        return filememory.user_lock(target.parents[max(depth - 3, 0)], timeout)
+        return memory.user_lock(target.parents[max(depth - 3, 0)], timeout)
     return nullcontext()

@@ -10,20 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
-from praisonmem.core.memory import filememory_config
+from praisonmem.core import learn, memory
 from praisonmem.core.io.jsonfile import json_kind
-from praisonmem.core.sessions.listing import tool_calls_of
 from praisonmem.core.io.timeutil import epoch_of
-from praisonmem.core.sessions.workspace import safe_file_stem
+from praisonmem.core.sessions import ROLES, safe_file_stem, tool_calls_of
 
-Report = Callable[[str, str, str], None]  # (severity, code, message)
-
-ROLES = ("user", "assistant", "system", "tool")
-MEMORY_ITEM_KEYS = ("id", "content", "metadata", "created_at", "updated_at", "access_count", "importance")
-ENTITY_KEYS = ("id", "name", "entity_type", "attributes", "relationships", "created_at", "updated_at")
-LEARN_KEYS = ("id", "content", "metadata", "created_at", "updated_at", "use_count", "last_used")
+Severity = Literal["error", "warning", "info"]
+Report = Callable[[Severity, str, str], None]  # (severity, code, message)
 
 
 def _is_number(value: Any) -> bool:
@@ -162,7 +157,7 @@ def memory_items(doc: Any, name: str, report: Report) -> list[str]:
         if not isinstance(item, dict):
             report("error", "memory.item", f"{where} is {json_kind(item)}, not an object: FileMemory() crashes on it")
             continue
-        extra = [k for k in item if k not in MEMORY_ITEM_KEYS]
+        extra = [k for k in item if k not in memory.ITEM_KEYS]
         if extra:
             report("error", "memory.extra_key", f"{where} has unknown key(s) {', '.join(map(repr, extra))}: "
                                                 "MemoryItem() raises TypeError and FileMemory() crashes")
@@ -202,7 +197,7 @@ def entities(doc: Any, report: Report) -> None:
         if not isinstance(entity, dict):
             report("error", "memory.item", f"{where} is {json_kind(entity)}, not an object: FileMemory() crashes")
             continue
-        extra = [k for k in entity if k not in ENTITY_KEYS]
+        extra = [k for k in entity if k not in memory.ENTITY_KEYS]
         if extra:
             report("error", "memory.extra_key", f"{where} has unknown key(s) {', '.join(map(repr, extra))}: "
                                                 "EntityItem() raises TypeError and FileMemory() crashes")
@@ -231,7 +226,7 @@ def config(doc: Any, report: Report) -> None:
         report("error", "memory.type", f"config.json holds {json_kind(doc)}, not an object")
         return
     for key, value in doc.items():
-        found = filememory_config.problem(key, value)
+        found = memory.config_problem(key, value)
         if found:
             report(found[0], "memory.config", f"'{key}' {found[1]}")
 
@@ -264,7 +259,7 @@ def learn_store(doc: Any, report: Report) -> None:
                 report("error", "learn.missing_key", f"{where} has no '{required}': the store fails to load")
         if "id" in entry and entry["id"] != key:
             report("warning", "learn.id", f"{where} is stored under a key that is not its id ({entry['id']!r})")
-        extra = [k for k in entry if k not in LEARN_KEYS]
+        extra = [k for k in entry if k not in learn.ENTRY_KEYS]
         if extra:
             report("info", "learn.extra_key", f"{where} has key(s) the library drops: {', '.join(extra)}")
         if "use_count" in entry and not (isinstance(entry["use_count"], int)

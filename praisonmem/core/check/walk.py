@@ -19,20 +19,17 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from praisonmem.core import learn, memory, sessions
 from praisonmem.core.check import rules
-from praisonmem.core.memory import filememory_io
+from praisonmem.core.check.rules import Severity
+from praisonmem.core.errors import LockTimeout, NotFound, PraisonMemError, UsageError, io_failure
 from praisonmem.core.io import jsonfile
-from praisonmem.core.errors import LockTimeout, NotFound, PraisonMemError, UsageError
 from praisonmem.core.paths import Paths
-from praisonmem.core.sessions.workspace import safe_file_stem
-
-MEMORY_FILES = ("config.json", "short_term.json", "long_term.json", "entities.json", "summaries.json")
-LEARN_LOCK_STALE = 10.0  # the library breaks a learn-store lock older than this
 
 
 @dataclass
 class Finding:
-    severity: str
+    severity: Severity
     file: str
     message: str
     code: str
@@ -47,7 +44,7 @@ class Report:
     findings: list[Finding] = field(default_factory=list)
     files_checked: int = 0
 
-    def count(self, severity: str) -> int:
+    def count(self, severity: Severity) -> int:
         return sum(1 for f in self.findings if f.severity == severity)
 
     def failed(self, strict: bool = False) -> bool:
@@ -71,7 +68,7 @@ class Checker:
         self.timeout = timeout
         self._seen: set[str] = set()
 
-    def add(self, severity: str, path: Path | str, message: str, code: str) -> None:
+    def add(self, severity: Severity, path: Path | str, message: str, code: str) -> None:
         self.report.findings.append(Finding(severity, str(path), message, code))
 
     def leftover_temp(self, path: Path, writer: str = "write") -> None:
@@ -80,7 +77,7 @@ class Checker:
     def reporter(self, path: Path) -> rules.Report:
         return lambda severity, code, message: self.add(severity, path, message, code)
 
-    def _parse(self, path: Path, *, memory: bool = False) -> tuple[bool, Any]:
+    def _parse(self, path: Path, *, memory_file: bool = False) -> tuple[bool, Any]:
         """Read one file once; an unparsable file is an error finding. A FileMemory file is read under
         its shared lock and re-read when it does not parse, as an older release may be rewriting it."""
         key = str(path)
@@ -91,8 +88,8 @@ class Checker:
         if self.progress:
             self.progress(self.report.files_checked)
         try:
-            if memory:
-                return True, filememory_io.read_settled(path, self.timeout)[1]
+            if memory_file:
+                return True, memory.read_settled(path, self.timeout)[1]
             return True, jsonfile.read(path)
         except LockTimeout as exc:
             self.add("error", path, exc.message.split(": ", 1)[-1], "memory.locked")
@@ -106,7 +103,7 @@ class Checker:
     def _consequence(path: Path) -> str:
         if path.parent.name == "sessions" and path.name.endswith(".json"):
             return "the library quarantines it (renames it *.corrupt-<ms>) and starts an empty session"
-        if path.name in MEMORY_FILES or path.parent.name == "episodic":
+        if path.name in memory.MEMORY_FILES or path.parent.name == "episodic":
             return "FileMemory reads it as empty and overwrites it on its next write"
         return "the library cannot read it"
 
@@ -157,7 +154,7 @@ class Checker:
         messages = doc.get("messages") if isinstance(doc, dict) else None
         if not isinstance(sid, str) or not isinstance(messages, list):
             self.add("error", path, "not a spill record ({session_id, spilled_at, messages})", "spill.shape")
-        elif not path.name.startswith(f"{safe_file_stem(sid)}."):
+        elif not path.name.startswith(f"{sessions.safe_file_stem(sid)}."):
             self.add("warning", path, f"spill record for '{sid}' is named for another session; the library "
                                       "will never merge it", "spill.name")
         else:
@@ -176,7 +173,7 @@ class Checker:
         sessions_dir = sibling if sibling.is_dir() else self.sessions_dirs.get(spill_dir)
         if sessions_dir is None:
             return None
-        candidate = sessions_dir / f"{safe_file_stem(session_id)}.json"
+        candidate = sessions_dir / sessions.session_file_name(session_id)
         try:
             return jsonfile.read_object(candidate).get("session_id", candidate.stem) == session_id
         except NotFound:
@@ -197,7 +194,7 @@ class Checker:
                     age = time.time() - path.stat().st_mtime
                 except FileNotFoundError:  # released while we looked
                     continue
-                if age > LEARN_LOCK_STALE:
+                if age > learn.STALE_AFTER:
                     self.add("warning", path, f"stale learn-store lock ({int(age)} s old): the library breaks "
                                               "it on its next write", "leftover.learn_lock")
                 else:
@@ -213,7 +210,7 @@ class Checker:
             rules.learn_store(doc, self.reporter(path))
 
     def memory_base(self, root: Path) -> None:
-        if _looks_like_memory_user(root):
+        if memory.looks_like_user(root):
             self.memory_user(root)
         for entry in _entries(root):
             if entry.is_dir() and not entry.name.startswith("."):
@@ -221,7 +218,7 @@ class Checker:
 
     def memory_user(self, root: Path) -> None:
         ids: dict[str, list[str]] = {}
-        for name in MEMORY_FILES:
+        for name in memory.MEMORY_FILES:
             path = root / name
             if path.is_file():
                 ids[name] = self.memory_file(path)
@@ -242,12 +239,12 @@ class Checker:
         for sub in ("sessions", "checkpoints"):
             for entry in _entries(root / sub):
                 if entry.name.endswith(".json"):
-                    self._parse(entry, memory=True)
+                    self._parse(entry, memory_file=True)
 
     def memory_file(self, path: Path) -> list[str]:
         if path.parent.name == "episodic":
             rules.episodic_date(path.name[: -len(".json")], self.reporter(path))
-        ok, doc = self._parse(path, memory=True)
+        ok, doc = self._parse(path, memory_file=True)
         if not ok:
             return []
         report = self.reporter(path)
@@ -278,11 +275,7 @@ def _entries(directory: Path) -> list[Path]:
     except (FileNotFoundError, NotADirectoryError):
         return []
     except PermissionError as exc:
-        raise PraisonMemError(f"{directory}: permission denied") from exc
-
-
-def _looks_like_memory_user(path: Path) -> bool:
-    return any((path / name).is_file() for name in MEMORY_FILES) or (path / "episodic").is_dir()
+        raise io_failure(directory, exc) from exc
 
 
 def classify(path: Path) -> str:
@@ -290,7 +283,7 @@ def classify(path: Path) -> str:
     if path.is_file():
         if path.parent.name == "sessions":
             return "session_file"
-        if path.parent.name == "episodic" or path.name in MEMORY_FILES:
+        if path.parent.name == "episodic" or path.name in memory.MEMORY_FILES:
             return "memory_file"
         if path.parent.name == "session_spill":
             return "spill_file"
@@ -307,9 +300,9 @@ def classify(path: Path) -> str:
             return "learn_dir"
         if any((path / sub).is_dir() for sub in ("sessions", "learn", "state")):
             return "home"
-        if _looks_like_memory_user(path):
+        if memory.looks_like_user(path):
             return "memory_user"
-        if path.name == "memory" or any(_looks_like_memory_user(Path(e)) for e in _entries(path) if e.is_dir()):
+        if path.name == "memory" or any(memory.looks_like_user(Path(e)) for e in _entries(path) if e.is_dir()):
             return "memory_base"
     raise UsageError(f"{path}: not a PraisonAI home, sessions, spill, learn or FileMemory path")
 
@@ -336,10 +329,23 @@ def _within(path: Path, root: Path) -> bool:
     return True
 
 
-def check(targets: Iterable[Path], progress: Callable[[int], None] | None = None,
+def check(targets: Iterable[str | os.PathLike[str]], progress: Callable[[int], None] | None = None,
           paths: Paths | None = None, timeout: float = jsonfile.LOCK_TIMEOUT) -> Report:
     """Check each target; ``paths`` tells which sessions dir the resolved spill dir belongs to."""
     checker = Checker(progress, {paths.spill_dir: paths.sessions_dir} if paths is not None else None, timeout)
     for target in targets:
         checker.path(Path(target))
     return checker.report
+
+
+def run(paths: Paths, targets: list[str] | None = None, *, progress: Callable[[int], None] | None = None,
+        timeout: float = jsonfile.LOCK_TIMEOUT) -> Report:
+    """``check``: the given paths, or the resolved home and memory dir; finding nothing to check is
+    :class:`NotFound`, so a CI job does not pass by checking nothing."""
+    if targets and any(not t.strip() for t in targets):
+        raise UsageError("a PATH must not be empty")
+    roots = [Path(t) for t in targets] if targets else default_roots(paths)
+    if not roots:
+        raise NotFound(f"nothing to check: no PraisonAI home at {paths.data.path} and no FileMemory at "
+                       f"{paths.memory_dir} (give a PATH)")
+    return check(roots, progress=progress, paths=paths, timeout=timeout)

@@ -35,10 +35,9 @@ import stat
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any, BinaryIO
 
-from praisonmem.core.errors import CorruptFile, IOFailure, LockTimeout, NotFound, Refused
+from praisonmem.core.errors import CorruptFile, IOFailure, LockTimeout, NotFound, Refused, io_failure
 
 LOCK_TIMEOUT = 5.0
 LOCK_POLL = 0.05  # the library retries every 50 ms
@@ -85,12 +84,20 @@ def read_bytes(path: str | os.PathLike[str]) -> bytes:
             return handle.read()
     except FileNotFoundError as exc:
         raise NotFound(f"{path}: no such file") from exc
-    except IsADirectoryError as exc:
-        raise IOFailure(f"{path}: is a directory, not a file") from exc
-    except PermissionError as exc:
-        raise IOFailure(f"{path}: permission denied") from exc
     except OSError as exc:
-        raise IOFailure(f"{path}: {exc.strerror or exc}") from exc
+        raise io_failure(path, exc) from exc
+
+
+STDIN = "-"
+
+
+def read_source(source: str | os.PathLike[str]) -> bytes:
+    """The bytes of an input file named on the command line; ``-`` is standard input."""
+    if os.fspath(source) == STDIN:
+        import sys
+
+        return sys.stdin.buffer.read()
+    return read_bytes(source)
 
 
 def read(path: str | os.PathLike[str]) -> Any:
@@ -147,10 +154,8 @@ def locked(path: str | os.PathLike[str], timeout: float = LOCK_TIMEOUT) -> Itera
             f"{path}: could not lock {lock_path} within {timeout:g}s "
             "(an agent may be writing it); nothing changed"
         ) from exc
-    except PermissionError as exc:
-        raise IOFailure(f"{lock_path}: permission denied") from exc
     except OSError as exc:
-        raise IOFailure(f"{lock_path}: cannot lock: {exc.strerror or exc}") from exc
+        raise io_failure(lock_path, exc, "cannot lock") from exc
     try:
         yield
     finally:
@@ -174,10 +179,7 @@ def check_lock_file(lock_path: str) -> None:
             problem = lock_file_problem(lock_path, os.lstat(lock_path).st_mode)
         except OSError:
             problem = None
-        if problem is None:
-            reason = "permission denied" if isinstance(exc, PermissionError) else f"cannot lock: {exc.strerror or exc}"
-            problem = IOFailure(f"{lock_path}: {reason}")
-        raise problem from exc
+        raise (problem or io_failure(lock_path, exc, "cannot lock")) from exc
     try:
         problem = lock_file_problem(lock_path, os.fstat(fd).st_mode)
     finally:
@@ -230,10 +232,8 @@ def makedirs(directory: str | os.PathLike[str]) -> None:
         except FileExistsError as exc:
             if not os.path.isdir(path):
                 raise IOFailure(f"{path}: exists and is not a directory") from exc
-        except PermissionError as exc:
-            raise IOFailure(f"{path}: permission denied") from exc
         except OSError as exc:
-            raise IOFailure(f"{path}: {exc.strerror or exc}") from exc
+            raise io_failure(path, exc) from exc
 
 
 def read_current(path: str | os.PathLike[str]) -> dict[str, Any] | None:
@@ -265,7 +265,7 @@ def replacing(path: str | os.PathLike[str], *, mode: int | None = None) -> Itera
     try:
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
     except OSError as exc:
-        raise IOFailure(f"{directory}: cannot create a temp file: {exc.strerror or exc}") from exc
+        raise io_failure(directory, exc, "cannot create a temp file") from exc
     try:
         if mode is not None:
             os.fchmod(fd, mode)
@@ -275,22 +275,24 @@ def replacing(path: str | os.PathLike[str], *, mode: int | None = None) -> Itera
             os.fsync(handle.fileno())
         os.replace(tmp, path)
     except OSError as exc:
-        _discard(tmp)
-        raise IOFailure(f"{path}: write failed: {exc.strerror or exc}") from exc
+        discard(tmp)
+        raise io_failure(path, exc, "write failed") from exc
     except BaseException:
-        _discard(tmp)
+        discard(tmp)
         raise
-    _fsync_dir(directory)
+    fsync_dir(directory)
 
 
-def _discard(tmp: str) -> None:
+def discard(tmp: str) -> None:
+    """Remove a temp file if it is there."""
     try:
         os.unlink(tmp)
     except OSError:
         pass
 
 
-def _fsync_dir(directory: str) -> None:
+def fsync_dir(directory: str | os.PathLike[str]) -> None:
+    """Make a rename in ``directory`` durable (best effort: some file systems cannot)."""
     try:
         fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     except OSError:
@@ -336,8 +338,4 @@ def delete_locked(path: str | os.PathLike[str]) -> None:
     except FileNotFoundError as exc:
         raise NotFound(f"{path}: no such file") from exc
     except OSError as exc:
-        raise IOFailure(f"{path}: cannot delete: {exc.strerror or exc}") from exc
-
-
-def exists(path: str | os.PathLike[str]) -> bool:
-    return Path(path).is_file()
+        raise io_failure(path, exc, "cannot delete") from exc

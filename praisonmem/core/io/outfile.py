@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from typing import BinaryIO
 
 from praisonmem.core.io import jsonfile
-from praisonmem.core.errors import IOFailure, Refused, UsageError
+from praisonmem.core.errors import Refused, UsageError, io_failure
 
 STDOUT = "-"
 
@@ -42,7 +42,7 @@ def kind(target: str | os.PathLike[str]) -> str:
     except FileNotFoundError:
         return "file"
     except OSError as exc:
-        raise IOFailure(f"{target}: {exc.strerror or exc}") from exc
+        raise io_failure(target, exc) from exc
     if stat.S_ISREG(mode):
         return "file"
     if _is_stream(mode):
@@ -109,7 +109,7 @@ def _stream(target: str | os.PathLike[str], binary: bool) -> Iterator[BinaryIO]:
     try:
         fd = os.open(target, os.O_WRONLY | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
-        raise IOFailure(f"{target}: cannot open for writing: {exc.strerror or exc}") from exc
+        raise io_failure(target, exc, "cannot open for writing") from exc
     try:
         mode = os.fstat(fd).st_mode
         if not _is_stream(mode):

@@ -6,7 +6,7 @@ import os
 import sqlite3
 from pathlib import Path
 
-from praisonmem.core.errors import IOFailure, LockTimeout, NotFound, UsageError
+from praisonmem.core.errors import CorruptFile, IOFailure, LockTimeout, NotFound, UsageError
 
 
 def _is_idle_wal(path: Path) -> bool:
@@ -66,7 +66,5 @@ def translate(exc: sqlite3.Error, path: Path, timeout: float) -> Exception:
     if "locked" in text or "busy" in text:
         return LockTimeout(f"{path}: database is locked by another writer (waited {timeout:g}s); nothing changed")
     if "file is not a database" in text or "malformed" in text:
-        from praisonmem.core.errors import CorruptFile
-
         return CorruptFile(str(path), text)
     return IOFailure(f"{path}: {text}")

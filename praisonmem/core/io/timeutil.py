@@ -1,8 +1,11 @@
-"""Time helpers: the library's timestamp forms, durations, and recent activity."""
+"""Time helpers: the clock, the library's timestamp forms, and durations.
+
+:func:`local_now` is the one place the core reads the local wall clock for dates
+("today" for episodic memory), so tests can freeze it.
+"""
 
 from __future__ import annotations
 
-import os
 import re
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -11,6 +14,11 @@ from praisonmem.core.errors import UsageError
 
 _DURATION = re.compile(r"(\d+)([smhdw])")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def local_now() -> datetime:
+    """The local wall-clock time (naive), as the library uses it for episodic dates."""
+    return datetime.now()
 
 
 def now_iso() -> str:
@@ -45,19 +53,3 @@ def epoch_of(value: Any) -> float | None:
             moment = moment.replace(tzinfo=timezone.utc)
         return moment.timestamp()
     return None
-
-
-def seconds_since_activity(path: str | os.PathLike[str], doc: dict[str, Any], now: float) -> float | None:
-    """How long ago an agent last wrote the session.
-
-    The library refreshes ``updated_at`` on every write, so that is the signal; the
-    file's mtime (which a copy or restore also refreshes) is only the fallback
-    when ``updated_at`` is missing or unparsable.
-    """
-    stamp = epoch_of(doc.get("updated_at"))
-    if stamp is None:
-        try:
-            stamp = os.stat(path).st_mtime
-        except OSError:
-            return None
-    return now - stamp

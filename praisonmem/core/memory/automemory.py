@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from praisonmem.core.memory.filememory import FileMemoryStore, find_entity
 
@@ -79,7 +79,7 @@ def extract(user_message: str, assistant_response: str | None = None,
 @dataclass
 class Write:
     memory: dict[str, Any]
-    kind: str  # "entity" | "long_term"
+    kind: Literal["entity", "long_term"]
     content: str
     importance: float
     skipped: bool = False
@@ -104,14 +104,12 @@ def planned_writes(store: FileMemoryStore, memories: list[dict[str, Any]]) -> li
     return writes
 
 
-def store_writes(store: FileMemoryStore, writes: list[Write]) -> list[dict[str, Any]]:
-    """Write what is not already there, in order; the stored items (entities and long-term)."""
-    stored = []
+def store_writes(store: FileMemoryStore, writes: list[Write]) -> None:
+    """Write what is not already there, in order."""
     for write in writes:
         if write.skipped:
             continue
         if write.kind == "entity":
-            stored.append(store.add_entity(write.content, "person", {"relationship": "user"}))
+            store.add_entity(write.content, "person", {"relationship": "user"})
         else:
-            stored.append(store.add_long_term(write.content, importance=write.importance))
-    return stored
+            store.add_long_term(write.content, importance=write.importance)

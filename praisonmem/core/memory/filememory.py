@@ -27,10 +27,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from praisonmem.core.memory import filememory_config
-from praisonmem.core.memory import filememory_io
-from praisonmem.core.io import jsonfile
 from praisonmem.core.errors import CorruptFile, NotFound, UsageError
+from praisonmem.core.io import jsonfile, timeutil
+from praisonmem.core.memory import filememory_config, filememory_io
 
 DEFAULT_CONFIG: dict[str, Any] = {
     "short_term_limit": 100,
@@ -42,7 +41,9 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "auto_promote": True,
 }
 ITEM_DEFAULTS: dict[str, Any] = {"metadata": {}, "access_count": 0, "importance": 0.5}
-ITEM_FIELDS = ("id", "content", "metadata", "created_at", "updated_at", "access_count", "importance")
+ITEM_KEYS = ("id", "content", "metadata", "created_at", "updated_at", "access_count", "importance")  # MemoryItem's
+ENTITY_KEYS = ("id", "name", "entity_type", "attributes", "relationships", "created_at", "updated_at")  # EntityItem's
+MEMORY_FILES = ("config.json", "short_term.json", "long_term.json", "entities.json", "summaries.json")
 TIER_FILES = {"short_term": "short_term.json", "long_term": "long_term.json"}
 TYPES = ("short_term", "long_term", "entity", "episodic")
 SEARCH_DAYS = 7  # get_episodic(days_back=7), also used by search
@@ -66,17 +67,21 @@ def normalise_date(date: Any) -> str:
         raise UsageError(f"date must be YYYY-MM-DD, got {date!r}") from None
 
 
+def today() -> str:
+    return timeutil.local_now().strftime("%Y-%m-%d")
+
+
 def local_dates(days: int, start: datetime | None = None) -> list[str]:
     """Today and the previous ``days - 1`` local dates, newest first (the library's window)."""
-    now = datetime.now() if start is None else start
+    now = timeutil.local_now() if start is None else start
     return [(now - timedelta(days=i)).strftime("%Y-%m-%d") for i in range(days)]
 
 
 def normalised_item(item: dict[str, Any]) -> dict[str, Any]:
     """``MemoryItem(**d).to_dict()``: every field, in the library's order (stored items already are)."""
     now = time.time()
-    out = {k: item[k] for k in ("id", "content") if k in item}
-    for key in ("metadata", "created_at", "updated_at", "access_count", "importance"):
+    out = {k: item[k] for k in ITEM_KEYS[:2] if k in item}
+    for key in ITEM_KEYS[2:]:
         out[key] = item[key] if key in item else (now if key in ("created_at", "updated_at") else ITEM_DEFAULTS[key])
     return out
 
@@ -334,7 +339,7 @@ class FileMemoryStore:
 
     def add_episodic(self, content: str, date: str | None = None, metadata: dict[str, Any] | None = None,
                      importance: float = 0.5) -> tuple[str, dict[str, Any]]:
-        day = normalise_date(date) if date is not None else datetime.now().strftime("%Y-%m-%d")
+        day = normalise_date(date) if date is not None else today()
         item = self.new_item(content, metadata, importance)
         with self.writing():
             path = self.episodic_dir / f"{day}.json"
@@ -394,6 +399,16 @@ class FileMemoryStore:
             if tier == "entity":
                 return None
             return self._delete_episodic_locked(memory_id, local_dates(DELETE_DAYS))
+
+    def find_episode(self, memory_id: str, date: str | None = None) -> str:
+        """The day holding episode ``memory_id``: ``date``, or without it today and the 29 days before (as
+        ``delete_episodic`` scans); :class:`NotFound` otherwise."""
+        days = [normalise_date(date)] if date is not None else local_dates(DELETE_DAYS)
+        for day in days:
+            if any(isinstance(i, dict) and i.get("id") == memory_id for i in self.episodes(day)):
+                return day
+        scope = f"on {days[0]}" if date is not None else f"in the last {DELETE_DAYS} days"
+        raise NotFound(f"no episode '{memory_id}' {scope} for user '{self.user_id}'")
 
     def delete_episodic(self, memory_id: str, date: str | None = None) -> dict[str, Any] | None:
         dates = [normalise_date(date)] if date is not None else local_dates(DELETE_DAYS)
@@ -468,12 +483,13 @@ def users(base: Path) -> list[str]:
     if not base.is_dir():
         return []
     found = sorted(p.name for p in base.iterdir() if p.is_dir() and not p.name.startswith("."))
-    found = [name for name in found if _looks_like_user(base / name)]
-    if _looks_like_user(base):
+    found = [name for name in found if looks_like_user(base / name)]
+    if looks_like_user(base):
         found.insert(0, ".")
     return found
 
 
-def _looks_like_user(path: Path) -> bool:
-    return (path / "config.json").is_file() or (path / "episodic").is_dir() or any(
-        (path / name).is_file() for name in ("short_term.json", "long_term.json", "entities.json"))
+def looks_like_user(path: Path) -> bool:
+    """A FileMemory user directory: it holds one of the library's files, or an episodic dir (``memory users``
+    and ``check`` both ask this)."""
+    return any((path / name).is_file() for name in MEMORY_FILES) or (path / "episodic").is_dir()

@@ -33,12 +33,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from praisonmem.core.sessions import listing as sessions
 from praisonmem.core.errors import CorruptFile
 from praisonmem.core.io.timeutil import epoch_of
+from praisonmem.core.sessions.documents import messages_of, metadata_of
 
 SUMMARY_PREFIX = "[Session Summary]\n"
 SUMMARY_JOIN = "\n---\n"
@@ -67,7 +66,7 @@ def is_summary(message: Any) -> bool:
     return isinstance(meta, dict) and bool(meta.get("compaction"))
 
 
-def merge_documents(first: dict[str, Any], second: dict[str, Any], where: Path) -> dict[str, Any]:
+def merge_documents(first: dict[str, Any], second: dict[str, Any], where: object) -> dict[str, Any]:
     """``first`` and ``second`` as one history (see the module doc); ``first``'s fields win."""
     sides = (first, second)
     turns, summaries, identity_of = _timeline(sides, where)
@@ -89,7 +88,7 @@ def _identity(message: dict[str, Any]) -> str:
                       sort_keys=True, ensure_ascii=False, default=str)
 
 
-def _timeline(sides: tuple[dict[str, Any], ...], where: Path
+def _timeline(sides: tuple[dict[str, Any], ...], where: object
               ) -> tuple[list[_Turn], list[tuple[int, dict[str, Any]]], dict[str, _Turn]]:
     """Every turn once, in time order (file order where stamps tie or are missing), and each side's summaries."""
     by_identity: dict[str, _Turn] = {}
@@ -98,7 +97,7 @@ def _timeline(sides: tuple[dict[str, Any], ...], where: Path
     for side, doc in enumerate(sides):
         last = float("-inf")
         for key in ("archived_messages", "messages"):
-            for i, message in enumerate(sessions.messages_of(doc, key)):
+            for i, message in enumerate(messages_of(doc, key)):
                 if not isinstance(message, dict):
                     raise CorruptFile(str(where), f"{key}[{i}] is not an object; cannot merge")
                 if key == "messages" and is_summary(message):
@@ -122,7 +121,7 @@ def _summary_text(message: dict[str, Any]) -> str:
 
 
 def _count(message: dict[str, Any]) -> int:
-    value = sessions.metadata_of(message).get("compacted_count")
+    value = metadata_of(message).get("compacted_count")
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
@@ -153,7 +152,7 @@ def _block(messages: list[dict[str, Any]]) -> str:
     for message in messages:
         role = message.get("role", "unknown")
         counts[role] = counts.get(role, 0) + 1
-        name = sessions.metadata_of(message).get("name")
+        name = metadata_of(message).get("name")
         if role == "tool" and isinstance(name, str):
             tools.add(name)
     lines = [f"Previous conversation: {len(messages)} messages", f"Message breakdown: {counts}"]
@@ -172,7 +171,7 @@ def _summary_message(parts: list[_Part], archived: list[_Turn]) -> dict[str, Any
         base = {"role": "system", "content": "", "timestamp": max((t.stamp for t in archived), default=0.0),
                 "metadata": {}}
     content = SUMMARY_PREFIX + SUMMARY_JOIN.join(p.text for p in parts)
-    meta = {**sessions.metadata_of(base), "compaction": True, "compacted_count": sum(p.count for p in parts)}
+    meta = {**metadata_of(base), "compaction": True, "compacted_count": sum(p.count for p in parts)}
     return {**base, "content": content, "metadata": meta}
 
 
@@ -182,7 +181,7 @@ def _fields(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
         if key not in merged:
             merged[key] = value
     if "metadata" in merged:
-        first_meta, second_meta = sessions.metadata_of(first), sessions.metadata_of(second)
+        first_meta, second_meta = metadata_of(first), metadata_of(second)
         merged["metadata"] = {**first_meta, **{k: v for k, v in second_meta.items() if k not in first_meta}}
     if not _valid_checkpoint(first.get("last_compaction")) and _valid_checkpoint(second.get("last_compaction")):
         merged.pop("last_compaction", None)  # replaced by the re-anchored one from the second side
@@ -211,7 +210,7 @@ def _checkpoint(sides: tuple[dict[str, Any], ...], turns: list[_Turn], cut: int,
         index = position[id(identity_of[_identity(message)])]
         return head_rank if index <= cut else float(index)
 
-    own = sessions.messages_of(sides[side])
+    own = messages_of(sides[side])
     index = max(0, checkpoint["message_index"])
     if index < len(own):
         anchor = rank(own[index])

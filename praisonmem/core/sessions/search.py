@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from praisonmem.core.io import parallel
-from praisonmem.core.errors import PraisonMemError, UsageError
+from praisonmem.core.errors import UsageError
 from praisonmem.core.paths import Paths
-from praisonmem.core.sessions.listing import is_encrypted, load, messages_of, raw_session_id, session_paths
+from praisonmem.core.sessions.documents import is_encrypted, messages_of
+from praisonmem.core.sessions.stores import Scanned, open_store
 
 SNIPPET_WIDTH = 120
 
@@ -46,12 +46,9 @@ def search(
     if not needle:
         raise UsageError("query must not be empty")
     terms = [t for t in needle.split() if t]
-    paths.require_home()
-    files = session_paths(paths.sessions_dir)
     hits: list[dict[str, Any]] = []
     unreadable: list[tuple[str, str]] = []
-    scan = partial(search_files, needle=needle, terms=terms)
-    for item in parallel.map_chunks(scan, files, progress=progress):
+    for item in open_store(paths).scan(partial(session_hits, needle=needle, terms=terms), progress=progress):
         if "error" in item:
             unreadable.append((item["file"], item["error"]))
         else:
@@ -64,22 +61,13 @@ def search(
     return SearchResult(hits[:limit] if limit else hits, total, unreadable)
 
 
-def search_files(files: list[str], *, needle: str, terms: list[str]) -> list[dict[str, Any]]:
-    """Hits (and unreadable-file records) for a chunk of files; may run in a worker."""
-    found: list[dict[str, Any]] = []
-    for path in files:
-        try:
-            doc = load(path)
-        except PraisonMemError as exc:
-            found.append({"file": path, "error": exc.message})
-            continue
-        found += _session_hits(path, doc, needle, terms)
-    return found
-
-
-def _session_hits(path: str, doc: dict[str, Any], needle: str, terms: list[str]) -> list[dict[str, Any]]:
+def session_hits(item: Scanned, *, needle: str, terms: list[str]) -> list[dict[str, Any]]:
+    """The hits in one session, or the record of why it could not be read; may run in a worker."""
+    if item.doc is None:
+        assert item.error is not None
+        return [{"file": item.where, "error": item.error.message}]
+    doc, path, sid = item.doc, item.where, item.session_id
     found = []
-    sid = raw_session_id(doc, path)
     for archived, key in ((True, "archived_messages"), (False, "messages")):
         for index, message in enumerate(messages_of(doc, key)):
             if not isinstance(message, dict):

@@ -9,7 +9,7 @@ Export formats:
 * ``jsonl``: one message a line, each with its ``session_id`` (archived first,
   marked), for grep, jq and spreadsheets. Not importable: it drops session fields.
 * ``markdown``: a readable transcript; control characters in it are shown escaped,
-  as in every human view (core/safetext.py).
+  as in every human view (core/io/safetext.py).
 
 Import reads the json format, the library's own portable payloads, and bare
 session documents (a session file copied from another machine). Everything is
@@ -22,60 +22,92 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from enum import StrEnum
+from typing import Any, BinaryIO
 
 from praisonmem import __version__
-from praisonmem.core.io import jsonfile
-from praisonmem.core.sessions import listing as sessions
-from praisonmem.core.errors import PraisonMemError, UsageError
-from praisonmem.core.paths import Paths
+from praisonmem.core.errors import PraisonMemError, TargetExists, UsageError
+from praisonmem.core.io import jsonfile, outfile
 from praisonmem.core.io.safetext import json_safe, printable
-from praisonmem.core.sessions.ops import Change, resolve_all
-from praisonmem.core.io.timeutil import now_iso
-from praisonmem.core.sessions.workspace import session_file_name
+from praisonmem.core.io.timeutil import epoch_of, now_iso
+from praisonmem.core.paths import Paths
+from praisonmem.core.result import Action, Outcome, Plan
+from praisonmem.core.sessions.documents import ROLES, is_encrypted, messages_of, summarise, tool_calls_of, validate
+from praisonmem.core.sessions.ops import file_name, resolve_all, session_change
+from praisonmem.core.sessions.stores import SessionStore, open_store
 
 PORTABLE_VERSION = 1  # DefaultSessionStore.PORTABLE_VERSION in 1.7.17
 FORMAT = "praisonmem-sessions"
-ROLES = ("user", "assistant", "system", "tool")
+
+
+class ExportFormat(StrEnum):
+    """``session export --format``: json is lossless and importable, jsonl one message a line, markdown a transcript."""
+
+    json = "json"
+    jsonl = "jsonl"
+    markdown = "markdown"
+
+
+class OnConflict(StrEnum):
+    """``session import --on-conflict``: what to do with a session that already exists."""
+
+    fail = "fail"
+    skip = "skip"
+    replace = "replace"
+
+
+Documents = list[tuple[str, str, dict[str, Any]]]  # (file, session id, document)
 
 
 # ---------------------------------------------------------------- export
 
 
-def load_for_export(paths: Paths, names: list[str], *, everything: bool = False) -> list[tuple[Path, dict[str, Any]]]:
+def export(paths: Paths, names: list[str], *, every: bool = False, format: ExportFormat | str = ExportFormat.json,
+           output: str = outfile.STDOUT, stdout: BinaryIO | None = None) -> dict[str, Any]:
+    """Write the sessions ``names`` (or ``every`` session) to ``output`` (core/io/outfile.py's rule: ``-`` is
+    ``stdout``); what was written. Every session is read, and any unreadable one stops the export, first."""
+    if every == bool(names):
+        raise UsageError("give one or more SESSION names, or --all")
+    fmt = ExportFormat(format)
+    docs = load_for_export(paths, names, everything=every)
+    text = {ExportFormat.json: export_json, ExportFormat.jsonl: export_jsonl,
+            ExportFormat.markdown: export_markdown}[fmt](docs)
+    outfile.write(output, text.encode("utf-8"), stdout=stdout)
+    return {"output": str(output), "format": fmt.value, "count": len(docs), "sessions": [d.get("session_id")
+                                                                                        for _, _, d in docs]}
+
+
+def load_for_export(paths: Paths, names: list[str], *, everything: bool = False) -> Documents:
     """Every requested session, read and validated; any unreadable one stops the export."""
-    if everything:
-        paths.require_home()
-        targets = sessions.session_files(paths.sessions_dir)
-    else:
-        targets = resolve_all(paths, names)
-    return [(path, sessions.load(path)) for path in targets]
+    store = open_store(paths)
+    refs = store.refs() if everything else resolve_all(store, names)
+    out = []
+    for ref in refs:
+        doc = store.read(ref)
+        out.append((str(ref), store.session_id(ref, doc), doc))
+    return out
 
 
-def export_json(docs: list[tuple[Path, dict[str, Any]]]) -> str:
+def export_json(docs: Documents) -> str:
     payload = {"version": PORTABLE_VERSION, "format": FORMAT, "praisonmem_version": __version__,
-               "exported_at": now_iso(), "sessions": [doc for _, doc in docs]}
+               "exported_at": now_iso(), "sessions": [doc for _, _, doc in docs]}
     return json_safe(jsonfile.dumps(payload)) + "\n"
 
 
-def export_jsonl(docs: list[tuple[Path, dict[str, Any]]]) -> str:
+def export_jsonl(docs: Documents) -> str:
     import json
 
     lines = []
-    for path, doc in docs:
-        sid = sessions.raw_session_id(doc, path)
+    for _, sid, doc in docs:
         for archived, key in ((True, "archived_messages"), (False, "messages")):
-            for index, message in enumerate(sessions.messages_of(doc, key)):
+            for index, message in enumerate(messages_of(doc, key)):
                 record = {"session_id": sid, "archived": archived, "index": index}
                 record.update(message if isinstance(message, dict) else {"value": message})
                 lines.append(json_safe(json.dumps(record, ensure_ascii=False)))
     return "".join(line + "\n" for line in lines)
 
 
-def export_markdown(docs: list[tuple[Path, dict[str, Any]]]) -> str:
-    from praisonmem.core.io.timeutil import epoch_of
-
+def export_markdown(docs: Documents) -> str:
     def when(value: Any) -> str:
         from datetime import datetime, timezone
 
@@ -83,15 +115,15 @@ def export_markdown(docs: list[tuple[Path, dict[str, Any]]]) -> str:
         return datetime.fromtimestamp(stamp, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC") if stamp else ""
 
     out: list[str] = []
-    for path, doc in docs:
-        row = sessions.summarise(path, doc)  # the fields `session list` shows, read the same way
+    for file, sid, doc in docs:
+        row = summarise(doc, session_id=sid, file=file)  # the fields `session list` shows, read the same way
         out.append(f"# Session `{printable(str(row['session_id']))}`\n")
         facts = [("Agent", row["agent_name"]), ("User", row["user_id"]), ("Title", row["title"]),
                  ("Model", row["model"]), ("Created", when(row["created_at"])), ("Updated", when(row["updated_at"]))]
         out.extend(f"- **{k}:** {printable(str(v))}" for k, v in facts if v not in (None, ""))
         out.append("")
         for archived, key in ((True, "archived_messages"), (False, "messages")):
-            for index, message in enumerate(sessions.messages_of(doc, key)):
+            for index, message in enumerate(messages_of(doc, key)):
                 if not isinstance(message, dict):
                     continue
                 label = f"{'archived ' if archived else ''}#{index} {printable(str(message.get('role', '?')))}"
@@ -99,12 +131,12 @@ def export_markdown(docs: list[tuple[Path, dict[str, Any]]]) -> str:
                 out.append(f"### {label}" + (f" · {stamp}" if stamp else ""))
                 out.append("")
                 content = message.get("content")
-                if sessions.is_encrypted(content):
+                if is_encrypted(content):
                     out.append("*(encrypted)*")
                 elif content:
                     text = content if isinstance(content, str) else jsonfile.dumps(content)
                     out.append(printable(text, multiline=True))
-                for call_id, name, arguments in sessions.tool_calls_of(message):
+                for call_id, name, arguments in tool_calls_of(message):
                     out.append(f"\n**Tool call** `{printable(str(name))}` (`{printable(str(call_id))}`):\n")
                     out.append(f"```json\n{printable(str(arguments), multiline=True)}\n```")
                 if message.get("tool_call_id"):
@@ -119,17 +151,12 @@ def export_markdown(docs: list[tuple[Path, dict[str, Any]]]) -> str:
 
 @dataclass
 class ImportPlan:
-    items: list[tuple[dict[str, Any], Path, str]]  # document, target, action ("import"|"replace"|"skip")
+    items: list[tuple[dict[str, Any], Any, Action]]  # document, target, imported | replaced | skipped
 
 
 def read_payload(file: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """The sessions in an export file, or a clear error saying why it is not one."""
-    if str(file) == "-":
-        import sys
-
-        raw = sys.stdin.buffer.read()
-    else:
-        raw = jsonfile.read_bytes(file)
+    """The sessions in an export file (``-``: standard input), or a clear error saying why it is not one."""
+    raw = jsonfile.read_source(file)
     try:
         data = jsonfile.parse(raw, file)
     except PraisonMemError as exc:
@@ -151,7 +178,7 @@ def read_payload(file: str | os.PathLike[str]) -> list[dict[str, Any]]:
 
 
 def validate_session(doc: Any, index: int) -> str:
-    """Raise with the index and reason when a record cannot become a session file; else its id."""
+    """Raise with the index and reason when a record cannot become a session; else its id."""
     where = f"session {index}"
     if not isinstance(doc, dict):
         raise UsageError(f"{where}: not a JSON object")
@@ -162,7 +189,7 @@ def validate_session(doc: Any, index: int) -> str:
         raise UsageError(f"{where}: missing or empty session_id")
     where = f"session {index} ('{sid}')"
     try:
-        sessions.validate(doc, where)
+        validate(doc, where)
     except PraisonMemError as exc:
         raise UsageError(exc.message) from exc
     if not isinstance(doc.get("messages"), list):  # the library's loader fails on anything else
@@ -171,7 +198,7 @@ def validate_session(doc: Any, index: int) -> str:
     if checkpoint and not (isinstance(checkpoint, dict) and isinstance(checkpoint.get("message_index"), int)):
         raise UsageError(f"{where}: 'last_compaction' must be an object with an integer message_index")
     for key in ("messages", "archived_messages"):
-        for i, message in enumerate(sessions.messages_of(doc, key)):
+        for i, message in enumerate(messages_of(doc, key)):
             if not isinstance(message, dict):
                 raise UsageError(f"{where}: {key}[{i}] is not an object")
             if message.get("role") not in ROLES:
@@ -179,58 +206,63 @@ def validate_session(doc: Any, index: int) -> str:
     return sid
 
 
-def plan_import(paths: Paths, docs: list[dict[str, Any]], on_conflict: str) -> ImportPlan:
-    if on_conflict not in ("fail", "skip", "replace"):
-        raise UsageError(f"--on-conflict must be fail, skip or replace, got '{on_conflict}'")
+def plan_import(paths: Paths, file: str | os.PathLike[str], *, on_conflict: OnConflict | str = OnConflict.fail,
+                timeout: float = jsonfile.LOCK_TIMEOUT) -> Plan:
+    """``session import``: every session in ``file`` validated and every conflict decided before the first
+    write; replacing existing sessions is asked first."""
+    docs = read_payload(file)
     paths.require_home()
-    targets: dict[Path, str] = {}
+    store = open_store(paths)
+    plan = plan_documents(store, docs, OnConflict(on_conflict))
+    replacing = sum(1 for _, _, action in plan.items if action is Action.replaced)
+    return Plan(f"Replace {replacing} existing session(s)?" if replacing else None,
+                lambda dry_run, progress: run_import(store, plan, on_conflict=OnConflict(on_conflict),
+                                                     dry_run=dry_run, timeout=timeout))
+
+
+def plan_documents(store: SessionStore, docs: list[dict[str, Any]], on_conflict: OnConflict) -> ImportPlan:
+    targets: dict[Any, str] = {}
     items = []
     for index, doc in enumerate(docs):
         sid = validate_session(doc, index)
-        target = paths.sessions_dir / session_file_name(sid)
+        target = store.ref(sid)
         if target in targets:
-            raise UsageError(f"session {index} ('{sid}') and '{targets[target]}' both map to {target.name}")
+            raise UsageError(f"session {index} ('{sid}') and '{targets[target]}' both map to {file_name(target)}")
         targets[target] = sid
-        items.append((doc, target, "replace" if target.exists() else "import"))
-    conflicts = [target for _, target, action in items if action == "replace"]
-    if conflicts and on_conflict == "fail":
-        from praisonmem.core.errors import TargetExists
-
-        shown = ", ".join(p.name for p in conflicts[:5]) + (" …" if len(conflicts) > 5 else "")
+        items.append((doc, target, Action.replaced if store.exists(target) else Action.imported))
+    conflicts = [target for _, target, action in items if action is Action.replaced]
+    if conflicts and on_conflict is OnConflict.fail:
+        shown = ", ".join(file_name(t) for t in conflicts[:5]) + (" …" if len(conflicts) > 5 else "")
         raise TargetExists(f"{len(conflicts)} session(s) already exist ({shown}); nothing imported: "
                            "use --on-conflict skip or --on-conflict replace")
-    if on_conflict == "skip":
-        items = [(d, t, "skip" if a == "replace" else a) for d, t, a in items]
+    if on_conflict is OnConflict.skip:
+        items = [(d, t, Action.skipped if a is Action.replaced else a) for d, t, a in items]
     return ImportPlan(items)
 
 
-def run_import(plan: ImportPlan, *, on_conflict: str, dry_run: bool = False,
-               timeout: float = jsonfile.LOCK_TIMEOUT) -> list[Change]:
+def run_import(store: SessionStore, plan: ImportPlan, *, on_conflict: OnConflict, dry_run: bool = False,
+               timeout: float = jsonfile.LOCK_TIMEOUT) -> Outcome:
     """Write each planned session under its lock; per-session outcome, failures recorded."""
     changes = []
-    verbs = {"import": "imported", "replace": "replaced", "skip": "skipped"}
     for doc, target, action in plan.items:
-        change = Change(verbs[action], doc["session_id"], str(target), dry_run)
-        if action == "skip":
-            change.detail = "already exists"
-        if dry_run or action == "skip":
+        change = session_change(action, doc["session_id"], target, dry_run=dry_run, where=file_name(target),
+                                detail="already exists" if action is Action.skipped else None)
+        if dry_run or action is Action.skipped:
             changes.append(change)
             continue
         try:
-            with jsonfile.locked(target, timeout):
-                exists = jsonfile.exists(target)
-                if exists and on_conflict == "skip":
-                    change.action, change.detail = "skipped", "appeared during import"
-                elif exists and on_conflict != "replace":
-                    from praisonmem.core.errors import TargetExists
-
-                    change.failed(TargetExists(f"{target.name} appeared during the import; not replaced"))
+            with store.transaction([target], timeout) as tx:
+                exists = tx.exists(target)
+                if exists and on_conflict is OnConflict.skip:
+                    change.action, change.detail = Action.skipped, "appeared during import"
+                elif exists and on_conflict is not OnConflict.replace:
+                    change.fail(TargetExists(f"{file_name(target)} appeared during the import; not replaced"))
                 else:
                     if exists:
-                        jsonfile.read_current(target)  # refuse to replace a file that does not parse
-                    jsonfile.write_locked(target, doc)
-                    change.action = "replaced" if exists else "imported"
+                        tx.read(target)  # refuse to replace a file that does not parse
+                    tx.write(target, doc)
+                    change.action = Action.replaced if exists else Action.imported
         except PraisonMemError as exc:
-            change.failed(exc)
+            change.fail(exc)
         changes.append(change)
-    return changes
+    return Outcome(changes)

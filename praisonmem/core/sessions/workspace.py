@@ -6,16 +6,22 @@ workspace id is ``git:<root commit>``, else ``dir:<realpath cwd>``, else
 ``global``. ``PRAISONAI_GLOBAL_SESSIONS`` (``1``/``true``/``yes``, any case, not
 trimmed) swaps the workspace id for ``global``. Legacy name-only ids (sha256,
 then md5 of the name) are adopted by the library only in global scope.
+
+Nothing here reads a session file: :func:`choose_history_id` is told which ids exist.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from functools import lru_cache
-from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from praisonmem.core.paths import Paths
 
 GLOBAL_ENV = "PRAISONAI_GLOBAL_SESSIONS"
 GLOBAL_VALUES = ("1", "true", "yes")
@@ -87,61 +93,73 @@ def legacy_ids(name: str | None) -> dict[str, str]:
     }
 
 
+HistoryKind = Literal["workspace", "global", "legacy_sha256", "legacy_md5"]
+
+
 @dataclass(frozen=True)
 class HistoryChoice:
     """The session id an Agent with history would use, and why."""
 
     agent: str
-    workspace_id: str
-    is_global: bool
-    new_id: str
     session_id: str
-    kind: str  # "workspace" | "global" | "legacy_sha256" | "legacy_md5"
+    kind: HistoryKind
     legacy: dict[str, str]
 
 
-def choose_history_id(
-    name: str | None, sessions_dir: Path, *, workspace: str, global_scope: bool
-) -> HistoryChoice:
-    """The library's choice between the scoped id and legacy name-only files (spec §3)."""
+def choose_history_id(name: str | None, exists: Callable[[str], bool], *, workspace: str,
+                      global_scope: bool) -> HistoryChoice:
+    """The library's choice between the scoped id and legacy name-only files (spec §3); ``exists``
+    says whether a session with an id is stored."""
     agent = agent_name_or_default(name)
-    scope_id = "global" if global_scope else workspace
-    new_id = history_id(scope_id, agent)
+    new_id = history_id("global" if global_scope else workspace, agent)
     legacy = legacy_ids(agent)
     chosen, kind = new_id, "global" if global_scope else "workspace"
-    if not (sessions_dir / f"{new_id}.json").exists() and global_scope:
+    if global_scope and not exists(new_id):
         for algo in ("sha256", "md5"):
-            if (sessions_dir / f"{legacy[algo]}.json").exists():
+            if exists(legacy[algo]):
                 chosen, kind = legacy[algo], f"legacy_{algo}"
                 break
-    return HistoryChoice(agent, workspace, global_scope, new_id, chosen, kind, legacy)
+    return HistoryChoice(agent, chosen, kind, legacy)
 
 
-def safe_file_stem(session_id: str) -> str:
-    """The library's session-id → file-name rule: keep ``str.isalnum()`` and ``-_``."""
-    return "".join(c if c.isalnum() or c in "-_" else "_" for c in session_id)
+def describe(paths: Paths, agent: str | None = None, *, global_scope: bool = False) -> dict[str, Any]:
+    """``workspace id``: the workspace id here, and with ``agent`` the history session that agent uses."""
+    is_global = global_scope or global_from_env()
+    wid = "global" if is_global else workspace_id()
+    result: dict[str, Any] = {"workspace_id": wid, "global": is_global}
+    if agent is not None:
+        from praisonmem.core.sessions.stores import open_store
+
+        store = open_store(paths)
+        choice = choose_history_id(agent, lambda sid: store.exists(store.ref(sid)), workspace=wid,
+                                   global_scope=is_global)
+        ref = store.ref(choice.session_id)
+        result.update(agent=choice.agent, history_id=choice.session_id, path=str(ref), exists=store.exists(ref),
+                      legacy_ids=choice.legacy, kind=choice.kind)
+    return result
 
 
-def session_file_name(session_id: str) -> str:
-    return f"{safe_file_stem(session_id)}.json"
+class Scope(StrEnum):
+    """Where a session belongs relative to the current workspace (``session list --scope``)."""
+
+    workspace = "workspace"  # the current workspace's history id for its agent
+    global_ = "global"  # the global-scope id (PRAISONAI_GLOBAL_SESSIONS)
+    legacy = "legacy"  # a name-only id from before workspace scoping
+    other = "other"  # a history id of another workspace
+    explicit = "explicit"  # not a history id at all
 
 
-def scope_of(session_id: str, agent_name: str | None, workspace: str) -> str:
-    """Where a session belongs relative to ``workspace`` (see the CLI contract).
-
-    ``workspace``: the current workspace's history id for its agent; ``global``:
-    the global-scope id; ``legacy``: a name-only id; ``other``: a history id of
-    another workspace; ``explicit``: not a history id at all.
-    """
+def scope_of(session_id: str, agent_name: str | None, workspace: str) -> Scope:
+    """Where a session belongs relative to ``workspace`` (see :class:`Scope`)."""
     if not _looks_like_history_id(session_id):
-        return "explicit"
+        return Scope.explicit
     if session_id == history_id(workspace, agent_name):
-        return "workspace"
+        return Scope.workspace
     if session_id == history_id("global", agent_name):
-        return "global"
+        return Scope.global_
     if session_id in legacy_ids(agent_name).values():
-        return "legacy"
-    return "other"
+        return Scope.legacy
+    return Scope.other
 
 
 def _looks_like_history_id(session_id: str) -> bool:

@@ -21,7 +21,7 @@ import json
 from datetime import datetime, timezone
 from typing import Any
 
-from praisonmem.core.sessions.listing import tool_calls_of
+from praisonmem.core.sessions import tool_calls_of
 from praisonmem.core.io.timeutil import epoch_of
 
 PICKLED = "__pickled__"

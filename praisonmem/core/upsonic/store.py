@@ -21,14 +21,19 @@ Encoding, as the library writes it: the session fields ``session_data``,
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from praisonmem.core.errors import CorruptFile, NotFound, Refused, UsageError
+from praisonmem.core.io import jsonfile
 from praisonmem.core.io.sqlite import connect_ro, connect_rw, translate
+from praisonmem.core.result import Action, Change, Outcome
 
 SESSION_TABLE = "upsonic_sessions"
 USER_MEMORY_TABLE = "upsonic_user_memories"
@@ -37,9 +42,19 @@ SESSION_COLUMNS = ("session_id", "session_type", "agent_id", "team_id", "workflo
                    "created_at", "updated_at")
 USER_COLUMNS = ("user_id", "user_memory", "agent_id", "team_id", "created_at", "updated_at")
 DOUBLE_ENCODED = ("session_data", "agent_data", "team_data", "workflow_data", "metadata", "runs", "messages")
-SESSION_TYPES = ("agent", "team", "workflow")
 EXPORT_FORMAT = "praisonmem-upsonic"
-UPSONIC_VERSION = "0.77.3"
+UPSONIC_VERSION = "0.77.3"  # the release whose schema and encoding this module writes
+
+
+class SessionType(StrEnum):
+    """An Upsonic session's ``session_type``."""
+
+    agent = "agent"
+    team = "team"
+    workflow = "workflow"
+
+
+SESSION_TYPES = tuple(SessionType)
 
 
 SESSION_DDL_COLUMNS = (
@@ -125,7 +140,7 @@ class Store:
             if table in tables and sorted(tables[table]) != sorted(columns):
                 extra = sorted(set(tables[table]) - set(columns))
                 lacking = sorted(set(columns) - set(tables[table]))
-                raise Refused(f"{self.path}: table '{table}' does not have Upsonic 0.77.3's columns "
+                raise Refused(f"{self.path}: table '{table}' does not have Upsonic {UPSONIC_VERSION}'s columns "
                               f"(missing: {', '.join(lacking) or '-'}; unexpected: {', '.join(extra) or '-'}); "
                               "refusing to touch it")
         is_store = any(table in tables for table, _, _ in wanted.values())
@@ -164,14 +179,14 @@ class Store:
 
     # -------------------------------------------------------- sessions
 
-    def sessions(self, *, user: str | None = None, agent: str | None = None, session_type: str | None = None,
-                 limit: int = 0) -> list[dict[str, Any]]:
+    def sessions(self, *, user: str | None = None, agent: str | None = None,
+                 session_type: SessionType | str | None = None, limit: int = 0) -> list[dict[str, Any]]:
         """Rows newest first (``created_at DESC``, the library's default order), summarised."""
         where, params = [], []
         for column, value in (("user_id", user), ("agent_id", agent), ("session_type", session_type)):
             if value is not None:
                 where.append(f"{column} = ?")
-                params.append(value)
+                params.append(str(value))
         # Counted in SQL so the read transaction never carries the (large) messages and runs;
         # the double-encoded text is unwrapped by json_extract(x, '$'), guarded by json_valid.
         inner = {c: f"CASE WHEN json_valid({c}) THEN json_extract({c}, '$') END" for c in ("messages", "runs")}
@@ -219,7 +234,8 @@ class Store:
         rows = self._read(("users",), f"SELECT * FROM {_quote(self.user_memory_table)} ORDER BY updated_at DESC")
         return [decode_user_row(dict(r)) for r in rows]
 
-    def update_user_memory(self, user_id: str, change: Any, *, dry_run: bool = False) -> dict[str, Any]:
+    def update_user_memory(self, user_id: str, change: Callable[[dict[str, Any]], Any], *,
+                           dry_run: bool = False) -> dict[str, Any]:
         """Read-modify-write of one user's traits (``change(old dict) -> new dict``).
 
         The new JSON is built outside the lock from a first read; inside ``BEGIN
@@ -262,7 +278,8 @@ class Store:
 
     # -------------------------------------------------------- writing
 
-    def write(self, need: tuple[str, ...], body: Any, *, create: bool = False) -> None:
+    def write(self, need: tuple[str, ...], body: Callable[[sqlite3.Connection], None], *,
+              create: bool = False) -> None:
         """Run ``body(conn)`` inside ``BEGIN IMMEDIATE`` after checking (or creating) the tables."""
         if not self.path.exists() and not create:
             raise NotFound(f"{self.path}: no such database")
@@ -305,3 +322,47 @@ def parse_value(text: str) -> Any:
         return json.loads(text)
     except ValueError:
         return text
+
+
+def open_store(db: str | os.PathLike[str] | None, *, session_table: str = SESSION_TABLE,
+               user_memory_table: str = USER_MEMORY_TABLE, timeout: float = 5.0) -> Store:
+    """The Upsonic SQLite file ``db`` (``--db``, else the config's ``upsonic.db``)."""
+    if not db:
+        raise UsageError("--db PATH is required (or set upsonic.db in the config file)")
+    return Store(Path(db).expanduser(), session_table, user_memory_table, timeout=timeout)
+
+
+def edit_user_memory(store: Store, user_id: str, *, set_traits: dict[str, str] | None = None,
+                     unset: list[str] | None = None, replace_from: str | None = None,
+                     dry_run: bool = False) -> Outcome:
+    """``user-memory set|unset|replace``: one user's traits changed, every other trait, ``created_at``,
+    ``agent_id`` and ``team_id`` kept. ``set_traits`` values are JSON when they parse (:func:`parse_value`);
+    ``replace_from`` names a file holding a JSON object (``-``: standard input)."""
+    if replace_from is not None:
+        raw = jsonfile.read_source(replace_from)
+        try:
+            new = jsonfile.parse(raw, replace_from)
+        except CorruptFile as exc:
+            raise UsageError(f"{replace_from}: not JSON ({exc.reason})") from exc
+        if not isinstance(new, dict):
+            raise UsageError(f"{replace_from}: user memory must be a JSON object, got {jsonfile.json_kind(new)}")
+
+        def change(old: dict[str, Any]) -> dict[str, Any]:
+            return new
+    elif unset is not None:
+        current = store.user(user_id)["user_memory"] or {}
+        missing = [k for k in unset if k not in current]
+        if missing:
+            raise NotFound(f"user '{user_id}' has no trait(s) {', '.join(missing)}")
+
+        def change(old: dict[str, Any]) -> dict[str, Any]:
+            return {k: v for k, v in old.items() if k not in unset}
+    else:
+        updates = {k: parse_value(v) for k, v in (set_traits or {}).items()}
+
+        def change(old: dict[str, Any]) -> dict[str, Any]:
+            return {**old, **updates}
+    result = store.update_user_memory(user_id, change, dry_run=dry_run)
+    fields = {k: result[k] for k in ("user_id", "created", "before", "after")}
+    return Outcome([Change(Action.wrote, f"user memory of '{user_id}'", "new row" if result["created"] else None,
+                           dry_run=dry_run, fields=fields)])

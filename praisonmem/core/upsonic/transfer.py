@@ -1,4 +1,5 @@
-"""Upsonic export and import, and writing session rows as the library writes them.
+"""Upsonic export and import, conversion to and from PraisonAI sessions, and writing session rows as the
+library writes them.
 
 Export: one JSON document with epoch-integer timestamps and decoded JSON fields
 (``{"format": "praisonmem-upsonic", "users": [...], "sessions": [...]}``), read in
@@ -11,28 +12,31 @@ IMMEDIATE`` transaction of upserts: user memory ``ON CONFLICT(user_id)`` keeps
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
-from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from praisonmem import __version__
-from praisonmem.core.io import jsonfile
+from praisonmem.core import sessions as praisonai
 from praisonmem.core.errors import CorruptFile, TargetExists, UsageError
+from praisonmem.core.io import jsonfile, outfile
+from praisonmem.core.io.safetext import json_safe
 from praisonmem.core.paths import Paths
+from praisonmem.core.result import Action, Change, Outcome, Plan
+from praisonmem.core.upsonic.convert import from_praisonai, to_praisonai
 from praisonmem.core.upsonic.store import (
     DOUBLE_ENCODED,
     EXPORT_FORMAT,
     SESSION_COLUMNS,
     SESSION_TYPES,
     UPSONIC_VERSION,
+    USER_COLUMNS,
     Store,
     _quote,
     encode_double,
     encode_once,
 )
-
-USER_FIELDS = ("user_id", "user_memory", "agent_id", "team_id", "created_at", "updated_at")
 
 
 def export(store: Store, *, users: bool = True, sessions: bool = True) -> dict[str, Any]:
@@ -41,10 +45,21 @@ def export(store: Store, *, users: bool = True, sessions: bool = True) -> dict[s
                                "source": str(store.path), "session_table": store.session_table,
                                "user_memory_table": store.user_memory_table}
     if users:
-        payload["users"] = [{k: row[k] for k in USER_FIELDS} for row in store.users()]
+        payload["users"] = [{k: row[k] for k in USER_COLUMNS} for row in store.users()]
     if sessions:
         payload["sessions"] = [{k: row.get(k) for k in SESSION_COLUMNS} for row in store.all_sessions()]
     return payload
+
+
+def export_to(store: Store, output: str, *, users: bool = False, sessions: bool = False,
+              stdout: BinaryIO | None = None) -> dict[str, Any]:
+    """``upsonic export``: user memory and sessions (both unless one is asked for) as one JSON document written
+    to ``output`` (core/io/outfile.py's rule: ``-`` is ``stdout``); what was written."""
+    both = not users and not sessions
+    payload = export(store, users=users or both, sessions=sessions or both)
+    outfile.write(output, (json_safe(json.dumps(payload, ensure_ascii=False, indent=2)) + "\n").encode("utf-8"),
+                  stdout=stdout)
+    return {"output": output, "users": len(payload.get("users", [])), "sessions": len(payload.get("sessions", []))}
 
 
 def _int_or_none(value: Any) -> bool:
@@ -147,13 +162,13 @@ def user_statement(table: str, row: dict[str, Any], now: int) -> tuple[str, list
 
 
 def run_statements(conn: sqlite3.Connection, table: str, key: str,
-                   statements: list[tuple[str, str, list[Any]]]) -> list[str]:
+                   statements: list[tuple[str, str, list[Any]]]) -> list[Action]:
     """Execute prepared upserts (id, sql, params), saying which ones updated an existing row."""
     outcomes = []
     for row_id, sql, params in statements:
         exists = conn.execute(f"SELECT 1 FROM {_quote(table)} WHERE {key} = ?", (row_id,)).fetchone()
         conn.execute(sql, params)
-        outcomes.append("updated" if exists else "inserted")
+        outcomes.append(Action.updated if exists else Action.inserted)
     return outcomes
 
 
@@ -162,42 +177,77 @@ def existing(store: Store, users: list[dict[str, Any]], sessions: list[dict[str,
     return (store.known_ids("users") if users else set(), store.known_ids("sessions") if sessions else set())
 
 
+def row_change(kind: str, row_id: str, action: Action, dry_run: bool) -> Change:
+    return Change(action, f"{kind} {row_id}", dry_run=dry_run, fields={"kind": kind, "id": row_id})
+
+
+def plan_import(store: Store, file: str) -> Plan:
+    """``upsonic import``: every row of an export validated, then all upserted in one transaction; overwriting
+    existing rows is asked first."""
+    users, sessions = read_export(file)
+    preview = run_import(store, users, sessions, dry_run=True)
+    updating = sum(1 for c in preview.changes if c.action is Action.updated)
+    return Plan(f"Overwrite {updating} existing Upsonic row(s) in {store.path}?" if updating else None,
+                lambda dry_run, progress: preview if dry_run else run_import(store, users, sessions))
+
+
 def run_import(store: Store, users: list[dict[str, Any]], sessions: list[dict[str, Any]], *,
-               dry_run: bool = False) -> list[dict[str, Any]]:
+               dry_run: bool = False) -> Outcome:
     need = tuple(k for k, rows in (("users", users), ("sessions", sessions)) if rows)
     if dry_run:
         have_users, have_sessions = existing(store, users, sessions)
-        return ([{"kind": "user", "id": r["user_id"], "action": "update" if r["user_id"] in have_users
-                  else "insert", "dry_run": True} for r in users]
-                + [{"kind": "session", "id": r["session_id"], "action": "update" if r["session_id"] in have_sessions
-                    else "insert", "dry_run": True} for r in sessions])
+        return Outcome([row_change("user", r["user_id"], Action.updated if r["user_id"] in have_users
+                                   else Action.inserted, True) for r in users]
+                       + [row_change("session", r["session_id"], Action.updated if r["session_id"] in have_sessions
+                                     else Action.inserted, True) for r in sessions])
     now = int(time.time())
-    report: list[dict[str, Any]] = []
+    changes: list[Change] = []
     user_sql = [(r["user_id"], *user_statement(store.user_memory_table, r, now)) for r in users]
     session_sql = [(r["session_id"], *session_statement(store.session_table, r, now)) for r in sessions]
 
     def body(conn: sqlite3.Connection) -> None:
         for row, outcome in zip(users, run_statements(conn, store.user_memory_table, "user_id", user_sql)):
-            report.append({"kind": "user", "id": row["user_id"], "action": outcome, "dry_run": False})
+            changes.append(row_change("user", row["user_id"], outcome, False))
         for row, outcome in zip(sessions, run_statements(conn, store.session_table, "session_id", session_sql)):
-            report.append({"kind": "session", "id": row["session_id"], "action": outcome, "dry_run": False})
+            changes.append(row_change("session", row["session_id"], outcome, False))
 
     if need:
         store.write(need, body, create=True)
-    return report
+    return Outcome(changes)
+
+
+def plan_convert(store: Store, paths: Paths, names: list[str], *, into_praisonai: bool,
+                 replace: bool = False, timeout: float = jsonfile.LOCK_TIMEOUT) -> Plan:
+    """``upsonic convert``: Upsonic sessions to PraisonAI sessions (``into_praisonai``), or PraisonAI sessions
+    to Upsonic rows; every session is read and every target checked first, and overwriting (``replace``)
+    is asked first."""
+    if into_praisonai:
+        def convert(dry_run: bool) -> Outcome:
+            return write_praisonai(store, paths, names, replace=replace, dry_run=dry_run, timeout=timeout)
+    else:
+        found = praisonai.open_store(paths)
+        now = int(time.time())
+        rows = [from_praisonai(found.read(ref), now=now) for ref in (found.find(name) for name in names)]
+
+        def convert(dry_run: bool) -> Outcome:
+            return write_converted(store, rows, replace=replace, dry_run=dry_run)
+    preview = convert(True)
+    replacing = sum(1 for c in preview.changes if c.action in (Action.replaced, Action.updated))
+    return Plan(f"Overwrite {replacing} existing session(s)?" if replacing else None,
+                lambda dry_run, progress: preview if dry_run else convert(False))
 
 
 def write_converted(store: Store, rows: list[dict[str, Any]], *, replace: bool = False,
-                    dry_run: bool = False) -> list[dict[str, Any]]:
+                    dry_run: bool = False) -> Outcome:
     """Insert PraisonAI conversations as Upsonic rows; an existing session needs ``replace``."""
     _, have = existing(store, [], rows)
     clash = [r["session_id"] for r in rows if r["session_id"] in have]
     if clash and not replace:
         raise TargetExists(f"Upsonic session(s) already exist: {', '.join(clash)}; pass --replace to overwrite")
     if dry_run:
-        return [{"session_id": r["session_id"], "action": "update" if r["session_id"] in have else "insert",
-                 "dry_run": True} for r in rows]
-    report: list[dict[str, Any]] = []
+        return Outcome([_converted(r["session_id"], Action.updated if r["session_id"] in have else Action.inserted,
+                                   True) for r in rows])
+    changes: list[Change] = []
     statements = [(r["session_id"], *session_statement(store.session_table, r, int(time.time()))) for r in rows]
 
     def body(conn: sqlite3.Connection) -> None:
@@ -207,39 +257,44 @@ def write_converted(store: Store, rows: list[dict[str, Any]], *, replace: bool =
                                 (row["session_id"],)).fetchone():
                     raise TargetExists(f"Upsonic session '{row['session_id']}' appeared meanwhile; nothing written")
         for row, outcome in zip(rows, run_statements(conn, store.session_table, "session_id", statements)):
-            report.append({"session_id": row["session_id"], "action": outcome, "dry_run": False})
+            changes.append(_converted(row["session_id"], outcome, False))
 
     store.write(("sessions",), body, create=True)
-    return report
+    return Outcome(changes)
+
+
+def _converted(session_id: str, action: Action, dry_run: bool, file: str | None = None) -> Change:
+    fields: dict[str, Any] = {"session_id": session_id}
+    if file is not None:
+        fields["file"] = file
+    return Change(action, session_id + (f" → {file}" if file else ""), dry_run=dry_run, fields=fields)
 
 
 def write_praisonai(store: Store, paths: Paths, ids: list[str], *, replace: bool = False, dry_run: bool = False,
-                    timeout: float = jsonfile.LOCK_TIMEOUT) -> list[dict[str, Any]]:
-    """Upsonic sessions as PraisonAI session files, each written with the library's lock and atomic
-    replace; every id is found, and every target checked, before the first write."""
-    from praisonmem.core.upsonic.convert import to_praisonai
-    from praisonmem.core.sessions.workspace import session_file_name
-
+                    timeout: float = jsonfile.LOCK_TIMEOUT) -> Outcome:
+    """Upsonic sessions as PraisonAI sessions, each written with the library's lock and atomic replace; every
+    id is found, and every target checked, before the first write."""
+    target_store = praisonai.open_store(paths)
     paths.require_home()
     docs = [to_praisonai(store.session(i)) for i in ids]
-    targets = [paths.sessions_dir / session_file_name(d["session_id"]) for d in docs]
-    shared = sorted({t.name for t in targets if targets.count(t) > 1})
+    targets = [target_store.ref(d["session_id"]) for d in docs]
+    names = [praisonai.session_file_name(d["session_id"]) for d in docs]
+    shared = sorted({n for n in names if names.count(n) > 1})
     if shared:
         raise UsageError(f"several sessions map to the same PraisonAI file ({', '.join(shared)}); convert them "
                          "one at a time")
-    clash = [t.name for t in targets if t.exists()]
+    clash = [n for n, t in zip(names, targets) if target_store.exists(t)]
     if clash and not replace:
         raise TargetExists(f"PraisonAI session file(s) already exist: {', '.join(clash)}; pass --replace")
-    report = []
+    changes = []
     for doc, target in zip(docs, targets):
-        action = "replace" if target.exists() else "write"
+        action = Action.replaced if target_store.exists(target) else Action.wrote
         if not dry_run:
-            def put(current: dict[str, Any] | None, doc: dict[str, Any] = doc, target: Path = target) -> dict[str, Any]:
+            with target_store.transaction([target], timeout) as tx:
+                current = tx.read(target)  # one that does not parse is refused: never overwritten
                 if current is not None and not replace:
                     raise TargetExists(f"{target} appeared meanwhile; nothing written")
-                return doc  # a current file that does not parse was refused by jsonfile.update
-
-            jsonfile.update(target, put, timeout=timeout)
-            action = "replaced" if action == "replace" else "wrote"
-        report.append({"session_id": doc["session_id"], "action": action, "file": str(target), "dry_run": dry_run})
-    return report
+                tx.write(target, doc)
+            action = Action.replaced if current is not None else Action.wrote
+        changes.append(_converted(doc["session_id"], action, dry_run, str(target)))
+    return Outcome(changes)

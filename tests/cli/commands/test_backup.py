@@ -237,18 +237,18 @@ def test_backup_dir_and_keep_come_from_config(cli, world, monkeypatch):
 
 
 def test_a_file_that_appears_after_planning_is_not_overwritten(cli, world):
-    from praisonmem.core.backup import restore as backup
+    from praisonmem.core import backup
     from praisonmem.core.paths import resolve
 
     archive = make_backup(cli, world)
     paths = resolve(world["tmp"] / "fresh-home", env={})
-    items = backup.plan_restore(archive, paths, to=None, on_conflict="skip")
+    plan = backup.plan_restore(archive, paths, on_conflict="skip")
     target = paths.sessions_dir / "my_chat.json"
     target.parent.mkdir(parents=True)
     target.write_text('{"session_id": "my_chat", "messages": [{"role": "user", "content": "new turn"}]}')
-    results = backup.restore(archive, items, paths, to=None)
-    mine = next(r for r in results if r["target"] == str(target))
-    assert mine["action"] == "skipped" and "new turn" in target.read_text()
+    mine = next(c for c in plan.run().changes if c.fields["target"] == str(target))
+    assert (mine.action, mine.detail) == ("skipped", "appeared while restoring; left as it is")
+    assert "new turn" in target.read_text()
 
 
 def with_created_at(archive: Path, dest: Path, created_at: str) -> Path:

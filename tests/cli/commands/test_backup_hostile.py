@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_read_only import snapshot
 from tests.conftest import REPO
+from tests.helpers import snapshot
 
 SESSION = b'{"session_id": "s", "messages": []}'
 ROOTS = {"sessions": "/h/sessions", "spill": "/h/state/session_spill", "learn": "/h/learn", "memory": "/p/memory"}

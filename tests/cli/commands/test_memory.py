@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_read_only import snapshot
 from tests.conftest import PRAISONAI_FIXTURES
+from tests.helpers import snapshot
 
 VECTORS = json.loads((PRAISONAI_FIXTURES / "vectors.json").read_text(encoding="utf-8"))
 
@@ -26,11 +26,12 @@ def project(tmp_path, monkeypatch) -> Path:
 def test_store_prints_the_id_and_json_is_the_item(cli, project):
     result = cli("memory", "store", "User likes tea", "--user-id", "carol")
     assert result.exit_code == 0 and len(result.stdout.strip()) == 16
-    item = cli("memory", "store", "Fact", "--long", "--importance", "0.9", "--meta", "source=cli", "--meta", "k=a=b",
-               "--user-id", "carol", "--json").json()
-    assert item["importance"] == 0.9 and item["metadata"] == {"source": "cli", "k": "a=b"}
+    [record] = cli("memory", "store", "Fact", "--long", "--importance", "0.9", "--meta", "source=cli", "--meta",
+                   "k=a=b", "--user-id", "carol", "--json").json()
+    assert (record.pop("action"), record.pop("dry_run"), record.pop("detail")) == ("stored", False, None)
+    assert record["importance"] == 0.9 and record["metadata"] == {"source": "cli", "k": "a=b"}
     stored = json.loads((project / ".praisonai/memory/carol/long_term.json").read_text())
-    assert stored == [item]
+    assert stored == [record]  # the record is the stored item, every key as FileMemory wrote it
 
 
 def test_search_json_shape_and_filters(cli, project):
@@ -65,7 +66,7 @@ def test_delete_and_reset_need_confirmation_and_dry_run_changes_nothing(cli, pro
     before = snapshot(project)
     refused = cli("memory", "reset", "--user-id", "alice")
     assert refused.exit_code == 4 and "pass --yes" in refused.stderr
-    dry = cli("memory", "reset", "--all", "--user-id", "alice", "--dry-run", "--json").json()
+    [dry] = cli("memory", "reset", "--all", "--user-id", "alice", "--dry-run", "--json").json()
     assert dry["removed"] == {"short_term": 3, "long_term": 3, "entities": 2, "summaries": 1, "episodic": 3,
                               "episodic_files": 3}
     assert cli("memory", "delete", "b6405825f19f0274", "--user-id", "alice").exit_code == 4
@@ -108,7 +109,7 @@ def test_episodic_date_forms_through_the_cli(cli, project, case):
         assert result.stderr == json.dumps({"error": {"code": "usage", "message": case["message"],
                                                       "exit_code": 2}}) + "\n"
     else:
-        assert result.exit_code == 0 and result.json()["date"] == case["normalized"]
+        assert result.exit_code == 0 and result.json()[0]["date"] == case["normalized"]
         assert (project / ".praisonai/memory/dates/episodic" / case["file"]).exists()
 
 

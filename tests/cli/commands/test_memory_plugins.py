@@ -78,7 +78,7 @@ def test_providers_lists_the_plugin_and_what_it_supports(run):
 def test_store_search_list_delete_reset_through_the_plugin(run):
     stored = run("memory", "store", "likes green tea", "--provider", "demo", "--user-id", "ann", "--json")
     assert stored.returncode == 0, stored.stderr
-    item = json.loads(stored.stdout)
+    [item] = json.loads(stored.stdout)
     assert item["metadata"] == {"user_id": "ann"}
     hits = json.loads(run("memory", "search", "tea", "--provider", "demo", "--user-id", "ann", "--json").stdout)
     assert [h["item"]["id"] for h in hits] == [item["id"]]

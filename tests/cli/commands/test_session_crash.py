@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.commands.test_session_moves import ERAS, spill
+from tests.helpers import ERAS, spill
 from tests.conftest import PRAISONAI_FIXTURES, REPO
 
 WRITE_CALLS = ("openat", "open", "creat", "write", "pwrite64", "writev", "fsync", "fdatasync", "rename",
@@ -149,7 +149,7 @@ def test_adopt_of_both_name_only_files_killed_at_any_write_is_finished_by_the_re
 
 
 def test_adopt_merge_into_a_compacted_history_killed_at_any_write_is_finished_by_the_rerun(tmp_path):
-    from praisonmem.core.sessions.workspace import history_id, workspace_id
+    from praisonmem.core.sessions import history_id, workspace_id
 
     def build(home: Path, work: Path) -> None:
         (home / "sessions").mkdir(parents=True)

@@ -6,32 +6,14 @@ Homes are built from files real praisonaiagents releases wrote (tests/fixtures/p
 
 from __future__ import annotations
 
-import hashlib
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
-from praisonmem.core.sessions.workspace import history_id, workspace_id
-from tests.cli.test_read_only import snapshot
-from tests.conftest import FIXTURES
-
-ERAS = FIXTURES / "praisonai-eras"
-MD5_LEGACY_BOT, SHA_LEGACY_BOT = "history_e60a461d", "history_8fe938c0"
-MD5_UNNAMED, SHA_UNNAMED = "history_b33aed8f", "history_d4f0bc5a"
-MD5_CAFE, SHA_CAFE = "history_d1e95fe7", "history_2a8ac23c"
-
-
-def era_home(tmp_path: Path, *eras: str) -> Path:
-    """A PRAISONAI_HOME holding the name-only history files of the given releases."""
-    home = tmp_path / "home"
-    (home / "sessions").mkdir(parents=True)
-    for era in eras:
-        for path in (ERAS / era / "home" / "sessions").glob("history_*.json"):
-            shutil.copy(path, home / "sessions" / path.name)
-            (home / "sessions" / path.name).chmod(0o600)
-    return home
+from praisonmem.core.sessions import history_id, workspace_id
+from tests.helpers import (MD5_CAFE, MD5_LEGACY_BOT, MD5_UNNAMED, SHA_CAFE, SHA_LEGACY_BOT, SHA_UNNAMED, era_home,
+                           snapshot, spill)
 
 
 def load(home: Path, stem: str) -> dict:
@@ -45,18 +27,6 @@ def turns(doc: dict) -> list[tuple]:
 def library_bytes(doc: dict) -> bytes:
     """How the library (and so an adopt or rename) serialises a session."""
     return json.dumps(doc, indent=2, ensure_ascii=False).encode("utf-8")
-
-
-def spill(home: Path, session_id: str, stem: str, *messages: str) -> Path:
-    """A spill record as the library writes one after a failed write (spec §2.5)."""
-    token = hashlib.md5(session_id.encode()).hexdigest()[:8]  # the library's is random: one per spill
-    path = home / "state" / "session_spill" / f"{stem}.1796050189520.12503.{token}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    record = {"session_id": session_id, "spilled_at": "2026-11-30T14:49:49.520912+00:00",
-              "messages": [{"role": "user", "content": m, "timestamp": 1796050189.5 + i, "metadata": {}}
-                           for i, m in enumerate(messages)]}
-    path.write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
-    return path
 
 
 @pytest.fixture

@@ -65,7 +65,7 @@ def test_list_scopes_relative_to_a_global_agent_and_legacy_files(cli, fixture_ho
 
 
 def test_list_scope_workspace_inside_the_fixture_repo(cli, fixture_home, tmp_path, monkeypatch):
-    from tests.core.sessions.test_workspace import make_fixture_repo
+    from tests.helpers import make_fixture_repo
 
     monkeypatch.chdir(make_fixture_repo(tmp_path / "gitproj"))
     rows = cli("--home", fixture_home, "session", "list", "--scope", "workspace", "--json").json()

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_read_only import snapshot
-from tests.core.io.test_jsonfile import hold_flock
+from tests.helpers import hold_flock, snapshot
 
 CHANGE_KEYS = {"action", "session_id", "file", "dry_run", "new_session_id", "target", "detail"}
 
@@ -77,7 +76,7 @@ def test_adopt_all_moves_every_matching_legacy_file(cli, fixture_home):
 
 
 def test_adopt_for_another_workspace_dir(cli, fixture_home, tmp_path):
-    from praisonmem.core.sessions.workspace import history_id
+    from praisonmem.core.sessions import history_id
 
     target = tmp_path / "proj"
     target.mkdir()

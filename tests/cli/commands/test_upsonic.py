@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FIXTURES
+from tests.helpers import hold_sqlite_lock
 
 FIXTURE_DB = FIXTURES / "upsonic-0.77.3" / "data.db"
 
@@ -110,7 +111,7 @@ def test_a_planted_pickle_is_never_unpickled(cli, db, tmp_path):
     ("fixture", ["user-memory", "nobody"], 3, "no Upsonic user memory for 'nobody'"),
     ("fixture", ["user-memory", "set", "user_123", "novalue"], 2, "trait must be KEY=VALUE, got 'novalue'"),
     ("fixture", ["user-memory", "unset", "user_123", "nokey"], 3, "user 'user_123' has no trait(s) nokey"),
-    ("fixture", ["sessions", "--type", "robot"], 2, "--type must be agent, team or workflow"),
+    ("fixture", ["sessions", "--type", "robot"], 2, "'robot' is not one of 'agent', 'team', 'workflow'"),
     ("missing", ["sessions"], 3, "no such database"),
 ])
 def test_bad_inputs(cli, tmp_path, setup, args, code, message):
@@ -143,11 +144,9 @@ def test_db_is_required(cli):
 
 
 def test_a_database_locked_longer_than_the_timeout(cli, db, monkeypatch):
-    from tests.core.upsonic.test_store import HOLD_WRITE_LOCK
 
     monkeypatch.setenv("PRAISONMEM_LOCK_TIMEOUT", "0.3")
-    holder = subprocess.Popen([sys.executable, "-c", HOLD_WRITE_LOCK, str(db), "10"], stdout=subprocess.PIPE, text=True)
-    assert holder.stdout.readline().strip() == "locked"
+    holder = hold_sqlite_lock(db, 10)
     before = db.read_bytes()
     try:
         result = cli("upsonic", "user-memory", "set", "user_123", "a=1", "--db", db)

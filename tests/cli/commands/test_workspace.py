@@ -8,8 +8,8 @@ import subprocess
 import sys
 
 from praisonmem import __version__
-from praisonmem.core.sessions import workspace as ws
-from tests.core.sessions.test_workspace import FIXTURE_ROOT, make_fixture_repo
+from praisonmem.core import sessions as ws
+from tests.helpers import FIXTURE_ROOT, make_fixture_repo
 
 
 def test_version(cli):

@@ -11,7 +11,7 @@ import pytest
 from praisonmem.core.check import walk as check
 from praisonmem.core.errors import NotFound, UsageError
 from tests.conftest import PRAISONAI_FIXTURES
-from tests.cli.test_read_only import snapshot
+from tests.helpers import snapshot
 
 
 @pytest.fixture

@@ -9,13 +9,13 @@ import subprocess
 import sys
 import textwrap
 import time
-from pathlib import Path
 
 import pytest
 
 from praisonmem.core.io import jsonfile
 from praisonmem.core.errors import CorruptFile, IOFailure, LockTimeout, NotFound
 from tests.conftest import PRAISONAI_FIXTURES
+from tests.helpers import hold_flock
 
 LIBRARY_JSON = sorted(
     p for p in PRAISONAI_FIXTURES.rglob("*.json")
@@ -147,22 +147,6 @@ def test_read_of_a_missing_file_is_not_found(tmp_path):
         jsonfile.read(tmp_path / "nope.json")
 
 
-HOLD_FLOCK = textwrap.dedent("""
-    import fcntl, sys, time
-    handle = open(sys.argv[1], "w")
-    fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-    print("locked", flush=True)
-    time.sleep(float(sys.argv[2]))
-""")
-
-
-def hold_flock(lock_path: Path, seconds: float) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-c", HOLD_FLOCK, str(lock_path), str(seconds)],
-                            stdout=subprocess.PIPE, text=True)
-    assert proc.stdout.readline().strip() == "locked"
-    return proc
-
-
 def test_lock_held_by_another_process_times_out_with_nothing_changed(tmp_path):
     target = tmp_path / "s.json"
     target.write_bytes(b'{"a": 1}')
@@ -198,3 +182,17 @@ def test_praisonmem_lock_is_a_bsd_flock(tmp_path):
                            capture_output=True, text=True, check=True).stdout.strip()
     assert (inside, after) == ("blocked", "acquired")
     assert (tmp_path / "s.json.lock").exists()
+
+
+def test_jsonfile_locked_many_takes_locks_in_sorted_order(tmp_path, monkeypatch):
+    order = []
+    real = jsonfile.locked
+
+    def spy(path, timeout=5.0):
+        order.append(os.path.basename(path))
+        return real(path, timeout)
+
+    monkeypatch.setattr(jsonfile, "locked", spy)
+    with jsonfile.locked_many([tmp_path / "b.json", tmp_path / "a.json"]):
+        pass
+    assert order == ["a.json", "b.json"]

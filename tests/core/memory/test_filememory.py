@@ -71,7 +71,7 @@ def test_new_user_gets_the_library_defaults_and_byte_compatible_items(tmp_path):
     user_dir = tmp_path / "m" / "carol"
     assert (user_dir / "episodic").is_dir()
     assert json.loads((user_dir / "config.json").read_text()) == filememory.DEFAULT_CONFIG
-    assert list(item) == list(filememory.ITEM_FIELDS)
+    assert list(item) == list(filememory.ITEM_KEYS)
     assert len(item["id"]) == 16 and all(c in "0123456789abcdef" for c in item["id"])
     assert isinstance(item["created_at"], float) and item["importance"] == 0.5 and item["access_count"] == 0
     raw = (user_dir / "short_term.json").read_bytes()

@@ -8,10 +8,11 @@ import shutil
 
 import pytest
 
-from praisonmem.core.io import outfile
-from praisonmem.core.sessions import transfer as session_io
+from praisonmem.core import sessions
 from praisonmem.core.errors import NotFound, TargetExists, UsageError
+from praisonmem.core.io import outfile
 from praisonmem.core.paths import resolve
+from praisonmem.core.sessions import transfer as session_io
 
 
 @pytest.fixture
@@ -27,8 +28,7 @@ def test_json_export_then_import_into_an_empty_home_is_byte_identical(paths, tmp
     out = tmp_path / "export.json"
     outfile.write(out, session_io.export_json(docs).encode("utf-8"))
     fresh = resolve(tmp_path / "fresh", env={})
-    plan = session_io.plan_import(fresh, session_io.read_payload(out), "fail")
-    changes = session_io.run_import(plan, on_conflict="fail")
+    changes = sessions.plan_import(fresh, out).run().changes
     assert {c.action for c in changes} == {"imported"}
     for original in sorted(paths.sessions_dir.glob("*.json")):
         assert (fresh.sessions_dir / original.name).read_bytes() == original.read_bytes(), original.name
@@ -70,43 +70,51 @@ def test_import_of_a_missing_file_is_not_found(tmp_path):
 ])
 def test_one_invalid_session_stops_the_import_before_any_write(paths, tmp_path, bad, message):
     good = {"session_id": "new-good", "messages": []}
+    payload = tmp_path / "p.json"
+    payload.write_text(json.dumps({"version": 1, "sessions": [good, bad, {"session_id": "new-other", "messages": []}]}))
     with pytest.raises(UsageError, match=re.escape(message)):
-        session_io.plan_import(paths, [good, bad, {"session_id": "new-other", "messages": []}], "fail")
+        sessions.plan_import(paths, payload)
     assert not (paths.sessions_dir / "new-good.json").exists()
+
+
+def plan(paths, docs, on_conflict="fail"):
+    return session_io.plan_documents(sessions.open_store(paths), docs, sessions.OnConflict(on_conflict))
+
+
+def run(paths, docs, on_conflict="fail", dry_run=False):
+    return session_io.run_import(sessions.open_store(paths), plan(paths, docs, on_conflict),
+                                 on_conflict=sessions.OnConflict(on_conflict), dry_run=dry_run).changes
 
 
 def test_two_ids_for_one_file_are_refused(paths):
     with pytest.raises(UsageError, match="both map to a_b.json"):
-        session_io.plan_import(paths, [{"session_id": "a.b", "messages": []},
-                                       {"session_id": "a/b", "messages": []}], "fail")
+        plan(paths, [{"session_id": "a.b", "messages": []}, {"session_id": "a/b", "messages": []}])
 
 
 def test_conflicts_fail_skip_replace(paths):
     existing = json.loads((paths.sessions_dir / "my_chat.json").read_text())
     incoming = [dict(existing, agent_name="Imported"), {"session_id": "brand-new", "messages": []}]
     with pytest.raises(TargetExists, match="1 session\\(s\\) already exist \\(my_chat.json\\); nothing imported"):
-        session_io.plan_import(paths, incoming, "fail")
+        plan(paths, incoming, "fail")
     assert not (paths.sessions_dir / "brand-new.json").exists()
-    changes = session_io.run_import(session_io.plan_import(paths, incoming, "skip"), on_conflict="skip")
-    assert [c.action for c in changes] == ["skipped", "imported"]
+    changes = run(paths, incoming, "skip")
+    assert [(c.action, c.detail) for c in changes] == [("skipped", "already exists"), ("imported", None)]
     assert json.loads((paths.sessions_dir / "my_chat.json").read_text())["agent_name"] == "Saver"
-    changes = session_io.run_import(session_io.plan_import(paths, incoming, "replace"), on_conflict="replace")
+    changes = run(paths, incoming, "replace")
     assert [c.action for c in changes] == ["replaced", "replaced"]
     assert json.loads((paths.sessions_dir / "my_chat.json").read_text())["agent_name"] == "Imported"
 
 
 def test_replace_never_overwrites_a_target_that_does_not_parse(paths):
     (paths.sessions_dir / "bad.json").write_bytes(b"{")
-    plan = session_io.plan_import(paths, [{"session_id": "bad", "messages": []}], "replace")
-    [change] = session_io.run_import(plan, on_conflict="replace")
-    assert change.action == "failed" and "invalid JSON" in change.detail
+    [change] = run(paths, [{"session_id": "bad", "messages": []}], "replace")
+    assert change.action == "failed" and "invalid JSON" in change.detail and change.exit_code == 4
     assert (paths.sessions_dir / "bad.json").read_bytes() == b"{"
 
 
 def test_dry_run_import_writes_nothing(paths, tmp_path):
     fresh = resolve(tmp_path / "fresh", env={})
-    plan = session_io.plan_import(fresh, [{"session_id": "x", "messages": []}], "fail")
-    assert [c.action for c in session_io.run_import(plan, on_conflict="fail", dry_run=True)] == ["imported"]
+    assert [c.action for c in run(fresh, [{"session_id": "x", "messages": []}], dry_run=True)] == ["imported"]
     assert not (tmp_path / "fresh").exists()
 
 

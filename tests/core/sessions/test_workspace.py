@@ -2,40 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
-from pathlib import Path
 
 import pytest
 
-from praisonmem.core.sessions import workspace as ws
-from tests.conftest import PRAISONAI_FIXTURES
-
-VECTORS = json.loads((PRAISONAI_FIXTURES / "vectors.json").read_text(encoding="utf-8"))
-FIXTURE_ROOT = VECTORS["workspace_ids"]["git_fixture_repo"]["root_commit"]
-
-
-def git_env(date: str = "2026-01-01T00:00:00+0000") -> dict[str, str]:
-    return dict(
-        os.environ,
-        GIT_AUTHOR_NAME="Fixture", GIT_AUTHOR_EMAIL="fixture@example.invalid",
-        GIT_COMMITTER_NAME="Fixture", GIT_COMMITTER_EMAIL="fixture@example.invalid",
-        GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date,
-    )
-
-
-def git(repo: Path, *args: str, date: str = "2026-01-01T00:00:00+0000") -> None:
-    subprocess.run(["git", "-C", str(repo), "-c", "commit.gpgsign=false", *args],
-                   check=True, capture_output=True, env=git_env(date))
-
-
-def make_fixture_repo(path: Path) -> Path:
-    """The generator's repo: one empty commit with fixed author and date."""
-    path.mkdir(parents=True)
-    subprocess.run(["git", "init", "-q", str(path)], check=True, env=git_env())
-    git(path, "commit", "-q", "--allow-empty", "-m", "fixture root")
-    return path
+from praisonmem.core import sessions as ws
+from tests.helpers import FIXTURE_ROOT, VECTORS, git, git_env, make_fixture_repo
 
 
 @pytest.mark.parametrize("case", VECTORS["history_session_ids"], ids=lambda c: c["hash_input"])
@@ -71,7 +44,7 @@ def test_adoption_order_matches_the_library(case, tmp_path):
     sessions.mkdir()
     for name in case["existing_files"]:
         (sessions / name).write_text("{}", encoding="utf-8")
-    choice = ws.choose_history_id(case["agent_name"], sessions,
+    choice = ws.choose_history_id(case["agent_name"], lambda sid: (sessions / f"{sid}.json").exists(),
                                   workspace=case["workspace_id"], global_scope=case["global"])
     assert choice.session_id == case["chosen_session_id"]
     expected_kind = {"name_sha256": "legacy_sha256", "name_md5": "legacy_md5"}.get(

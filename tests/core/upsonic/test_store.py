@@ -5,19 +5,16 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
-import subprocess
-import sys
-import textwrap
 import time
 from pathlib import Path
 
 import pytest
 
-from praisonmem.core.upsonic import transfer as upsonic_io
+from praisonmem.core import upsonic as upsonic_io
 from praisonmem.core.errors import CorruptFile, LockTimeout, NotFound, Refused, TargetExists, UsageError
-from praisonmem.core.upsonic.store import Store, decode, session_ddl, user_memory_ddl
-from praisonmem.core.upsonic.convert import from_praisonai, parts, to_praisonai
+from praisonmem.core.upsonic import Store, decode, from_praisonai, parts, session_ddl, to_praisonai, user_memory_ddl
 from tests.conftest import FIXTURES, PRAISONAI_FIXTURES
+from tests.helpers import hold_sqlite_lock
 
 FIXTURE_DB = FIXTURES / "upsonic-0.77.3" / "data.db"
 
@@ -125,20 +122,8 @@ def test_custom_table_names(tmp_path):
         Store(path).sessions()
 
 
-HOLD_WRITE_LOCK = textwrap.dedent("""
-    import sqlite3, sys, time
-    conn = sqlite3.connect(sys.argv[1], isolation_level=None)
-    conn.execute("BEGIN EXCLUSIVE")
-    print("locked", flush=True)
-    time.sleep(float(sys.argv[2]))
-    conn.execute("ROLLBACK")
-""")
-
-
 def test_a_busy_database_is_a_clear_error_not_a_hang(db):
-    holder = subprocess.Popen([sys.executable, "-c", HOLD_WRITE_LOCK, str(db), "10"], stdout=subprocess.PIPE,
-                              text=True)
-    assert holder.stdout.readline().strip() == "locked"
+    holder = hold_sqlite_lock(db, 10)
     before = db.read_bytes()
     try:
         started = time.monotonic()
@@ -171,7 +156,7 @@ def test_export_then_import_into_a_new_file_reproduces_the_rows(db, tmp_path):
     users, sessions = upsonic_io.read_export(str(out))
     target = Store(tmp_path / "new.db")
     report = upsonic_io.run_import(target, users, sessions)
-    assert {r["action"] for r in report} == {"inserted"}
+    assert {c.action for c in report.changes} == {"inserted"}
     original = sqlite3.connect(db)
     copy = sqlite3.connect(tmp_path / "new.db")
     for table in ("upsonic_sessions", "upsonic_user_memories"):
