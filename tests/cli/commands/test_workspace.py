@@ -1,34 +1,12 @@
-"""workspace id / paths, root options, and the error contract."""
+"""workspace id and workspace paths."""
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 
-from praisonmem import __version__
+
 from praisonmem.core import sessions as ws
 from tests.helpers import FIXTURE_ROOT, make_fixture_repo
-
-
-def test_version(cli):
-    result = cli("--version")
-    assert (result.exit_code, result.stdout) == (0, f"praisonmem {__version__}\n")
-
-
-def test_python_dash_m_and_console_script_agree():
-    out = subprocess.run([sys.executable, "-m", "praisonmem", "--version"], capture_output=True, text=True)
-    assert (out.returncode, out.stdout) == (0, f"praisonmem {__version__}\n")
-
-
-def test_output_into_a_closed_pipe_exits_quietly(fixture_home):
-    proc = subprocess.Popen([sys.executable, "-m", "praisonmem", "--home", str(fixture_home), "session", "show",
-                             "compacted-demo", "--archived"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    proc.stdout.readline()
-    proc.stdout.close()  # like `| head -1`
-    assert proc.wait(timeout=30) in (0, 141)
-    assert proc.stderr.read() == b""
 
 
 def test_workspace_id_in_a_git_repo(cli, tmp_path, monkeypatch):
@@ -85,69 +63,3 @@ def test_workspace_paths(cli, tmp_path, monkeypatch):
     human = cli("--home", tmp_path, "workspace", "paths").stdout.splitlines()
     assert human[0] == "NAME\tPATH\tEXISTS\tCHOSEN BY"
     assert human[1] == f"data_dir\t{tmp_path}\tyes\t--home"
-
-
-def test_usage_error_is_one_line_with_exit_2(cli):
-    result = cli("session", "list", "--bogus")
-    assert result.exit_code == 2
-    assert result.stderr == ("praisonmem: error: No such option: --bogus (Possible options: --user) "
-                             "(see 'praisonmem session list --help')\n")
-
-
-def test_usage_error_as_json(cli):
-    result = cli("session", "list", "--limit", "-1", "--json")
-    assert result.exit_code == 2
-    error = json.loads(result.stderr)
-    assert set(error) == {"error"} and error["error"]["code"] == "usage" and error["error"]["exit_code"] == 2
-    assert "--limit" in error["error"]["message"]
-
-
-def test_not_found_as_json(cli, fixture_home):
-    result = cli("--home", fixture_home, "session", "show", "nope", "--json")
-    assert (result.exit_code, result.stdout) == (3, "")
-    assert json.loads(result.stderr) == {"error": {
-        "code": "not_found", "message": f"no session 'nope' in {fixture_home / 'sessions'}", "exit_code": 3}}
-
-
-def test_no_arguments_prints_help(cli):
-    result = cli()
-    assert "Usage" in result.stdout + result.stderr
-
-
-def test_a_call_imports_only_the_sub_command_it_names(tmp_path):
-    """Start-up cost: `workspace id` must not import (or build) the other groups."""
-    import subprocess
-    import sys
-
-    code = ("import sys\n"
-            "from praisonmem.cli.app import SUBCOMMANDS, run\n"
-            "assert run(['workspace', 'id', '--json']) == 0\n"
-            "print(sorted(n for n, m in SUBCOMMANDS.items() if m in sys.modules))\n")
-    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
-    assert done.stdout.splitlines()[-1] == "['workspace']"
-
-
-def test_root_help_lists_every_sub_command_in_order(cli):
-    from praisonmem.cli.app import SUBCOMMANDS
-
-    panel = cli("--help").stdout.split("Commands", 1)[1]
-    first_words = [line.strip("│ ").split(" ", 1)[0] for line in panel.splitlines()]
-    assert [word for word in first_words if word in SUBCOMMANDS] == list(SUBCOMMANDS)
-
-
-def test_every_command_has_help_with_an_example():
-    import typer
-
-    from praisonmem.cli.app import app
-
-    def walk(command, path):
-        subs = getattr(command, "commands", None)
-        if subs:
-            for name, sub in subs.items():
-                yield from walk(sub, [*path, name])
-        else:
-            yield path, command
-
-    for path, command in walk(typer.main.get_command(app), []):
-        assert command.help, path
-        assert "Example:" in command.help, path
