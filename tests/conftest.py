@@ -71,6 +71,15 @@ def fixture_home(tmp_path) -> Path:
     return dest
 
 
+@pytest.fixture
+def project(tmp_path, monkeypatch) -> Path:
+    """cwd = a copy of the real fixture project, so ./.praisonai/memory is a FileMemory tree the library wrote."""
+    dest = tmp_path / "project"
+    shutil.copytree(PRAISONAI_FIXTURES / "project", dest)
+    monkeypatch.chdir(dest)
+    return dest
+
+
 @dataclass
 class Result:
     exit_code: int

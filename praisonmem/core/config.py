@@ -28,9 +28,9 @@ def _str(key: str, value: Any) -> str:
 
 
 def _provider(key: str, value: Any) -> str:
-    from praisonmem.core.memory import available_providers
+    from praisonmem.core.memory import provider_names
 
-    names = [info.name for info in available_providers()]
+    names = provider_names()  # the entry points' names: no plug-in is loaded to check a setting
     if _str(key, value) not in names:
         raise UsageError(f"config {key} must be an installed provider ({', '.join(names)}), got {value!r}")
     return value

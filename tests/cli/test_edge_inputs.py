@@ -15,14 +15,6 @@ from tests.conftest import FIXTURES, PRAISONAI_FIXTURES
 from tests.helpers import hold_flock, snapshot
 
 
-@pytest.fixture
-def project(tmp_path, monkeypatch) -> Path:
-    dest = tmp_path / "project"
-    shutil.copytree(PRAISONAI_FIXTURES / "project", dest)
-    monkeypatch.chdir(dest)
-    return dest
-
-
 def test_arguments_that_are_not_utf8_are_refused(cli, project):
     bad = b"\xff".decode("utf-8", "surrogateescape")
     before = snapshot(project)

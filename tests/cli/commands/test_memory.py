@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -12,15 +11,6 @@ from tests.conftest import PRAISONAI_FIXTURES
 from tests.helpers import snapshot
 
 VECTORS = json.loads((PRAISONAI_FIXTURES / "vectors.json").read_text(encoding="utf-8"))
-
-
-@pytest.fixture
-def project(tmp_path, monkeypatch) -> Path:
-    """cwd = a copy of the fixture project, so ./.praisonai/memory is the real FileMemory tree."""
-    dest = tmp_path / "project"
-    shutil.copytree(PRAISONAI_FIXTURES / "project", dest)
-    monkeypatch.chdir(dest)
-    return dest
 
 
 def test_store_prints_the_id_and_json_is_the_item(cli, project):
@@ -208,3 +198,15 @@ def test_store_with_short_term_limit_0_keeps_every_item_as_the_library_does(cli,
     assert cli("memory", "store", "one more fact", "--user-id", "alice").exit_code == 0
     after = json.loads((user / "short_term.json").read_text())
     assert after[:-1] == before and after[-1]["content"] == "one more fact"
+
+
+def test_users_finds_a_user_whose_only_file_is_summaries_json_as_check_does(cli, project):
+    carol = project / ".praisonai/memory/carol"
+    carol.mkdir()
+    (carol / "summaries.json").write_text('[{"summary": "talked about tea"}]')
+    users = {u["user_id"]: u for u in cli("memory", "users", "--json").json()}
+    assert sorted(users) == ["alice", "bob", "carol"]
+    assert {k: users["carol"][k] for k in ("short_term", "long_term", "entities", "summaries", "episodic")} == {
+        "short_term": 0, "long_term": 0, "entities": 0, "summaries": 1, "episodic": 0}
+    report = cli("check", carol, "--json").json()
+    assert (report["files_checked"], report["findings"]) == (1, [])  # check reads it as a FileMemory user too

@@ -120,3 +120,32 @@ def test_unknown_and_broken_providers(run):
     assert unknown.returncode == 2 and "unknown provider 'nope' (available: file, sqlite, demo" in unknown.stderr
     broken = run("memory", "store", "x", "--provider", "broken")
     assert broken.returncode == 5 and "provider 'broken' failed to load" in broken.stderr
+
+
+LOADED = """
+import sys
+from praisonmem.cli.app import run
+code = run(sys.argv[1:])
+print(code, "demo_provider" in sys.modules)
+"""
+
+
+@pytest.mark.parametrize("setting", ['provider = "demo"\n', 'provider = "file"\n'])
+def test_a_configured_provider_is_checked_without_loading_any_plug_in(site, tmp_path, setting):
+    config = tmp_path / "config.toml"
+    config.write_text(setting)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]),
+               PRAISONMEM_CONFIG=str(config))
+    done = subprocess.run([sys.executable, "-c", LOADED, "workspace", "id"], capture_output=True, text=True, env=env,
+                          cwd=tmp_path)
+    assert done.stdout.splitlines()[-1] == "0 False", done.stderr
+
+
+def test_a_configured_provider_that_is_not_installed_is_refused_naming_the_installed_ones(run, tmp_path, monkeypatch):
+    config = tmp_path / "config.toml"
+    config.write_text('provider = "nope"\n')
+    monkeypatch.setenv("PRAISONMEM_CONFIG", str(config))
+    result = run("workspace", "id")
+    assert result.returncode == 2
+    assert result.stderr == ("praisonmem: error: config provider must be an installed provider (file, sqlite, demo, "
+                             "leaky, failing, minimal, broken), got 'nope'\n")
