@@ -12,6 +12,7 @@ import shutil
 import sys
 import time
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -69,6 +70,18 @@ def fixture_home(tmp_path) -> Path:
     for path in dest.rglob("*"):
         path.chmod(0o700 if path.is_dir() else 0o600)
     return dest
+
+
+TODAY = datetime(2026, 11, 30, 12, 0)  # the day the fixtures were written (their newest episodic file)
+
+
+@pytest.fixture
+def today(monkeypatch) -> datetime:
+    """The core's clock for local dates frozen at :data:`TODAY` (in-process commands only)."""
+    from praisonmem.core.io import timeutil
+
+    monkeypatch.setattr(timeutil, "local_now", lambda: TODAY)
+    return TODAY
 
 
 @pytest.fixture

@@ -114,9 +114,10 @@ def spill(home: Path, session_id: str, stem: str, *messages: str) -> Path:
     return path
 
 
-_TIME = re.compile(r"\b\d{4}-\d{2}-\d{2}( \d{2}:\d{2}(:\d{2})?)?\b")
+_LOCAL_TIME = re.compile(r"\b\d{4}-\d{2}-\d{2} \d{2}:\d{2}(:\d{2})?\b")
 
 
 def normalise_times(text: str) -> str:
-    """Human output with every local date and time shown as ``<time>`` (they depend on the clock and zone)."""
-    return _TIME.sub("<time>", text)
+    """Human output with every local time (``YYYY-MM-DD HH:MM[:SS]``, which depends on the time zone) shown as
+    ``<time>``; stored dates and ISO timestamps stay as they are."""
+    return _LOCAL_TIME.sub("<time>", text)

@@ -106,21 +106,3 @@ def test_root_help_lists_every_sub_command_in_order(cli):
     panel = cli("--help").stdout.split("Commands", 1)[1]
     first_words = [line.strip("│ ").split(" ", 1)[0] for line in panel.splitlines()]
     assert [word for word in first_words if word in SUBCOMMANDS] == list(SUBCOMMANDS)
-
-
-def test_every_command_has_help_with_an_example():
-    import typer
-
-    from praisonmem.cli.app import app
-
-    def walk(command, path):
-        subs = getattr(command, "commands", None)
-        if subs:
-            for name, sub in subs.items():
-                yield from walk(sub, [*path, name])
-        else:
-            yield path, command
-
-    for path, command in walk(typer.main.get_command(app), []):
-        assert command.help, path
-        assert "Example:" in command.help, path

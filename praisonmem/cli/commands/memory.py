@@ -48,7 +48,7 @@ def store_command(
     provider: ProviderOption = None,
     as_json: JsonFlag = False,
 ) -> int:
-    """Store a memory and print its id (--json: the stored item).
+    """Store a memory and print its id (--json: its change record, the stored item).
 
     With the file provider the item is exactly what FileMemory writes (its keys,
     id rule and float timestamps), the user's config.json limits and

@@ -1,4 +1,4 @@
-"""memory / episodic / learn commands, and each bad input."""
+"""memory store / search / list / delete / reset / users / providers / extract, and each bad input."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import PRAISONAI_FIXTURES
-from tests.helpers import snapshot
+from tests.helpers import normalise_times, snapshot
 
 VECTORS = json.loads((PRAISONAI_FIXTURES / "vectors.json").read_text(encoding="utf-8"))
 
@@ -24,83 +24,139 @@ def test_store_prints_the_id_and_json_is_the_item(cli, project):
     assert stored == [record]  # the record is the stored item, every key as FileMemory wrote it
 
 
-def test_search_json_shape_and_filters(cli, project):
+def test_search_gives_type_score_and_item_in_the_librarys_order(cli, project):
     hits = cli("memory", "search", "dark mode", "--user-id", "alice", "--json").json()
-    assert [h["type"] for h in hits] == ["long_term", "short_term", "long_term"]
+    assert [(h["type"], h["item"]["content"]) for h in hits] == [
+        ("long_term", "User prefers dark mode in every editor"), ("short_term", "User prefers dark mode"),
+        ("long_term", "Dark chocolate is a favourite snack")]
     assert all(list(h) == ["type", "score", "item"] for h in hits)
+
+
+def test_search_filter_matches_the_items_metadata(cli, project):
     only = cli("memory", "search", "dark mode", "--user-id", "alice", "--filter", "type=preference", "--json").json()
     assert [h["item"]["content"] for h in only] == ["User prefers dark mode in every editor"]
+
+
+def test_search_type_and_limit(cli, project):
     long = cli("memory", "search", "dark", "--type", "long", "--user-id", "alice", "--limit", "1", "--json").json()
-    assert len(long) == 1 and long[0]["type"] == "long_term"
-    assert cli("memory", "search", "zzz", "--user-id", "alice", "--json").json() == []
+    assert [(h["type"], h["item"]["content"]) for h in long] == [
+        ("long_term", "User prefers dark mode in every editor")]
 
 
-def test_list_shows_entities_with_attributes_and_relations(cli, project):
-    out = cli("memory", "list", "--type", "entity", "--user-id", "alice").stdout
-    assert "John (person) [role=developer, team=core] {works_at → Acme}" in out
+def test_search_without_hits_is_an_empty_array_and_exit_0(cli, project):
+    result = cli("memory", "search", "zzz", "--user-id", "alice", "--json")
+    assert (result.exit_code, result.json()) == (0, [])
+
+
+MEMORY_LIST = """\
+TYPE\tID\tIMPORTANCE\tWHEN\tTEXT
+short_term\tb6405825f19f0274\t0.5\t<time>\tUser prefers dark mode
+short_term\t7ad622c96037f39d\t0.6\t<time>\tAsked about the Lisbon trip
+short_term\t46a8cf2cdb904075\t0.4\t<time>\tMentioned café culture ☕
+long_term\t6b6dbe1fcbd0b17f\t0.95\t<time>\tUser's name is Alice
+long_term\tb52d0dc68db39acb\t0.9\t<time>\tUser prefers dark mode in every editor
+long_term\t20b68d5381eb6cf3\t0.8\t<time>\tDark chocolate is a favourite snack
+entity\t857e6ca8c01ccb7a\t\t<time>\tJohn (person) [role=developer, team=core] {works_at → Acme}
+entity\tb25aac7bc257f468\t\t<time>\tAcme (organization) [industry=software]
+episodic\t1235d023dc691d0d\t0.5\t2026-03-05\tPlanned the Lisbon trip
+episodic\td0ab7484d9b89955\t0.5\t2026-03-06\tBooked Hotel Alfama Patio
+episodic\tbb51859c00dc1016\t0.5\t2026-11-30\tChatted today
+"""
+
+
+def test_list_shows_every_tier_in_file_order_entities_with_attributes_and_relations(cli, project):
+    result = cli("memory", "list", "--user-id", "alice")
+    assert (result.exit_code, normalise_times(result.stdout), result.stderr) == (0, MEMORY_LIST, "")
+
+
+def test_list_json_gives_the_episodic_date(cli, project):
     rows = cli("memory", "list", "--type", "episodic", "--user-id", "alice", "--json").json()
-    assert [r["date"] for r in rows] == ["2026-03-05", "2026-03-06", "2026-11-30"]
+    assert [(r["type"], r["date"], r["item"]["id"]) for r in rows] == [
+        ("episodic", "2026-03-05", "1235d023dc691d0d"), ("episodic", "2026-03-06", "d0ab7484d9b89955"),
+        ("episodic", "2026-11-30", "bb51859c00dc1016")]
 
 
-def test_users_and_providers(cli, project):
+def test_users_counts_each_tier(cli, project):
     users = cli("memory", "users", "--json").json()
-    assert [(u["user_id"], u["short_term"], u["long_term"], u["entities"]) for u in users] == [
-        ("alice", 3, 3, 2), ("bob", 4, 4, 1)]
-    sqlite_users = cli("memory", "users", "--provider", "sqlite", "--json").json()
-    assert sqlite_users == [{"user_id": "alice", "path": str(Path(".praisonai")), "short_term": 2, "long_term": 2}]
-    names = [p["name"] for p in cli("memory", "providers", "--json").json()]
-    assert names[:2] == ["file", "sqlite"]
+    assert [(u["user_id"], u["short_term"], u["long_term"], u["entities"], u["summaries"], u["episodic"])
+            for u in users] == [("alice", 3, 3, 2, 1, 3), ("bob", 4, 4, 1, 0, 1)]
+    human = cli("memory", "users").stdout.splitlines()
+    assert human == ["USER\tSHORT-TERM\tLONG-TERM\tENTITIES\tEPISODIC\tSUMMARIES", "alice\t3\t3\t2\t3\t1",
+                     "bob\t4\t4\t1\t1\t0"]
 
 
-def test_delete_and_reset_need_confirmation_and_dry_run_changes_nothing(cli, project):
+def test_users_of_the_sqlite_provider(cli, project):
+    assert cli("memory", "users", "--provider", "sqlite", "--json").json() == [
+        {"user_id": "alice", "path": str(Path(".praisonai")), "short_term": 2, "long_term": 2}]
+    assert cli("memory", "users", "--provider", "sqlite").stdout == "USER\tSHORT-TERM\tLONG-TERM\nalice\t2\t2\n"
+
+
+def test_providers_lists_the_builtins_first(cli, project):
+    infos = cli("memory", "providers", "--json").json()
+    assert [(i["name"], i["source"], i["error"]) for i in infos[:2]] == [("file", "builtin", None),
+                                                                          ("sqlite", "builtin", None)]
+
+
+def test_reset_needs_yes_in_a_non_interactive_run(cli, project):
     before = snapshot(project)
     refused = cli("memory", "reset", "--user-id", "alice")
     assert refused.exit_code == 4 and "pass --yes" in refused.stderr
-    [dry] = cli("memory", "reset", "--all", "--user-id", "alice", "--dry-run", "--json").json()
-    assert dry["removed"] == {"short_term": 3, "long_term": 3, "entities": 2, "summaries": 1, "episodic": 3,
-                              "episodic_files": 3}
+    assert snapshot(project) == before
+
+
+def test_reset_dry_run_gives_the_counts_and_changes_nothing(cli, project):
+    before = snapshot(project)
+    dry = cli("memory", "reset", "--all", "--user-id", "alice", "--dry-run")
+    assert dry.stdout == ("would remove 3 short term, 3 long term, 2 entities, 1 summaries, 3 episodic, "
+                          "3 episodic files\n")
+    [record] = cli("memory", "reset", "--all", "--user-id", "alice", "--dry-run", "--json").json()
+    assert record["removed"] == {"short_term": 3, "long_term": 3, "entities": 2, "summaries": 1, "episodic": 3,
+                                 "episodic_files": 3}
+    assert snapshot(project) == before
+
+
+def test_reset_long_clears_only_long_term(cli, project):
+    assert cli("memory", "reset", "--long", "--user-id", "alice", "--yes").stdout == "removed 3 long term\n"
+    assert [len(cli("memory", "list", "--type", t, "--user-id", "alice", "--json").json()) for t in ("short", "long")
+            ] == [3, 0]
+
+
+def test_delete_needs_yes_then_deletes_and_a_second_delete_is_not_found(cli, project):
+    before = snapshot(project)
     assert cli("memory", "delete", "b6405825f19f0274", "--user-id", "alice").exit_code == 4
     assert snapshot(project) == before
     deleted = cli("memory", "delete", "b6405825f19f0274", "--user-id", "alice", "--yes")
     assert deleted.stdout == "deleted short_term memory b6405825f19f0274\n"
-    assert cli("memory", "delete", "b6405825f19f0274", "--user-id", "alice", "--yes").exit_code == 3
-    assert cli("memory", "reset", "--long", "--user-id", "alice", "--yes").stdout == "removed 3 long term\n"
+    again = cli("memory", "delete", "b6405825f19f0274", "--user-id", "alice", "--yes")
+    assert (again.exit_code, again.stderr) == (
+        3, "praisonmem: error: no memory 'b6405825f19f0274' for user 'alice' (file provider)\n")
 
 
-def test_extract_preview_then_store(cli, project):
-    preview = cli("memory", "extract", "My name is Ann and I prefer Go for servers.", "--user-id", "ann", "--json").json()
-    assert [(p["type"], p["status"]) for p in preview] == [("name", "preview"), ("preference", "preview"),
-                                                           ("technology", "preview")]
+EXTRACTED = "My name is Ann and I prefer Go for servers."
+
+
+def test_extract_previews_without_writing(cli, project):
+    preview = cli("memory", "extract", EXTRACTED, "--user-id", "ann")
+    assert preview.stdout == ("would store entity: Ann (name, importance 0.95)\n"
+                              "would store long_term: Go for servers (preference, importance 0.7)\n"
+                              "would store long_term: Go (technology, importance 0.7)\n")
+    assert [(p["type"], p["status"], p["dry_run"]) for p in cli("memory", "extract", EXTRACTED, "--user-id", "ann",
+                                                                 "--json").json()] == [
+        ("name", "preview", True), ("preference", "preview", True), ("technology", "preview", True)]
     assert not (project / ".praisonai/memory/ann").exists()
-    stored = cli("memory", "extract", "My name is Ann and I prefer Go for servers.", "--user-id", "ann", "--store", "--json")
-    assert [p["status"] for p in stored.json()] == ["stored"] * 3
-    again = cli("memory", "extract", "My name is Ann and I prefer Go for servers.", "--user-id", "ann", "--store", "--json")
-    assert [p["status"] for p in again.json()] == ["already stored"] * 3
-    assert cli("memory", "extract", "hello there").stderr == "praisonmem: nothing memorable found\n"
 
 
-def test_episodic_add_get_delete(cli, project):
-    item_id = cli("episodic", "add", "Hiked Sintra", "--date", "2026-3-5", "--user-id", "alice").stdout.strip()
-    rows = cli("episodic", "get", "--date", "2026-03-05", "--user-id", "alice", "--json").json()
-    assert [r["item"]["content"] for r in rows] == ["Planned the Lisbon trip", "Hiked Sintra"]
-    assert cli("episodic", "delete", item_id, "--user-id", "alice", "--yes").exit_code == 3  # 30-day scan
-    gone = cli("episodic", "delete", item_id, "--date", "2026-03-05", "--user-id", "alice", "--yes")
-    assert gone.stdout == f"deleted episode {item_id} of 2026-03-05\n"
-    today = cli("episodic", "get", "--user-id", "alice", "--json").json()
-    assert [r["item"]["content"] for r in today] == [] or all(r["date"] >= "2026-11-24" for r in today)
+def test_extract_store_writes_then_skips_what_is_already_there(cli, project):
+    stored = cli("memory", "extract", EXTRACTED, "--user-id", "ann", "--store", "--json").json()
+    assert [(p["status"], p["action"]) for p in stored] == [("stored", "stored")] * 3
+    again = cli("memory", "extract", EXTRACTED, "--user-id", "ann", "--store")
+    assert again.stdout == ("skipped entity: Ann: already stored\nskipped long_term: Go for servers: already stored\n"
+                            "skipped long_term: Go: already stored\n")
 
 
-@pytest.mark.parametrize("case", [c for c in VECTORS["episodic_dates"] if isinstance(c["input"], str)],
-                         ids=lambda c: repr(c["input"]))
-def test_episodic_date_forms_through_the_cli(cli, project, case):
-    result = cli("episodic", "add", "x", "--date", case["input"], "--user-id", "dates", "--json")
-    if "error" in case:
-        assert result.exit_code == 2
-        assert result.stderr == json.dumps({"error": {"code": "usage", "message": case["message"],
-                                                      "exit_code": 2}}) + "\n"
-    else:
-        assert result.exit_code == 0 and result.json()[0]["date"] == case["normalized"]
-        assert (project / ".praisonai/memory/dates/episodic" / case["file"]).exists()
+def test_extract_of_nothing_memorable_says_so(cli, project):
+    result = cli("memory", "extract", "hello there")
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "", "praisonmem: nothing memorable found\n")
 
 
 @pytest.mark.parametrize("args, message", [
@@ -113,7 +169,6 @@ def test_episodic_date_forms_through_the_cli(cli, project, case):
     (["memory", "search", "x", "--type", "bogus"], "--type must be short, long, entity or episodic"),
     (["memory", "reset", "--short", "--long"], "give one of --short, --long, --all"),
     (["episodic", "get", "--date", "2026-01-01", "--days-back", "3"], "give --date or --days-back, not both"),
-    (["learn", "add", "nope", "x"], "unknown learn store 'nope'"),
 ])
 def test_bad_inputs_exit_2_with_one_line(cli, project, args, message):
     before = snapshot(project)
@@ -138,21 +193,6 @@ def test_reset_without_yes_in_a_non_interactive_run_changes_nothing(cli, project
     result = cli("memory", "reset", "--all", "--user-id", "bob")
     assert result.exit_code == 4 and "not confirmed, nothing changed" in result.stderr
     assert snapshot(project) == before
-
-
-def test_learn_commands(cli, fixture_home):
-    rows = cli("--home", fixture_home, "learn", "list", "--json").json()
-    assert {r["store"] for r in rows} == {"persona", "insights", "threads", "patterns"}
-    shown = cli("--home", fixture_home, "learn", "show", rows[0]["id"], "--json").json()
-    assert shown["id"] == rows[0]["id"]
-    new_id = cli("--home", fixture_home, "learn", "add", "persona", "Likes tea", "--user-id", "alice").stdout.strip()
-    dup = cli("--home", fixture_home, "learn", "add", "persona", "likes TEA", "--user-id", "alice").stdout
-    assert dup.startswith(new_id) and "not added again" in dup
-    assert cli("--home", fixture_home, "learn", "delete", new_id).exit_code == 4
-    assert cli("--home", fixture_home, "learn", "delete", new_id, "--yes").exit_code == 0
-    assert cli("--home", fixture_home, "learn", "clear", "threads", "--user-id", "alice", "--yes").stdout.startswith(
-        "removed 1 entries")
-    assert cli("--home", fixture_home, "learn", "show", "nope").exit_code == 3
 
 
 WRITER_LOCK = ".praisonmem.lock"  # a writer may create its empty lock sidecar

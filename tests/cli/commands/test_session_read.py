@@ -10,6 +10,7 @@ import pytest
 
 from praisonmem.core.io import jsonfile
 from tests.conftest import PRAISONAI_FIXTURES
+from tests.helpers import normalise_times
 
 EXPECTED = json.loads((PRAISONAI_FIXTURES / "expected/sessions.json").read_text(encoding="utf-8"))
 FIXTURE_IDS = {
@@ -156,27 +157,120 @@ def test_show_resolves_stems_paths_and_unique_prefixes(cli, fixture_home):
     assert by_stem == by_path == by_prefix
 
 
-def test_show_renders_tool_calls_results_and_markers(cli, fixture_home):
-    out = cli("--home", fixture_home, "session", "show", "history_ec9d38c8").stdout
-    assert '→ tool call weather({"city": "Paris"}) [call_abc123]' in out
-    assert "\n#2 tool · 2026-11-30 14:49:49 [result of weather [call_abc123]]\n" in out
-    assert "──" not in out  # nothing decorative when piped
-    assert "Sunny in Paris, 21C" in out
-    partial = cli("--home", fixture_home, "session", "show", "interrupted-stream").stdout
-    assert "[partial: interrupted or still streaming]" in partial
-    compacted = cli("--home", fixture_home, "session", "show", "compacted-demo").stdout
-    assert "[summary of 5 compacted messages]" in compacted
-    assert "Checkpoint  resumes at message 3, 1200→180 tokens" in compacted
-    assert "#a0" not in compacted
+TOOL_EXCHANGE = """\
+Session   history_ec9d38c8
+File      {home}/sessions/history_ec9d38c8.json
+Agent     Stream Bot
+User      bob
+Title     -
+Model     gpt-4o-mini
+Tokens    0
+Cost      0
+Created   <time>
+Updated   <time>
+Messages  4 active, 0 archived
+
+#0 user · <time>
+What is the weather in Paris?
+
+#1 assistant · <time>
+→ tool call weather({{"city": "Paris"}}) [call_abc123]
+
+#2 tool · <time> [result of weather [call_abc123]]
+Sunny in Paris, 21C
+
+#3 assistant · <time>
+The tool said: Sunny in Paris, 21C
+"""
+
+COMPACTED_HEADER = """\
+Session     compacted-demo
+File        {home}/sessions/compacted-demo.json
+Agent       Compactor
+User        alice
+Title       -
+Model       gpt-4o-mini
+Tokens      1380
+Cost        0.0021
+Created     <time>
+Updated     <time>
+Messages    5 active, 5 archived
+Checkpoint  resumes at message 3, 1200→180 tokens, <time>
+"""
+
+COMPACTED_ACTIVE = """
+#0 system · <time> [summary of 5 compacted messages]
+[Session Summary]
+Previous conversation: 1 messages
+Message breakdown: {{'user': 1, 'assistant': 0, 'tool': 0, 'system': 0}}
+---
+Previous conversation: 1 messages
+Message breakdown: {{'user': 0, 'assistant': 1, 'tool': 0, 'system': 0}}
+---
+Previous conversation: 1 messages
+Message breakdown: {{'user': 1, 'assistant': 0, 'tool': 0, 'system': 0}}
+---
+Previous conversation: 2 messages compacted.
+
+#1 assistant · <time>
+May looks sunny, around 24C.
+
+#2 user · <time>
+Book a hotel near Alfama
+
+#3 assistant · <time>
+Found Hotel Alfama Patio, €140/night.
+
+#4 user · <time>
+Great, book it
+"""
+
+COMPACTED_ARCHIVED = """
+#a0 user · <time> [archived]
+Plan a trip to Lisbon
+
+#a1 assistant · <time> [archived]
+Sure — when?
+
+#a2 user · <time> [archived]
+In May, check the weather too
+
+#a3 assistant · <time> [archived]
+→ tool call get_weather({{"city": "Lisbon"}}) [call_w1]
+
+#a4 tool · <time> [archived] [result of get_weather [call_w1]]
+Lisbon: 24C, sunny (forecast.csv)
+"""
 
 
-def test_show_archived_and_tail(cli, fixture_home):
-    out = cli("--home", fixture_home, "session", "show", "compacted-demo", "--archived").stdout
-    assert out.index("\n#a0 user") < out.index("\n#a4 tool") < out.index("\n#0 system")
-    assert "[archived] [result of get_weather [call_w1]]" in out
-    tail = cli("--home", fixture_home, "session", "show", "compacted-demo", "--tail", "2").stdout
-    assert "… 3 earlier turns not shown (--tail)" in tail
-    assert tail.count("\n#") == 2 and "\n#4 user" in tail
+def shown(cli, home, *args: str) -> str:
+    result = cli("--home", home, "session", "show", *args)
+    assert result.exit_code == 0 and result.stderr == "", result.stderr
+    return normalise_times(result.stdout)
+
+
+def test_show_renders_a_tool_exchange_with_the_call_each_result_answers(cli, fixture_home):
+    assert shown(cli, fixture_home, "history_ec9d38c8") == TOOL_EXCHANGE.format(home=fixture_home)
+
+
+def test_show_of_a_compacted_session_marks_the_summary_and_checkpoint(cli, fixture_home):
+    assert shown(cli, fixture_home, "compacted-demo") == (COMPACTED_HEADER + COMPACTED_ACTIVE).format(home=fixture_home)
+
+
+def test_show_archived_puts_the_archived_turns_first(cli, fixture_home):
+    assert shown(cli, fixture_home, "compacted-demo", "--archived") == (
+        COMPACTED_HEADER + COMPACTED_ARCHIVED + COMPACTED_ACTIVE).format(home=fixture_home)
+
+
+def test_show_tail_says_how_many_turns_it_left_out(cli, fixture_home):
+    assert shown(cli, fixture_home, "compacted-demo", "--tail", "2") == (
+        COMPACTED_HEADER + "\n… 3 earlier turns not shown (--tail)\n\n#3 assistant · <time>\n"
+        "Found Hotel Alfama Patio, €140/night.\n\n#4 user · <time>\nGreat, book it\n").format(home=fixture_home)
+
+
+def test_show_marks_a_partial_turn(cli, fixture_home):
+    assert shown(cli, fixture_home, "interrupted-stream").endswith(
+        "\n#1 assistant · <time> [partial: interrupted or still streaming]\nOnce upon a ti\n")
 
 
 def test_show_working_equals_the_library_working_history(cli, fixture_home):

@@ -165,31 +165,3 @@ def test_a_session_that_does_not_parse_is_never_rewritten(cli, fixture_home):
         result = cli("--home", fixture_home, "session", *args)
         assert result.exit_code == 4 and "invalid JSON" in result.stderr
     assert bad.read_bytes() == b'{"session_id": "bad", "messages": ['
-
-
-def test_check_exit_codes_and_json_report(cli, fixture_home):
-    clean = cli("check", fixture_home, "--json")
-    report = clean.json()
-    assert clean.exit_code == 0 and report["ok"] is True and report["errors"] == 0
-    assert set(report) == {"ok", "strict", "roots", "files_checked", "errors", "warnings", "info", "findings"}
-    assert set(report["findings"][0]) == {"severity", "file", "message", "code"}
-    assert cli("check", fixture_home, "--strict").exit_code == 1
-    (fixture_home / "sessions" / "my_chat.json").write_bytes(b"{")
-    broken = cli("check", fixture_home)
-    assert broken.exit_code == 1
-    assert "error   " in broken.stdout and "1 error(s)" in broken.stdout
-
-
-def test_check_defaults_to_the_resolved_home(cli, fixture_home, monkeypatch):
-    monkeypatch.setenv("PRAISONAI_HOME", str(fixture_home))
-    report = cli("check", "--json").json()
-    assert report["roots"] == [str(fixture_home)]
-
-
-def test_check_with_nothing_to_check_fails_so_ci_notices(cli, tmp_path):
-    result = cli("check")
-    assert result.exit_code == 3 and "nothing to check" in result.stderr and result.stdout == ""
-    (tmp_path / "empty-home").mkdir()
-    result = cli("--home", tmp_path / "empty-home", "check")
-    assert result.exit_code == 3 and "nothing to check" in result.stderr
-    assert cli("check", "").exit_code == 2
