@@ -6,12 +6,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import pty
 import re
+import select
 import shutil
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import IO
 
 from tests.conftest import FIXTURES, PRAISONAI_FIXTURES
 
@@ -33,6 +36,16 @@ def snapshot(root: Path) -> dict[str, tuple]:
             content = path.read_bytes() if path.is_file() else None
             state[str(path.relative_to(root))] = (st.st_mode, st.st_mtime_ns, st.st_size, content)
     return state
+
+
+def refused(cli, root: Path, *args: object, code: int) -> str:
+    """Run praisonmem, which must exit ``code`` with nothing on stdout, one line on stderr and nothing changed
+    under ``root``; that line."""
+    before = snapshot(root)
+    result = cli(*args)
+    assert (result.exit_code, result.stdout) == (code, ""), result.stderr
+    assert result.stderr.count("\n") == 1 and snapshot(root) == before
+    return result.stderr
 
 
 HOLD_FLOCK = textwrap.dedent("""
@@ -121,3 +134,28 @@ def normalise_times(text: str) -> str:
     """Human output with every local time (``YYYY-MM-DD HH:MM[:SS]``, which depends on the time zone) shown as
     ``<time>``; stored dates and ISO timestamps stay as they are."""
     return _LOCAL_TIME.sub("<time>", text)
+
+
+def run_on_a_pty(args: list[str], cwd: Path, env: dict[str, str], *, stdout: IO[bytes] | None = None
+                 ) -> tuple[int, str]:
+    """Run ``python -m praisonmem`` with stderr (and stdout, unless given a file) on a pseudo-terminal, so Rich
+    sees a terminal; the exit code and everything the terminal received."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "praisonmem", *args], cwd=cwd, env={**os.environ, **env},
+                            stdin=subprocess.DEVNULL, stdout=slave if stdout is None else stdout, stderr=slave)
+    os.close(slave)
+    chunks = []
+    while True:
+        ready, _, _ = select.select([master], [], [], 30)
+        if not ready:
+            proc.kill()
+            raise AssertionError(f"no output from {args} for 30 s")
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # the child closed its end
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    return proc.wait(timeout=30), b"".join(chunks).decode("utf-8", errors="replace")

@@ -124,30 +124,24 @@ def test_imports_keep_the_house_rules(path):
     assert violations(path) == []
 
 
-@pytest.mark.parametrize("source, problem", [
-    ("import typer", "core never imports Typer"),
-    ("from rich.console import Console", "core never imports Typer"),
-    ("from praisonmem.cli.output import Output", "core never imports the CLI"),
-    ("from praisonmem.core.memory.filememory import FileMemoryStore", "only through its public __init__"),
-])
-def test_the_rules_catch_what_a_core_module_must_not_import(monkeypatch, source, problem):
-    fake = PACKAGE / "core" / "sessions" / "_rule_probe.py"
-    monkeypatch.setattr(Path, "read_text", lambda self, **kw: source if self == fake else Path.read_bytes(self).decode())
-    assert any(problem in v for v in violations(fake))
+SESSION_COMMANDS = PACKAGE / "cli" / "commands" / "session.py"
+A_CORE_MODULE = PACKAGE / "core" / "sessions" / "_rule_probe.py"
 
 
-@pytest.mark.parametrize("source, problem", [
-    ("from praisonmem.core import memory", "talks to core.sessions only"),
-    ("from praisonmem.core.sessions import listing", "not a submodule"),
-    ("from praisonmem.core.io import jsonfile", "talks to core.sessions only"),
-    ("from praisonmem.cli.commands import memory", "does not import another"),
-    ("from typer._click.core import ParameterSource", "private Typer only in cli/app.py"),
-])
-def test_the_rules_catch_what_a_command_module_must_not_import(monkeypatch, source, problem):
-    session = PACKAGE / "cli" / "commands" / "session.py"
-    monkeypatch.setattr(Path, "read_text",
-                        lambda self, **kw: source if self == session else Path.read_bytes(self).decode())
-    assert any(problem in v for v in violations(session))
+@pytest.mark.parametrize("module, source, problem", [
+    (A_CORE_MODULE, "import typer", "core never imports Typer"),
+    (A_CORE_MODULE, "from rich.console import Console", "core never imports Typer"),
+    (A_CORE_MODULE, "from praisonmem.cli.output import Output", "core never imports the CLI"),
+    (A_CORE_MODULE, "from praisonmem.core.memory.filememory import FileMemoryStore", "only through its public"),
+    (SESSION_COMMANDS, "from praisonmem.core import memory", "talks to core.sessions only"),
+    (SESSION_COMMANDS, "from praisonmem.core.sessions import listing", "not a submodule"),
+    (SESSION_COMMANDS, "from praisonmem.core.io import jsonfile", "talks to core.sessions only"),
+    (SESSION_COMMANDS, "from praisonmem.cli.commands import memory", "does not import another"),
+    (SESSION_COMMANDS, "from typer._click.core import ParameterSource", "private Typer only in cli/app.py"),
+], ids=lambda v: v if isinstance(v, str) else v.name)
+def test_the_rules_catch_each_kind_of_breach(monkeypatch, module, source, problem):
+    monkeypatch.setattr(Path, "read_text", lambda self, **kw: source if self == module else Path.read_bytes(self).decode())
+    assert any(problem in v for v in violations(module))
 
 
 JSON_FILE_IO = {"read", "read_bytes", "read_object", "read_current", "locked", "locked_many", "write_locked",

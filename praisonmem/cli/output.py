@@ -210,6 +210,14 @@ def _fit_columns(
     return keep
 
 
+def report_written(out: Output, summary: dict[str, Any], output: str | None, message: str) -> None:
+    """After an export to ``-o FILE``: its summary as JSON when asked, else ``message`` on stderr; nothing when the
+    export itself went to stdout."""
+    if output in (None, "-") or out.document(summary):
+        return
+    note(message)
+
+
 def binary_stdout() -> Any:
     """stdout for bytes (an export or archive written to ``-``), after the text already written."""
     sys.stdout.flush()

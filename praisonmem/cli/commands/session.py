@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from praisonmem.cli.options import DryRunFlag, JsonFlag, LimitOption, NdjsonFlag, YesFlag
-from praisonmem.cli.output import binary_stdout, fmt_time, fmt_value, note, render_outcome, warn
+from praisonmem.cli.output import binary_stdout, fmt_time, fmt_value, note, render_outcome, report_written, warn
 from praisonmem.cli.progress import file_progress
 from praisonmem.cli.prompts import confirm_and_run
 from praisonmem.cli.state import state_of
@@ -363,9 +363,7 @@ def export_command(
     out = state.output(as_json or (state.json_default and format_ is None))
     summary = sessions.export(state.paths, session or [], every=all_, format=format_ or sessions.ExportFormat.json,
                               output="-" if output is None else output, stdout=binary_stdout())
-    if to_stdout or out.document(summary):
-        return
-    note(f"exported {summary['count']} session(s) as {summary['format']} to {output}")
+    report_written(out, summary, output, f"exported {summary['count']} session(s) as {summary['format']} to {output}")
 
 
 @app.command("import")

@@ -8,7 +8,7 @@ import typer
 from typer.core import TyperGroup
 
 from praisonmem.cli.options import DryRunFlag, JsonFlag, LimitOption, NdjsonFlag, YesFlag, parse_pairs
-from praisonmem.cli.output import binary_stdout, fmt_value, note, render_outcome
+from praisonmem.cli.output import binary_stdout, fmt_value, render_outcome, report_written
 from praisonmem.cli.prompts import confirm_and_run
 from praisonmem.cli.render.upsonic import date, render_session, render_traits
 from praisonmem.cli.state import State, state_of
@@ -225,9 +225,8 @@ def export_command(
     state = state_of(ctx)
     summary = upsonic.export_to(_store(state, db, session_table, user_memory_table), output, users=users,
                                 sessions=sessions, stdout=binary_stdout())
-    if output == "-" or state.output(as_json).document(summary):
-        return
-    note(f"exported {summary['users']} user(s) and {summary['sessions']} session(s) to {output}")
+    report_written(state.output(as_json), summary, output,
+                   f"exported {summary['users']} user(s) and {summary['sessions']} session(s) to {output}")
 
 
 @app.command("import")

@@ -8,7 +8,7 @@ off, ``info`` for facts worth knowing.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any, Literal
 
@@ -188,15 +188,25 @@ def memory_items(doc: Any, name: str, report: Report) -> list[str]:
     return ids
 
 
-def entities(doc: Any, report: Report) -> None:
+def _objects(doc: Any, report: Report, codes: tuple[str, str], *, file: str, member: str,
+             file_then: str = "", member_then: str = "") -> Iterator[tuple[str, str, dict[str, Any]]]:
+    """``(where, key, value)`` of each object in a file of objects keyed by id; a file or a member that is not
+    an object is an error (``*_then``: what the library does with it) and is passed over."""
     if not isinstance(doc, dict):
-        report("error", "memory.type", f"entities.json holds {json_kind(doc)}, not an object: FileMemory() crashes")
+        report("error", codes[0], f"{file} holds {json_kind(doc)}, not an object{file_then}")
         return
-    for key, entity in doc.items():
-        where = f"entity '{key}'"
-        if not isinstance(entity, dict):
-            report("error", "memory.item", f"{where} is {json_kind(entity)}, not an object: FileMemory() crashes")
-            continue
+    for key, value in doc.items():
+        where = f"{member} '{key}'"
+        if isinstance(value, dict):
+            yield where, key, value
+        else:
+            report("error", codes[1], f"{where} is {json_kind(value)}, not an object{member_then}")
+
+
+def entities(doc: Any, report: Report) -> None:
+    crash = ": FileMemory() crashes"
+    for where, key, entity in _objects(doc, report, ("memory.type", "memory.item"), file="entities.json",
+                                       member="entity", file_then=crash, member_then=crash):
         extra = [k for k in entity if k not in memory.ENTITY_KEYS]
         if extra:
             report("error", "memory.extra_key", f"{where} has unknown key(s) {', '.join(map(repr, extra))}: "
@@ -246,14 +256,8 @@ def episodic_date(stem: str, report: Report) -> None:
 
 
 def learn_store(doc: Any, report: Report) -> None:
-    if not isinstance(doc, dict):
-        report("error", "learn.type", f"store holds {json_kind(doc)}, not an object keyed by entry id")
-        return
-    for key, entry in doc.items():
-        where = f"entry '{key}'"
-        if not isinstance(entry, dict):
-            report("error", "learn.entry", f"{where} is {json_kind(entry)}, not an object")
-            continue
+    for where, key, entry in _objects(doc, report, ("learn.type", "learn.entry"), file="store", member="entry",
+                                      file_then=" keyed by entry id"):
         for required in ("id", "content"):
             if required not in entry:
                 report("error", "learn.missing_key", f"{where} has no '{required}': the store fails to load")

@@ -7,13 +7,14 @@ The commands, one function each: :mod:`.ops` (``store_memory``, ``search_memory`
 :mod:`.filememory_io`, its locked reads, and :mod:`.filememory_config`, what each ``config.json``
 value does), :mod:`.sqlitememory`, and :mod:`.automemory` (AutoMemory's pattern extraction).
 
-Names are loaded on first use (PEP 562); a submodule is not part of the API.
+Names are loaded on first use (:mod:`praisonmem.core.lazy`); a submodule is not part of the API.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from praisonmem.core.lazy import lazy_exports
 
 _EXPORTS = {
     "ops": ("extract_memories", "item_text", "list_memory", "plan_delete_memory", "plan_reset_memory",
@@ -28,22 +29,7 @@ _EXPORTS = {
 # A name that is also a submodule's would be shadowed by the submodule once it is imported.
 _ALIASES = {"available_providers": ("providers", "available"), "file_users": ("filememory", "users"),
             "config_problem": ("filememory_config", "problem")}
-_WHERE = {name: (module, name) for module, names in _EXPORTS.items() for name in names} | _ALIASES
-
-__all__ = sorted(_WHERE)
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module, attribute = _WHERE[name]
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), attribute)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS, _ALIASES)
 
 
 if TYPE_CHECKING:

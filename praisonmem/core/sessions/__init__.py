@@ -11,14 +11,16 @@ Under them: :mod:`.documents` (pure functions over one session document), :mod:`
 (uniting two histories), and :mod:`.stores` (where sessions are kept: the one interface
 everything above talks to, and the JSON-directory store behind it).
 
-Names are loaded on first use (PEP 562), so ``import praisonmem.core.sessions`` costs
-nothing until a command needs one; a submodule is not part of the API.
+Names are loaded on first use (:mod:`praisonmem.core.lazy`), so ``import
+praisonmem.core.sessions`` costs nothing until a command needs one; a submodule is not
+part of the API.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from praisonmem.core.lazy import lazy_exports
 
 _EXPORTS = {
     "documents": ("ROLES", "is_encrypted", "messages_of", "metadata_of", "summarise", "title_of", "tool_calls_of",
@@ -37,22 +39,7 @@ _EXPORTS = {
 }
 # A name that is also a submodule's would be shadowed by the submodule once it is imported.
 _ALIASES = {"describe_workspace": ("workspace", "describe"), "search_sessions": ("search", "search")}
-_WHERE = {name: (module, name) for module, names in _EXPORTS.items() for name in names} | _ALIASES
-
-__all__ = sorted(_WHERE)
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module, attribute = _WHERE[name]
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), attribute)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS, _ALIASES)
 
 
 if TYPE_CHECKING:

@@ -4,13 +4,14 @@ The commands: :mod:`.store` (``open_store``, the ``Store`` readers, ``edit_user_
 :mod:`.transfer` (``export_to``, ``plan_import``, ``plan_convert``); :mod:`.convert` maps messages
 between Upsonic's pydantic-ai parts and PraisonAI sessions (``parts`` for showing them).
 
-Names are loaded on first use (PEP 562); a submodule is not part of the API.
+Names are loaded on first use (:mod:`praisonmem.core.lazy`); a submodule is not part of the API.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from praisonmem.core.lazy import lazy_exports
 
 _EXPORTS = {
     "store": ("UPSONIC_VERSION", "SessionType", "Store", "decode", "edit_user_memory", "open_store", "parse_value",
@@ -19,22 +20,7 @@ _EXPORTS = {
                  "write_converted"),
     "convert": ("from_praisonai", "opaque", "parts", "to_praisonai"),
 }
-_WHERE = {name: (module, name) for module, names in _EXPORTS.items() for name in names}
-
-__all__ = sorted(_WHERE)
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module, attribute = _WHERE[name]
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), attribute)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)
 
 
 if TYPE_CHECKING:

@@ -243,14 +243,20 @@ def baseline_mib(tmp_path: Path) -> float:
     return peak_run(tmp_path, "--version")[1]
 
 
+def flat_run(tmp_path: Path, base: float, *args: str | Path) -> tuple[int, str]:
+    """:func:`peak_run`, which must stay within 50 MiB of ``base``: its exit code and stderr."""
+    code, peak, stderr = peak_run(tmp_path, *args)
+    assert peak < base + 50, (args, peak, base)
+    return code, stderr
+
+
 def test_a_300_byte_archive_with_a_3_gib_sparse_member_is_refused_in_constant_memory(tmp_path):
     archive = tiny_archive(tmp_path / "sparse.tar.gz", gnu_sparse_header("memory/u/short_term.json", 3 * GIB))
     assert archive.stat().st_size < 400
     base = baseline_mib(tmp_path)
-    code, peak, _ = peak_run(tmp_path, "backup", "verify", archive, "--json")
-    assert code == 1 and peak < base + 50, (peak, base)
-    code, peak, stderr = peak_run(tmp_path, "backup", "restore", archive, "--to", tmp_path / "to", "--yes")
-    assert code == 4 and peak < base + 50, (peak, base)
+    assert flat_run(tmp_path, base, "backup", "verify", archive, "--json")[0] == 1
+    code, stderr = flat_run(tmp_path, base, "backup", "restore", archive, "--to", tmp_path / "to", "--yes")
+    assert code == 4
     assert "'memory/u/short_term.json': a sparse file, which backups never hold; nothing written" in stderr
     assert not (tmp_path / "to").exists()
 
@@ -259,14 +265,12 @@ def test_a_member_larger_than_its_manifest_size_is_refused_unread(cli, tmp_path)
     archive = tiny_archive(tmp_path / "big.tar.gz", huge_header("memory/u/short_term.json", 3 * GIB))
     assert archive.stat().st_size < 400
     base = baseline_mib(tmp_path)
-    code, peak, _ = peak_run(tmp_path, "backup", "verify", archive)
-    assert code == 1 and peak < base + 50, (peak, base)
+    assert flat_run(tmp_path, base, "backup", "verify", archive)[0] == 1
     report = cli("backup", "verify", archive, "--json").json()
     assert report["problems"][0] == {"path": "memory/u/short_term.json",
                                      "problem": f"larger than its manifest size ({3 * GIB} > 2 bytes); not read"}
-    code, peak, stderr = peak_run(tmp_path, "backup", "restore", archive, "--to", tmp_path / "to", "--yes")
-    assert code == 1 and peak < base + 50, (peak, base)
-    assert "larger than its manifest size" in stderr and not (tmp_path / "to").exists()
+    code, stderr = flat_run(tmp_path, base, "backup", "restore", archive, "--to", tmp_path / "to", "--yes")
+    assert code == 1 and "larger than its manifest size" in stderr and not (tmp_path / "to").exists()
 
 
 def zeros_archive(path: Path, size: int, sha256: str) -> Path:
@@ -295,10 +299,9 @@ def test_members_are_hashed_while_streaming_so_memory_stays_flat(cli, tmp_path):
     good = zeros_archive(tmp_path / "good.tar.gz", size, digest.hexdigest())
     bad = zeros_archive(tmp_path / "bad.tar.gz", size, "0" * 64)
     base = baseline_mib(tmp_path)
-    code, peak, _ = peak_run(tmp_path, "backup", "verify", good)
-    assert code == 0 and peak < base + 50, (peak, base)
-    code, peak, stderr = peak_run(tmp_path, "backup", "restore", bad, "--to", tmp_path / "to", "--yes")
-    assert code == 1 and peak < base + 50, (peak, base)
+    assert flat_run(tmp_path, base, "backup", "verify", good)[0] == 0
+    code, stderr = flat_run(tmp_path, base, "backup", "restore", bad, "--to", tmp_path / "to", "--yes")
+    assert code == 1
     assert "'memory/u/long_term.json' (checksum mismatch); nothing written" in stderr
     assert not (tmp_path / "to").exists()
 

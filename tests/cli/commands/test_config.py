@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
 from pathlib import Path
@@ -41,30 +42,38 @@ def test_bad_values_exit_2_naming_the_key(cli, config):
     assert unknown.exit_code == 2 and "unknown config key 'colour'" in unknown.stderr
 
 
-def data_source(cli, *args: str) -> tuple[str, str]:
-    rows = {r["name"]: r for r in cli(*args, "workspace", "paths", "--json").json()}
-    return rows["data_dir"]["path"], rows["data_dir"]["source"]
+def assert_precedence(observe, config, monkeypatch, *, default, toml: tuple[str, object],
+                      env: tuple[str, str, object], flag: tuple[list[str], object]) -> None:
+    """``observe(*flags)`` sees the default, then the config file's value, then the environment's, then the flag's."""
+    assert observe() == default
+    config.write_text(toml[0])
+    assert observe() == toml[1]
+    monkeypatch.setenv(env[0], env[1])
+    assert observe() == env[2]
+    assert observe(*flag[0]) == flag[1]
 
 
 def test_home_precedence(cli, config, monkeypatch, tmp_path):
-    assert data_source(cli)[1] == "default ~/.praisonai"
-    config.write_text(f'home = "{tmp_path / "cfg"}"\n')
-    assert data_source(cli) == (str(tmp_path / "cfg"), "config home")
-    monkeypatch.setenv("PRAISONAI_HOME", str(tmp_path / "env"))
-    assert data_source(cli) == (str(tmp_path / "env"), "PRAISONAI_HOME")
-    assert data_source(cli, "--home", str(tmp_path / "flag")) == (str(tmp_path / "flag"), "--home")
+    def data_source(*args: str) -> tuple[str, str]:
+        row = {r["name"]: r for r in cli(*args, "workspace", "paths", "--json").json()}["data_dir"]
+        return row["path"], row["source"]
+
+    default = (str(Path(os.environ["HOME"]) / ".praisonai"), "default ~/.praisonai")
+    assert_precedence(data_source, config, monkeypatch, default=default,
+                      toml=(f'home = "{tmp_path / "cfg"}"\n', (str(tmp_path / "cfg"), "config home")),
+                      env=("PRAISONAI_HOME", str(tmp_path / "env"), (str(tmp_path / "env"), "PRAISONAI_HOME")),
+                      flag=(["--home", str(tmp_path / "flag")], (str(tmp_path / "flag"), "--home")))
 
 
 def test_memory_dir_precedence(cli, config, monkeypatch, tmp_path):
     def source(*args: str) -> str:
         return {r["name"]: r for r in cli(*args, "workspace", "paths", "--json").json()}["memory_dir"]["source"]
 
-    assert source().startswith("default")
-    config.write_text(f'memory_dir = "{tmp_path / "cfg"}"\n')
-    assert source() == "config memory_dir"
-    monkeypatch.setenv("PRAISONMEM_MEMORY_DIR", str(tmp_path / "env"))
-    assert source() == "PRAISONMEM_MEMORY_DIR"
-    assert source("--memory-dir", str(tmp_path / "flag")) == "--memory-dir"
+    assert_precedence(source, config, monkeypatch, default="default ./.praisonai/memory (project dir, as the library "
+                                                           "writes)",
+                      toml=(f'memory_dir = "{tmp_path / "cfg"}"\n', "config memory_dir"),
+                      env=("PRAISONMEM_MEMORY_DIR", str(tmp_path / "env"), "PRAISONMEM_MEMORY_DIR"),
+                      flag=(["--memory-dir", str(tmp_path / "flag")], "--memory-dir"))
 
 
 def test_user_id_precedence(cli, config, monkeypatch, tmp_path):
@@ -74,12 +83,8 @@ def test_user_id_precedence(cli, config, monkeypatch, tmp_path):
         shutil.rmtree(tmp_path / "m")
         return made[0]
 
-    assert stored_under() == "default"
-    config.write_text('user_id = "cfg"\n')
-    assert stored_under() == "cfg"
-    monkeypatch.setenv("PRAISONMEM_USER_ID", "env")
-    assert stored_under() == "env"
-    assert stored_under("--user-id", "flag") == "flag"
+    assert_precedence(stored_under, config, monkeypatch, default="default", toml=('user_id = "cfg"\n', "cfg"),
+                      env=("PRAISONMEM_USER_ID", "env", "env"), flag=(["--user-id", "flag"], "flag"))
 
 
 def test_provider_precedence(cli, config, monkeypatch, tmp_path):
@@ -91,12 +96,8 @@ def test_provider_precedence(cli, config, monkeypatch, tmp_path):
         shutil.rmtree(tmp_path / ".praisonai", ignore_errors=True)
         return used
 
-    assert provider_used() == "file"
-    config.write_text('provider = "sqlite"\n')
-    assert provider_used() == "sqlite"
-    monkeypatch.setenv("PRAISONMEM_PROVIDER", "file")
-    assert provider_used() == "file"
-    assert provider_used("--provider", "sqlite") == "sqlite"
+    assert_precedence(provider_used, config, monkeypatch, default="file", toml=('provider = "sqlite"\n', "sqlite"),
+                      env=("PRAISONMEM_PROVIDER", "file", "file"), flag=(["--provider", "sqlite"], "sqlite"))
 
 
 def test_output_precedence(cli, config, monkeypatch, fixture_home):
