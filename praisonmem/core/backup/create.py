@@ -167,7 +167,7 @@ def create(paths: Paths, *, output: Path, include: tuple[str, ...] = INCLUDES, k
            timeout: float = jsonfile.LOCK_TIMEOUT, progress: Progress = None,
            stdout: BinaryIO | None = None) -> dict[str, Any]:
     """Write a backup; ``output`` is a directory (a timestamped name is chosen), a ``.tar.gz`` file
-    name, which must not exist yet, or (core/outfile.py's rule) ``-`` for ``stdout``, a FIFO or a
+    name, which must not exist yet, or (core/io/outfile.py's rule) ``-`` for ``stdout``, a FIFO or a
     character device, written through; ``keep`` rotates a directory only."""
     directory, target = _destination(output)
     streamed = directory is None

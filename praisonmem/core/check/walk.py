@@ -1,4 +1,4 @@
-"""``praisonmem check``: validate PraisonAI trees without changing anything.
+"""The walk behind ``praisonmem check``: recognise each path, read each file once, apply the rules.
 
 A path may be a PraisonAI home, a sessions dir, a spill dir, a learn dir, a
 FileMemory base or user dir, or a single file; it is recognised by its shape.

@@ -1,7 +1,7 @@
 """AutoMemory's pattern extraction (praisonaiagents ``memory/auto_memory.py``, spec §5), no LLM.
 
 ``extract`` returns what ``AutoMemory(memory).process_interaction(text, store=False)``
-returns; ``plan_store`` says what ``store=True`` would write (an entity for a
+returns; ``planned_writes`` says what ``store=True`` would write (an entity for a
 name, ``"User's role: …"`` / ``"User's location: …"`` long-term items, the rest
 as long-term items with their importance), leaving out what the user's store
 already holds, which the library's in-process dedup cannot know across runs.

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from praisonmem.core.io import jsonfile
-from praisonmem.core.errors import CorruptFile, IOFailure, LockTimeout, NotFound
+from praisonmem.core.errors import CorruptFile, IOFailure, LockTimeout, NotFound, io_failure
 
 POLL = 0.02
 RETRY_PAUSES = (0.02, 0.05, 0.1, 0.2)  # before each re-read of a file that did not parse
@@ -34,10 +34,8 @@ def read_shared(path: Path, timeout: float) -> bytes:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # O_NONBLOCK: a FIFO must not hang us
     except FileNotFoundError as exc:
         raise NotFound(f"{path}: no such file") from exc
-    except PermissionError as exc:
-        raise IOFailure(f"{path}: permission denied") from exc
     except OSError as exc:
-        raise IOFailure(f"{path}: {exc.strerror or exc}") from exc
+        raise io_failure(path, exc) from exc
     with os.fdopen(fd, "rb") as handle:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
@@ -62,7 +60,7 @@ def _lock_shared(fd: int, path: Path, timeout: float) -> None:
                 raise LockTimeout(f"{path}: a writer has held it locked for over {timeout:g}s; not read") from None
             time.sleep(min(POLL, left))
         except OSError as exc:
-            raise IOFailure(f"{path}: cannot lock: {exc.strerror or exc}") from exc
+            raise io_failure(path, exc, "cannot lock") from exc
 
 
 def read_settled(path: Path, timeout: float) -> tuple[bytes, Any]:

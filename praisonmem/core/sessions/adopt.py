@@ -96,6 +96,11 @@ def combine(docs: list[dict[str, Any]], target_id: str, where: Any) -> dict[str,
     return with_session_id(combined, target_id)
 
 
+def _one_of_merge_and_replace(merge: bool, replace: bool) -> None:
+    if merge and replace:
+        raise UsageError("--merge and --replace are alternatives; give one")
+
+
 def plan_adopt(paths: Paths, agent: str | None = None, *, every: bool = False,
                workspace_dir: str | os.PathLike[str] | None = None, copy: bool = False, merge: bool = False,
                replace: bool = False, global_scope: bool | None = None,
@@ -105,8 +110,7 @@ def plan_adopt(paths: Paths, agent: str | None = None, *, every: bool = False,
     Replacing a workspace history with content is asked first. With ``every`` an agent that cannot be
     adopted is recorded as failed and the others are adopted.
     """
-    if merge and replace:
-        raise UsageError("--merge and --replace are alternatives; give one")
+    _one_of_merge_and_replace(merge, replace)  # before the agents: it is the command's, not one agent's, error
     if every == (agent is not None):
         raise UsageError("give AGENT_NAME, or --all to adopt every legacy file")
     options = dict(workspace_dir=workspace_dir, copy=copy, merge=merge, replace=replace,
@@ -144,8 +148,7 @@ def plan_agent(paths: Paths, agent: str | None, *, workspace_dir: str | os.PathL
                copy: bool = False, merge: bool = False, replace: bool = False,
                sources: list[Any] | None = None, global_scope: bool = False) -> AdoptPlan:
     """Which legacy sessions become which workspace history session; raises when it cannot be done."""
-    if merge and replace:
-        raise UsageError("--merge and --replace are alternatives; give one")
+    _one_of_merge_and_replace(merge, replace)
     store = open_store(paths)
     paths.require_home()
     name = agent_name_or_default(agent)

@@ -1,4 +1,4 @@
-"""Session export and import.
+"""``session export`` and ``session import``.
 
 Export formats:
 
