@@ -38,6 +38,19 @@ def snapshot(root: Path) -> dict[str, tuple]:
     return state
 
 
+def rewrite(path: Path, change, timeout: float = 5.0) -> dict | None:
+    """Change one session file as every praisonmem write does, in a transaction of its JSON-directory store:
+    ``change`` gets the document re-read under the lock (``None`` when absent) and returns the one to write
+    (``None``: write nothing). What was written."""
+    from praisonmem.core.sessions.stores.jsondir import JsonDirStore
+
+    with JsonDirStore(path.parent, path.parent / "spill").transaction([path], timeout) as tx:
+        new = change(tx.read(path))
+        if new is not None:
+            tx.write(path, new)
+        return new
+
+
 def refused(cli, root: Path, *args: object, code: int) -> str:
     """Run praisonmem, which must exit ``code`` with nothing on stdout, one line on stderr and nothing changed
     under ``root``; that line."""

@@ -76,8 +76,8 @@ def list_command(
              "run 'praisonmem session list' without filters to see them")
     elif result.unreadable and out.machine:
         warn(f"{result.unreadable} unreadable session file(s) listed with \"unreadable\": true")
-    if not state.paths.sessions_dir.is_dir():
-        warn(f"no sessions directory at {state.paths.sessions_dir} ({state.paths.data.source})")
+    if result.missing:
+        warn(result.missing)
     readable_shown = sum(1 for r in result.rows if not r["unreadable"])
     if readable_shown < result.total and not out.machine:
         note(f"showing {readable_shown} of {result.total} sessions; --limit 0 shows all")

@@ -33,7 +33,7 @@ import json
 import os
 import stat
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, BinaryIO
 
@@ -308,27 +308,6 @@ def fsync_dir(directory: str | os.PathLike[str]) -> None:
 def write_locked(path: str | os.PathLike[str], doc: dict[str, Any]) -> None:
     """Serialise ``doc`` like the library and replace ``path``; the caller holds the lock."""
     replace_atomically(path, serialise(doc))
-
-
-Mutator = Callable[[dict[str, Any] | None], dict[str, Any] | None]
-
-
-def update(
-    path: str | os.PathLike[str], mutate: Mutator, *, timeout: float = LOCK_TIMEOUT
-) -> dict[str, Any] | None:
-    """Locked read-modify-write of one JSON object file.
-
-    ``mutate`` gets the document re-read under the lock (``None`` when the file
-    does not exist) and returns the document to write, or ``None`` to write
-    nothing. A file that does not parse raises :class:`CorruptFile` before
-    ``mutate`` runs, so it is never overwritten. Returns what was written.
-    """
-    with locked(path, timeout):
-        current = read_current(path)
-        new = mutate(current)
-        if new is not None:
-            write_locked(path, new)
-        return new
 
 
 def delete_locked(path: str | os.PathLike[str]) -> None:

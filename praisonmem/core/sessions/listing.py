@@ -33,6 +33,7 @@ class ListResult:
     total: int  # readable sessions matching the filters, before --limit
     hidden_unreadable: int = 0  # unreadable files left out because filters were given
     unreadable: int = 0
+    missing: str | None = None  # why there is nothing to list: the sessions directory does not exist
 
 
 def summary_rows(item: Scanned) -> list[dict[str, Any]]:
@@ -92,9 +93,10 @@ def list_sessions(
     total = len(rows)
     if limit:
         rows = rows[:limit]
+    missing = store.absent()
     if agent is not None or user is not None or wanted is not None:
-        return ListResult(rows, total, hidden_unreadable=len(bad), unreadable=len(bad))
-    return ListResult(bad + rows, total, unreadable=len(bad))
+        return ListResult(rows, total, hidden_unreadable=len(bad), unreadable=len(bad), missing=missing)
+    return ListResult(bad + rows, total, unreadable=len(bad), missing=missing)
 
 
 def _scope_function(workspace: Callable[[], str]) -> Callable[[str, str | None], str]:

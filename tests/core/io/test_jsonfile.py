@@ -15,7 +15,7 @@ import pytest
 from praisonmem.core.io import jsonfile
 from praisonmem.core.errors import CorruptFile, IOFailure, LockTimeout, NotFound
 from tests.conftest import PRAISONAI_FIXTURES
-from tests.helpers import hold_flock
+from tests.helpers import hold_flock, rewrite
 
 LIBRARY_JSON = sorted(
     p for p in PRAISONAI_FIXTURES.rglob("*.json")
@@ -57,9 +57,9 @@ def test_serialisation_equals_json_dump(value, tmp_path):
     assert not jsonfile.serialise(value).endswith(b"\n")
 
 
-def test_update_writes_0600_atomically_and_keeps_the_lock_file(tmp_path):
+def test_a_locked_rewrite_writes_0600_atomically_and_keeps_the_lock_file(tmp_path):
     target = tmp_path / "sessions" / "s.json"
-    jsonfile.update(target, lambda cur: {"session_id": "s", "messages": []})
+    rewrite(target, lambda cur: {"session_id": "s", "messages": []})
     assert target.read_bytes() == b'{\n  "session_id": "s",\n  "messages": []\n}'
     assert stat.S_IMODE(target.stat().st_mode) == 0o600
     lock = target.with_name("s.json.lock")
@@ -70,7 +70,7 @@ def test_update_writes_0600_atomically_and_keeps_the_lock_file(tmp_path):
     assert sorted(p.name for p in target.parent.iterdir()) == ["s.json", "s.json.lock"]
 
 
-def test_update_rereads_under_the_lock_and_keeps_unknown_keys(tmp_path):
+def test_a_locked_rewrite_rereads_under_the_lock_and_keeps_unknown_keys(tmp_path):
     target = tmp_path / "s.json"
     target.write_text(json.dumps({"zeta": 1, "session_id": "s", "custom": {"k": [1]}}), encoding="utf-8")
     seen = {}
@@ -80,16 +80,16 @@ def test_update_rereads_under_the_lock_and_keeps_unknown_keys(tmp_path):
         current["messages"] = []
         return current
 
-    jsonfile.update(target, mutate)
+    rewrite(target, mutate)
     assert seen == {"zeta": 1, "session_id": "s", "custom": {"k": [1]}}
     assert list(json.loads(target.read_text(encoding="utf-8"))) == ["zeta", "session_id", "custom", "messages"]
 
 
-def test_update_that_returns_none_writes_nothing(tmp_path):
+def test_a_locked_rewrite_that_returns_none_writes_nothing(tmp_path):
     target = tmp_path / "s.json"
     target.write_bytes(b'{"a": 1}')
     before = target.stat()
-    assert jsonfile.update(target, lambda cur: None) is None
+    assert rewrite(target, lambda cur: None) is None
     assert target.read_bytes() == b'{"a": 1}'
     assert target.stat().st_mtime_ns == before.st_mtime_ns
 
@@ -101,12 +101,12 @@ def test_update_that_returns_none_writes_nothing(tmp_path):
     (b'"text"', "top-level JSON value is a string, not an object"),
     (b'', "invalid JSON at line 1 column 1"),
 ])
-def test_update_never_overwrites_a_file_that_does_not_parse(tmp_path, content, reason):
+def test_a_locked_rewrite_never_overwrites_a_file_that_does_not_parse(tmp_path, content, reason):
     target = tmp_path / "broken.json"
     target.write_bytes(content)
     called = []
     with pytest.raises(CorruptFile) as info:
-        jsonfile.update(target, lambda cur: called.append(cur) or {"x": 1})
+        rewrite(target, lambda cur: called.append(cur) or {"x": 1})
     assert reason in info.value.message
     assert called == []
     assert target.read_bytes() == content
@@ -131,7 +131,7 @@ def test_temp_file_name_never_ends_in_json(tmp_path, monkeypatch):
         return real_replace(src, dst)
 
     monkeypatch.setattr(os, "replace", spy)
-    jsonfile.update(tmp_path / "s.json", lambda cur: {"a": 1})
+    rewrite(tmp_path / "s.json", lambda cur: {"a": 1})
     assert len(names) == 1 and names[0].startswith(".s.json.") and names[0].endswith(".tmp")
 
 
@@ -154,7 +154,7 @@ def test_lock_held_by_another_process_times_out_with_nothing_changed(tmp_path):
     try:
         started = time.monotonic()
         with pytest.raises(LockTimeout, match="could not lock .* within 0.3s"):
-            jsonfile.update(target, lambda cur: {"a": 2}, timeout=0.3)
+            rewrite(target, lambda cur: {"a": 2}, timeout=0.3)
         assert time.monotonic() - started < 2
     finally:
         holder.kill()

@@ -7,7 +7,7 @@ import inspect
 from praisonmem.core.sessions import stores
 from praisonmem.core.sessions.stores.jsondir import JsonDirStore, Transaction
 
-STORE = {"ref", "name", "session_id", "refs", "exists", "find", "read", "read_bytes", "parse", "scan", "holds",
+STORE = {"ref", "name", "session_id", "refs", "exists", "absent", "find", "read", "read_bytes", "parse", "scan", "holds",
          "seconds_since_write", "spilled", "spill_counts", "spill_note", "refuse_spill_clash", "transaction"}
 TRANSACTION = {"exists", "read", "write", "delete", "carry_spill"}
 

@@ -71,6 +71,9 @@ class SessionStore(Protocol):
 
     def exists(self, ref: Ref) -> bool: ...
 
+    def absent(self) -> str | None:
+        """Why the store itself does not exist (so it holds nothing), or ``None``."""
+
     def find(self, name: str, *, allow_prefix: bool = False) -> Ref:
         """A session by id, name or (unique) prefix; NotFound or AmbiguousName otherwise."""
 

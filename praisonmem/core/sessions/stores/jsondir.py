@@ -107,6 +107,11 @@ class JsonDirStore:
     def exists(self, ref: Path) -> bool:
         return ref.is_file()
 
+    def absent(self) -> str | None:
+        if self.directory.is_dir():
+            return None
+        return f"no sessions directory at {self.directory}" + (f" ({self.paths.data.source})" if self.paths else "")
+
     def read(self, ref: Path | str) -> dict[str, Any]:
         return load(ref)
 
@@ -272,6 +277,11 @@ class Transaction:
 
     def exists(self, ref: Path) -> bool:
         return ref.is_file()
+
+    def absent(self) -> str | None:
+        if self.directory.is_dir():
+            return None
+        return f"no sessions directory at {self.directory}" + (f" ({self.paths.data.source})" if self.paths else "")
 
     def read(self, ref: Path) -> dict[str, Any] | None:
         """The document as it is now (``None`` when the file is gone); one that does not parse is
