@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from praisonmem.core.errors import UsageError
+from praisonmem.core.errors import NotFound, UsageError
 from praisonmem.core.result import Action, Change, Outcome
 
 CONFIG_ENV = "PRAISONMEM_CONFIG"
@@ -175,6 +175,18 @@ class Settings:
         if key in self.file:
             return Setting(self.file[key], "config")
         return Setting(spec.default, "default")
+
+    def rows(self) -> list[dict[str, Any]]:
+        """``config show``: every key, its value, the rule that gave it, its environment variable, its meaning."""
+        return [{"key": key, "value": setting.value, "source": setting.source, "env": spec.env, "help": spec.help}
+                for key, spec in KEYS.items() for setting in (self.get(key),)]
+
+    def lookup(self, key: str) -> dict[str, Any]:
+        """``config get``: one key's value and where it came from; :class:`NotFound` when it is set nowhere."""
+        setting = self.get(key_spec(key).name)
+        if setting.value is None:
+            raise NotFound(f"config key '{key}' is not set")
+        return {"key": key, "value": setting.value, "source": setting.source}
 
 
 def set_value(path: Path, key: str, text: str, *, timeout: float = 5.0) -> Outcome:

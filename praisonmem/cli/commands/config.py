@@ -10,7 +10,6 @@ from praisonmem.cli.options import JsonFlag, NdjsonFlag
 from praisonmem.cli.output import render_outcome
 from praisonmem.cli.state import state_of
 from praisonmem.core import config
-from praisonmem.core.errors import NotFound
 
 app = typer.Typer(help="Show and edit praisonmem's settings (config.toml).\n\nExample:\n\n"
                        "    praisonmem config set backup.keep 14", no_args_is_help=True)
@@ -45,11 +44,7 @@ def show_command(ctx: typer.Context, as_json: JsonFlag = False, as_ndjson: Ndjso
         praisonmem config show --json
     """
     state = state_of(ctx)
-    rows = []
-    for key, spec in config.KEYS.items():
-        setting = state.settings.get(key)
-        rows.append({"key": key, "value": setting.value, "source": setting.source, "env": spec.env,
-                     "help": spec.help})
+    rows = state.settings.rows()
     out = state.output(as_json, as_ndjson)
     if not out.records(rows):
         out.table(["KEY", "VALUE", "SOURCE", "ENV", "MEANING"],
@@ -66,13 +61,10 @@ def get_command(ctx: typer.Context, key: KeyArg, as_json: JsonFlag = False) -> N
         praisonmem config get backup.keep
     """
     state = state_of(ctx)
-    config.key_spec(key)
-    setting = state.settings.get(key)
-    if setting.value is None:  # the same exit code with or without --json
-        raise NotFound(f"config key '{key}' is not set")
+    found = state.settings.lookup(key)
     out = state.output(as_json)
-    if not out.document({"key": key, "value": setting.value, "source": setting.source}):
-        out.raw(str(setting.value))
+    if not out.document(found):
+        out.raw(str(found["value"]))
 
 
 @app.command("set")
