@@ -19,6 +19,7 @@ import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures"
 PRAISONAI_FIXTURES = FIXTURES / "praisonai-1.7.17"
+UPSONIC_DB = FIXTURES / "upsonic-0.77.3" / "data.db"
 REPO = Path(__file__).resolve().parent.parent
 
 SCRUBBED = (
@@ -69,6 +70,15 @@ def fixture_home(tmp_path) -> Path:
     shutil.copytree(PRAISONAI_FIXTURES / "home", dest)
     for path in dest.rglob("*"):
         path.chmod(0o700 if path.is_dir() else 0o600)
+    return dest
+
+
+@pytest.fixture
+def db(tmp_path) -> Path:
+    """A writable copy of the real Upsonic 0.77.3 SqliteStorage file, alone in its directory."""
+    dest = tmp_path / "store" / "data.db"
+    dest.parent.mkdir()
+    shutil.copy(UPSONIC_DB, dest)
     return dest
 
 

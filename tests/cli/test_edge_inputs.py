@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import sqlite3
 import subprocess
 import sys
@@ -158,13 +157,6 @@ def test_listing_a_home_without_sessions_warns(cli, tmp_path):
 def test_ndjson_on_every_list_like_command(cli):
     assert all(json.loads(line)["name"] for line in cli("memory", "providers", "--ndjson").stdout.splitlines())
     assert len(cli("config", "show", "--ndjson").stdout.splitlines()) == 9
-
-
-@pytest.fixture
-def db(tmp_path) -> Path:
-    dest = tmp_path / "data.db"
-    shutil.copy(FIXTURES / "upsonic-0.77.3" / "data.db", dest)
-    return dest
 
 
 def test_upsonic_import_and_convert_overwrites_need_yes(cli, db, tmp_path, fixture_home):

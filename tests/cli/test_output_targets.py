@@ -12,7 +12,6 @@ import gzip
 import io
 import json
 import os
-import shutil
 import socket
 import stat
 import subprocess
@@ -22,16 +21,6 @@ import threading
 from pathlib import Path
 
 import pytest
-
-from tests.conftest import FIXTURES
-
-
-@pytest.fixture
-def db(tmp_path) -> Path:
-    dest = tmp_path / "store" / "data.db"
-    dest.parent.mkdir()
-    shutil.copy(FIXTURES / "upsonic-0.77.3" / "data.db", dest)
-    return dest
 
 
 @pytest.fixture

@@ -13,18 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES
+from tests.conftest import UPSONIC_DB
 from tests.helpers import hold_sqlite_lock, normalise_times
-
-FIXTURE_DB = FIXTURES / "upsonic-0.77.3" / "data.db"
-
-
-@pytest.fixture
-def db(tmp_path) -> Path:
-    dest = tmp_path / "store" / "data.db"
-    dest.parent.mkdir()
-    shutil.copy(FIXTURE_DB, dest)
-    return dest
 
 
 def folder_state(path: Path) -> dict[str, bytes]:
@@ -183,7 +173,7 @@ def test_bad_inputs(cli, tmp_path, setup, args, code, message):
     elif setup == "other_columns":
         sqlite3.connect(path).execute("CREATE TABLE upsonic_user_memories (user_id, traits)").connection.commit()
     elif setup == "fixture":
-        shutil.copy(FIXTURE_DB, path)
+        shutil.copy(UPSONIC_DB, path)
     before = path.read_bytes() if path.exists() else None
     result = cli("upsonic", *args, "--db", path)
     assert result.exit_code == code, result.stderr

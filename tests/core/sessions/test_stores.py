@@ -28,6 +28,12 @@ def test_the_json_directory_store_implements_every_method_with_the_same_paramete
             assert list(inspect.signature(getattr(implementation, name)).parameters) == wanted, name
 
 
+def test_the_json_directory_store_makes_public_nothing_beyond_the_interface():
+    # so no session module can come to lean on a method another store would not have
+    assert methods(JsonDirStore) == STORE
+    assert methods(Transaction) == TRANSACTION
+
+
 def test_open_store_gives_the_homes_json_directory(fixture_home):
     from praisonmem.core.paths import resolve
 

@@ -3,26 +3,14 @@
 from __future__ import annotations
 
 import json
-import shutil
 import sqlite3
 import time
-from pathlib import Path
 
 import pytest
 
 from praisonmem.core.errors import CorruptFile, LockTimeout, NotFound, Refused
 from praisonmem.core.upsonic import Store, parts, session_ddl, user_memory_ddl
-from tests.conftest import FIXTURES
 from tests.helpers import hold_sqlite_lock
-
-FIXTURE_DB = FIXTURES / "upsonic-0.77.3" / "data.db"
-
-
-@pytest.fixture
-def db(tmp_path) -> Path:
-    dest = tmp_path / "data.db"
-    shutil.copy(FIXTURE_DB, dest)
-    return dest
 
 
 def test_lists_every_session_including_a_null_user(db):

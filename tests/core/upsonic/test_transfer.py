@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import shutil
 import sqlite3
-from pathlib import Path
 
 import pytest
 
@@ -13,15 +11,6 @@ from praisonmem.core import upsonic as upsonic_io
 from praisonmem.core.errors import TargetExists, UsageError
 from praisonmem.core.upsonic import Store, decode, from_praisonai, to_praisonai
 from tests.conftest import FIXTURES, PRAISONAI_FIXTURES
-
-FIXTURE_DB = FIXTURES / "upsonic-0.77.3" / "data.db"
-
-
-@pytest.fixture
-def db(tmp_path) -> Path:
-    dest = tmp_path / "data.db"
-    shutil.copy(FIXTURE_DB, dest)
-    return dest
 
 
 def test_export_then_import_into_a_new_file_reproduces_the_rows(db, tmp_path):

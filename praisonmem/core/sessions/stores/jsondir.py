@@ -188,7 +188,7 @@ class JsonDirStore:
 
     # -------------------------------------------------------- spilled turns
 
-    def spill_records(self, session_id: str) -> list[tuple[Path, dict[str, Any]]]:
+    def _spill_records(self, session_id: str) -> list[tuple[Path, dict[str, Any]]]:
         """The spill files the library would merge into ``session_id`` (spec §2.5), with their records.
 
         Files named ``<safe id>.*.json`` whose ``session_id`` is the raw id, as the
@@ -213,7 +213,7 @@ class JsonDirStore:
         present (same role, content, timestamp) are left out, as the library's re-ingest does."""
         seen = {message_key(m) for m in present if isinstance(m, dict)}
         found: list[dict[str, Any]] = []
-        for _, record in self.spill_records(session_id):
+        for _, record in self._spill_records(session_id):
             for message in messages_of(record):
                 if isinstance(message, dict) and message_key(message) not in seen:
                     seen.add(message_key(message))
@@ -237,7 +237,7 @@ class JsonDirStore:
         """What carrying ``old_id``'s spill files will do, for the change record."""
         if old_id == new_id:
             return None
-        records = self.spill_records(old_id)
+        records = self._spill_records(old_id)
         turns = sum(len(messages_of(record)) for _, record in records)
         return f"{turns} spilled turn(s) in {len(records)} spill file(s) {verb} with it" if records else None
 
@@ -257,7 +257,7 @@ class JsonDirStore:
         old_stem, new_stem = safe_file_stem(old_id), safe_file_stem(new_id)
         return [(path, path.with_name(new_stem + path.name[len(old_stem):]),
                  json.dumps({**record, "session_id": new_id}, ensure_ascii=False).encode("utf-8"))
-                for path, record in self.spill_records(old_id)]
+                for path, record in self._spill_records(old_id)]
 
     # -------------------------------------------------------- writing
 
@@ -277,11 +277,6 @@ class Transaction:
 
     def exists(self, ref: Path) -> bool:
         return ref.is_file()
-
-    def absent(self) -> str | None:
-        if self.directory.is_dir():
-            return None
-        return f"no sessions directory at {self.directory}" + (f" ({self.paths.data.source})" if self.paths else "")
 
     def read(self, ref: Path) -> dict[str, Any] | None:
         """The document as it is now (``None`` when the file is gone); one that does not parse is
