@@ -24,9 +24,9 @@ import typer  # noqa: E402
 from _generated import write_or_check  # noqa: E402
 
 from praisonmem import __version__  # noqa: E402
-from praisonmem.cli.app import EXIT_BROKEN_PIPE, EXIT_INTERNAL, app  # noqa: E402
+from praisonmem.cli.app import app  # noqa: E402
 from praisonmem.core.config import CONFIG_ENV, KEYS  # noqa: E402
-from praisonmem.core.errors import EXIT_CODES, EXIT_INTERRUPTED  # noqa: E402
+from praisonmem.core.errors import EXIT_CODES  # noqa: E402
 
 ENVIRONMENT = [
     ("PRAISONAI_HOME", "The PraisonAI data dir (sessions, spill, learn stores), read as the library reads it: "
@@ -145,11 +145,8 @@ def header(name: str, summary: str) -> list[str]:
 
 def shared_sections(examples: list[str], see_also: list[str]) -> list[str]:
     lines = [".SH EXIT STATUS"]
-    codes = {**EXIT_CODES, EXIT_INTERNAL: "internal error: a bug in praisonmem (PRAISONMEM_DEBUG=1 shows it)",
-             EXIT_BROKEN_PIPE: "stdout was closed early (for example piped into head)",
-             EXIT_INTERRUPTED: EXIT_CODES[EXIT_INTERRUPTED]}
-    for code in sorted(codes):
-        lines += [".TP", f"\\fB{code}\\fR", esc(codes[code])]
+    for code in sorted(EXIT_CODES):
+        lines += [".TP", f"\\fB{code}\\fR", esc(EXIT_CODES[code])]
     lines.append(".SH ENVIRONMENT")
     for name, text in ENVIRONMENT:
         lines += [".TP", f"\\fB{esc(name)}\\fR", esc(text)]

@@ -12,6 +12,7 @@ import shutil
 import sys
 import time
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ pytest_plugins = ["tests.pgcluster", "tests.oracles", "tests.realhomes"]
 
 FIXTURES = Path(__file__).parent / "fixtures"
 PRAISONAI_FIXTURES = FIXTURES / "praisonai-1.7.17"
+UPSONIC_DB = FIXTURES / "upsonic-0.77.3" / "data.db"
 REPO = Path(__file__).resolve().parent.parent
 
 SCRUBBED = (
@@ -48,7 +50,7 @@ def isolated(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(root))
     time.tzset()
     monkeypatch.chdir(work)
-    from praisonmem.core import workspace
+    from praisonmem.core.sessions import workspace
 
     workspace._resolve.cache_clear()
     yield root
@@ -70,6 +72,36 @@ def fixture_home(tmp_path) -> Path:
     shutil.copytree(PRAISONAI_FIXTURES / "home", dest)
     for path in dest.rglob("*"):
         path.chmod(0o700 if path.is_dir() else 0o600)
+    return dest
+
+
+@pytest.fixture
+def db(tmp_path) -> Path:
+    """A writable copy of the real Upsonic 0.77.3 SqliteStorage file, alone in its directory."""
+    dest = tmp_path / "store" / "data.db"
+    dest.parent.mkdir()
+    shutil.copy(UPSONIC_DB, dest)
+    return dest
+
+
+TODAY = datetime(2026, 11, 30, 12, 0)  # the day the fixtures were written (their newest episodic file)
+
+
+@pytest.fixture
+def today(monkeypatch) -> datetime:
+    """The core's clock for local dates frozen at :data:`TODAY` (in-process commands only)."""
+    from praisonmem.core.io import timeutil
+
+    monkeypatch.setattr(timeutil, "local_now", lambda: TODAY)
+    return TODAY
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch) -> Path:
+    """cwd = a copy of the real fixture project, so ./.praisonai/memory is a FileMemory tree the library wrote."""
+    dest = tmp_path / "project"
+    shutil.copytree(PRAISONAI_FIXTURES / "project", dest)
+    monkeypatch.chdir(dest)
     return dest
 
 

@@ -25,26 +25,15 @@ from typer.core import TyperGroup
 
 from praisonmem import __version__
 from praisonmem.cli.state import State
-from praisonmem.core.errors import EXIT_INTERRUPTED, EXIT_IO, EXIT_USAGE, PraisonMemError
-
-EXIT_BROKEN_PIPE = 141  # what a Unix tool killed by SIGPIPE reports
-EXIT_INTERNAL = 70  # EX_SOFTWARE: a bug in praisonmem, not in the user's input
+from praisonmem.core.errors import (EXIT_BROKEN_PIPE, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_IO, EXIT_USAGE,
+                                    PraisonMemError)
 
 # Sub-commands in the order --help lists them, and the module whose ``app`` holds
 # each. Only the one a call names is imported and built: Typer's per-command
 # signature analysis is most of the start-up cost, so `praisonmem workspace id`
 # must not pay for the other 45 commands.
-SUBCOMMANDS = {
-    "workspace": "praisonmem.cli.workspace",
-    "session": "praisonmem.cli.session",
-    "memory": "praisonmem.cli.memory",
-    "episodic": "praisonmem.cli.episodic",
-    "learn": "praisonmem.cli.learn",
-    "upsonic": "praisonmem.cli.upsonic",
-    "check": "praisonmem.cli.check",
-    "backup": "praisonmem.cli.backup",
-    "config": "praisonmem.cli.config",
-}
+SUBCOMMANDS = {name: f"praisonmem.cli.commands.{name}" for name in (
+    "workspace", "session", "memory", "episodic", "learn", "upsonic", "check", "backup", "config")}
 _built: dict[str, Any] = {}
 
 
@@ -98,7 +87,9 @@ app = typer.Typer(
     help=(
         "Inspect, search, migrate and back up the memory of PraisonAI agents: "
         "sessions, FileMemory, episodic entries and learn stores, written safely "
-        "alongside running agents."
+        "alongside running agents.\n\n"
+        "Example:\n\n"
+        "    praisonmem --home examples/home session list"
     ),
     no_args_is_help=True,
     add_completion=False,
@@ -141,39 +132,34 @@ def root(
     if lock_timeout is not None and not math.isfinite(lock_timeout):  # min=0 lets nan and inf through
         raise typer.BadParameter(f"must be a number of seconds, 0 or more, got {lock_timeout}",
                                  param_hint="--lock-timeout")
-    state = State(home=home, memory_dir=memory_dir, no_color=no_color or bool(os.environ.get("NO_COLOR")),
-                  lock_timeout_flag=lock_timeout)
+    state = ctx.obj if isinstance(ctx.obj, State) else State()
+    state.home, state.memory_dir, state.lock_timeout_flag = home, memory_dir, lock_timeout
+    state.no_color = no_color or bool(os.environ.get("NO_COLOR"))
     ctx.obj = state
     # `config` must work even when the config file is broken: that is how it gets fixed.
     name = ctx.invoked_subcommand
-    if name is not None and name != "config" and state.setting("output") == "json":
-        ctx.default_map = {name: _json_defaults(ctx.command.get_command(ctx, name))}
+    if name is not None and name != "config":
+        state.json_default = state.setting("output") == "json"
 
-
-def _json_defaults(command: Any) -> dict[str, Any]:
-    """A Click default_map turning every command's --json on (config/env output = json)."""
-    subcommands = getattr(command, "commands", None)
-    if subcommands:
-        return {name: _json_defaults(sub) for name, sub in subcommands.items()}
-    return {"as_json": True} if any(p.name == "as_json" for p in command.params) else {}
 
 def _wants_json(argv: list[str]) -> bool:
     return "--json" in argv or "--ndjson" in argv
 
 
-def _configured_json() -> bool:
-    from praisonmem.core.config import Settings
-
+def _configured_json(state: State | None) -> bool:
+    """The config's ``output = "json"`` (read once, with the state's settings); a broken config: no."""
+    if state is None:
+        return False
     try:
-        return Settings().get("output").value == "json"
+        return state.setting("output") == "json"
     except PraisonMemError:
         return False
 
 
-def _report(message: str, code: str, exit_code: int, as_json: bool) -> int:
-    from praisonmem.core.safetext import json_safe, printable
+def _report(message: str, code: str, exit_code: int, as_json: bool, state: State | None = None) -> int:
+    from praisonmem.core.io.safetext import json_safe, printable
 
-    if as_json or _configured_json():
+    if as_json or _configured_json(state):
         import json
 
         error = {"error": {"code": code, "message": message, "exit_code": exit_code}}
@@ -207,17 +193,17 @@ class _GuardedStdout:
         return getattr(self._stream, name)
 
 
-def run(argv: list[str]) -> int:
+def run(argv: list[str], state: State | None = None) -> int:
     """Run one invocation and return its exit code (the tests call this)."""
     stdout = sys.stdout
     sys.stdout = _GuardedStdout(stdout)
     try:
-        return _run(argv)
+        return _run(argv, State() if state is None else state)
     finally:
         sys.stdout = stdout
 
 
-def _run(argv: list[str]) -> int:
+def _run(argv: list[str], state: State) -> int:
     from typer._click import exceptions as click_exc
 
     if os.environ.get("_PRAISONMEM_COMPLETE"):  # a shell asking for completions or for its script
@@ -233,11 +219,11 @@ def _run(argv: list[str]) -> int:
                            "usage", EXIT_USAGE, as_json)
     command = typer.main.get_command(app)
     try:
-        result = command.main(args=argv, prog_name="praisonmem", standalone_mode=False)
+        result = command.main(args=argv, prog_name="praisonmem", standalone_mode=False, obj=state)
         sys.stdout.flush()
-        return result if isinstance(result, int) else 0
+        return result if isinstance(result, int) else 0  # a command returns its exit code (EXIT_CODES)
     except PraisonMemError as exc:
-        return _report(exc.message, exc.code, exc.exit_code, as_json)
+        return _report(exc.message, exc.code, exc.exit_code, as_json, state)
     except click_exc.NoArgsIsHelpError as exc:  # the help text is the message (Rich printed it already)
         if exc.format_message():
             sys.stderr.write(exc.format_message().rstrip("\n") + "\n")
@@ -246,19 +232,19 @@ def _run(argv: list[str]) -> int:
         hint = ""
         if exc.ctx is not None:
             hint = f" (see '{exc.ctx.command_path} --help')"
-        return _report(_one_line(exc.format_message()) + hint, "usage", EXIT_USAGE, as_json)
+        return _report(_one_line(exc.format_message()) + hint, "usage", EXIT_USAGE, as_json, state)
     except click_exc.ClickException as exc:
-        return _report(_one_line(exc.format_message()), "usage", exc.exit_code, as_json)
-    except typer.Exit as exc:
+        return _report(_one_line(exc.format_message()), "usage", exc.exit_code, as_json, state)
+    except typer.Exit as exc:  # --version
         return exc.exit_code
     except (KeyboardInterrupt, typer.Abort):
-        return _report("interrupted", "interrupted", EXIT_INTERRUPTED, as_json)
+        return _report("interrupted", "interrupted", EXIT_INTERRUPTED, as_json, state)
     except (StdoutClosed, BrokenPipeError):
         _silence_stdout()
         return EXIT_BROKEN_PIPE
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""
-        return _report(f"{where}{exc.strerror or exc}", "io_error", EXIT_IO, as_json)
+        return _report(f"{where}{exc.strerror or exc}", "io_error", EXIT_IO, as_json, state)
 
 
 def _one_line(text: str) -> str:
@@ -277,8 +263,9 @@ def _silence_stdout() -> None:
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
     args = sys.argv[1:] if argv is None else argv
+    state = State()
     try:
-        code = run(args)
+        code = run(args, state)
     except Exception as exc:  # a bug: one line, and the traceback only on request
         if os.environ.get("PRAISONMEM_DEBUG"):
             raise
@@ -287,6 +274,7 @@ def main(argv: list[str] | None = None) -> None:
             "internal",
             EXIT_INTERNAL,
             _wants_json(args),
+            state,
         )
     try:
         sys.stdout.flush()

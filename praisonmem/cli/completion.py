@@ -21,17 +21,17 @@ def _paths(ctx: Any):
 
 def sessions(ctx: Any, incomplete: str) -> list[str]:
     try:
-        from praisonmem.core.sessions import session_paths
+        from praisonmem.core.sessions import open_store
 
-        stems = [p.rsplit("/", 1)[-1][: -len(".json")] for p in session_paths(_paths(ctx).sessions_dir)]
-        return [s for s in stems if s.startswith(incomplete)][:200]
+        store = open_store(_paths(ctx))
+        return [name for name in map(store.name, store.refs()) if name.startswith(incomplete)][:200]
     except Exception:  # completion must never break the shell
         return []
 
 
 def users(ctx: Any, incomplete: str) -> list[str]:
     try:
-        from praisonmem.core.filememory import users as file_users
+        from praisonmem.core.memory import file_users
 
         return [u for u in file_users(_paths(ctx).memory_dir) if u.startswith(incomplete) and u != "."]
     except Exception:

@@ -11,6 +11,8 @@ NdjsonFlag = Annotated[bool, typer.Option("--ndjson", help="Print one JSON objec
 LimitOption = Annotated[int, typer.Option("--limit", min=0, metavar="N", help="Show at most N (0 = all).")]
 DryRunFlag = Annotated[bool, typer.Option("--dry-run", help="Print what would change; change nothing.")]
 YesFlag = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
+
+
 def _complete_users(ctx: typer.Context, incomplete: str) -> list[str]:
     from praisonmem.cli.completion import users
 
@@ -37,11 +39,3 @@ def parse_pairs(values: list[str] | None, option: str) -> dict[str, str]:
             raise UsageError(f"{option} must be KEY=VALUE, got '{value}'")
         pairs[key] = rest
     return pairs
-
-
-def check_importance(value: float | None) -> float | None:
-    from praisonmem.core.errors import UsageError
-
-    if value is not None and not 0.0 <= value <= 1.0:
-        raise UsageError(f"--importance must be between 0 and 1, got {value:g}")
-    return value

@@ -8,9 +8,12 @@ human-readable rendering goes to a terminal.
 * Messages, warnings and progress go to stderr.
 
 Every human string passes through here, and here control characters from users'
-files are escaped (core/safetext.py): a line or a cell shows ``\\x1b``, ``\\n`` and
+files are escaped (core/io/safetext.py): a line or a cell shows ``\\x1b``, ``\\n`` and
 the like; only :meth:`Output.body` keeps a message's newlines and tabs. JSON keeps
 the exact data, with the characters JSON leaves raw written as ``\\u`` escapes.
+
+:func:`render_outcome` is the one place that words what a command changed
+("renamed …", and for ``--dry-run`` "would rename …").
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from praisonmem.core.safetext import json_safe, printable
+from praisonmem.core.io.safetext import json_safe, printable
+from praisonmem.core.result import Action, Change, Outcome
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -42,10 +46,20 @@ def stderr_is_tty() -> bool:
 
 
 class Output:
-    def __init__(self, *, no_color: bool = False) -> None:
+    """Where one command's output goes. ``json``/``ndjson``: what the command prints on stdout
+    (``--json`` or the configured ``output = "json"``, and ``--ndjson``)."""
+
+    def __init__(self, *, no_color: bool = False, json: bool = False, ndjson: bool = False) -> None:
         self.tty = stdout_is_tty()
         self.no_color = no_color
+        self.as_json = json
+        self.as_ndjson = ndjson
         self._console: Console | None = None
+
+    @property
+    def machine(self) -> bool:
+        """JSON or NDJSON was asked for: nothing human goes to stdout."""
+        return self.as_json or self.as_ndjson
 
     # -- machine-readable ------------------------------------------------------
 
@@ -65,15 +79,22 @@ class Output:
             sys.stdout.write(json_safe(json.dumps(row, ensure_ascii=False)) + "\n")
             sys.stdout.flush()
 
-    def records(self, rows: list[Any], as_json: bool, as_ndjson: bool) -> bool:
+    def records(self, rows: list[Any]) -> bool:
         """Print ``rows`` as NDJSON or a JSON array when asked; ``False`` when human output is wanted."""
-        if as_ndjson:
+        if self.as_ndjson:
             self.ndjson(rows)
-        elif as_json:
+        elif self.as_json:
             self.json(rows)
         else:
             return False
         return True
+
+    def document(self, obj: Any) -> bool:
+        """Print ``obj`` as one JSON document when asked; ``False`` when human output is wanted."""
+        if self.machine:
+            self.json(obj)
+            return True
+        return False
 
     def raw(self, text: str) -> None:
         """One line of plain text (escaped: a value cannot break it or reach the terminal)."""
@@ -189,13 +210,80 @@ def _fit_columns(
     return keep
 
 
-def write_target(target: str, data: bytes, *, binary: bool = False) -> None:
-    """Write ``data`` to an ``-o`` target by the one rule in core/outfile.py (``-`` is stdout)."""
-    from praisonmem.core import outfile
+def report_written(out: Output, summary: dict[str, Any], output: str | None, message: str) -> None:
+    """After an export to ``-o FILE``: its summary as JSON when asked, else ``message`` on stderr; nothing when the
+    export itself went to stdout."""
+    if output in (None, "-") or out.document(summary):
+        return
+    note(message)
 
-    sys.stdout.flush()  # text already written must come first
-    with outfile.opened(target, stdout=sys.stdout.buffer, binary=binary) as handle:
-        handle.write(data)
+
+def binary_stdout() -> Any:
+    """stdout for bytes (an export or archive written to ``-``), after the text already written."""
+    sys.stdout.flush()
+    return sys.stdout.buffer
+
+
+# What each action says for ``--dry-run``, and when done (the JSON ``action`` is the same either way).
+WOULD: dict[Action, tuple[str, str]] = {
+    Action.renamed: ("rename", "renamed"),
+    Action.retitled: ("set the title of", "set the title of"),
+    Action.untitled: ("clear the title of", "cleared the title of"),
+    Action.adopt_moved: ("move", "moved"),
+    Action.adopt_copied: ("copy", "copied"),
+    Action.adopt_merged: ("merge", "merged"),
+    Action.adopt_replaced: ("replace", "replaced"),
+    Action.added: ("add", "added"),
+    Action.deleted: ("delete", "deleted"),
+    Action.imported: ("import", "imported"),
+    Action.inserted: ("insert", "inserted"),
+    Action.kept: ("keep", "kept"),
+    Action.removed: ("remove", "removed"),
+    Action.replaced: ("replace", "replaced"),
+    Action.restored: ("restore", "restored"),
+    Action.set: ("set", "set"),
+    Action.stored: ("store", "stored"),
+    Action.unset: ("unset", "unset"),
+    Action.updated: ("update", "updated"),
+    Action.wrote: ("write", "wrote"),
+    Action.skipped: ("skip", "skipped"),
+    Action.failed: ("fail", "failed"),
+}
+UNFINISHED = (Action.failed, Action.skipped)  # their detail is why; they name no files
+
+
+def change_line(change: Change) -> str:
+    """``[would ]<verb> <target>[ (<files>)]``, then ``: <why>`` for a failure or skip, else `` [<detail>]``."""
+    would, done = WOULD[change.action]
+    text = f"{'would ' + would if change.dry_run else done} {change.target}"
+    if change.where and change.action not in UNFINISHED:
+        text += f" ({change.where})"
+    if change.detail:
+        text += f": {change.detail}" if change.action in UNFINISHED else f" [{change.detail}]"
+    return text
+
+
+def render_outcome(out: Output, outcome: Outcome, *, ids: bool = False) -> int:
+    """Print what a command changed and return its exit code.
+
+    Notes and failures go to stderr; the changes go to stdout as one line each (``ids``: only the
+    target, a new id a script can capture, with its detail in parentheses), or with ``--json`` as
+    an array of change records.
+    """
+    for message in outcome.notes:
+        note(message)
+    if out.machine:
+        out.json(outcome.to_json())
+    for change in outcome.changes:
+        if change.failed:
+            note(f"error: {change_line(change)}")
+        elif out.machine:
+            continue
+        elif ids:
+            out.raw(change.target + (f" ({change.detail})" if change.detail else ""))
+        else:
+            out.raw(change_line(change))
+    return outcome.exit_code
 
 
 def warn(message: str) -> None:

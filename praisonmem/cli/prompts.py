@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 from praisonmem.core.errors import ConfirmationRequired, Refused
+
+if TYPE_CHECKING:
+    from praisonmem.cli.output import Output
+    from praisonmem.core.result import Plan
 
 
 def _interactive() -> bool:
@@ -14,9 +19,10 @@ def _interactive() -> bool:
         return False
 
 
-def confirm(question: str, *, yes: bool, dry_run: bool = False) -> None:
-    """Return when the user agreed (or ``--yes``/``--dry-run``); otherwise refuse with exit 4."""
-    if yes or dry_run:
+def confirm(question: str | None, *, yes: bool, dry_run: bool = False) -> None:
+    """Return when the user agreed (or ``--yes``/``--dry-run``, or there is nothing to ask); otherwise
+    refuse with exit 4."""
+    if question is None or yes or dry_run:
         return
     if not _interactive():
         raise ConfirmationRequired(
@@ -25,7 +31,24 @@ def confirm(question: str, *, yes: bool, dry_run: bool = False) -> None:
         )
     import typer
 
-    from praisonmem.core.safetext import printable
+    from praisonmem.core.io.safetext import printable
 
     if not typer.confirm(printable(question), default=False, err=True):
         raise Refused("not confirmed; nothing changed")
+
+
+def confirm_and_run(out: Output, plan: Plan, *, yes: bool, dry_run: bool, progress: str | None = None,
+                    minimum: int | None = None) -> int:
+    """Say the plan's notes, ask its question, run it (with a progress bar named ``progress``), print what
+    changed; the exit code."""
+    from praisonmem.cli.output import note, render_outcome
+    from praisonmem.cli.progress import file_progress
+
+    for message in plan.notes:
+        note(message)
+    confirm(plan.question, yes=yes, dry_run=dry_run)
+    if progress is None:
+        return render_outcome(out, plan.run(dry_run=dry_run))
+    with file_progress(progress, **({} if minimum is None else {"minimum": minimum})) as bar:
+        outcome = plan.run(dry_run=dry_run, progress=bar)
+    return render_outcome(out, outcome)

@@ -1,5 +1,5 @@
 """Per-invocation state shared by every command: the root options and the settings
-(flag > environment > config file > default), resolved lazily."""
+(flag > environment > config file > default), resolved lazily and once."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 if TYPE_CHECKING:
+    from praisonmem.cli.output import Output
     from praisonmem.core.config import Settings
     from praisonmem.core.paths import Paths
 
@@ -19,6 +20,7 @@ class State:
     memory_dir: str | None = None
     no_color: bool = False
     lock_timeout_flag: float | None = None
+    json_default: bool = False  # config/env ``output = "json"``: every command as if --json were given
     _paths: Paths | None = field(default=None, repr=False)
     _settings: Settings | None = field(default=None, repr=False)
 
@@ -47,20 +49,23 @@ class State:
                                   config_memory_dir=config_memory)
         return self._paths
 
-    def user_id(self, given: str | None) -> str:
-        from praisonmem.core.filememory import sanitise_user_id
+    def with_home(self, home: str | None) -> State:
+        """This state with another ``--home`` (a command's own ``--home`` option), when one is given."""
+        if home is None:
+            return self
+        import dataclasses
 
-        return sanitise_user_id(self.setting("user_id", given))
-
-    def provider(self, given: str | None) -> str:
-        return self.setting("provider", given)
-
-    def upsonic_db(self) -> str | None:
-        return self.setting("upsonic.db")
+        return dataclasses.replace(self, home=home, _paths=None)
 
     @property
     def lock_timeout(self) -> float:
         return self.setting("lock_timeout", self.lock_timeout_flag)
+
+    def output(self, as_json: bool = False, as_ndjson: bool = False) -> Output:
+        """The command's output: JSON when ``--json`` was given or configured, NDJSON with ``--ndjson``."""
+        from praisonmem.cli.output import Output
+
+        return Output(no_color=self.no_color, json=as_json or self.json_default, ndjson=as_ndjson)
 
 
 def state_of(ctx: typer.Context) -> State:

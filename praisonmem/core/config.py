@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from praisonmem.core.errors import UsageError
+from praisonmem.core.errors import NotFound, UsageError
+from praisonmem.core.result import Action, Change, Outcome
 
 CONFIG_ENV = "PRAISONMEM_CONFIG"
 
@@ -27,9 +28,9 @@ def _str(key: str, value: Any) -> str:
 
 
 def _provider(key: str, value: Any) -> str:
-    from praisonmem.core.providers import available
+    from praisonmem.core.memory import provider_names
 
-    names = [info.name for info in available()]
+    names = provider_names()  # the entry points' names: no plug-in is loaded to check a setting
     if _str(key, value) not in names:
         raise UsageError(f"config {key} must be an installed provider ({', '.join(names)}), got {value!r}")
     return value
@@ -62,7 +63,7 @@ def _count(key: str, value: Any) -> int:
 
 
 def _user(key: str, value: Any) -> str:
-    from praisonmem.core.filememory import sanitise_user_id
+    from praisonmem.core.memory import sanitise_user_id
 
     _str(key, value)
     try:
@@ -148,7 +149,7 @@ def load_file(path: Path) -> dict[str, Any]:
 @dataclass(frozen=True)
 class Setting:
     value: Any
-    source: str  # "flag", "env <NAME>", "config", "default"
+    source: str  # which rule gave the value: "flag", "env <NAME>", "config" or "default"
 
 
 class Settings:
@@ -175,16 +176,29 @@ class Settings:
             return Setting(self.file[key], "config")
         return Setting(spec.default, "default")
 
+    def rows(self) -> list[dict[str, Any]]:
+        """``config show``: every key, its value, the rule that gave it, its environment variable, its meaning."""
+        return [{"key": key, "value": setting.value, "source": setting.source, "env": spec.env, "help": spec.help}
+                for key, spec in KEYS.items() for setting in (self.get(key),)]
 
-def set_value(path: Path, key: str, text: str, *, timeout: float = 5.0) -> Any:
-    """Write one key (validated) into the file; other keys and tables are kept."""
+    def lookup(self, key: str) -> dict[str, Any]:
+        """``config get``: one key's value and where it came from; :class:`NotFound` when it is set nowhere."""
+        setting = self.get(key_spec(key).name)
+        if setting.value is None:
+            raise NotFound(f"config key '{key}' is not set")
+        return {"key": key, "value": setting.value, "source": setting.source}
+
+
+def set_value(path: Path, key: str, text: str, *, timeout: float = 5.0) -> Outcome:
+    """``config set``: one key (validated) written into the file; other keys and tables are kept."""
     value = key_spec(key).check(key, text)
     _rewrite(path, lambda flat: {**flat, key: value}, timeout)
-    return value
+    return Outcome([Change(Action.set, f"{key} = {value!r} in {path}",
+                           fields={"key": key, "value": value, "path": str(path)})])
 
 
-def unset_value(path: Path, key: str, *, timeout: float = 5.0) -> bool:
-    """Remove one key; whether it was there."""
+def unset_value(path: Path, key: str, *, timeout: float = 5.0) -> Outcome:
+    """``config unset``: one key removed from the file (skipped when it is not there)."""
     key_spec(key)
     removed: list[bool] = []
 
@@ -193,7 +207,10 @@ def unset_value(path: Path, key: str, *, timeout: float = 5.0) -> bool:
         return {k: v for k, v in flat.items() if k != key} if key in flat else None
 
     _rewrite(path, drop, timeout)
-    return removed[0]
+    fields = {"key": key, "removed": removed[0], "path": str(path)}
+    if removed[0]:
+        return Outcome([Change(Action.unset, key, fields=fields)])
+    return Outcome([Change(Action.skipped, key, "was not set", fields=fields)])
 
 
 def _rewrite(path: Path, change: Callable[[dict[str, Any]], dict[str, Any] | None], timeout: float) -> None:
@@ -201,7 +218,7 @@ def _rewrite(path: Path, change: Callable[[dict[str, Any]], dict[str, Any] | Non
     different keys never undo each other; replaced atomically, 0600."""
     import tomli_w
 
-    from praisonmem.core import jsonfile
+    from praisonmem.core.io import jsonfile  # writers only: keeps every command's start-up light
 
     with jsonfile.locked(path, timeout):
         flat = change(load_file(path))

@@ -2,29 +2,38 @@
 
 The CLI turns a :class:`PraisonMemError` into a one-line message on stderr (or a
 JSON error object with ``--json``) and exits with :attr:`PraisonMemError.exit_code`.
+:data:`EXIT_CODES` lists every code praisonmem exits with; the README's table and
+the man pages are checked against it.
 """
 
 from __future__ import annotations
 
+import os
+
 EXIT_OK = 0
-EXIT_PROBLEMS = 1  # `check` found problems, or a batch finished with some items failed
-EXIT_USAGE = 2  # bad option, bad value, bad date
-EXIT_NOT_FOUND = 3  # session, memory id, user, file
-EXIT_REFUSED = 4  # target exists, lock timeout, corrupt file, no confirmation
-EXIT_IO = 5  # I/O or permission error
+EXIT_PROBLEMS = 1
+EXIT_USAGE = 2
+EXIT_NOT_FOUND = 3
+EXIT_REFUSED = 4
+EXIT_IO = 5
+EXIT_INTERNAL = 70  # EX_SOFTWARE: a bug in praisonmem, not in the user's input
 EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141  # what a Unix tool killed by SIGPIPE reports
 
 EXIT_CODES: dict[int, str] = {
     EXIT_OK: "success (a search with no hits is still 0)",
-    EXIT_PROBLEMS: "check found problems, or a batch finished with some items failed",
-    EXIT_USAGE: "usage error (bad option, bad value, bad date)",
+    EXIT_PROBLEMS: "problems found (check, backup verify, a damaged backup), or a batch finished with some items "
+                   "failed",
+    EXIT_USAGE: "usage error (bad option, bad value, bad date, ambiguous name)",
     EXIT_NOT_FOUND: "not found (session, memory id, user, file)",
     EXIT_REFUSED: (
         "refused: target exists, lock not acquired in time, file corrupt so not "
         "rewritten, confirmation missing in a non-interactive run"
     ),
     EXIT_IO: "I/O or permission error",
+    EXIT_INTERNAL: "internal error: a bug in praisonmem, please report it (PRAISONMEM_DEBUG=1 shows the traceback)",
     EXIT_INTERRUPTED: "interrupted",
+    EXIT_BROKEN_PIPE: "stdout closed early (e.g. piped into head), as for any Unix tool killed by SIGPIPE",
 }
 
 
@@ -89,3 +98,14 @@ class IOFailure(PraisonMemError):
 class ProblemsFound(PraisonMemError):
     exit_code = EXIT_PROBLEMS
     code = "problems"
+
+
+def io_failure(path: str | os.PathLike[str], exc: OSError, doing: str = "", then: str = "") -> IOFailure:
+    """The one-line :class:`IOFailure` for an ``OSError`` on ``path``: ``<path>: [<doing>: ]<reason>[; <then>]``."""
+    if isinstance(exc, PermissionError):
+        reason = "permission denied"
+    elif isinstance(exc, IsADirectoryError):
+        reason = "is a directory, not a file"
+    else:
+        reason = str(exc.strerror or exc)
+    return IOFailure(f"{path}: " + (f"{doing}: " if doing else "") + reason + (f"; {then}" if then else ""))

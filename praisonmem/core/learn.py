@@ -8,6 +8,10 @@ takes it across its whole read-modify-write (well under 10 s), writes a temp
 file beside the store and replaces it, then deletes the lock. Reading takes no
 lock and, unlike the library's ``search``/``list_all``, never bumps
 ``use_count``.
+
+The commands, one function each: ``list_entries``, ``show_entry``, ``add_entry``,
+``plan_delete_entry``, ``plan_clear``; writes default to the private scope and the
+``default`` user, as the library's ``LearnManager`` does.
 """
 
 from __future__ import annotations
@@ -18,16 +22,29 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from praisonmem.core import jsonfile
-from praisonmem.core.errors import CorruptFile, IOFailure, LockTimeout, NotFound, UsageError
-from praisonmem.core.timeutil import now_iso
+from praisonmem.core.errors import AmbiguousName, CorruptFile, LockTimeout, NotFound, UsageError, io_failure
+from praisonmem.core.io import jsonfile
+from praisonmem.core.io.timeutil import now_iso
+from praisonmem.core.paths import Paths
+from praisonmem.core.result import Action, Change, Outcome, Plan
+
+
+class LearnScope(StrEnum):
+    """``learn --scope``: a user's private stores, or those shared between agents."""
+
+    private = "private"
+    shared = "shared"
+
 
 STORES = ("persona", "insights", "threads", "patterns", "decisions", "feedback", "improvements")
-SCOPES = ("private", "shared")
-STALE_AFTER = 10.0  # BaseJSONStore's lock_timeout
+SCOPES = tuple(LearnScope)
+ENTRY_KEYS = ("id", "content", "metadata", "created_at", "updated_at", "use_count", "last_used")  # as the library writes
+DEFAULT_USER = "default"
+STALE_AFTER = 10.0  # BaseJSONStore's lock_timeout: an older lock file is a crashed holder's
 POLL = 0.01
 
 
@@ -49,7 +66,7 @@ def locked(store_path: Path, timeout: float = jsonfile.LOCK_TIMEOUT) -> Iterator
         except FileExistsError:
             pass
         except OSError as exc:
-            raise IOFailure(f"{lock}: cannot lock: {exc.strerror or exc}") from exc
+            raise io_failure(lock, exc, "cannot lock") from exc
         seen = _lstat(lock)
         if seen is not None:
             problem = jsonfile.lock_file_problem(lock, seen.st_mode)
@@ -76,7 +93,7 @@ def _lstat(path: Path) -> os.stat_result | None:
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise IOFailure(f"{path}: cannot lock: {exc.strerror or exc}") from exc
+        raise io_failure(path, exc, "cannot lock") from exc
 
 
 def _unlink_if_same(lock: Path, expected: os.stat_result, *, same_mtime: bool = False) -> bool:
@@ -95,7 +112,7 @@ def _unlink_if_same(lock: Path, expected: os.stat_result, *, same_mtime: bool = 
     except FileNotFoundError:
         pass
     except OSError as exc:
-        raise IOFailure(f"{lock}: cannot remove a stale lock: {exc.strerror or exc}") from exc
+        raise io_failure(lock, exc, "cannot remove a stale lock") from exc
     return True
 
 
@@ -169,8 +186,6 @@ def find(learn_dir: Path, entry_id: str, **filters: str | None) -> Entry:
     if not matches:
         raise NotFound(f"no learn entry '{entry_id}' in {learn_dir}")
     if len(matches) > 1:
-        from praisonmem.core.errors import AmbiguousName
-
         raise AmbiguousName(f"learn entry '{entry_id}' is in several stores: "
                             + ", ".join(str(m.path) for m in matches) + " (narrow with --scope/--user-id)")
     return matches[0]
@@ -194,8 +209,7 @@ def add(path: Path, store: str, content: str, metadata: dict[str, Any] | None = 
                 return existing, False
         entry_id = f"{store}_{len(data)}_{datetime.now(timezone.utc).timestamp()}"
         created = now_iso()
-        entry = {"id": entry_id, "content": content, "metadata": metadata or {}, "created_at": created,
-                 "updated_at": now_iso(), "use_count": 0, "last_used": None}
+        entry = dict(zip(ENTRY_KEYS, (entry_id, content, metadata or {}, created, now_iso(), 0, None)))
         data[entry_id] = entry
         jsonfile.replace_atomically(path, jsonfile.serialise(data))
         return entry, True
@@ -219,3 +233,62 @@ def clear(path: Path, dry_run: bool = False, timeout: float = jsonfile.LOCK_TIME
         count = len(read_store(path))
         jsonfile.replace_atomically(path, jsonfile.serialise({}))
         return count
+
+
+# ---------------------------------------------------------------- the commands
+
+
+def learn_dir(paths: Paths) -> Path:
+    paths.require_home()
+    return paths.learn_dir
+
+
+def list_entries(paths: Paths, *, store: str | None = None, scope: LearnScope | str | None = None,
+                 user_id: str | None = None) -> tuple[list[Entry], list[str]]:
+    """``learn list``: the matching entries (read-only) and the stores that could not be read."""
+    return entries(learn_dir(paths), store=store, scope=scope, user_id=user_id)
+
+
+def show_entry(paths: Paths, entry_id: str, *, scope: LearnScope | str | None = None,
+               user_id: str | None = None) -> Entry:
+    return find(learn_dir(paths), entry_id, scope=scope, user_id=user_id)
+
+
+def add_entry(paths: Paths, store: str, text: str, metadata: dict[str, Any] | None = None, *,
+              scope: LearnScope | str | None = None, user_id: str | None = None,
+              timeout: float = jsonfile.LOCK_TIMEOUT) -> Outcome:
+    """``learn add`` (private scope and the default user unless given): with the library's dedup, the same text
+    (trimmed, any case) is kept once and takes the new metadata."""
+    path = store_path(learn_dir(paths), scope or LearnScope.private, user_id or DEFAULT_USER, store)
+    entry, new = add(path, store, text, metadata, timeout=timeout)
+    return Outcome([Change(Action.added if new else Action.kept, entry["id"],
+                           None if new else "already there; not added again",
+                           fields={**entry, "added": new, "file": str(path)})])
+
+
+def plan_delete_entry(paths: Paths, entry_id: str, *, scope: LearnScope | str | None = None,
+                      user_id: str | None = None, timeout: float = jsonfile.LOCK_TIMEOUT) -> Plan:
+    """``learn delete``: one entry, found in whichever store holds it."""
+    found = show_entry(paths, entry_id, scope=scope, user_id=user_id)
+
+    def run(dry_run: bool, progress: Any) -> Outcome:
+        if not dry_run:
+            delete(found.path, entry_id, timeout=timeout)
+        return Outcome([Change(Action.deleted, f"{entry_id} from {found.path}", dry_run=dry_run,
+                               fields=found.to_json())])
+
+    return Plan(f"Delete learn entry '{entry_id}' from {found.store}?", run)
+
+
+def plan_clear(paths: Paths, store: str, *, scope: LearnScope | str | None = None, user_id: str | None = None,
+               timeout: float = jsonfile.LOCK_TIMEOUT) -> Plan:
+    """``learn clear``: empty one store (private scope and the default user unless given)."""
+    path = store_path(learn_dir(paths), scope or LearnScope.private, user_id or DEFAULT_USER, store)
+    count = clear(path, dry_run=True)
+
+    def run(dry_run: bool, progress: Any) -> Outcome:
+        removed = count if dry_run else clear(path, timeout=timeout)
+        return Outcome([Change(Action.removed, f"{removed} entries from {path}", dry_run=dry_run,
+                               fields={"store": store, "file": str(path), "removed": removed})])
+
+    return Plan(f"Remove all {count} entries of {path}?", run)

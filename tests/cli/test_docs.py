@@ -173,3 +173,49 @@ def test_session_ids_complete_from_the_home_a_command_would_use(fixture_home, co
     assert _complete("praisonmem session show my", {}) == []  # the default home is empty
     config.write_text(f'home = "{fixture_home}"\n')
     assert "my_chat" in _complete("praisonmem session show my", {})  # config home, as `session show` uses
+
+
+# ---------------------------------------------------------------- docs that cannot drift (sqlite-utils' test_docs)
+
+README = (REPO / "README.md").read_text(encoding="utf-8")
+
+
+def groups_and_commands():
+    """Every group (with its path) and every command below it."""
+    root = typer.main.get_command(app)
+    found = [(["praisonmem"], root)]
+
+    def walk(command, path):
+        for name, sub in (getattr(command, "commands", None) or {}).items():
+            found.append(([*path, name], sub))
+            walk(sub, [*path, name])
+
+    walk(root, ["praisonmem"])
+    return found
+
+
+COMMANDS = [(path, command) for path, command in groups_and_commands() if not getattr(command, "commands", None)]
+
+
+@pytest.mark.parametrize("path, command", groups_and_commands(), ids=lambda v: " ".join(v) if isinstance(v, list) else "")
+def test_every_command_and_group_help_has_an_example(path, command):
+    assert command.help, path
+    head, _, example = command.help.partition("Example:")
+    assert head.strip() and example.strip().startswith(" ".join(path[:2])), path
+
+
+@pytest.mark.parametrize("path", [p for p, _ in COMMANDS], ids=" ".join)
+def test_every_command_appears_in_the_readme(path):
+    assert f"{' '.join(path)} " in README or f"{' '.join(path)}\n" in README, " ".join(path)
+
+
+def readme_exit_codes() -> dict[int, str]:
+    section = README.split("## Exit codes", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split("|")[1:3] for line in section.splitlines() if line.startswith("| ") and "---" not in line]
+    return {int(code): text.strip() for code, text in rows if code.strip().isdigit()}
+
+
+def test_the_readme_exit_code_table_is_exit_codes():
+    from praisonmem.core.errors import EXIT_CODES
+
+    assert readme_exit_codes() == EXIT_CODES

@@ -198,7 +198,7 @@ def test_a_writer_that_holds_its_lock_too_long_is_waited_for_only_until_the_lock
 
 
 def test_a_file_caught_mid_rewrite_is_read_again_until_it_parses(memory):
-    from praisonmem.core import filememory_io
+    from praisonmem.core.memory import filememory_io
 
     target = memory / "u" / "short_term.json"
     target.write_bytes(b"")  # as an old writer leaves it between open("w") and its lock

@@ -12,7 +12,6 @@ import gzip
 import io
 import json
 import os
-import shutil
 import socket
 import stat
 import subprocess
@@ -22,16 +21,6 @@ import threading
 from pathlib import Path
 
 import pytest
-
-from tests.conftest import FIXTURES
-
-
-@pytest.fixture
-def db(tmp_path) -> Path:
-    dest = tmp_path / "store" / "data.db"
-    dest.parent.mkdir()
-    shutil.copy(FIXTURES / "upsonic-0.77.3" / "data.db", dest)
-    return dest
 
 
 @pytest.fixture
@@ -234,7 +223,7 @@ def test_backup_refuses_other_non_regular_targets(cli, fixture_home, tmp_path, k
 
 
 def test_backup_to_dash_refuses_a_terminal_and_keep(fixture_home):
-    from praisonmem.core import backup
+    from praisonmem.core.backup import create as backup
     from praisonmem.core.errors import UsageError
     from praisonmem.core.paths import resolve
 

@@ -8,44 +8,21 @@ is on a terminal.
 from __future__ import annotations
 
 import json
-import os
-import pty
-import select
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.helpers import run_on_a_pty
 
 FILES = 400  # past the "few hundred files" threshold (MIN_FILES = 300)
 
 
 def run_with_tty_stderr(args: list[str], cwd: Path) -> tuple[int, str, str]:
-    master, slave = pty.openpty()
-    env = {**os.environ, "COLUMNS": "100", "LINES": "40", "TERM": "xterm"}
-    stdout_file = (cwd / "stdout.txt").open("w+b")  # a file, not a pipe nobody drains while we read stderr
-    proc = subprocess.Popen([sys.executable, "-m", "praisonmem", *args], cwd=cwd, env=env,
-                            stdin=subprocess.DEVNULL, stdout=stdout_file, stderr=slave)
-    os.close(slave)
-    chunks = []
-    while True:
-        ready, _, _ = select.select([master], [], [], 30)
-        if not ready:
-            proc.kill()
-            raise AssertionError(f"no output from {args} for 30 s")
-        try:
-            data = os.read(master, 65536)
-        except OSError:  # the child closed its end
-            break
-        if not data:
-            break
-        chunks.append(data)
-    os.close(master)
-    code = proc.wait(timeout=30)
-    stdout_file.seek(0)
-    stdout = stdout_file.read().decode()
-    stdout_file.close()
-    return code, stdout, b"".join(chunks).decode(errors="replace")
+    """stderr on a pseudo-terminal, stdout to a file (not a pipe nobody drains while stderr is read)."""
+    with (cwd / "stdout.txt").open("w+b") as stdout_file:
+        code, stderr = run_on_a_pty(args, cwd, {"COLUMNS": "100", "LINES": "40", "TERM": "xterm"}, stdout=stdout_file)
+        stdout_file.seek(0)
+        return code, stdout_file.read().decode(), stderr
 
 
 @pytest.fixture

@@ -2,21 +2,9 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 
-
-def snapshot(root: Path) -> dict[str, tuple]:
-    state = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in dirnames + filenames:
-            path = Path(dirpath) / name
-            st = path.lstat()
-            content = path.read_bytes() if path.is_file() else None
-            state[str(path.relative_to(root))] = (st.st_mode, st.st_mtime_ns, st.st_size, content)
-    return state
+from tests.helpers import snapshot
 
 
 @pytest.fixture
@@ -30,24 +18,28 @@ def messy_home(fixture_home):
     return fixture_home
 
 
+SHOWN = {"compacted-demo": 0, "history_ec9d38c8": 0, "531bcd72": 0, "café-日本": 0, "nolock": 0,
+         "interrupted-stream": 0,
+         "corrupt": 4, "latin1": 4, "array": 4, "badmsgs": 4,  # refused: they do not parse as sessions
+         "missing": 3}
 READ_COMMANDS = [
-    ["workspace", "id"], ["workspace", "id", "--json"], ["workspace", "id", "--agent", "Legacy Bot", "--global"],
-    ["workspace", "paths"], ["workspace", "paths", "--json"],
-    ["session", "list"], ["session", "list", "--json"], ["session", "list", "--ndjson"],
-    ["session", "list", "--scope", "legacy", "--sort", "messages"],
-    ["session", "search", "weather"], ["session", "search", "a", "--json", "--limit", "0"],
+    (["workspace", "id"], 0), (["workspace", "id", "--json"], 0),
+    (["workspace", "id", "--agent", "Legacy Bot", "--global"], 0),
+    (["workspace", "paths"], 0), (["workspace", "paths", "--json"], 0),
+    (["session", "list"], 0), (["session", "list", "--json"], 0), (["session", "list", "--ndjson"], 0),
+    (["session", "list", "--scope", "legacy", "--sort", "messages"], 0),
+    (["session", "search", "weather"], 0), (["session", "search", "a", "--json", "--limit", "0"], 0),
+    (["session", "search", "  "], 2),
 ] + [
-    ["session", "show", name, *flags]
-    for name in ("compacted-demo", "history_ec9d38c8", "531bcd72", "café-日本", "corrupt", "latin1", "array",
-                 "badmsgs", "nolock", "interrupted-stream", "missing")
+    (["session", "show", name, *flags], code)
+    for name, code in SHOWN.items()
     for flags in ([], ["--json"], ["--archived"], ["--working", "--tail", "1"], ["--working", "--json"])
 ]
 
 
-def test_read_commands_leave_the_home_identical(cli, messy_home):
+@pytest.mark.parametrize("args, code", READ_COMMANDS, ids=lambda v: " ".join(v) if isinstance(v, list) else str(v))
+def test_a_read_command_exits_as_documented_and_leaves_the_home_identical(cli, messy_home, args, code):
     before = snapshot(messy_home)
-    codes = set()
-    for args in READ_COMMANDS:
-        codes.add(cli("--home", messy_home, *args).exit_code)
-    assert codes == {0, 3, 4}  # the corrupt and missing sessions were refused, the rest shown
+    result = cli("--home", messy_home, *args)
+    assert result.exit_code == code, result.stderr
     assert snapshot(messy_home) == before

@@ -18,7 +18,7 @@ import pytest
 
 from praisonmem.core import learn
 from praisonmem.core.errors import LockTimeout
-from tests.cli.test_read_only import snapshot
+from tests.helpers import snapshot
 
 
 class FollowingUnixFileLock:

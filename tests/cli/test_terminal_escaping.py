@@ -9,18 +9,14 @@ bodies; ``--json`` keeps the exact data, with DEL, C1 and bidi controls written 
 from __future__ import annotations
 
 import json
-import os
-import pty
 import re
-import select
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import FIXTURES
+from tests.helpers import run_on_a_pty
 
 # Everything a terminal acts on: C0 but newline and tab, DEL, C1, bidi embeddings/overrides/isolates.
 UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
@@ -52,27 +48,8 @@ def evil_home(tmp_path) -> Path:
 
 
 def run_on_a_terminal(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[int, str]:
-    """Run praisonmem with stdout (and stderr) on a pseudo-terminal; what the terminal received."""
-    master, slave = pty.openpty()
-    env = {**os.environ, "COLUMNS": "200", "LINES": "50", "TERM": "xterm-256color", **(env or {})}
-    proc = subprocess.Popen([sys.executable, "-m", "praisonmem", *args], cwd=cwd, env=env,
-                            stdin=subprocess.DEVNULL, stdout=slave, stderr=slave)
-    os.close(slave)
-    chunks = []
-    while True:
-        ready, _, _ = select.select([master], [], [], 30)
-        if not ready:
-            proc.kill()
-            raise AssertionError(f"no output from {args} for 30 s")
-        try:
-            data = os.read(master, 65536)
-        except OSError:
-            break
-        if not data:
-            break
-        chunks.append(data)
-    os.close(master)
-    return proc.wait(timeout=30), b"".join(chunks).decode("utf-8", errors="replace")
+    """Run praisonmem with stdout and stderr on a pseudo-terminal; what the terminal received."""
+    return run_on_a_pty(args, cwd, {"COLUMNS": "200", "LINES": "50", "TERM": "xterm-256color", **(env or {})})
 
 
 def assert_safe(text: str, *, multiline: bool = True) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from praisonmem.core.workspace import history_id, legacy_ids, workspace_id
+from praisonmem.core.sessions import history_id, legacy_ids, workspace_id
 from tests.compat.conftest import last_json, run_library
 
 WINDOW = {"PRAISONAI_SESSION_ACTIVE_WINDOW": "4"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from tests.cli.test_session_moves import SHA_LEGACY_BOT, era_home, spill
+from tests.helpers import SHA_LEGACY_BOT, era_home, spill
 from tests.compat.conftest import last_json, run_library
 
 RESUME = """

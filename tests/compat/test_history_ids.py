@@ -8,7 +8,7 @@ import string
 import pytest
 
 from tests.compat.conftest import last_json, run_library
-from tests.core.test_workspace import make_fixture_repo
+from tests.helpers import make_fixture_repo
 
 CHAT = """
     import json, sys

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from praisonmem.core import jsonfile
-from praisonmem.core.workspace import session_file_name
+from praisonmem.core.sessions import session_file_name
 from tests.compat.conftest import last_json, run_library
+from tests.helpers import rewrite
 
 LOAD_ALL = """
     import json
@@ -28,7 +28,7 @@ def test_library_loads_every_session_praisonmem_rewrote(fixture_home):
             doc["messages"].append({"role": "user", "content": "added by praisonmem ✓", "timestamp": 1.5,
                                     "metadata": {}})
             return doc
-        jsonfile.update(path, touch)
+        rewrite(path, touch)
     loaded = last_json(run_library(LOAD_ALL, home=fixture_home))
     assert len(loaded) == 12
     for sid, info in loaded.items():

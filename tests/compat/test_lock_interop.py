@@ -7,9 +7,10 @@ import time
 
 import pytest
 
-from praisonmem.core import jsonfile
 from praisonmem.core.errors import LockTimeout
+from praisonmem.core.io import jsonfile
 from tests.compat.conftest import start_library
+from tests.helpers import rewrite
 
 
 def test_library_add_message_waits_for_a_praisonmem_lock(fixture_home):
@@ -61,7 +62,7 @@ def test_praisonmem_waits_for_the_library_lock(fixture_home, library_holds_lock)
         doc["metadata"]["title"] = "after the library released"
         return doc
 
-    jsonfile.update(target, retitle, timeout=10)
+    rewrite(target, retitle, timeout=10)
     assert time.monotonic() - started >= 1.0
     assert library_holds_lock.stdout.readline().strip() == "released"
     assert json.loads(target.read_text(encoding="utf-8"))["metadata"]["title"] == "after the library released"
@@ -71,5 +72,5 @@ def test_praisonmem_gives_up_on_a_library_lock_after_its_timeout(fixture_home, l
     target = fixture_home / "sessions" / "my_chat.json"
     before = target.read_bytes()
     with pytest.raises(LockTimeout):
-        jsonfile.update(target, lambda doc: {**doc, "x": 1}, timeout=0.3)
+        rewrite(target, lambda doc: {**doc, "x": 1}, timeout=0.3)
     assert target.read_bytes() == before

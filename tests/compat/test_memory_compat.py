@@ -108,8 +108,8 @@ SQLITE = """
 
 def test_sqlite_provider_and_the_librarys_memory_share_files(cli, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    ours = cli("memory", "store", "praisonmem wrote this about tea", "--provider", "sqlite", "--user-id", "alice",
-               "--json").json()
+    [ours] = cli("memory", "store", "praisonmem wrote this about tea", "--provider", "sqlite", "--user-id", "alice",
+                 "--json").json()
     cli("memory", "store", "long tea fact", "--long", "--provider", "sqlite", "--user-id", "alice")
     library = last_json(run_library(SQLITE, home=tmp_path / "h", cwd=tmp_path))
     assert ours["id"] in [r["id"] for r in library["short"]]

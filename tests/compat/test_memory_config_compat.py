@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from praisonmem.core import filememory_config
+from praisonmem.core.memory import filememory_config
 from tests.compat.conftest import last_json, run_library
 
 # A small positive limit trims by design, so only the defaults stand for the good values of the limits.

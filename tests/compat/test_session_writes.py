@@ -6,7 +6,7 @@ import json
 import time
 
 from tests.compat.conftest import last_json, run_library, start_library
-from tests.core.test_workspace import make_fixture_repo
+from tests.helpers import make_fixture_repo
 
 APPEND_500 = """
     import sys, time

@@ -3,23 +3,14 @@
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 
 from tests.compat.conftest import last_json, run_library
-from tests.conftest import FIXTURES
 
 pytest.importorskip("upsonic")
 
 UPSONIC_ENV = {"UPSONIC_TELEMETRY": "false"}
-
-
-@pytest.fixture
-def db(tmp_path):
-    dest = tmp_path / "data.db"
-    shutil.copy(FIXTURES / "upsonic-0.77.3" / "data.db", dest)
-    return dest
 
 
 def test_library_get_user_memory_sees_praisonmem_set(cli, db, tmp_path):

@@ -41,13 +41,23 @@ def test_precedence_flag_env_config_default(key, tmp_path):
     assert Settings(env=env, path=path).get(key, flag).source == "flag"
 
 
+def stored(outcome) -> object:
+    [change] = outcome.changes
+    return change.fields["value"]
+
+
 def test_set_get_unset_round_trip_keeps_other_keys(tmp_path):
     path = tmp_path / "sub" / "config.toml"
-    assert set_value(path, "backup.keep", "4") == 4
-    assert set_value(path, "upsonic.db", "/x/data.db") == "/x/data.db"
-    assert set_value(path, "lock_timeout", "2") == 2.0
+    assert stored(set_value(path, "backup.keep", "4")) == 4
+    assert stored(set_value(path, "upsonic.db", "/x/data.db")) == "/x/data.db"
+    assert stored(set_value(path, "lock_timeout", "2")) == 2.0
     assert load_file(path) == {"backup.keep": 4, "upsonic.db": "/x/data.db", "lock_timeout": 2.0}
-    assert unset_value(path, "backup.keep") is True and unset_value(path, "backup.keep") is False
+    assert [c.to_json() for c in unset_value(path, "backup.keep").changes] == [
+        {"action": "unset", "key": "backup.keep", "removed": True, "path": str(path), "dry_run": False,
+         "detail": None}]
+    assert [c.to_json() for c in unset_value(path, "backup.keep").changes] == [
+        {"action": "skipped", "key": "backup.keep", "removed": False, "path": str(path), "dry_run": False,
+         "detail": "was not set"}]
     assert load_file(path) == {"upsonic.db": "/x/data.db", "lock_timeout": 2.0}
     assert path.stat().st_mode & 0o777 == 0o600
 

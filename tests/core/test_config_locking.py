@@ -8,7 +8,7 @@ import sys
 import textwrap
 import time
 
-from tests.core.test_jsonfile import hold_flock
+from tests.helpers import hold_flock
 
 WRITER = textwrap.dedent("""
     import sys

@@ -1,0 +1,165 @@
+"""``praisonmem backup``: create, verify, list and restore backups (cron-friendly)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from praisonmem.cli.options import DryRunFlag, JsonFlag, NdjsonFlag, YesFlag
+from praisonmem.cli.output import binary_stdout, fmt_time, note, stdout_is_tty, warn
+from praisonmem.cli.progress import file_progress
+from praisonmem.cli.prompts import confirm_and_run
+from praisonmem.cli.state import state_of
+from praisonmem.core import backup
+from praisonmem.core.errors import EXIT_OK, EXIT_PROBLEMS, UsageError
+
+app = typer.Typer(help="Back up sessions, spill files, learn stores and FileMemory; verify and restore.\n\n"
+                       "Example:\n\n    praisonmem backup create -o ~/backups --keep 7", no_args_is_help=True)
+
+
+@app.command("create")
+def create_command(
+    ctx: typer.Context,
+    output: Annotated[str | None, typer.Option("--output", "-o", metavar="DIR|FILE",
+                                               help="Directory (a timestamped name is chosen), file, or '-' "
+                                                    "for stdout (config backup.dir).")] = None,
+    keep: Annotated[int | None, typer.Option("--keep", min=0, metavar="N",
+                                             help="Then keep the N newest backups there: only those "
+                                                  "praisonmem named count, newest by manifest time, and the "
+                                                  "new one is never deleted (config backup.keep; 0 = keep "
+                                                  "all; not with -, a pipe or a device).")] = None,
+    include: Annotated[str | None, typer.Option("--include", metavar="LIST",
+                                                help="Comma list of sessions,memory,learn (default: all).")] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Say what was written (also on a terminal).")
+                       ] = False,
+    as_json: JsonFlag = False,
+) -> int:
+    """Write one praisonmem-backup-<UTC timestamp>.tar.gz: sessions (each read
+    while holding its lock), spill files, learn stores and the FileMemory tree
+    (each file read under a shared flock), with a manifest of sizes, modes and
+    sha256 checksums.
+
+    -o - streams the archive to stdout (never to a terminal) and a pipe or
+    device is written to; --keep needs a directory. A FileMemory file that
+    still does not parse after re-reading is archived as it is, marked
+    damaged: the run exits 1 and deletes no old backup.
+
+    Silent on success unless -v or on a terminal, so cron mails only failures.
+
+    Example:
+
+        praisonmem backup create -o ~/backups --keep 7
+    """
+    state = state_of(ctx)
+    plan = backup.plan_create(state.paths, output=state.setting("backup.dir", output), include=include, keep=keep,
+                              configured_keep=state.setting("backup.keep"))
+    if plan.to_stdout and as_json:
+        raise UsageError("-o - writes the archive to stdout; --json cannot share it")
+    out = state.output(as_json)
+    for message in plan.warnings:
+        warn(message)
+    with file_progress("Backing up") as progress:
+        result = plan.run(timeout=state.lock_timeout, progress=progress, stdout=binary_stdout())
+    if plan.to_stdout:  # the configured JSON default does not apply to the archive itself
+        if verbose:
+            note(f"wrote a backup to stdout ({result['files']} files, {result['size']} bytes)")
+    elif out.document(result):
+        pass
+    elif verbose or stdout_is_tty():
+        out.raw(f"{result['path']}  ({result['files']} files, {result['size']} bytes)")
+        for path in result["removed"]:
+            out.raw(f"removed old backup {path}")
+    for damage in result["damaged"]:
+        warn(f"{damage['file']} did not parse even after re-reading it ({damage['problem']}): archived as it is "
+             "and marked damaged")
+    if result["damaged"]:
+        warn("backup written but incomplete" + (", so no old backup was deleted" if plan.keep else ""))
+        return EXIT_PROBLEMS
+    return EXIT_OK
+
+
+@app.command("verify")
+def verify_command(
+    ctx: typer.Context,
+    file: Annotated[str, typer.Argument(metavar="FILE", help="A backup archive.")],
+    as_json: JsonFlag = False,
+) -> int:
+    """Check an archive and every file's checksum; exit 1 naming each mismatch.
+
+    Also fails on an entry outside the layout backup create writes and on a
+    file marked damaged when it was backed up. Members are streamed, never
+    read past their manifest size.
+
+    Example:
+
+        praisonmem backup verify ~/backups/praisonmem-backup-20261130T020000Z.tar.gz
+    """
+    with file_progress("Verifying") as progress:
+        report = backup.verify(file, progress)
+    out = state_of(ctx).output(as_json)
+    if not out.document(report):
+        for problem in report["problems"]:
+            out.raw(f"{problem['path']}: {problem['problem']}")
+        out.raw(f"{file}: {'OK' if report['ok'] else 'FAILED'} ({report['files']} files)")
+    return EXIT_OK if report["ok"] else EXIT_PROBLEMS
+
+
+@app.command("list")
+def list_command(
+    ctx: typer.Context,
+    directory: Annotated[str | None, typer.Argument(metavar="[DIR]", help="Where to look (config backup.dir).")
+                         ] = None,
+    as_json: JsonFlag = False,
+    as_ndjson: NdjsonFlag = False,
+) -> None:
+    """List backups, oldest first, with their date, size and file count.
+
+    Example:
+
+        praisonmem backup list ~/backups
+    """
+    state = state_of(ctx)
+    rows = backup.list_backups(state.setting("backup.dir", directory))
+    out = state.output(as_json, as_ndjson)
+    if not out.records(rows):
+        out.table(["FILE", "CREATED", "SIZE", "FILES", "PROBLEM"],
+                  [[r["file"], fmt_time(r["created_at"]) if r["created_at"] else "", str(r["size"]),
+                    "" if r["files"] is None else str(r["files"]), r["error"] or ""] for r in rows],
+                  optional=["PROBLEM"])
+
+
+@app.command("restore")
+def restore_command(
+    ctx: typer.Context,
+    file: Annotated[str, typer.Argument(metavar="FILE", help="A backup archive.")],
+    to: Annotated[str | None, typer.Option("--to", metavar="DIR",
+                                           help="Restore under DIR (DIR/home, DIR/memory) instead of the "
+                                                "resolved home and memory dir.")] = None,
+    on_conflict: Annotated[backup.RestoreConflict, typer.Option(
+        "--on-conflict", help="When a file exists: skip it (default) or replace it.")] = backup.RestoreConflict.skip,
+    dry_run: DryRunFlag = False,
+    yes: YesFlag = False,
+    as_json: JsonFlag = False,
+) -> int:
+    """Verify an archive, then restore its files with locked atomic writes.
+
+    The whole archive is checked before anything is written. Only
+    praisonmem's own layout is accepted, with or without --to: regular files
+    under the roots the manifest lists (a file directly in home/sessions/ or
+    home/state/session_spill/, any file below home/learn/ or memory/);
+    anything else (absolute paths, '..', other top-level names, links,
+    devices, lock and temp files, duplicates) is refused with exit 4, and a
+    failed checksum exits 1, both with nothing written. Restored files are
+    0600 and the directories restore creates 0700, whatever modes the archive
+    claims. A session that does not parse is never replaced.
+
+    Example:
+
+        praisonmem backup restore praisonmem-backup-20261130T020000Z.tar.gz --to /tmp/restored --yes
+    """
+    state = state_of(ctx)
+    with file_progress("Verifying") as progress:
+        plan = backup.plan_restore(file, state.paths, to=to, on_conflict=on_conflict, timeout=state.lock_timeout,
+                                   progress=progress)
+    return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run, progress="Restoring")

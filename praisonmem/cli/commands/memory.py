@@ -1,0 +1,265 @@
+"""``praisonmem memory``: store, search, list, delete and reset memories; users, providers, extract."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from praisonmem.cli.options import (
+    DryRunFlag,
+    JsonFlag,
+    LimitOption,
+    MetaOption,
+    NdjsonFlag,
+    ProviderOption,
+    UserIdOption,
+    YesFlag,
+    parse_pairs,
+)
+from praisonmem.cli.output import fmt_time, fmt_value, render_outcome, warn
+from praisonmem.cli.prompts import confirm_and_run
+from praisonmem.cli.state import State, state_of
+from praisonmem.core import memory
+from praisonmem.core.errors import UsageError
+
+app = typer.Typer(help="Store, search and manage agent memories (FileMemory, SQLite, plug-ins).\n\nExample:\n\n"
+                       "    praisonmem memory search \"dark mode\" --user-id alice", no_args_is_help=True)
+
+TypeOption = Annotated[list[str] | None, typer.Option("--type", metavar="TYPE",
+                                                      help="short, long, entity or episodic (repeatable).")]
+
+
+def _provider(state: State, name: str | None, user: str | None) -> Any:
+    """The chosen provider (flag > environment > config > file) for the chosen user."""
+    return memory.open_provider(state.setting("provider", name), user_id=state.setting("user_id", user),
+                                paths=state.paths, timeout=state.lock_timeout)
+
+
+@app.command("store")
+def store_command(
+    ctx: typer.Context,
+    text: Annotated[str, typer.Argument(metavar="TEXT", help="What to remember.")],
+    long: Annotated[bool, typer.Option("--long", help="Store in long-term memory (default: short-term).")] = False,
+    importance: Annotated[float | None, typer.Option("--importance", metavar="F",
+                                                     help="0..1 (default 0.5 short-term, 0.8 long-term).")] = None,
+    meta: MetaOption = None,
+    user_id: UserIdOption = None,
+    provider: ProviderOption = None,
+    as_json: JsonFlag = False,
+) -> int:
+    """Store a memory and print its id (--json: its change record, the stored item).
+
+    With the file provider the item is exactly what FileMemory writes (its keys,
+    id rule and float timestamps), the user's config.json limits and
+    auto-promotion apply, and a new user gets the library's default config. A
+    config.json value that would make FileMemory delete items or raise (a
+    negative or non-integer short_term_limit, a long_term_limit below 1) is
+    refused with exit 4, naming the key, and nothing is stored.
+
+    Example:
+
+        praisonmem memory store "User prefers dark mode" --long --importance 0.9 --meta source=cli
+    """
+    metadata = parse_pairs(meta, "--meta")
+    state = state_of(ctx)
+    outcome = memory.store_memory(_provider(state, provider, user_id), text, long=long, importance=importance,
+                                  metadata=metadata)
+    return render_outcome(state.output(as_json), outcome, ids=True)
+
+
+@app.command("search")
+def search_command(
+    ctx: typer.Context,
+    query: Annotated[str, typer.Argument(metavar="QUERY", help="What to look for (case-insensitive).")],
+    type_: TypeOption = None,
+    limit: LimitOption = 10,
+    filter_: Annotated[list[str] | None, typer.Option("--filter", metavar="KEY=VALUE",
+                                                      help="Only items whose metadata (entities: attributes) "
+                                                           "has KEY equal to VALUE (repeatable).")] = None,
+    user_id: UserIdOption = None,
+    provider: ProviderOption = None,
+    as_json: JsonFlag = False,
+    as_ndjson: NdjsonFlag = False,
+) -> None:
+    """Search memories, scored and ordered exactly as FileMemory.search.
+
+    Score: 1.0 when the item contains the whole query, else 0.8 x the share of
+    query words it contains; short- and long-term scores are multiplied by the
+    item's importance. Entities match on name and attributes; episodic memory
+    covers the last 7 local days. Ties keep the order short, long, entity,
+    episodic; an empty query matches everything, as in the library. --json
+    gives [{"type", "score", "item"}].
+
+    Example:
+
+        praisonmem memory search "dark mode" --type long --limit 5 --json
+    """
+    filters = parse_pairs(filter_, "--filter")
+    state = state_of(ctx)
+    hits = memory.search_memory(_provider(state, provider, user_id), query, types=type_, limit=limit,
+                                filters=filters)
+    out = state.output(as_json, as_ndjson)
+    if not out.records(hits):
+        out.table(["TYPE", "SCORE", "ID", "TEXT"],
+                  [[h["type"], "" if h["score"] is None else f"{h['score']:.3f}", str(h["item"].get("id", "")),
+                    memory.item_text(h["item"])] for h in hits], wrap=["TEXT"])
+
+
+@app.command("list")
+def list_command(
+    ctx: typer.Context,
+    type_: TypeOption = None,
+    user_id: UserIdOption = None,
+    provider: ProviderOption = None,
+    as_json: JsonFlag = False,
+    as_ndjson: NdjsonFlag = False,
+) -> None:
+    """List every memory of the chosen tiers (default: all), in file order.
+
+    Entities are shown with their attributes and relationships; episodic items
+    with their date.
+
+    Example:
+
+        praisonmem memory list --type entity --user-id alice
+    """
+    state = state_of(ctx)
+    rows = memory.list_memory(_provider(state, provider, user_id), types=type_)
+    out = state.output(as_json, as_ndjson)
+    if out.records(rows):
+        return
+    table = []
+    for row in rows:
+        item = row["item"]
+        if row["type"] == "entity":
+            details = ", ".join(f"{k}={v}" for k, v in (item.get("attributes") or {}).items())
+            rels = "; ".join(f"{r.get('type')} → {r.get('target')}" for r in item.get("relationships") or []
+                             if isinstance(r, dict))
+            text = f"{item.get('name')} ({item.get('entity_type')})" + (f" [{details}]" if details else "") + \
+                (f" {{{rels}}}" if rels else "")
+        else:
+            text = memory.item_text(item)
+        when = row.get("date") or fmt_time(item.get("created_at") or item.get("timestamp"), short=out.tty)
+        table.append([row["type"], str(item.get("id", "")), fmt_value(item.get("importance")), when, text])
+    out.table(["TYPE", "ID", "IMPORTANCE", "WHEN", "TEXT"], table, wrap=["TEXT"])
+
+
+@app.command("delete")
+def delete_command(
+    ctx: typer.Context,
+    memory_id: Annotated[str, typer.Argument(metavar="ID", help="The memory's id (an entity's name or id).")],
+    type_: Annotated[str | None, typer.Option("--type", metavar="TYPE",
+                                              help="Only look in short, long, entity or episodic memory.")] = None,
+    user_id: UserIdOption = None,
+    provider: ProviderOption = None,
+    yes: YesFlag = False,
+    dry_run: DryRunFlag = False,
+    as_json: JsonFlag = False,
+) -> int:
+    """Delete one memory by id: short-term, then long-term, then entities, then
+    episodic (last 30 days), like FileMemory.delete_memory; --type narrows it.
+
+    Example:
+
+        praisonmem memory delete b38ae04c7880287b --yes
+    """
+    state = state_of(ctx)
+    plan = memory.plan_delete_memory(_provider(state, provider, user_id), memory_id, type_=type_)
+    return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run)
+
+
+@app.command("reset")
+def reset_command(
+    ctx: typer.Context,
+    short: Annotated[bool, typer.Option("--short", help="Clear short-term memory (the default).")] = False,
+    long: Annotated[bool, typer.Option("--long", help="Clear long-term memory.")] = False,
+    all_: Annotated[bool, typer.Option("--all", help="Everything, like clear_all: keeps config.json, "
+                                                     "sessions/ and checkpoints/.")] = False,
+    user_id: UserIdOption = None,
+    provider: ProviderOption = None,
+    yes: YesFlag = False,
+    dry_run: DryRunFlag = False,
+    as_json: JsonFlag = False,
+) -> int:
+    """Clear a memory tier for a user; --dry-run shows the counts.
+
+    Example:
+
+        praisonmem memory reset --all --user-id alice --dry-run
+    """
+    if short + long + all_ > 1:
+        raise UsageError("give one of --short, --long, --all")
+    tier = memory.ResetTier.all if all_ else memory.ResetTier.long if long else memory.ResetTier.short
+    state = state_of(ctx)
+    plan = memory.plan_reset_memory(_provider(state, provider, user_id), tier)
+    return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run)
+
+
+@app.command("users")
+def users_command(
+    ctx: typer.Context,
+    provider: ProviderOption = None,
+    as_json: JsonFlag = False,
+    as_ndjson: NdjsonFlag = False,
+) -> None:
+    """List the memory users found, with item counts per tier.
+
+    Example:
+
+        praisonmem memory users --json
+    """
+    state = state_of(ctx)
+    report = memory.provider_users(state.setting("provider", provider), state.paths, state.lock_timeout)
+    out = state.output(as_json, as_ndjson)
+    if out.records(report.rows):
+        return
+    out.table(["USER"] + [k.upper().replace("_", "-") for k in report.counts],
+              [[r["user_id"] or "(no user)"] + ["?" if r.get(k) is None else str(r.get(k)) for k in report.counts]
+               for r in report.rows])
+    for row in report.rows:
+        for problem in row.get("unreadable") or []:
+            warn(problem)
+
+
+@app.command("providers")
+def providers_command(ctx: typer.Context, as_json: JsonFlag = False, as_ndjson: NdjsonFlag = False) -> None:
+    """List the memory providers (built-in and plug-ins) and what each supports.
+
+    Plug-ins register a class under the entry-point group "praisonmem.providers";
+    see the README.
+
+    Example:
+
+        praisonmem memory providers
+    """
+    infos = memory.available_providers()
+    out = state_of(ctx).output(as_json, as_ndjson)
+    if not out.records([i.to_json() for i in infos]):
+        out.table(["NAME", "SOURCE", "SUPPORTS", "PROBLEM"],
+                  [[i.name, i.source, ", ".join(i.supports), i.error or ""] for i in infos], wrap=["SUPPORTS"])
+
+
+@app.command("extract")
+def extract_command(
+    ctx: typer.Context,
+    text: Annotated[str, typer.Argument(metavar="TEXT", help="A user message to extract facts from.")],
+    assistant: Annotated[str | None, typer.Option("--assistant", metavar="TEXT",
+                                                  help="The assistant's reply, extracted from too.")] = None,
+    store: Annotated[bool, typer.Option("--store", help="Write what was found (default: preview only).")] = False,
+    user_id: UserIdOption = None,
+    as_json: JsonFlag = False,
+) -> int:
+    """Extract names, preferences, roles, locations, projects and technologies
+    with AutoMemory's patterns (no LLM). Preview by default; --store writes
+    what the library would (an entity for a name, long-term items for the
+    rest), skipping what this user's memory already holds.
+
+    Example:
+
+        praisonmem memory extract "My name is Bob and I prefer Rust for systems work." --store
+    """
+    state = state_of(ctx)
+    outcome = memory.extract_memories(state.paths, state.setting("user_id", user_id), text, assistant=assistant,
+                                      store=store, timeout=state.lock_timeout)
+    return render_outcome(state.output(as_json), outcome)

@@ -1,0 +1,126 @@
+"""Human rendering of a session (``session show``) and of search hits."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from praisonmem.cli.output import Output, fmt_time, fmt_value
+from praisonmem.core.sessions import SessionView, Turn, summarise
+
+ROLE_STYLES = {"user": "bold cyan", "assistant": "bold green", "system": "bold magenta", "tool": "bold yellow"}
+
+
+def render_session(out: Output, view: SessionView) -> None:
+    doc = view.doc
+    row = summarise(doc, session_id=view.session_id, file=view.file)  # as `session list` reads them
+    header = [
+        ("Session", view.session_id),
+        ("File", view.file),
+        ("Agent", fmt_value(row["agent_name"]) or "-"),
+        ("User", fmt_value(row["user_id"]) or "-"),
+        ("Title", row["title"] or "-"),
+        ("Model", fmt_value(row["model"]) or "-"),
+        ("Tokens", fmt_value(row["total_tokens"]) or "-"),
+        ("Cost", fmt_value(row["cost"]) or "-"),
+        ("Created", fmt_time(row["created_at"]) or "-"),
+        ("Updated", fmt_time(row["updated_at"]) or "-"),
+        ("Messages", _counts(row, view)),
+    ]
+    checkpoint = doc.get("last_compaction")
+    if isinstance(checkpoint, dict) and checkpoint:
+        header.append(("Checkpoint", _checkpoint(checkpoint)))
+    if row["parent_id"]:
+        header.append(("Parent", str(row["parent_id"])))
+    width = max(len(k) for k, _ in header)
+    for key, value in header:
+        _kv(out, key, value, width)
+    if view.hidden_before:
+        out.line()
+        out.line(f"… {view.hidden_before} earlier turns not shown (--tail)", style="dim")
+    for turn in view.turns:
+        out.line()
+        _render_turn(out, turn)
+
+
+def _counts(row: dict[str, Any], view: SessionView) -> str:
+    text = f"{row['message_count']} active, {row['archived_count']} archived"
+    if view.spilled:
+        text += f", {view.spilled} spilled (waiting in the spill dir, merged on the next load)"
+    return text
+
+
+def _checkpoint(cp: dict[str, Any]) -> str:
+    parts = [f"resumes at message {cp.get('message_index')}"]
+    if cp.get("tokens_before") is not None:
+        parts.append(f"{cp.get('tokens_before')}→{cp.get('tokens_after')} tokens")
+    if cp.get("timestamp") is not None:
+        parts.append(fmt_time(cp.get("timestamp")))
+    return ", ".join(parts)
+
+
+def _kv(out: Output, key: str, value: str, width: int) -> None:
+    out.styled((f"{key:<{width}}", "bold"), "  ", value)
+
+
+def _label(turn: Turn) -> str:
+    if turn.section == "checkpoint":
+        return "summary"
+    prefix = "a" if turn.section == "archived" else "s" if turn.section == "spilled" else ""
+    return f"#{prefix}{turn.index}"
+
+
+def _markers(turn: Turn) -> list[str]:
+    marks = []
+    if turn.section == "archived":
+        marks.append("archived")
+    if turn.section == "spilled":
+        marks.append("spilled: not yet merged into the file")
+    if turn.section == "checkpoint":
+        marks.append("compaction checkpoint: what the agent resumes with")
+    if turn.compaction is not None:
+        marks.append(f"summary of {turn.compaction} compacted messages")
+    if turn.partial:
+        marks.append("partial: interrupted or still streaming")
+    if turn.tool_name is not None or (turn.role == "tool" and turn.tool_call_id):
+        marks.append(f"result of {turn.tool_name or '?'} [{turn.tool_call_id}]")
+    if turn.encrypted_metadata:
+        marks.append("metadata encrypted")
+    if turn.malformed:
+        marks.append("not a message object")
+    return marks
+
+
+def _render_turn(out: Output, turn: Turn) -> None:
+    title = f"{_label(turn)} {turn.role}"
+    when = fmt_time(turn.timestamp)
+    marks = _markers(turn)
+    heading: list[str | tuple[str, str]] = [(title, ROLE_STYLES.get(turn.role, "bold"))]
+    if out.tty:
+        heading.insert(0, ("── ", "dim"))
+    if when:
+        heading.append((f" · {when}", "dim"))
+    for mark in marks:
+        heading.append((f" [{mark}]", "italic yellow" if mark.startswith(("partial", "spilled")) else "italic"))
+    out.styled(*heading)
+    if turn.encrypted:
+        out.line("‹encrypted content›", style="dim italic")
+    elif turn.content:
+        out.body(turn.content)
+    for call in turn.tool_calls:
+        out.body(f"→ tool call {call['name']}({call['arguments']}) [{call['id']}]", style="yellow")
+
+
+def render_hits(out: Output, hits: list[dict[str, Any]]) -> None:
+    if not out.tty:
+        out.table(
+            ["SESSION", "INDEX", "ARCHIVED", "ROLE", "SCORE", "SNIPPET"],
+            [[str(h["session_id"]), str(h["index"]), "yes" if h["archived"] else "no", str(h["role"]),
+              f"{h['score']:g}", h["snippet"]] for h in hits],
+        )
+        return
+    for hit in hits:
+        where = f"#{'a' if hit['archived'] else ''}{hit['index']}"
+        out.styled((str(hit["session_id"]), "bold"), " ", (where, "cyan"), " ",
+                   (str(hit["role"]), ROLE_STYLES.get(str(hit["role"]), "")), (f"  score {hit['score']:g}", "dim"),
+                   *([(" [archived]", "italic")] if hit["archived"] else []))
+        out.marked(hit["snippet"], hit["highlights"], style="bold reverse", indent="    ")

@@ -1,0 +1,390 @@
+"""Backups: one ``praisonmem-backup-<UTC>.tar.gz`` of sessions, spill, learn stores and FileMemory.
+
+Layout inside the archive (so that ``restore --to DIR`` yields a usable
+``DIR/home`` and ``DIR/memory``)::
+
+    manifest.json                      first, so listing reads only the head
+    home/sessions/…                    each session read while holding its lock
+    home/state/session_spill/…
+    home/learn/<scope>/<user>/…        read under the learn-store lock
+    memory/<user>/…
+
+The manifest records the praisonmem version, the source roots, and each file's
+path, size, mode, mtime and sha256. The archive is written to a temp name in
+the target directory, fsynced and renamed, so a crashed backup never looks
+complete. Reading and verifying archives is :mod:`praisonmem.core.backup.archive`,
+restoring them :mod:`praisonmem.core.backup.restore`.
+
+Each FileMemory file is read under ``flock(LOCK_SH)`` on the file, as the
+library's readers do, so an older release rewriting it in place is never caught
+half-written; one that still does not parse after re-reading is archived as it
+is but marked ``"damaged"`` in the manifest: ``create`` exits 1 naming it and
+skips rotation, ``verify`` fails on it, ``restore`` does not restore it.
+
+A file name that is not valid UTF-8 (made by hand, or under another locale) is
+archived byte for byte: tar stores the bytes, and the manifest, UTF-8 JSON, writes
+each byte that does not decode as a ``\\udcXX`` escape (Python's surrogateescape),
+which ``restore`` turns back into the same byte.
+
+Rotation (``--keep N``) counts only archives praisonmem named
+(``praisonmem-backup-<UTC stamp>[-N].tar.gz``), newest by the ``created_at`` in
+their manifests, and never deletes the one just written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import re
+import tarfile
+import tempfile
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, BinaryIO, Literal
+
+from praisonmem import __version__
+from praisonmem.core import learn, memory
+from praisonmem.core.backup.archive import FORMAT, MANIFEST, SKIPPED_SUFFIXES, read_manifest
+from praisonmem.core.errors import IOFailure, NotFound, PraisonMemError, TargetExists, UsageError, io_failure
+from praisonmem.core.io import jsonfile, outfile
+from praisonmem.core.io.safetext import json_safe
+from praisonmem.core.paths import Paths
+from praisonmem.core.result import Progress
+
+PREFIX = "praisonmem-backup-"
+SUFFIX = ".tar.gz"
+NAMED = re.compile(r"praisonmem-backup-(\d{8}T\d{6}Z)(?:-([1-9]\d{0,8}))?\.tar\.gz")
+INCLUDES = ("sessions", "memory", "learn")
+
+
+@dataclass
+class Entry:
+    kind: Literal["session", "learn", "memory", "file"]  # which lock it is read under ("file": none)
+    source: Path
+    name: str  # path inside the archive
+
+
+def default_dir() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("praisonmem")) / "backups"
+
+
+def backup_dir(chosen: str | os.PathLike[str] | None) -> Path:
+    """Where backups go and are listed: ``-o``/``DIR`` or the config's ``backup.dir``, else :func:`default_dir`."""
+    return Path(chosen).expanduser() if chosen else default_dir()
+
+
+def parse_include(text: str | None) -> tuple[str, ...]:
+    if text is None:
+        return INCLUDES
+    parts = tuple(p.strip() for p in text.split(",") if p.strip())
+    bad = [p for p in parts if p not in INCLUDES]
+    if bad or not parts:
+        raise UsageError(f"--include takes a comma list of {', '.join(INCLUDES)}, got '{text}'")
+    return parts
+
+
+def _files(root: Path) -> list[Path]:
+    if not root.is_dir():
+        return []
+    found = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        for name in sorted(filenames):
+            path = Path(dirpath) / name
+            if not path.is_symlink() and path.is_file() and not name.endswith(SKIPPED_SUFFIXES):
+                found.append(path)
+    return found
+
+
+def collect(paths: Paths, include: tuple[str, ...]) -> tuple[list[Entry], dict[str, str]]:
+    """What a backup holds, and the roots it came from."""
+    entries: list[Entry] = []
+    roots: dict[str, str] = {}
+    if "sessions" in include:
+        roots["sessions"] = os.path.abspath(paths.sessions_dir)
+        roots["spill"] = os.path.abspath(paths.spill_dir)
+        for path in _files(paths.sessions_dir):
+            if path.parent == paths.sessions_dir:
+                kind = "session" if path.name.endswith(".json") else "file"
+                entries.append(Entry(kind, path, f"home/sessions/{path.name}"))
+        entries += [Entry("file", p, f"home/state/session_spill/{p.name}") for p in _files(paths.spill_dir)
+                    if p.parent == paths.spill_dir]
+    if "learn" in include:
+        roots["learn"] = os.path.abspath(paths.learn_dir)
+        for path in _files(paths.learn_dir):
+            kind = "learn" if path.name.endswith(".json") and not path.name.endswith(".archive.json") else "file"
+            entries.append(Entry(kind, path, "home/learn/" + path.relative_to(paths.learn_dir).as_posix()))
+    if "memory" in include:
+        roots["memory"] = os.path.abspath(paths.memory_dir)
+        entries += [Entry("memory", p, "memory/" + p.relative_to(paths.memory_dir).as_posix())
+                    for p in _files(paths.memory_dir)]
+    return entries, roots
+
+
+def _read(entry: Entry, timeout: float) -> tuple[bytes, str | None] | None:
+    """The file's bytes, read under its library lock where it has one, and for a FileMemory JSON file
+    why it does not parse when it still does not after re-reading; ``None`` if it vanished."""
+    try:
+        if entry.kind == "memory" and entry.name.endswith(".json"):
+            raw, _, error = memory.read_last(entry.source, timeout)
+            return raw, None if error is None else error.reason
+        if entry.kind == "session":
+            with jsonfile.locked(entry.source, timeout):
+                return entry.source.read_bytes(), None
+        if entry.kind == "learn":
+            with learn.locked(entry.source, timeout):
+                return entry.source.read_bytes(), None
+        return entry.source.read_bytes(), None
+    except (FileNotFoundError, NotFound):
+        return None
+    except OSError as exc:
+        raise io_failure(entry.source, exc, then="backup not written") from exc
+
+
+def _stat(path: Path) -> os.stat_result | None:
+    try:
+        return path.stat()
+    except FileNotFoundError:  # removed since it was read: as if it had gone before
+        return None
+
+
+def _archive_name(directory: Path) -> Path:
+    """A new name that sorts after every backup already there (same second: a higher counter)."""
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    same_second = [counter for name_stamp, counter in map(_name_parts, _named(directory)) if name_stamp == stamp]
+    if not same_second:
+        return directory / f"{PREFIX}{stamp}{SUFFIX}"
+    return directory / f"{PREFIX}{stamp}-{max(same_second) + 1}{SUFFIX}"
+
+
+def create(paths: Paths, *, output: Path, include: tuple[str, ...] = INCLUDES, keep: int = 0,
+           timeout: float = jsonfile.LOCK_TIMEOUT, progress: Progress = None,
+           stdout: BinaryIO | None = None) -> dict[str, Any]:
+    """Write a backup; ``output`` is a directory (a timestamped name is chosen), a ``.tar.gz`` file
+    name, which must not exist yet, or (core/io/outfile.py's rule) ``-`` for ``stdout``, a FIFO or a
+    character device, written through; ``keep`` rotates a directory only."""
+    directory, target = _destination(output)
+    streamed = directory is None
+    if streamed and keep:
+        raise UsageError("--keep rotates the backups in a directory; it does not apply to -, a pipe or a device")
+    if directory is not None:
+        try:
+            jsonfile.makedirs(directory)
+        except IOFailure as exc:
+            raise IOFailure(f"cannot create the backup directory: {exc.message}") from exc
+    final = target or (None if directory is None else _archive_name(directory))
+    entries, roots = collect(paths, include)
+    if not entries:
+        raise NotFound("nothing to back up: no " + ", ".join(include) + " under " + ", ".join(roots.values())
+                       + " (wrong --home or --memory-dir?)")
+    sink = outfile.opened(output, stdout=stdout, binary=True) if final is None else jsonfile.replacing(final)
+    with sink as raw:
+        written = _Counting(raw)
+        manifest_files = []
+        damaged: list[dict[str, str]] = []
+        with tempfile.TemporaryFile(dir=directory) as spool:
+            with tarfile.open(fileobj=spool, mode="w") as staging:
+                for done, entry in enumerate(entries, 1):
+                    read = _read(entry, timeout)
+                    st = _stat(entry.source) if read is not None else None
+                    if read is not None and st is not None:
+                        data, reason = read
+                        info = _info(entry.name, len(data), st.st_mode & 0o7777, st.st_mtime)
+                        staging.addfile(info, io.BytesIO(data))
+                        manifest_files.append({"path": entry.name, "size": len(data),
+                                               "mode": f"{st.st_mode & 0o7777:04o}", "mtime": st.st_mtime,
+                                               "sha256": hashlib.sha256(data).hexdigest()})
+                        if reason is not None:  # kept, as it is on disk, but never passed off as good
+                            manifest_files[-1]["damaged"] = reason
+                            damaged.append({"path": entry.name, "file": str(entry.source), "problem": reason})
+                    if progress:
+                        progress(done, len(entries))
+            manifest = {"format": FORMAT, "version": 1, "praisonmem_version": __version__,
+                        "created_at": datetime.now(timezone.utc).isoformat(), "include": list(include),
+                        "roots": roots, "files": manifest_files}
+            # A name that is not UTF-8 holds lone surrogates (surrogateescape): escaped, the manifest is
+            # still UTF-8 JSON, and it decodes to the very names tar stored as bytes.
+            body = json_safe(json.dumps(manifest, indent=2, ensure_ascii=False)).encode("utf-8")
+            spool.seek(0)
+            with tarfile.open(fileobj=written, mode="w:gz") as archive:
+                archive.addfile(_info(MANIFEST, len(body), 0o644, time.time()), io.BytesIO(body))
+                with tarfile.open(fileobj=spool, mode="r") as staged:
+                    for member in staged:
+                        archive.addfile(member, staged.extractfile(member))
+    # A damaged file skips rotation, so the older, whole backups survive.
+    removed = prune(directory, keep, final) if keep and final is not None and not damaged else []
+    return {"path": str(final if final is not None else output), "files": len(manifest_files),
+            "size": written.size, "removed": [str(p) for p in removed], "damaged": damaged}
+
+
+@dataclass
+class CreatePlan:
+    """``backup create`` decided: where the archive goes, what it holds, how many to keep there."""
+
+    paths: Paths
+    output: Path
+    include: tuple[str, ...]
+    keep: int
+    warnings: list[str] = field(default_factory=list)  # sources that do not exist
+
+    @property
+    def to_stdout(self) -> bool:
+        return outfile.is_stdout(self.output)
+
+    def run(self, *, timeout: float = jsonfile.LOCK_TIMEOUT, progress: Progress = None,
+            stdout: BinaryIO | None = None) -> dict[str, Any]:
+        return create(self.paths, output=self.output, include=self.include, keep=self.keep, timeout=timeout,
+                      progress=progress, stdout=stdout)
+
+
+def plan_create(paths: Paths, *, output: str | None = None, include: str | None = None, keep: int | None = None,
+                configured_keep: int = 0) -> CreatePlan:
+    """``backup create``: ``output`` is ``-o`` or the config's ``backup.dir`` (else :func:`default_dir`);
+    ``keep`` (else ``configured_keep``) rotates a directory, never a stream."""
+    paths.require_home()
+    target = backup_dir(output)
+    if keep is None:
+        keep = 0 if _writes_through(target) else configured_keep
+    parts = parse_include(include)
+    warnings = [f"not backed up, no such directory: {source}" for source in missing_sources(paths, parts)]
+    return CreatePlan(paths, target, parts, keep, warnings)
+
+
+def _writes_through(target: Path) -> bool:
+    """``-``, a FIFO or a device: the archive streams there (and nothing rotates)."""
+    try:
+        return outfile.kind(target) != "file"
+    except PraisonMemError:
+        return False  # create() says what is wrong with it
+
+
+def _destination(output: Path) -> tuple[Path | None, Path | None]:
+    """(directory, file name or None for a timestamped one); (None, None) when written through."""
+    if not outfile.is_stdout(output) and output.is_dir():
+        return output, None
+    if outfile.kind(output) != "file":  # refuses links to files, sockets, block devices
+        return None, None
+    if output.suffix in (".zip", ".tar", ".tgz", ".gz", ".bz2", ".xz") and not output.name.endswith(SUFFIX):
+        raise UsageError(f"{output}: a backup file name must end in {SUFFIX} (or give a directory)")
+    if not output.name.endswith(SUFFIX):
+        return output, None
+    if os.path.lexists(output):
+        raise TargetExists(f"{output} already exists; choose another name or a directory")
+    return output.parent, output
+
+
+class _Counting:
+    """The bytes written through it (a stream has no size to stat afterwards)."""
+
+    def __init__(self, raw: BinaryIO) -> None:
+        self.raw = raw
+        self.size = 0
+
+    def write(self, data: bytes) -> int:
+        self.raw.write(data)
+        self.size += len(data)
+        return len(data)
+
+    def flush(self) -> None:
+        self.raw.flush()
+
+
+def _info(name: str, size: int, mode: int, mtime: float) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.size, info.mode, info.mtime = size, mode, int(mtime)
+    info.uname = info.gname = ""
+    return info
+
+
+def backups(directory: Path) -> list[Path]:
+    """Files that look like backups (``praisonmem-backup-*.tar.gz``, hand-named ones too), by name."""
+    if not directory.is_dir():
+        return []
+    return sorted(p for p in directory.iterdir() if p.name.startswith(PREFIX) and p.name.endswith(SUFFIX)
+                  and p.is_file())
+
+
+def _named(directory: Path) -> list[Path]:
+    """The backups praisonmem itself named (``praisonmem-backup-<UTC stamp>[-N].tar.gz``)."""
+    return [p for p in backups(directory) if NAMED.fullmatch(p.name)]
+
+
+def _name_parts(path: Path) -> tuple[str, int]:
+    match = NAMED.fullmatch(path.name)
+    assert match is not None
+    return match[1], int(match[2] or 0)
+
+
+def _utc_time(stamp: Any) -> datetime | None:
+    """A manifest's ``created_at`` as an aware time; ``None`` when missing or not an ISO time with an offset."""
+    try:
+        when = datetime.fromisoformat(stamp) if isinstance(stamp, str) else None
+    except ValueError:
+        return None
+    return when if when is not None and when.tzinfo is not None else None
+
+
+def created_at(archive: Path) -> datetime | None:
+    """When the manifest says the backup was made; ``None`` when it cannot be read."""
+    try:
+        return _utc_time(read_manifest(archive).get("created_at"))
+    except PraisonMemError:
+        return None
+
+
+def prune(directory: Path, keep: int, written: Path) -> list[Path]:
+    """Rotation: besides ``written`` (never deleted), keep the ``keep - 1`` newest archives praisonmem
+    named, newest by the creation time in their manifests (names can lie: clock skew, copies from another
+    machine). Hand-named files and archives whose manifest cannot be read are neither counted nor deleted."""
+    dated = sorted((when, p) for p in _named(directory) if p.name != written.name
+                   and (when := created_at(p)) is not None)
+    old = [p for _, p in dated[: max(len(dated) - (keep - 1), 0)]]
+    removed = []
+    for path in old:
+        try:
+            path.unlink()
+        except FileNotFoundError:  # another rotation got there first
+            continue
+        except OSError as exc:
+            raise io_failure(path, exc, "cannot delete this old backup",
+                             then=f"the new backup {written} is complete") from exc
+        removed.append(path)
+    return removed
+
+
+def missing_sources(paths: Paths, include: tuple[str, ...]) -> list[str]:
+    """The included sources that do not exist (worth a warning: a cron job may be looking elsewhere)."""
+    sources = {"sessions": paths.sessions_dir, "learn": paths.learn_dir, "memory": paths.memory_dir}
+    return [f"{kind} ({sources[kind]})" for kind in include if not sources[kind].is_dir()]
+
+
+def list_backups(chosen: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
+    """``backup list``: the backups in a directory (:func:`backup_dir`), oldest first."""
+    directory = backup_dir(chosen)
+    if not directory.exists():
+        raise NotFound(f"{directory}: no such backup directory")
+    if not directory.is_dir():
+        raise UsageError(f"{directory} is not a directory")
+    rows = []
+    for path in backups(directory):
+        row: dict[str, Any] = {"file": str(path), "size": path.stat().st_size, "created_at": None, "files": None,
+                               "error": None}
+        try:
+            manifest = read_manifest(path)
+            row.update(created_at=manifest.get("created_at"), files=len(manifest.get("files", [])))
+        except PraisonMemError as exc:
+            row["error"] = exc.message
+        rows.append(row)
+    return sorted(rows, key=_oldest_first)
+
+
+def _oldest_first(row: dict[str, Any]) -> tuple[bool, datetime, str]:
+    """By the manifest's creation time (as rotation), then by name; unreadable ones last."""
+    when = _utc_time(row["created_at"])
+    return when is None, when or datetime.min.replace(tzinfo=timezone.utc), row["file"]

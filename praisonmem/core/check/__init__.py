@@ -1,0 +1,20 @@
+"""``praisonmem check``: validate PraisonAI trees without changing anything.
+
+:mod:`.walk` recognises what a path is (a home, a sessions, spill, learn or FileMemory dir, a file) and
+reads each file once; :mod:`.rules` says, per kind of file, what the library would do with it.
+
+Names are loaded on first use (:mod:`praisonmem.core.lazy`); a submodule is not part of the API.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from praisonmem.core.lazy import lazy_exports
+
+_EXPORTS = {"walk": ("Finding", "Report", "check", "classify", "default_roots", "run")}
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)
+
+
+if TYPE_CHECKING:
+    from praisonmem.core.check.walk import Finding, Report, check, classify, default_roots, run

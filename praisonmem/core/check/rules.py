@@ -1,0 +1,271 @@
+"""What makes a PraisonAI document valid: one function per kind of file.
+
+Each rule reads an already-parsed document and appends findings; severity
+follows what the library would do with the file: ``error`` when it would
+crash, lose data or never find it, ``warning`` when it works but something is
+off, ``info`` for facts worth knowing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from typing import Any, Literal
+
+from praisonmem.core import learn, memory
+from praisonmem.core.io.jsonfile import json_kind
+from praisonmem.core.io.timeutil import epoch_of
+from praisonmem.core.sessions import ROLES, safe_file_stem, tool_calls_of
+
+Severity = Literal["error", "warning", "info"]
+Report = Callable[[Severity, str, str], None]  # (severity, code, message)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+# ---------------------------------------------------------------- sessions
+
+
+def session(doc: dict[str, Any], stem: str, report: Report) -> None:
+    sid = doc.get("session_id")
+    if "session_id" not in doc:
+        report("error", "session.missing_key", "required key 'session_id' is missing")
+    elif not isinstance(sid, str):
+        report("error", "session.type", f"'session_id' is {json_kind(sid)}, not a string")
+    elif safe_file_stem(sid) != stem:
+        report("warning", "session.file_name",
+               f"session_id '{sid}' belongs in {safe_file_stem(sid)}.json, not {stem}.json: "
+               "the library will not find it by its id")
+    if "messages" not in doc:
+        report("error", "session.missing_key", "required key 'messages' is missing")
+    for key, kinds, severity in (
+        ("messages", (list,), "error"), ("archived_messages", (list, type(None)), "error"),
+        ("metadata", (dict, type(None)), "error"), ("runtime_state", (dict, type(None)), "warning"),
+        ("agent_name", (str, type(None)), "warning"), ("user_id", (str, type(None)), "warning"),
+        ("created_at", (str,), "warning"), ("updated_at", (str,), "warning"),
+    ):
+        if key in doc and not isinstance(doc[key], kinds):
+            report(severity, "session.type", f"'{key}' is {json_kind(doc[key])}, not {_kind_names(kinds)}")
+    for key in ("created_at", "updated_at"):
+        if isinstance(doc.get(key), str) and epoch_of(doc[key]) is None:
+            report("warning", "session.timestamp", f"'{key}' is not an ISO-8601 time: {doc[key]!r}")
+    active = doc.get("messages") if isinstance(doc.get("messages"), list) else []
+    archived = doc.get("archived_messages") if isinstance(doc.get("archived_messages"), list) else []
+    for key, messages in (("archived_messages", archived), ("messages", active)):
+        for index, message in enumerate(messages):
+            _message(message, f"{key}[{index}]", report)
+    _tool_pairing([m for m in archived + active if isinstance(m, dict)], report)
+    _compaction(doc.get("last_compaction"), len(active), "last_compaction" in doc, report)
+
+
+def _kind_names(kinds: tuple[type, ...]) -> str:
+    names = {list: "a list", dict: "an object", str: "a string", type(None): "null"}
+    return " or ".join(names.get(k, k.__name__) for k in kinds)
+
+
+def _message(message: Any, where: str, report: Report) -> None:
+    if not isinstance(message, dict):
+        report("error", "message.type", f"{where} is {json_kind(message)}, not an object: "
+                                        "the library drops it on its next write")
+        return
+    role = message.get("role")
+    if "role" not in message:
+        report("error", "message.role", f"{where} has no 'role'")
+    elif role not in ROLES:
+        report("warning", "message.role", f"{where} has role {role!r}, not one of {', '.join(ROLES)}")
+    content = message.get("content")
+    if "content" not in message:
+        report("warning", "message.content", f"{where} has no 'content'")
+    elif not isinstance(content, str):
+        report("warning", "message.content", f"{where} content is {json_kind(content)}, not a string")
+    if "timestamp" not in message:
+        report("warning", "message.timestamp", f"{where} has no 'timestamp' (the library stamps it with the "
+                                              "current time on its next write)")
+    elif not _is_number(message["timestamp"]):
+        report("warning", "message.timestamp", f"{where} timestamp is {json_kind(message['timestamp'])}, "
+                                              "not epoch seconds")
+    meta = message.get("metadata")
+    if "metadata" in message and not isinstance(meta, dict):
+        report("warning", "message.metadata", f"{where} metadata is {json_kind(meta)}, not an object")
+    calls = message.get("tool_calls")
+    if calls is not None:
+        if not isinstance(calls, list):
+            report("error", "message.tool_calls", f"{where} tool_calls is {json_kind(calls)}, not a list")
+        else:
+            for n, call in enumerate(calls):
+                fn = call.get("function") if isinstance(call, dict) else None
+                if not (isinstance(call, dict) and isinstance(call.get("id"), str) and isinstance(fn, dict)
+                        and isinstance(fn.get("name"), str) and isinstance(fn.get("arguments"), str)):
+                    report("error", "message.tool_calls",
+                           f"{where} tool_calls[{n}] is not {{id, type, function: {{name, arguments}}}}")
+    if "tool_call_id" in message and not isinstance(message["tool_call_id"], (str, type(None))):
+        report("error", "message.tool_call_id", f"{where} tool_call_id is {json_kind(message['tool_call_id'])}")
+    if isinstance(meta, dict) and meta.get("partial") is True:
+        report("info", "message.partial", f"{where} is a partial assistant turn (interrupted or still streaming)")
+
+
+def _tool_pairing(messages: list[dict[str, Any]], report: Report) -> None:
+    asked: dict[str, int] = {}
+    answered: set[str] = set()
+    for position, message in enumerate(messages):
+        for call_id, _, _ in tool_calls_of(message):
+            if call_id:
+                asked[call_id] = position
+        if message.get("role") == "tool":
+            call_id = message.get("tool_call_id")
+            if not isinstance(call_id, str):
+                report("warning", "tool.unlinked", "a tool result has no tool_call_id")
+            elif call_id not in asked:
+                report("warning", "tool.orphan", f"tool result for '{call_id}' answers no earlier tool call "
+                                                 "(providers reject such a history)")
+            else:
+                answered.add(call_id)
+    for call_id in asked:
+        if call_id not in answered:
+            report("warning", "tool.unanswered", f"tool call '{call_id}' has no tool result")
+
+
+def _compaction(checkpoint: Any, active: int, present: bool, report: Report) -> None:
+    if not present or checkpoint is None:
+        return
+    if not isinstance(checkpoint, dict):
+        report("error", "compaction.type", f"'last_compaction' is {json_kind(checkpoint)}, not an object")
+        return
+    index = checkpoint.get("message_index")
+    if not isinstance(index, int) or isinstance(index, bool):
+        report("error", "compaction.index", f"last_compaction.message_index is {json_kind(index)}, not an integer")
+    elif not 0 <= index <= active:
+        report("error", "compaction.index",
+               f"last_compaction.message_index {index} is outside the {active} active messages")
+    if not isinstance(checkpoint.get("summary"), str):
+        report("warning", "compaction.summary", "last_compaction has no summary text")
+
+
+# ---------------------------------------------------------------- FileMemory
+
+
+def memory_items(doc: Any, name: str, report: Report) -> list[str]:
+    """A short_term/long_term/episodic list; returns the ids seen."""
+    if not isinstance(doc, list):
+        report("error", "memory.type", f"{name} holds {json_kind(doc)}, not a list: FileMemory() crashes on it")
+        return []
+    ids = []
+    for index, item in enumerate(doc):
+        where = f"item {index}"
+        if not isinstance(item, dict):
+            report("error", "memory.item", f"{where} is {json_kind(item)}, not an object: FileMemory() crashes on it")
+            continue
+        extra = [k for k in item if k not in memory.ITEM_KEYS]
+        if extra:
+            report("error", "memory.extra_key", f"{where} has unknown key(s) {', '.join(map(repr, extra))}: "
+                                                "MemoryItem() raises TypeError and FileMemory() crashes")
+        for key in ("id", "content"):
+            if key not in item:
+                report("error", "memory.missing_key", f"{where} has no '{key}': FileMemory() crashes")
+        if "content" in item and not isinstance(item["content"], str):
+            report("error", "memory.type", f"{where} content is {json_kind(item['content'])}: search crashes")
+        if "id" in item:
+            if isinstance(item["id"], str):
+                ids.append(item["id"])
+            else:
+                report("warning", "memory.type", f"{where} id is {json_kind(item['id'])}, not a string")
+        if "metadata" in item and not isinstance(item["metadata"], dict):
+            report("error", "memory.type", f"{where} metadata is {json_kind(item['metadata'])}, not an object")
+        if "importance" in item:
+            value = item["importance"]
+            if not _is_number(value):
+                report("error", "memory.type", f"{where} importance is {json_kind(value)}: search crashes")
+            elif not 0.0 <= value <= 1.0:
+                report("warning", "memory.importance", f"{where} importance {value} is outside 0..1")
+        for key in ("created_at", "updated_at"):
+            if key in item and not _is_number(item[key]):
+                report("warning", "memory.type", f"{where} {key} is {json_kind(item[key])}, not epoch seconds")
+        if "access_count" in item and not (isinstance(item["access_count"], int)
+                                           and not isinstance(item["access_count"], bool)):
+            report("warning", "memory.type", f"{where} access_count is {json_kind(item['access_count'])}")
+    return ids
+
+
+def _objects(doc: Any, report: Report, codes: tuple[str, str], *, file: str, member: str,
+             file_then: str = "", member_then: str = "") -> Iterator[tuple[str, str, dict[str, Any]]]:
+    """``(where, key, value)`` of each object in a file of objects keyed by id; a file or a member that is not
+    an object is an error (``*_then``: what the library does with it) and is passed over."""
+    if not isinstance(doc, dict):
+        report("error", codes[0], f"{file} holds {json_kind(doc)}, not an object{file_then}")
+        return
+    for key, value in doc.items():
+        where = f"{member} '{key}'"
+        if isinstance(value, dict):
+            yield where, key, value
+        else:
+            report("error", codes[1], f"{where} is {json_kind(value)}, not an object{member_then}")
+
+
+def entities(doc: Any, report: Report) -> None:
+    crash = ": FileMemory() crashes"
+    for where, key, entity in _objects(doc, report, ("memory.type", "memory.item"), file="entities.json",
+                                       member="entity", file_then=crash, member_then=crash):
+        extra = [k for k in entity if k not in memory.ENTITY_KEYS]
+        if extra:
+            report("error", "memory.extra_key", f"{where} has unknown key(s) {', '.join(map(repr, extra))}: "
+                                                "EntityItem() raises TypeError and FileMemory() crashes")
+        for required in ("id", "name", "entity_type"):
+            if required not in entity:
+                report("error", "memory.missing_key", f"{where} has no '{required}': FileMemory() crashes")
+        if "attributes" in entity and not isinstance(entity["attributes"], dict):
+            report("error", "memory.type", f"{where} attributes is {json_kind(entity['attributes'])}")
+        if "relationships" in entity and not isinstance(entity["relationships"], list):
+            report("error", "memory.type", f"{where} relationships is {json_kind(entity['relationships'])}")
+        if entity.get("id") is not None and entity.get("id") != key:
+            report("warning", "memory.entity_id", f"{where} is stored under a key that is not its id")
+
+
+def summaries(doc: Any, report: Report) -> None:
+    if not isinstance(doc, list):
+        report("error", "memory.type", f"summaries.json holds {json_kind(doc)}, not a list")
+        return
+    for index, item in enumerate(doc):
+        if not isinstance(item, dict) or not isinstance(item.get("summary"), str):
+            report("warning", "memory.item", f"summary {index} is not an object with a 'summary' text")
+
+
+def config(doc: Any, report: Report) -> None:
+    if not isinstance(doc, dict):
+        report("error", "memory.type", f"config.json holds {json_kind(doc)}, not an object")
+        return
+    for key, value in doc.items():
+        found = memory.config_problem(key, value)
+        if found:
+            report(found[0], "memory.config", f"'{key}' {found[1]}")
+
+
+def episodic_date(stem: str, report: Report) -> None:
+    try:
+        normal = datetime.strptime(stem, "%Y-%m-%d").strftime("%Y-%m-%d")
+    except ValueError:
+        report("error", "episodic.date", f"'{stem}' is not a valid YYYY-MM-DD date: the library never reads it")
+        return
+    if normal != stem:
+        report("warning", "episodic.date", f"written under an older release's raw date; the library now reads "
+                                           f"{normal}.json and does not see this file")
+
+
+# ---------------------------------------------------------------- learn stores
+
+
+def learn_store(doc: Any, report: Report) -> None:
+    for where, key, entry in _objects(doc, report, ("learn.type", "learn.entry"), file="store", member="entry",
+                                      file_then=" keyed by entry id"):
+        for required in ("id", "content"):
+            if required not in entry:
+                report("error", "learn.missing_key", f"{where} has no '{required}': the store fails to load")
+        if "id" in entry and entry["id"] != key:
+            report("warning", "learn.id", f"{where} is stored under a key that is not its id ({entry['id']!r})")
+        extra = [k for k in entry if k not in learn.ENTRY_KEYS]
+        if extra:
+            report("info", "learn.extra_key", f"{where} has key(s) the library drops: {', '.join(extra)}")
+        if "use_count" in entry and not (isinstance(entry["use_count"], int)
+                                         and not isinstance(entry["use_count"], bool)):
+            report("warning", "learn.type", f"{where} use_count is {json_kind(entry['use_count'])}")

@@ -1,0 +1,351 @@
+"""The walk behind ``praisonmem check``: recognise each path, read each file once, apply the rules.
+
+A path may be a PraisonAI home, a sessions dir, a spill dir, a learn dir, a
+FileMemory base or user dir, or a single file; it is recognised by its shape.
+Each finding has a severity (``error``, ``warning``, ``info``), the file and a
+message; the rules themselves live in :mod:`praisonmem.core.check.rules`.
+Nothing is written: files are read once, as a plain reader, except that a
+FileMemory file is read under ``flock(LOCK_SH)`` on it (as the library's readers
+do) and re-read when it does not parse, so an older release rewriting it in
+place is not reported as corrupt.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from praisonmem.core import learn, memory, sessions
+from praisonmem.core.check import rules
+from praisonmem.core.check.rules import Severity
+from praisonmem.core.errors import LockTimeout, NotFound, PraisonMemError, UsageError, io_failure
+from praisonmem.core.io import jsonfile
+from praisonmem.core.paths import Paths
+
+
+@dataclass
+class Finding:
+    severity: Severity
+    file: str
+    message: str
+    code: str
+
+    def to_json(self) -> dict[str, str]:
+        return asdict(self)
+
+
+@dataclass
+class Report:
+    roots: list[str] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    files_checked: int = 0
+
+    def count(self, severity: Severity) -> int:
+        return sum(1 for f in self.findings if f.severity == severity)
+
+    def failed(self, strict: bool = False) -> bool:
+        return self.count("error") > 0 or (strict and self.count("warning") > 0)
+
+    def to_json(self, strict: bool = False) -> dict[str, Any]:
+        return {
+            "ok": not self.failed(strict), "strict": strict, "roots": self.roots,
+            "files_checked": self.files_checked, "errors": self.count("error"),
+            "warnings": self.count("warning"), "info": self.count("info"),
+            "findings": [f.to_json() for f in self.findings],
+        }
+
+
+class Checker:
+    def __init__(self, progress: Callable[[int], None] | None = None,
+                 sessions_dirs: dict[Path, Path] | None = None, timeout: float = jsonfile.LOCK_TIMEOUT) -> None:
+        self.report = Report()
+        self.progress = progress
+        self.sessions_dirs = sessions_dirs or {}  # spill dir -> its sessions dir, where they are not siblings
+        self.timeout = timeout
+        self._seen: set[str] = set()
+
+    def add(self, severity: Severity, path: Path | str, message: str, code: str) -> None:
+        self.report.findings.append(Finding(severity, str(path), message, code))
+
+    def leftover_temp(self, path: Path, writer: str = "write") -> None:
+        self.add("warning", path, f"temp file left by an interrupted {writer}", "leftover.temp")
+
+    def reporter(self, path: Path) -> rules.Report:
+        return lambda severity, code, message: self.add(severity, path, message, code)
+
+    def _parse(self, path: Path, *, memory_file: bool = False) -> tuple[bool, Any]:
+        """Read one file once; an unparsable file is an error finding. A FileMemory file is read under
+        its shared lock and re-read when it does not parse, as an older release may be rewriting it."""
+        key = str(path)
+        if key in self._seen:
+            return False, None
+        self._seen.add(key)
+        self.report.files_checked += 1
+        if self.progress:
+            self.progress(self.report.files_checked)
+        try:
+            if memory_file:
+                return True, memory.read_settled(path, self.timeout)[1]
+            return True, jsonfile.read(path)
+        except LockTimeout as exc:
+            self.add("error", path, exc.message.split(": ", 1)[-1], "memory.locked")
+            return False, None
+        except PraisonMemError as exc:
+            reason = getattr(exc, "reason", exc.message)
+            self.add("error", path, f"{reason}: {self._consequence(path)}", "parse")
+            return False, None
+
+    @staticmethod
+    def _consequence(path: Path) -> str:
+        if path.parent.name == "sessions" and path.name.endswith(".json"):
+            return "the library quarantines it (renames it *.corrupt-<ms>) and starts an empty session"
+        if path.name in memory.MEMORY_FILES or path.parent.name == "episodic":
+            return "FileMemory reads it as empty and overwrites it on its next write"
+        return "the library cannot read it"
+
+    # -------------------------------------------------------- trees
+
+    def home(self, root: Path) -> None:
+        for sub, check in (("sessions", self.sessions_dir), ("learn", self.learn_dir),
+                           ("state/session_spill", self.spill_dir), ("memory", self.memory_base)):
+            if (root / sub).is_dir():
+                check(root / sub)
+
+    def sessions_dir(self, root: Path) -> None:
+        for entry in _entries(root):
+            name = entry.name
+            if name.endswith(".json") and entry.is_file():
+                self.session_file(entry)
+            elif name.endswith(".json.lock"):
+                if not (root / name[: -len(".lock")]).exists():
+                    self.add("info", entry, "lock file without a session (left after a delete; harmless, and "
+                                            "deleting it while agents run opens a race)", "leftover.lock")
+            elif ".json.corrupt-" in name:
+                self.add("warning", entry, "quarantined by the library: the bytes of a session file that did not "
+                                           "parse; inspect it, then delete it", "leftover.quarantined")
+            elif name.endswith(".tmp"):
+                self.leftover_temp(entry)
+
+    def session_file(self, path: Path) -> None:
+        ok, doc = self._parse(path)
+        if not ok:
+            return
+        if not isinstance(doc, dict):
+            self.add("error", path, f"top-level JSON value is {jsonfile.json_kind(doc)}, not an object", "parse")
+            return
+        rules.session(doc, path.name[: -len(".json")], self.reporter(path))
+
+    def spill_dir(self, root: Path) -> None:
+        for entry in _entries(root):
+            if entry.name.endswith(".tmp"):
+                self.leftover_temp(entry, "spill")
+            elif entry.name.endswith(".json") and entry.is_file():
+                self.spill_file(entry)
+
+    def spill_file(self, path: Path) -> None:
+        ok, doc = self._parse(path)
+        if not ok:
+            return
+        sid = doc.get("session_id") if isinstance(doc, dict) else None
+        messages = doc.get("messages") if isinstance(doc, dict) else None
+        if not isinstance(sid, str) or not isinstance(messages, list):
+            self.add("error", path, "not a spill record ({session_id, spilled_at, messages})", "spill.shape")
+        elif not path.name.startswith(f"{sessions.safe_file_stem(sid)}."):
+            self.add("warning", path, f"spill record for '{sid}' is named for another session; the library "
+                                      "will never merge it", "spill.name")
+        else:
+            waiting = f"{len(messages)} turn(s) for session '{sid}' wait here after a failed write"
+            if self._session_exists(path.parent, sid) is False:
+                self.add("warning", path, f"{waiting}, but no session file holds that id (renamed, adopted or "
+                                          f"deleted?): the library merges them only if an agent opens '{sid}' "
+                                          "again", "leftover.spill")
+            else:
+                self.add("warning", path, f"{waiting}; the library merges them on the session's next load",
+                         "leftover.spill")
+
+    def _session_exists(self, spill_dir: Path, session_id: str) -> bool | None:
+        """Whether a session file holds ``session_id`` (``None``: this spill dir's sessions dir is unknown)."""
+        sibling = spill_dir.parent.parent / "sessions"  # <root>/state/session_spill beside <root>/sessions
+        sessions_dir = sibling if sibling.is_dir() else self.sessions_dirs.get(spill_dir)
+        if sessions_dir is None:
+            return None
+        candidate = sessions_dir / sessions.session_file_name(session_id)
+        try:
+            return jsonfile.read_object(candidate).get("session_id", candidate.stem) == session_id
+        except NotFound:
+            return False
+        except PraisonMemError:
+            return True  # unreadable: reported on its own; the library would quarantine it and start afresh
+
+    def learn_dir(self, root: Path) -> None:
+        for path in sorted(root.rglob("*")):
+            if path.is_dir():
+                continue
+            if path.name.endswith(".archive.json"):
+                ok, doc = self._parse(path)
+                if ok and not isinstance(doc, list):
+                    self.add("warning", path, "archive sidecar is not a list", "learn.archive")
+            elif path.name.endswith(".json.lock"):
+                try:
+                    age = time.time() - path.stat().st_mtime
+                except FileNotFoundError:  # released while we looked
+                    continue
+                if age > learn.STALE_AFTER:
+                    self.add("warning", path, f"stale learn-store lock ({int(age)} s old): the library breaks "
+                                              "it on its next write", "leftover.learn_lock")
+                else:
+                    self.add("info", path, "learn store is locked by a writer right now", "leftover.learn_lock")
+            elif path.name.endswith(".tmp"):
+                self.leftover_temp(path)
+            elif path.name.endswith(".json"):
+                self.learn_file(path)
+
+    def learn_file(self, path: Path) -> None:
+        ok, doc = self._parse(path)
+        if ok:
+            rules.learn_store(doc, self.reporter(path))
+
+    def memory_base(self, root: Path) -> None:
+        if memory.looks_like_user(root):
+            self.memory_user(root)
+        for entry in _entries(root):
+            if entry.is_dir() and not entry.name.startswith("."):
+                self.memory_user(entry)
+
+    def memory_user(self, root: Path) -> None:
+        ids: dict[str, list[str]] = {}
+        for name in memory.MEMORY_FILES:
+            path = root / name
+            if path.is_file():
+                ids[name] = self.memory_file(path)
+        shared = sorted(set(ids.get("short_term.json", [])) & set(ids.get("long_term.json", [])))
+        if shared:
+            self.add("info", root, f"{len(shared)} id(s) in both short- and long-term memory (auto-promotion keeps "
+                                   "the id): " + ", ".join(shared[:5]) + (" …" if len(shared) > 5 else ""),
+                     "memory.promoted")
+        for entry in _entries(root):
+            if entry.name.endswith(".tmp"):
+                self.leftover_temp(entry)
+        episodic = root / "episodic"
+        for entry in _entries(episodic):
+            if entry.name.endswith(".tmp"):
+                self.leftover_temp(entry)
+            elif entry.name.endswith(".json"):
+                self.memory_file(entry)
+        for sub in ("sessions", "checkpoints"):
+            for entry in _entries(root / sub):
+                if entry.name.endswith(".json"):
+                    self._parse(entry, memory_file=True)
+
+    def memory_file(self, path: Path) -> list[str]:
+        if path.parent.name == "episodic":
+            rules.episodic_date(path.name[: -len(".json")], self.reporter(path))
+        ok, doc = self._parse(path, memory_file=True)
+        if not ok:
+            return []
+        report = self.reporter(path)
+        if path.name == "entities.json":
+            rules.entities(doc, report)
+        elif path.name == "summaries.json":
+            rules.summaries(doc, report)
+        elif path.name == "config.json":
+            rules.config(doc, report)
+        else:
+            return rules.memory_items(doc, path.name, report)
+        return []
+
+    # -------------------------------------------------------- dispatch
+
+    def path(self, path: Path) -> None:
+        if not path.exists():
+            raise NotFound(f"{path}: no such file or directory")
+        self.report.roots.append(str(path))
+        kind = classify(path)
+        getattr(self, kind)(path)
+
+
+def _entries(directory: Path) -> list[Path]:
+    try:
+        with os.scandir(directory) as it:
+            return sorted(Path(e.path) for e in it)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    except PermissionError as exc:
+        raise io_failure(directory, exc) from exc
+
+
+def classify(path: Path) -> str:
+    """The kind of PraisonAI path this is, by its shape; a usage error when it is none."""
+    if path.is_file():
+        if path.parent.name == "sessions":
+            return "session_file"
+        if path.parent.name == "episodic" or path.name in memory.MEMORY_FILES:
+            return "memory_file"
+        if path.parent.name == "session_spill":
+            return "spill_file"
+        if "learn" in path.parts:
+            return "learn_file"
+        if path.name.endswith(".json"):
+            return "session_file"
+    elif path.is_dir():
+        if path.name == "sessions":
+            return "sessions_dir"
+        if path.name == "session_spill":
+            return "spill_dir"
+        if path.name == "learn":
+            return "learn_dir"
+        if any((path / sub).is_dir() for sub in ("sessions", "learn", "state")):
+            return "home"
+        if memory.looks_like_user(path):
+            return "memory_user"
+        if path.name == "memory" or any(memory.looks_like_user(Path(e)) for e in _entries(path) if e.is_dir()):
+            return "memory_base"
+    raise UsageError(f"{path}: not a PraisonAI home, sessions, spill, learn or FileMemory path")
+
+
+def default_roots(paths: Paths) -> list[Path]:
+    """The resolved home, spill dir and memory dir that exist and look like PraisonAI trees."""
+    roots: list[Path] = []
+    for candidate in (paths.data.path, paths.spill_dir, paths.memory_dir):
+        if not candidate.is_dir() or any(_within(candidate, r) for r in roots):
+            continue
+        try:
+            classify(candidate)
+        except UsageError:  # e.g. a home the library created but never wrote into
+            continue
+        roots.append(candidate)
+    return roots
+
+
+def _within(path: Path, root: Path) -> bool:
+    try:
+        path.resolve().relative_to(root.resolve())
+    except ValueError:
+        return False
+    return True
+
+
+def check(targets: Iterable[str | os.PathLike[str]], progress: Callable[[int], None] | None = None,
+          paths: Paths | None = None, timeout: float = jsonfile.LOCK_TIMEOUT) -> Report:
+    """Check each target; ``paths`` tells which sessions dir the resolved spill dir belongs to."""
+    checker = Checker(progress, {paths.spill_dir: paths.sessions_dir} if paths is not None else None, timeout)
+    for target in targets:
+        checker.path(Path(target))
+    return checker.report
+
+
+def run(paths: Paths, targets: list[str] | None = None, *, progress: Callable[[int], None] | None = None,
+        timeout: float = jsonfile.LOCK_TIMEOUT) -> Report:
+    """``check``: the given paths, or the resolved home and memory dir; finding nothing to check is
+    :class:`NotFound`, so a CI job does not pass by checking nothing."""
+    if targets and any(not t.strip() for t in targets):
+        raise UsageError("a PATH must not be empty")
+    roots = [Path(t) for t in targets] if targets else default_roots(paths)
+    if not roots:
+        raise NotFound(f"nothing to check: no PraisonAI home at {paths.data.path} and no FileMemory at "
+                       f"{paths.memory_dir} (give a PATH)")
+    return check(roots, progress=progress, paths=paths, timeout=timeout)

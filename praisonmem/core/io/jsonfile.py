@@ -1,0 +1,320 @@
+"""The one place that reads and writes PraisonAI's JSON files (spec §2.3–§2.4).
+
+Reading takes no lock and never writes: thanks to the library's atomic
+replace, an unlocked reader sees either the whole old document or the whole
+new one.
+
+Writing follows the library's protocol so praisonmem and a live agent can share
+a directory:
+
+1. ``mkdir -p`` the directory;
+2. take BSD ``flock(LOCK_EX)`` on the sidecar ``X.json.lock`` (filelock's
+   ``UnixFileLock``; POSIX ``lockf`` locks would not conflict with the
+   library's), giving up after ``timeout`` seconds (5 s by default) with
+   :class:`LockTimeout`; a sidecar that is a symlink or not a regular file is
+   refused (:class:`IOFailure`, exit 5) before anything opens it for writing;
+3. re-read ``X.json`` under the lock; a file that does not parse is never
+   overwritten (:class:`CorruptFile`);
+4. write a temp file in the same directory whose name does not end in
+   ``.json`` (mode 0600), fsync it, ``os.replace`` it over ``X.json``, fsync the
+   directory;
+5. unlock and leave the ``.lock`` file in place: deleting it would let two
+   processes lock different inodes.
+
+Serialisation is byte-identical to ``json.dump(indent=2, ensure_ascii=False)``
+with no trailing newline; documents carrying ``snapshot_storage`` are written
+compact, as ``HierarchicalSessionStore`` does. Key order and unknown keys are
+kept because documents are plain dicts loaded in file order.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, BinaryIO
+
+from praisonmem.core.errors import CorruptFile, IOFailure, LockTimeout, NotFound, Refused, io_failure
+
+LOCK_TIMEOUT = 5.0
+LOCK_POLL = 0.05  # the library retries every 50 ms
+
+
+def dumps(doc: Any, *, compact: bool = False) -> str:
+    """The library's serialisation: two-space indent, raw UTF-8, no trailing newline."""
+    if compact:
+        return json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(doc, indent=2, ensure_ascii=False)
+
+
+def is_compact_document(doc: Any) -> bool:
+    """``HierarchicalSessionStore`` writes documents holding ``snapshot_storage`` compact."""
+    return isinstance(doc, dict) and "snapshot_storage" in doc
+
+
+def serialise(doc: Any) -> bytes:
+    try:
+        return dumps(doc, compact=is_compact_document(doc)).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise Refused(f"document holds text that is not valid Unicode ({exc.reason}); not written") from exc
+
+
+def parse(raw: bytes, path: str | os.PathLike[str]) -> Any:
+    """Decode strict UTF-8 JSON, saying what is wrong and where when it is not."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CorruptFile(str(path), f"not valid UTF-8 (byte {exc.start}: {exc.reason})") from exc
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CorruptFile(
+            str(path), f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+        ) from exc
+    except RecursionError as exc:
+        raise CorruptFile(str(path), "JSON nested too deeply to read") from exc
+
+
+def read_bytes(path: str | os.PathLike[str]) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except FileNotFoundError as exc:
+        raise NotFound(f"{path}: no such file") from exc
+    except OSError as exc:
+        raise io_failure(path, exc) from exc
+
+
+STDIN = "-"
+
+
+def read_source(source: str | os.PathLike[str]) -> bytes:
+    """The bytes of an input file named on the command line; ``-`` is standard input."""
+    if os.fspath(source) == STDIN:
+        import sys
+
+        return sys.stdin.buffer.read()
+    return read_bytes(source)
+
+
+def read(path: str | os.PathLike[str]) -> Any:
+    """Read and parse a JSON file without locking and without changing anything."""
+    return parse(read_bytes(path), path)
+
+
+def read_object(path: str | os.PathLike[str]) -> dict[str, Any]:
+    return parse_object(read_bytes(path), path)
+
+
+def parse_object(raw: bytes, path: str | os.PathLike[str]) -> dict[str, Any]:
+    doc = parse(raw, path)
+    if not isinstance(doc, dict):
+        raise CorruptFile(str(path), f"top-level JSON value is {json_kind(doc)}, not an object")
+    return doc
+
+
+def json_kind(value: Any) -> str:
+    """A JSON value's kind, with its article, for error messages."""
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if value is None:
+        return "null"
+    return "an object"
+
+
+@contextmanager
+def locked(path: str | os.PathLike[str], timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
+    """Hold the library's sidecar lock ``<path>.lock`` (BSD flock); the file is never deleted."""
+    from filelock import Timeout, UnixFileLock  # writers only: keeps read commands fast
+
+    lock_path = f"{os.fspath(path)}.lock"
+    makedirs(os.path.dirname(lock_path) or ".")
+    check_lock_file(lock_path)
+    lock = UnixFileLock(
+        lock_path,
+        timeout=timeout,
+        poll_interval=LOCK_POLL,
+        # A soft fallback would write a marker the library cannot see: fail instead.
+        fallback_to_soft=False,
+        preserve_lock_file=True,
+    )
+    try:
+        lock.acquire()
+    except Timeout as exc:
+        raise LockTimeout(
+            f"{path}: could not lock {lock_path} within {timeout:g}s "
+            "(an agent may be writing it); nothing changed"
+        ) from exc
+    except OSError as exc:
+        raise io_failure(lock_path, exc, "cannot lock") from exc
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def check_lock_file(lock_path: str) -> None:
+    """Create the sidecar if missing, refusing one that is a symlink or not a regular file.
+
+    filelock before 3.20.1 opened the sidecar with ``O_TRUNC``, following a symlink,
+    so ``X.json.lock -> /etc/x`` emptied ``/etc/x`` (CVE-2025-68146); 3.12-3.14 could
+    not even be configured. The dependency floor excludes them, and this check keeps
+    a planted link from being followed whatever filelock is installed: ``O_NOFOLLOW``
+    and no ``O_TRUNC``, so nothing is ever written through the name.
+    """
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(lock_path, flags, 0o644)  # 0644, as filelock and the library create it: it is always empty
+    except OSError as exc:
+        try:  # ELOOP for a link on Linux, EMLINK/EFTYPE on the BSDs, EISDIR for a directory
+            problem = lock_file_problem(lock_path, os.lstat(lock_path).st_mode)
+        except OSError:
+            problem = None
+        raise (problem or io_failure(lock_path, exc, "cannot lock")) from exc
+    try:
+        problem = lock_file_problem(lock_path, os.fstat(fd).st_mode)
+    finally:
+        os.close(fd)
+    if problem is not None:
+        raise problem
+
+
+def lock_file_problem(lock_path: str | os.PathLike[str], mode: int) -> IOFailure | None:
+    """Why a lock path with this (``lstat``) mode is refused; ``None`` for a regular file, the only
+    thing the libraries ever create there."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISLNK(mode):
+        return IOFailure(f"{lock_path}: is a symbolic link; praisonmem does not lock through a link "
+                         "(remove it and retry); nothing changed")
+    if stat.S_ISDIR(mode):
+        return IOFailure(f"{lock_path}: is a directory, not a lock file; nothing changed")
+    return IOFailure(f"{lock_path}: is not a regular file, not a lock file; nothing changed")
+
+
+@contextmanager
+def locked_many(paths: list[str | os.PathLike[str]], timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
+    """Hold several sidecar locks, always taken in sorted path order so two
+    praisonmem processes can never wait on each other in a cycle."""
+    from contextlib import ExitStack
+
+    with ExitStack() as stack:
+        for path in sorted({os.fspath(p) for p in paths}):
+            stack.enter_context(locked(path, timeout))
+        yield
+
+
+def makedirs(directory: str | os.PathLike[str]) -> None:
+    """``mkdir -p`` with every directory it creates private (0700); existing ones keep their mode.
+
+    ``os.makedirs(mode=)`` applies the mode to the last directory only.
+    """
+    missing = []
+    path = os.path.abspath(directory)
+    while not os.path.isdir(path):
+        missing.append(path)
+        parent = os.path.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    for path in reversed(missing):
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError as exc:
+            if not os.path.isdir(path):
+                raise IOFailure(f"{path}: exists and is not a directory") from exc
+        except OSError as exc:
+            raise io_failure(path, exc) from exc
+
+
+def read_current(path: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """Re-read under a held lock: ``None`` when absent, :class:`CorruptFile` when unusable."""
+    try:
+        return read_object(path)
+    except NotFound:
+        return None
+
+
+def replace_atomically(path: str | os.PathLike[str], data: bytes, *, mode: int | None = None) -> None:
+    """Write ``data`` to a temp file beside ``path`` (0600, or ``mode``), fsync it and rename it over ``path``.
+
+    The caller holds the lock. The temp name is ``.<name>.<random>.tmp``: it never
+    ends in ``.json``, so listings and globs never mistake it for a session.
+    """
+    with replacing(path, mode=mode) as handle:
+        handle.write(data)
+
+
+@contextmanager
+def replacing(path: str | os.PathLike[str], *, mode: int | None = None) -> Iterator[BinaryIO]:
+    """A handle on a temp file beside ``path`` (0600, or ``mode``) that replaces ``path`` when the
+    block ends: fsynced, renamed over it, the directory fsynced. On an error the temp file is removed
+    and ``path`` is untouched."""
+    path = os.fspath(path)
+    directory = os.path.dirname(path) or "."
+    makedirs(directory)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+    except OSError as exc:
+        raise io_failure(directory, exc, "cannot create a temp file") from exc
+    try:
+        if mode is not None:
+            os.fchmod(fd, mode)
+        with os.fdopen(fd, "wb") as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        discard(tmp)
+        raise io_failure(path, exc, "write failed") from exc
+    except BaseException:
+        discard(tmp)
+        raise
+    fsync_dir(directory)
+
+
+def discard(tmp: str) -> None:
+    """Remove a temp file if it is there."""
+    try:
+        os.unlink(tmp)
+    except OSError:
+        pass
+
+
+def fsync_dir(directory: str | os.PathLike[str]) -> None:
+    """Make a rename in ``directory`` durable (best effort: some file systems cannot)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def write_locked(path: str | os.PathLike[str], doc: dict[str, Any]) -> None:
+    """Serialise ``doc`` like the library and replace ``path``; the caller holds the lock."""
+    replace_atomically(path, serialise(doc))
+
+
+def delete_locked(path: str | os.PathLike[str]) -> None:
+    """Remove ``path``; the caller holds its lock. The ``.lock`` sidecar stays."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError as exc:
+        raise NotFound(f"{path}: no such file") from exc
+    except OSError as exc:
+        raise io_failure(path, exc, "cannot delete") from exc

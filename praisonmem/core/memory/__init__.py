@@ -1,0 +1,46 @@
+"""Agent memory: PraisonAI's FileMemory and SQLite memory, plug-in providers, and episodic entries.
+
+The commands, one function each: :mod:`.ops` (``store_memory``, ``search_memory``, ``list_memory``,
+``plan_delete_memory``, ``plan_reset_memory``, ``extract_memories``), :mod:`.episodic` (``add_episode``,
+``episodes``, ``plan_delete_episode``) and :mod:`.providers` (``open_provider``, ``provider_users``,
+``available_providers``). Under them, one module per kind of store: :mod:`.filememory` (with
+:mod:`.filememory_io`, its locked reads, and :mod:`.filememory_config`, what each ``config.json``
+value does), :mod:`.sqlitememory`, and :mod:`.automemory` (AutoMemory's pattern extraction).
+
+Names are loaded on first use (:mod:`praisonmem.core.lazy`); a submodule is not part of the API.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from praisonmem.core.lazy import lazy_exports
+
+_EXPORTS = {
+    "ops": ("extract_memories", "item_text", "list_memory", "plan_delete_memory", "plan_reset_memory",
+            "search_memory", "store_memory"),
+    "episodic": ("add_episode", "episodes", "plan_delete_episode"),
+    "providers": ("ProviderFailed", "ResetTier", "Unsupported", "UsersReport", "open_provider", "provider_names",
+                  "provider_users"),
+    "filememory": ("ENTITY_KEYS", "ITEM_KEYS", "MEMORY_FILES", "FileMemoryStore", "looks_like_user",
+                   "sanitise_user_id", "user_lock"),
+    "filememory_io": ("read_last", "read_settled"),
+}
+# A name that is also a submodule's would be shadowed by the submodule once it is imported.
+_ALIASES = {"available_providers": ("providers", "available"), "file_users": ("filememory", "users"),
+            "config_problem": ("filememory_config", "problem")}
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS, _ALIASES)
+
+
+if TYPE_CHECKING:
+    from praisonmem.core.memory.episodic import add_episode, episodes, plan_delete_episode
+    from praisonmem.core.memory.filememory import (ENTITY_KEYS, ITEM_KEYS, MEMORY_FILES, FileMemoryStore,
+                                                   looks_like_user, sanitise_user_id, user_lock)
+    from praisonmem.core.memory.filememory import users as file_users
+    from praisonmem.core.memory.filememory_config import problem as config_problem
+    from praisonmem.core.memory.filememory_io import read_last, read_settled
+    from praisonmem.core.memory.ops import (extract_memories, item_text, list_memory, plan_delete_memory,
+                                            plan_reset_memory, search_memory, store_memory)
+    from praisonmem.core.memory.providers import (ProviderFailed, ResetTier, Unsupported, UsersReport,
+                                                  open_provider, provider_names, provider_users)
+    from praisonmem.core.memory.providers import available as available_providers

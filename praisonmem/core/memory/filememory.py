@@ -1,0 +1,495 @@
+"""A FileMemory-compatible store (praisonaiagents ``memory/file_memory.py``, spec §4).
+
+Layout: ``<memory dir>/<user_id>/`` with ``config.json``, ``short_term.json``,
+``long_term.json``, ``entities.json``, ``summaries.json`` and
+``episodic/YYYY-MM-DD.json`` (local dates). Items keep the library's exact keys
+and float epochs; ids are ``sha256(content + str(time.time()) + user_id)[:16]``.
+
+The library has no cross-process lock. praisonmem writers serialise among
+themselves with a flock on ``<user dir>/.praisonmem.lock``, re-read every file
+right before writing it, and replace files atomically (temp file ``.<name>.*.tmp``
+in the same directory, fsync, 0600). A file that does not parse is never
+overwritten (the library would treat it as empty and overwrite it). Every file
+is read under ``flock(LOCK_SH)`` on the file itself, as the library's readers do,
+so an older release rewriting it in place is never seen half-written
+(:mod:`praisonmem.core.memory.filememory_io`). Reading creates nothing; a new user's
+directory and ``config.json`` (the library's defaults) are created on the first
+write, as the library does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from praisonmem.core.errors import CorruptFile, NotFound, UsageError
+from praisonmem.core.io import jsonfile, timeutil
+from praisonmem.core.memory import filememory_config, filememory_io
+
+DEFAULT_CONFIG: dict[str, Any] = {
+    "short_term_limit": 100,
+    "long_term_limit": 1000,
+    "episodic_retention_days": 30,
+    "enable_summarization": False,
+    "summarization_threshold": 50,
+    "importance_threshold": 0.7,
+    "auto_promote": True,
+}
+ITEM_DEFAULTS: dict[str, Any] = {"metadata": {}, "access_count": 0, "importance": 0.5}
+ITEM_KEYS = ("id", "content", "metadata", "created_at", "updated_at", "access_count", "importance")  # MemoryItem's
+ENTITY_KEYS = ("id", "name", "entity_type", "attributes", "relationships", "created_at", "updated_at")  # EntityItem's
+MEMORY_FILES = ("config.json", "short_term.json", "long_term.json", "entities.json", "summaries.json")
+TIER_FILES = {"short_term": "short_term.json", "long_term": "long_term.json"}
+TYPES = ("short_term", "long_term", "entity", "episodic")
+SEARCH_DAYS = 7  # get_episodic(days_back=7), also used by search
+DELETE_DAYS = 30  # delete_episodic without a date
+
+
+def sanitise_user_id(user_id: str | None) -> str:
+    """The library's rule: blank → ``default``; separators and ``..`` refused; else stripped."""
+    if not user_id or not isinstance(user_id, str):
+        return "default"
+    if ".." in user_id or "/" in user_id or "\\" in user_id:
+        raise UsageError(f"user_id must not contain path separators or parent references, got '{user_id}'")
+    return user_id.strip() or "default"
+
+
+def normalise_date(date: Any) -> str:
+    """``strptime('%Y-%m-%d')`` then ``strftime``: ``2026-3-5`` → ``2026-03-05``; else exit 2."""
+    try:
+        return datetime.strptime(date, "%Y-%m-%d").strftime("%Y-%m-%d")
+    except (TypeError, ValueError):
+        raise UsageError(f"date must be YYYY-MM-DD, got {date!r}") from None
+
+
+def today() -> str:
+    return timeutil.local_now().strftime("%Y-%m-%d")
+
+
+def local_dates(days: int, start: datetime | None = None) -> list[str]:
+    """Today and the previous ``days - 1`` local dates, newest first (the library's window)."""
+    now = timeutil.local_now() if start is None else start
+    return [(now - timedelta(days=i)).strftime("%Y-%m-%d") for i in range(days)]
+
+
+def normalised_item(item: dict[str, Any]) -> dict[str, Any]:
+    """``MemoryItem(**d).to_dict()``: every field, in the library's order (stored items already are)."""
+    now = time.time()
+    out = {k: item[k] for k in ITEM_KEYS[:2] if k in item}
+    for key in ITEM_KEYS[2:]:
+        out[key] = item[key] if key in item else (now if key in ("created_at", "updated_at") else ITEM_DEFAULTS[key])
+    return out
+
+
+def normalised_entity(entity: dict[str, Any]) -> dict[str, Any]:
+    now = time.time()
+    out = {k: entity[k] for k in ("id", "name", "entity_type") if k in entity}
+    out["attributes"] = entity.get("attributes", {})
+    out["relationships"] = entity.get("relationships", [])
+    out["created_at"] = entity.get("created_at", now)
+    out["updated_at"] = entity.get("updated_at", now)
+    return out
+
+
+def user_lock(user_dir: Path, timeout: float = jsonfile.LOCK_TIMEOUT) -> AbstractContextManager[None]:
+    """praisonmem's writer lock for one FileMemory user, ``<user dir>/.praisonmem.lock`` (the library has none)."""
+    return jsonfile.locked(user_dir / ".praisonmem", timeout)
+
+
+def score_match(text: str, query_lower: str, query_words: set[str]) -> float:
+    """FileMemory.search's relevance: 1.0 for the whole query, else 0.8 × the share of query words."""
+    text_lower = text.lower()
+    if query_lower in text_lower:
+        return 1.0
+    overlap = len(query_words & set(text_lower.split()))
+    if overlap > 0:
+        return overlap / len(query_words) * 0.8
+    return 0.0
+
+
+class FileMemoryStore:
+    def __init__(self, base: Path, user_id: str | None = "default", *,
+                 timeout: float = jsonfile.LOCK_TIMEOUT) -> None:
+        self.user_id = sanitise_user_id(user_id)
+        self.base = Path(base)
+        self.user_dir = self.base / self.user_id
+        self.episodic_dir = self.user_dir / "episodic"
+        self.timeout = timeout
+
+    # -------------------------------------------------------- reading
+
+    def path(self, name: str) -> Path:
+        return self.user_dir / name
+
+    def exists(self) -> bool:
+        return self.user_dir.is_dir()
+
+    def read(self, path: Path, default: Any) -> Any:
+        """A JSON file's value; ``default`` when absent; :class:`CorruptFile` when unusable."""
+        try:
+            data = filememory_io.read_settled(path, self.timeout)[1]
+        except NotFound:
+            return default
+        except CorruptFile as exc:
+            raise CorruptFile(str(path), f"{exc.reason} (FileMemory would read it as empty and overwrite it; "
+                                         "praisonmem leaves it alone: fix or move it)") from exc
+        if type(data) is not type(default):
+            raise CorruptFile(str(path), f"holds {jsonfile.json_kind(data)}, not {jsonfile.json_kind(default)}")
+        return data
+
+    def items(self, tier: str) -> list[dict[str, Any]]:
+        return self.read_items(self.path(TIER_FILES[tier]))
+
+    def read_items(self, path: Path) -> list[dict[str, Any]]:
+        """A list of MemoryItems; one FileMemory() could not load is refused, naming it."""
+        items = self.read(path, [])
+        for index, item in enumerate(items):
+            if not (isinstance(item, dict) and isinstance(item.get("content"), str) and "id" in item):
+                raise CorruptFile(str(path), f"item {index} is not a memory item with an id and text content "
+                                             "(FileMemory() would crash on it)")
+            importance = item.get("importance", 0.5)
+            if isinstance(importance, bool) or not isinstance(importance, (int, float)):
+                raise CorruptFile(str(path), f"item {index} has a non-numeric importance "
+                                             "(FileMemory.search would crash on it)")
+        return items
+
+    def entities(self) -> dict[str, Any]:
+        entities = self.read(self.path("entities.json"), {})
+        for key, entity in entities.items():
+            if not (isinstance(entity, dict) and isinstance(entity.get("name"), str)
+                    and isinstance(entity.get("attributes", {}), dict)
+                    and isinstance(entity.get("relationships", []), list)):
+                raise CorruptFile(str(self.path("entities.json")), f"entity '{key}' is not an entity with a name, "
+                                                                   "attributes and relationships")
+        return entities
+
+    def episodes(self, day: str) -> list[dict[str, Any]]:
+        """The items of one episodic file, by its (normalised or legacy raw) date."""
+        return self.read_items(self.episodic_dir / f"{day}.json")
+
+    def episodic_dates(self) -> list[str]:
+        """Dates with an episodic file, as stored (older releases wrote raw dates such as 2026-3-5)."""
+        if not self.episodic_dir.is_dir():
+            return []
+        return sorted(p.stem for p in self.episodic_dir.glob("*.json") if p.is_file())
+
+    def config(self, *used: str) -> dict[str, Any]:
+        """``DEFAULT_CONFIG`` updated with the saved values, as FileMemory loads it (never rewritten);
+        a ``used`` key whose value would make FileMemory raise or delete items is refused, naming it."""
+        config = {**DEFAULT_CONFIG, **self.read(self.path("config.json"), {})}
+        for key in used:
+            found = filememory_config.problem(key, config[key])
+            if found and found[0] == filememory_config.ERROR:
+                raise CorruptFile(str(self.path("config.json")), f"'{key}' {found[1]}; nothing stored")
+        return config
+
+    def recent_episodes(self, days: int = SEARCH_DAYS) -> list[tuple[str, dict[str, Any]]]:
+        found = []
+        for date in local_dates(days):
+            path = self.episodic_dir / f"{date}.json"
+            if path.exists():
+                found += [(date, item) for item in self.read_items(path)]
+        return found
+
+    # -------------------------------------------------------- search
+
+    def search(self, query: str, types: list[str] | None = None, limit: int = 10) -> list[dict[str, Any]]:
+        """Exactly ``FileMemory.search``: same scores, same stable order (spec §4.4)."""
+        types = list(TYPES) if types is None else types
+        query_lower = query.lower()
+        query_words = set(query_lower.split())
+        found: list[tuple[float, str, dict[str, Any]]] = []  # items are normalised after the cut
+        for tier in ("short_term", "long_term"):
+            if tier in types:
+                for raw in self.items(tier):
+                    score = score_match(raw["content"], query_lower, query_words)
+                    if score > 0:
+                        found.append((score * raw.get("importance", ITEM_DEFAULTS["importance"]), tier, raw))
+        if "entity" in types:
+            for raw in self.entities().values():
+                score = max(score_match(raw["name"], query_lower, query_words),
+                            score_match(str(raw.get("attributes", {})), query_lower, query_words))
+                if score > 0:
+                    found.append((score, "entity", raw))
+        if "episodic" in types:
+            for _, raw in self.recent_episodes():
+                score = score_match(raw["content"], query_lower, query_words)
+                if score > 0:
+                    found.append((score, "episodic", raw))
+        found.sort(key=lambda hit: hit[0], reverse=True)
+        return [{"type": kind, "score": score,
+                 "item": normalised_entity(raw) if kind == "entity" else normalised_item(raw)}
+                for score, kind, raw in found[:limit]]
+
+    def counts(self) -> dict[str, Any]:
+        """Items per tier; a file that does not parse counts as ``None`` and is named."""
+        out: dict[str, Any] = {"unreadable": []}
+        readers = {"short_term": lambda: self.items("short_term"), "long_term": lambda: self.items("long_term"),
+                   "entities": self.entities, "summaries": lambda: self.read(self.path("summaries.json"), [])}
+        for key, reader in readers.items():
+            try:
+                out[key] = len(reader())
+            except CorruptFile as exc:
+                out[key] = None
+                out["unreadable"].append(exc.message)
+        episodes = 0
+        for date in self.episodic_dates():
+            try:
+                episodes += len(self.read(self.episodic_dir / f"{date}.json", []))
+            except CorruptFile as exc:
+                out["unreadable"].append(exc.message)
+        out["episodic"] = episodes
+        out["episodic_days"] = len(self.episodic_dates())
+        return out
+
+    # -------------------------------------------------------- writing
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """Create a new user like FileMemory does, and hold praisonmem's per-user lock."""
+        jsonfile.makedirs(self.episodic_dir)
+        with user_lock(self.user_dir, self.timeout):
+            config = self.path("config.json")
+            if not config.exists():
+                jsonfile.replace_atomically(config, jsonfile.serialise(dict(DEFAULT_CONFIG)))
+            yield
+
+    def _write(self, path: Path, data: Any) -> None:
+        jsonfile.replace_atomically(path, jsonfile.serialise(data))
+
+    def new_id(self, content: str) -> str:
+        return hashlib.sha256(f"{content}{time.time()}{self.user_id}".encode()).hexdigest()[:16]
+
+    def new_item(self, content: str, metadata: dict[str, Any] | None, importance: float) -> dict[str, Any]:
+        item_id = self.new_id(content)
+        created = time.time()
+        return {"id": item_id, "content": content, "metadata": metadata or {}, "created_at": created,
+                "updated_at": time.time(), "access_count": 0, "importance": importance}
+
+    def add_short_term(self, content: str, metadata: dict[str, Any] | None = None,
+                       importance: float = 0.5) -> dict[str, Any]:
+        """Append, then promote and trim past ``short_term_limit`` (spec §4.3)."""
+        with self.writing():
+            config = self.config("short_term_limit", "importance_threshold")
+            items = self.items("short_term")
+            item = self.new_item(content, metadata, importance)
+            items.append(item)
+            limit = config["short_term_limit"]
+            if len(items) > limit:
+                if config["auto_promote"]:
+                    self._promote(items, config["importance_threshold"])
+                items = items[-limit:]
+            self._write(self.path(TIER_FILES["short_term"]), items)
+            return item
+
+    def _promote(self, short_items: list[dict[str, Any]], threshold: float) -> None:
+        long_items = self.items("long_term")
+        known = {i.get("id") for i in long_items}
+        promoted = False
+        for item in short_items:
+            if normalised_item(item)["importance"] >= threshold and item.get("id") not in known:
+                long_items.append(normalised_item(item))
+                known.add(item.get("id"))
+                promoted = True
+        if promoted:
+            self._write(self.path(TIER_FILES["long_term"]), long_items)
+
+    def add_long_term(self, content: str, metadata: dict[str, Any] | None = None,
+                      importance: float = 0.8) -> dict[str, Any]:
+        """Append; past ``long_term_limit`` keep the most important (ties: newest), as the library."""
+        with self.writing():
+            config = self.config("long_term_limit")
+            items = self.items("long_term")
+            item = self.new_item(content, metadata, importance)
+            items.append(item)
+            limit = config["long_term_limit"]
+            if len(items) > limit:
+                items.sort(key=lambda i: (normalised_item(i)["importance"], normalised_item(i)["created_at"]),
+                           reverse=True)
+                items = items[:limit]
+            self._write(self.path(TIER_FILES["long_term"]), items)
+            return item
+
+    def add_entity(self, name: str, entity_type: str, attributes: dict[str, Any] | None = None,
+                   relationships: list[dict[str, str]] | None = None) -> dict[str, Any]:
+        """Merge into an entity with the same name (any case) and type, else create one."""
+        with self.writing():
+            entities = self.entities()
+            existing = find_entity(entities, name, entity_type)
+            if existing is not None:
+                existing.setdefault("attributes", {}).update(attributes or {})
+                if relationships:
+                    existing.setdefault("relationships", []).extend(relationships)
+                existing["updated_at"] = time.time()
+                entity = existing
+            else:
+                entity_id = self.new_id(f"{name}:{entity_type}")
+                created = time.time()
+                entity = {"id": entity_id, "name": name, "entity_type": entity_type,
+                          "attributes": attributes or {}, "relationships": relationships or [],
+                          "created_at": created, "updated_at": time.time()}
+                entities[entity_id] = entity
+            self._write(self.path("entities.json"), entities)
+            return entity
+
+    def add_episodic(self, content: str, date: str | None = None, metadata: dict[str, Any] | None = None,
+                     importance: float = 0.5) -> tuple[str, dict[str, Any]]:
+        day = normalise_date(date) if date is not None else today()
+        item = self.new_item(content, metadata, importance)
+        with self.writing():
+            path = self.episodic_dir / f"{day}.json"
+            episodes = self.read_items(path)
+            episodes.append(item)
+            self._write(path, episodes)
+        return day, item
+
+    # -------------------------------------------------------- deleting
+
+    def locate(self, memory_id: str, tier: str | None = None) -> dict[str, Any] | None:
+        """Where ``delete`` would find the id (the first of short, long, entity, episodic), reading only."""
+        if not self.exists():
+            return None
+        for kind in ("short_term", "long_term"):
+            if tier in (None, kind) and any(i.get("id") == memory_id for i in self.items(kind)):
+                return {"type": kind, "id": memory_id}
+        if tier in (None, "entity"):
+            entities = self.entities()
+            if find_entity(entities, memory_id, None) is not None or memory_id in entities:
+                return {"type": "entity", "id": memory_id}
+        if tier in (None, "episodic"):
+            for day in local_dates(DELETE_DAYS):
+                path = self.episodic_dir / f"{day}.json"
+                if path.exists() and any(i.get("id") == memory_id for i in self.episodes(day)):
+                    return {"type": "episodic", "id": memory_id, "date": day}
+        return None
+
+    def delete(self, memory_id: str, tier: str | None = None) -> dict[str, Any] | None:
+        """``delete_memory``: short-term, then long-term, then entities (name, then id), then episodic;
+        ``tier`` narrows it to one, like the library's ``memory_type`` hint."""
+        if not self.exists():
+            return None
+        with self.writing():
+            for kind in ("short_term", "long_term"):
+                if tier not in (None, kind):
+                    continue
+                items = self.items(kind)
+                for index, item in enumerate(items):
+                    if item.get("id") == memory_id:
+                        del items[index]
+                        self._write(self.path(TIER_FILES[kind]), items)
+                        return {"type": kind, "id": memory_id, "item": item}
+            if tier not in (None, "entity", "episodic"):
+                return None
+            if tier == "episodic":
+                return self._delete_episodic_locked(memory_id, local_dates(DELETE_DAYS))
+            entities = self.entities()
+            entity = find_entity(entities, memory_id, None)
+            key = next((k for k, v in entities.items() if v is entity), None) if entity is not None else None
+            if key is None and memory_id in entities:
+                key = memory_id
+            if key is not None:
+                removed = entities.pop(key)
+                self._write(self.path("entities.json"), entities)
+                return {"type": "entity", "id": removed.get("id", key), "item": removed}
+            if tier == "entity":
+                return None
+            return self._delete_episodic_locked(memory_id, local_dates(DELETE_DAYS))
+
+    def find_episode(self, memory_id: str, date: str | None = None) -> str:
+        """The day holding episode ``memory_id``: ``date``, or without it today and the 29 days before (as
+        ``delete_episodic`` scans); :class:`NotFound` otherwise."""
+        days = [normalise_date(date)] if date is not None else local_dates(DELETE_DAYS)
+        for day in days:
+            if any(isinstance(i, dict) and i.get("id") == memory_id for i in self.episodes(day)):
+                return day
+        scope = f"on {days[0]}" if date is not None else f"in the last {DELETE_DAYS} days"
+        raise NotFound(f"no episode '{memory_id}' {scope} for user '{self.user_id}'")
+
+    def delete_episodic(self, memory_id: str, date: str | None = None) -> dict[str, Any] | None:
+        dates = [normalise_date(date)] if date is not None else local_dates(DELETE_DAYS)
+        if not self.episodic_dir.is_dir():
+            return None
+        with self.writing():
+            return self._delete_episodic_locked(memory_id, dates)
+
+    def _delete_episodic_locked(self, memory_id: str, dates: list[str]) -> dict[str, Any] | None:
+        for day in dates:
+            path = self.episodic_dir / f"{day}.json"
+            if not path.exists():
+                continue
+            episodes = self.read(path, [])
+            for index, item in enumerate(episodes):
+                if isinstance(item, dict) and item.get("id") == memory_id:
+                    del episodes[index]
+                    self._write(path, episodes)  # even when that leaves [] (as the library)
+                    return {"type": "episodic", "id": memory_id, "date": day, "item": item}
+        return None
+
+    def reset_plan(self, what: str) -> dict[str, int]:
+        """How many items ``reset`` would remove; a file that does not parse refuses the reset."""
+        if not self.exists():
+            raise NotFound(f"no memory for user '{self.user_id}' in {self.base}")
+        plan: dict[str, int] = {}
+        if what in ("short", "all"):
+            plan["short_term"] = len(self.items("short_term"))
+        if what in ("long", "all"):
+            plan["long_term"] = len(self.items("long_term"))
+        if what == "all":
+            plan["entities"] = len(self.entities())
+            plan["summaries"] = len(self.read(self.path("summaries.json"), []))
+            dates = self.episodic_dates()
+            plan["episodic"] = sum(len(self.read(self.episodic_dir / f"{d}.json", [])) for d in dates)
+            plan["episodic_files"] = len(dates)
+        return plan
+
+    def reset(self, what: str) -> dict[str, int]:
+        """``short``: clear_short_term; ``long``: long-term only; ``all``: clear_all (keeps config,
+        sessions/ and checkpoints/)."""
+        plan = self.reset_plan(what)
+        with self.writing():
+            self.reset_plan(what)  # re-read under the lock: refuse files that stopped parsing
+            if "short_term" in plan:
+                self._write(self.path(TIER_FILES["short_term"]), [])
+            if "long_term" in plan:
+                self._write(self.path(TIER_FILES["long_term"]), [])
+            if what == "all":
+                self._write(self.path("entities.json"), {})
+                self._write(self.path("summaries.json"), [])
+                for path in self.episodic_dir.glob("*.json"):
+                    try:
+                        jsonfile.delete_locked(path)
+                    except NotFound:  # FileMemory itself takes no lock: it may have removed it
+                        pass
+        return plan
+
+
+def find_entity(entities: dict[str, Any], name: str, entity_type: str | None) -> dict[str, Any] | None:
+    """``_find_entity_by_name``: the first entity whose name matches case-insensitively (and type, if given)."""
+    wanted = name.lower()
+    for entity in entities.values():
+        if isinstance(entity, dict) and str(entity.get("name", "")).lower() == wanted:
+            if entity_type is None or entity.get("entity_type") == entity_type:
+                return entity
+    return None
+
+
+def users(base: Path) -> list[str]:
+    """User directories under a FileMemory base (``.`` when the base itself holds a store)."""
+    if not base.is_dir():
+        return []
+    found = sorted(p.name for p in base.iterdir() if p.is_dir() and not p.name.startswith("."))
+    found = [name for name in found if looks_like_user(base / name)]
+    if looks_like_user(base):
+        found.insert(0, ".")
+    return found
+
+
+def looks_like_user(path: Path) -> bool:
+    """A FileMemory user directory: it holds one of the library's files, or an episodic dir (``memory users``
+    and ``check`` both ask this)."""
+    return any((path / name).is_file() for name in MEMORY_FILES) or (path / "episodic").is_dir()

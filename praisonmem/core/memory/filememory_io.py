@@ -1,0 +1,86 @@
+"""Reading a FileMemory file the way the library's readers do: under ``flock(LOCK_SH)`` on the file.
+
+praisonaiagents ≤1.6.163 rewrote FileMemory files in place (``open(path, "w")``, then
+``flock(LOCK_EX)`` on the file itself, ``json.dump``, unlock, close), and its readers, like 1.7.17's,
+take ``LOCK_SH`` on the file before ``json.load``. Without that lock a reader sees a file being
+rewritten half-written. Two gaps remain even with it, because those writers truncate before they
+lock and flush their last buffer after they unlock; so a file that does not parse is read again a
+few times (:data:`RETRY_PAUSES`) before it is reported as unreadable.
+
+Unlike the library's readers, the lock wait has a deadline (``--lock-timeout``): nothing here
+blocks for ever. Reading never creates or changes a file: the lock is taken on a read-only
+descriptor of the file itself.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import stat
+import time
+from pathlib import Path
+from typing import Any
+
+from praisonmem.core.io import jsonfile
+from praisonmem.core.errors import CorruptFile, IOFailure, LockTimeout, NotFound, io_failure
+
+POLL = 0.02
+RETRY_PAUSES = (0.02, 0.05, 0.1, 0.2)  # before each re-read of a file that did not parse
+
+
+def read_shared(path: Path, timeout: float) -> bytes:
+    """The file's bytes, read while holding ``LOCK_SH`` on it; waits at most ``timeout`` seconds."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # O_NONBLOCK: a FIFO must not hang us
+    except FileNotFoundError as exc:
+        raise NotFound(f"{path}: no such file") from exc
+    except OSError as exc:
+        raise io_failure(path, exc) from exc
+    with os.fdopen(fd, "rb") as handle:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise IOFailure(f"{path}: is a directory, not a file" if stat.S_ISDIR(mode)
+                            else f"{path}: not a regular file")
+        _lock_shared(fd, path, timeout)
+        try:
+            return handle.read()
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+
+
+def _lock_shared(fd: int, path: Path, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise LockTimeout(f"{path}: a writer has held it locked for over {timeout:g}s; not read") from None
+            time.sleep(min(POLL, left))
+        except OSError as exc:
+            raise io_failure(path, exc, "cannot lock") from exc
+
+
+def read_settled(path: Path, timeout: float) -> tuple[bytes, Any]:
+    """The bytes and parsed JSON of a file read under its shared lock; one that does not parse is read
+    again after each of :data:`RETRY_PAUSES`, then :class:`CorruptFile`."""
+    raw, doc, error = read_last(path, timeout)
+    if error is not None:
+        raise error
+    return raw, doc
+
+
+def read_last(path: Path, timeout: float) -> tuple[bytes, Any, CorruptFile | None]:
+    """Like :func:`read_settled`, but a file that still does not parse gives its last bytes and why."""
+    pauses = iter(RETRY_PAUSES)
+    while True:
+        raw = read_shared(path, timeout)
+        try:
+            return raw, jsonfile.parse(raw, path), None
+        except CorruptFile as exc:
+            pause = next(pauses, None)
+            if pause is None:
+                return raw, None, exc
+        time.sleep(pause)

@@ -1,0 +1,60 @@
+"""PraisonAI sessions: the public API the CLI and the other core packages use.
+
+One function per command, each in the module named after what it does:
+
+* :mod:`.listing` ``list_sessions``; :mod:`.view` ``show``; :mod:`.search` ``search_sessions``;
+* :mod:`.ops` ``rename``, ``retitle``, ``plan_delete``, ``plan_prune``; :mod:`.adopt` ``plan_adopt``;
+* :mod:`.transfer` ``export``, ``plan_import``; :mod:`.workspace` ``describe_workspace`` and the
+  workspace and history ids, exactly as praisonaiagents computes them.
+
+Under them: :mod:`.documents` (pure functions over one session document), :mod:`.merge`
+(uniting two histories), and :mod:`.stores` (where sessions are kept: the one interface
+everything above talks to, and the JSON-directory store behind it).
+
+Names are loaded on first use (:mod:`praisonmem.core.lazy`), so ``import
+praisonmem.core.sessions`` costs nothing until a command needs one; a submodule is not
+part of the API.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from praisonmem.core.lazy import lazy_exports
+
+_EXPORTS = {
+    "documents": ("ROLES", "is_encrypted", "messages_of", "metadata_of", "summarise", "title_of", "tool_calls_of",
+                  "validate", "with_session_id"),
+    "stores": ("SessionStore", "open_store"),
+    "stores.jsondir": ("safe_file_stem", "session_file_name"),
+    "listing": ("ListResult", "SortKey", "list_sessions"),
+    "view": ("SessionView", "Turn", "show"),
+    "search": ("SearchResult",),
+    "ops": ("plan_delete", "plan_prune", "rename", "retitle"),
+    "adopt": ("plan_adopt",),
+    "transfer": ("ExportFormat", "OnConflict", "export", "plan_import"),
+    "merge": ("merge_documents",),
+    "workspace": ("Scope", "choose_history_id", "global_from_env", "history_id", "is_global", "legacy_ids",
+                  "scope_of", "workspace_id"),
+}
+# A name that is also a submodule's would be shadowed by the submodule once it is imported.
+_ALIASES = {"describe_workspace": ("workspace", "describe"), "search_sessions": ("search", "search")}
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS, _ALIASES)
+
+
+if TYPE_CHECKING:
+    from praisonmem.core.sessions.adopt import plan_adopt
+    from praisonmem.core.sessions.documents import (ROLES, is_encrypted, messages_of, metadata_of, summarise,
+                                                    title_of, tool_calls_of, validate, with_session_id)
+    from praisonmem.core.sessions.listing import ListResult, SortKey, list_sessions
+    from praisonmem.core.sessions.merge import merge_documents
+    from praisonmem.core.sessions.ops import plan_delete, plan_prune, rename, retitle
+    from praisonmem.core.sessions.search import SearchResult
+    from praisonmem.core.sessions.search import search as search_sessions
+    from praisonmem.core.sessions.stores import SessionStore, open_store
+    from praisonmem.core.sessions.stores.jsondir import safe_file_stem, session_file_name
+    from praisonmem.core.sessions.transfer import ExportFormat, OnConflict, export, plan_import
+    from praisonmem.core.sessions.view import SessionView, Turn, show
+    from praisonmem.core.sessions.workspace import (Scope, choose_history_id, global_from_env, history_id,
+                                                    is_global, legacy_ids, scope_of, workspace_id)
+    from praisonmem.core.sessions.workspace import describe as describe_workspace

@@ -1,0 +1,262 @@
+"""Session changes: rename, retitle, delete and prune (spec §2.4–§2.8); adopt is in :mod:`.adopt`.
+
+Every change is planned first (resolving names, reading and validating the
+documents, checking targets), so a bad input fails before anything is
+written, and ``dry_run`` returns the same changes without touching a file. The
+writes happen in a store transaction (the sessions' locks, a re-read under
+them). A target is always written before its source is removed, so an
+interruption leaves a duplicate, never a loss, and the rerun finishes the
+move when the target holds exactly what the move writes. A session's spilled
+turns move with it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from praisonmem.core.errors import NotFound, PraisonMemError, Refused, TargetExists, UsageError
+from praisonmem.core.io import jsonfile
+from praisonmem.core.io.timeutil import epoch_of, now_iso
+from praisonmem.core.paths import Paths
+from praisonmem.core.result import Action, Change, Outcome, Plan, Progress
+from praisonmem.core.sessions.documents import with_session_id
+from praisonmem.core.sessions.listing import list_sessions
+from praisonmem.core.sessions.stores import SessionStore, open_store
+from praisonmem.core.sessions.workspace import Scope, workspace_id
+
+RECENT_SECONDS = 60
+
+
+def file_name(ref: Any) -> str:
+    """The last part of a ref, as change lines and messages show it (``my_chat.json``)."""
+    return Path(str(ref)).name
+
+
+def session_change(action: Action, session_id: str | None, ref: Any, *, dry_run: bool = False,
+                   new_session_id: str | None = None, target: Any = None, detail: str | None = None,
+                   target_name: str | None = None, where: str | None = None, **fields: Any) -> Change:
+    """A change record of the session commands: ``action``, ``session_id``, ``file``, ``dry_run``,
+    ``new_session_id``, ``target`` (the file a move writes) and ``detail``."""
+    record = {"session_id": session_id, "file": str(ref), "new_session_id": new_session_id,
+              "target": None if target is None else str(target), **fields}
+    return Change(action, target_name or session_id or file_name(ref), detail, dry_run, where, record)
+
+
+def refuse_if_live(store: SessionStore, ref: Any, doc: dict[str, Any], what: str, force: bool) -> None:
+    age = store.seconds_since_write(ref, doc, time.time())
+    if not force and age is not None and age < RECENT_SECONDS:
+        raise Refused(
+            f"{file_name(ref)} was updated {max(0, int(age))} s ago: an agent may still be writing it "
+            f"(it would carry on in a fresh file under the old id); {what} anyway with --force"
+        )
+
+
+def vanished(ref: Any) -> NotFound:
+    return NotFound(f"{ref}: the session disappeared while praisonmem was waiting for its lock")
+
+
+# ---------------------------------------------------------------- rename / retitle
+
+
+def rename(paths: Paths, name: str, new_id: str, *, force: bool = False, dry_run: bool = False,
+           timeout: float = jsonfile.LOCK_TIMEOUT) -> Outcome:
+    """Move a session to the place for ``new_id`` and set its ``session_id``; nothing else changes.
+
+    Its spilled turns move with it. When the target already holds exactly what
+    the rename writes (an earlier run was interrupted after writing it), the
+    rename is finished: the old file is removed, and the change says so.
+    """
+    if not new_id.strip():
+        raise UsageError("the new session id must not be blank")
+    store = open_store(paths)
+    src = store.find(name)
+    doc = store.read(src)
+    old_id = store.session_id(src, doc)
+    dst = store.ref(new_id, beside=src)
+    same = dst == src
+    finishing = not same and store.exists(dst) and store.holds(dst, with_session_id(doc, new_id))
+    if not same and store.exists(dst) and not finishing:
+        raise TargetExists(f"cannot rename to '{new_id}': {dst} already exists")
+    if not same:
+        refuse_if_live(store, src, doc, "rename it", force)
+    store.refuse_spill_clash(old_id, new_id)
+    notes = [store.spill_note(old_id, new_id)]
+    if finishing:
+        notes.insert(0, f"finishes an interrupted rename: {file_name(dst)} already holds exactly this session")
+    change = session_change(Action.renamed, old_id, src, dry_run=dry_run, new_session_id=new_id, target=dst,
+                            detail="; ".join(n for n in notes if n) or None, target_name=f"'{old_id}' → '{new_id}'",
+                            where=f"{file_name(src)} → {file_name(dst)}")
+    if dry_run:
+        return Outcome([change])
+    with store.transaction([src, dst], timeout) as tx:
+        current = tx.read(src)
+        if current is None:
+            raise vanished(src)
+        current_id = store.session_id(src, current)
+        expected = with_session_id(current, new_id)
+        store.refuse_spill_clash(current_id, new_id)
+        if same or not tx.exists(dst):
+            tx.write(dst, expected)
+        elif not store.holds(dst, expected):
+            raise TargetExists(f"cannot rename to '{new_id}': {dst} already exists")
+        tx.carry_spill(current_id, new_id)
+        if not same:
+            tx.delete(src)
+    return Outcome([change])
+
+
+def retitle(paths: Paths, name: str, title: str, *, dry_run: bool = False,
+            timeout: float = jsonfile.LOCK_TIMEOUT) -> Outcome:
+    """Set ``metadata.title`` in place, as the library's ``rename_session`` does (blank clears it)."""
+    store = open_store(paths)
+    src = store.find(name)
+    sid = store.session_id(src, store.read(src))
+    title = title.strip()
+    action, target = (Action.retitled, f"'{sid}' to '{title}'") if title else (Action.untitled, f"'{sid}'")
+    change = session_change(action, sid, src, dry_run=dry_run, target_name=target)
+    change.fields["detail"] = title or None  # the record's detail; the line says it already
+    if dry_run:
+        return Outcome([change])
+    with store.transaction([src], timeout) as tx:
+        current = tx.read(src)
+        if current is None:
+            raise vanished(src)
+        meta = current.get("metadata")
+        if not isinstance(meta, dict):
+            meta = current["metadata"] = {}
+        if title:
+            meta["title"] = title
+        else:
+            meta.pop("title", None)
+        current["updated_at"] = now_iso()
+        tx.write(src, current)
+    return Outcome([change])
+
+
+# ---------------------------------------------------------------- delete / prune
+
+
+def resolve_all(store: SessionStore, names: list[str]) -> list[Any]:
+    """Resolve every name before anything is deleted; the first unknown one stops the command."""
+    resolved: list[Any] = []
+    for name in names:
+        ref = store.find(name)
+        if ref not in resolved:
+            resolved.append(ref)
+    return resolved
+
+
+def _describe(store: SessionStore, ref: Any) -> tuple[str | None, dict[str, Any] | None]:
+    """The session id (``None`` when it does not parse) and the document."""
+    try:
+        doc = store.read(ref)
+    except PraisonMemError:
+        return None, None
+    return store.session_id(ref, doc), doc
+
+
+Recheck = Callable[[SessionStore, Any, "dict[str, Any] | None"], "str | None"]
+
+
+def not_live(store: SessionStore, ref: Any, doc: dict[str, Any] | None) -> str | None:
+    """A reason to keep the session now: an agent wrote it in the last minute."""
+    age = store.seconds_since_write(ref, doc, time.time()) if doc is not None else None
+    if age is not None and age < RECENT_SECONDS:
+        return f"written {max(0, int(age))} s ago, after it was chosen; kept (use --force to delete anyway)"
+    return None
+
+
+def still_older_than(cutoff: float) -> Recheck:
+    def recheck(store: SessionStore, ref: Any, doc: dict[str, Any] | None) -> str | None:
+        stamp = epoch_of(doc.get("updated_at")) if doc is not None else None
+        if stamp is None or stamp >= cutoff:
+            return "updated after it was chosen for pruning; kept"
+        return None
+    return recheck
+
+
+def plan_delete(paths: Paths, names: list[str], *, force: bool = False,
+                timeout: float = jsonfile.LOCK_TIMEOUT) -> Plan:
+    """Delete the named sessions (every name resolved first, so a typo deletes nothing); a session written in
+    the last minute is refused unless ``force``, and checked again under its lock."""
+    store = open_store(paths)
+    targets = resolve_all(store, names)
+    for ref in targets:
+        _, doc = _describe(store, ref)
+        if doc is not None:
+            refuse_if_live(store, ref, doc, "delete it", force)
+    shown = ", ".join(file_name(r) for r in targets[:5]) + (" …" if len(targets) > 5 else "")
+    return Plan(f"Delete {len(targets)} session file(s) ({shown})?",
+                lambda dry_run, progress: delete(store, targets, dry_run=dry_run, timeout=timeout,
+                                                 recheck=None if force else not_live, progress=progress))
+
+
+def delete(store: SessionStore, targets: list[Any], *, dry_run: bool = False, timeout: float = jsonfile.LOCK_TIMEOUT,
+           recheck: Recheck | None = None, progress: Progress = None) -> Outcome:
+    """Delete each session under its lock. A failure is recorded, not raised.
+
+    ``recheck`` is applied again to the document read under the lock (the choice
+    may be minutes old, made before a confirmation prompt): a reason it returns
+    keeps the session, recorded as ``skipped``.
+    """
+    changes = []
+    for ref in targets:
+        sid, _ = _describe(store, ref)
+        change = session_change(Action.deleted, sid, ref, dry_run=dry_run, where=file_name(ref))
+        if not dry_run:
+            try:
+                with store.transaction([ref], timeout) as tx:
+                    if not tx.exists(ref):
+                        raise vanished(ref)
+                    reason = recheck(store, ref, _current_or_none(tx, ref)) if recheck else None
+                    if reason:
+                        change.action, change.detail = Action.skipped, reason
+                    else:
+                        tx.delete(ref)
+            except PraisonMemError as exc:
+                change.fail(exc)
+        changes.append(change)
+        if progress:
+            progress(len(changes), len(targets))
+    return Outcome(changes)
+
+
+def _current_or_none(tx: Any, ref: Any) -> dict[str, Any] | None:
+    try:
+        return tx.read(ref)
+    except PraisonMemError:
+        return None
+
+
+def plan_prune(paths: Paths, older_than: str | timedelta, *, keep: int = 0, agent: str | None = None,
+               scope: Scope | str | None = None, timeout: float = jsonfile.LOCK_TIMEOUT, now: float | None = None,
+               progress: Progress = None) -> Plan:
+    """Delete sessions whose ``updated_at`` is older than ``older_than`` (a duration such as ``30d``), sparing
+    the ``keep`` newest matching ones; each is checked again under its lock."""
+    from praisonmem.core.io.timeutil import parse_duration
+
+    age = parse_duration(older_than) if isinstance(older_than, str) else older_than
+    listing = list_sessions(paths, workspace=workspace_id, agent=agent, scope=scope, sort="updated", limit=0,
+                            progress=progress)
+    now = time.time() if now is None else now
+    rows = [r for r in listing.rows if not r["unreadable"]]
+    undated = [r for r in rows if epoch_of(r["updated_at"]) is None]
+    dated = sorted((r for r in rows if epoch_of(r["updated_at"]) is not None),
+                   key=lambda r: epoch_of(r["updated_at"]), reverse=True)
+    cutoff = now - age.total_seconds()
+    old = [r for r in dated[keep:] if epoch_of(r["updated_at"]) < cutoff]
+    notes = [f"kept {r['session_id']}: no parseable updated_at" for r in undated]
+    if listing.unreadable:
+        notes.append(f"{listing.unreadable} unreadable session file(s) not considered (see 'praisonmem check')")
+    if not old:
+        notes.append(f"nothing older than {older_than} to prune")
+    store = open_store(paths)
+    targets = [Path(r["file"]) for r in old]
+    return Plan(f"Delete {len(targets)} session(s) not updated in {older_than}?" if targets else None,
+                lambda dry_run, progress: delete(store, targets, dry_run=dry_run, timeout=timeout,
+                                                 recheck=still_older_than(cutoff), progress=progress),
+                notes)

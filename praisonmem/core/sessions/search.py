@@ -1,0 +1,129 @@
+"""Full-text search over session messages, active and archived (read-only).
+
+Ranking, per message (the library's per-message score, spec §2.7): 2 points when
+the whole query occurs in the content, plus 1 for each whitespace-separated query
+term that occurs, all case-insensitive. Hits are ordered by score, then by
+their session's ``updated_at`` (newest first), then by position in the session.
+Encrypted contents are opaque and never matched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from praisonmem.core.errors import UsageError
+from praisonmem.core.paths import Paths
+from praisonmem.core.sessions.documents import is_encrypted, messages_of
+from praisonmem.core.sessions.stores import Scanned, open_store
+
+SNIPPET_WIDTH = 120
+
+
+@dataclass
+class SearchResult:
+    hits: list[dict[str, Any]]
+    total: int
+    unreadable: list[tuple[str, str]]
+
+
+def score(content: str, needle: str, terms: list[str]) -> float:
+    lowered = content.lower()
+    points = 2.0 if needle in lowered else 0.0
+    return points + sum(1.0 for term in terms if term in lowered)
+
+
+def search(
+    paths: Paths,
+    query: str,
+    *,
+    limit: int = 20,
+    progress: Callable[[int, int], None] | None = None,
+) -> SearchResult:
+    needle = query.strip().lower()
+    if not needle:
+        raise UsageError("query must not be empty")
+    terms = [t for t in needle.split() if t]
+    hits: list[dict[str, Any]] = []
+    unreadable: list[tuple[str, str]] = []
+    for item in open_store(paths).scan(partial(session_hits, needle=needle, terms=terms), progress=progress):
+        if "error" in item:
+            unreadable.append((item["file"], item["error"]))
+        else:
+            hits.append(item)
+    # Stable sorts, least significant key first.
+    hits.sort(key=lambda h: (not h["archived"], h["index"]))
+    hits.sort(key=lambda h: h["updated_at"] if isinstance(h["updated_at"], str) else "", reverse=True)
+    hits.sort(key=lambda h: h["score"], reverse=True)
+    total = len(hits)
+    return SearchResult(hits[:limit] if limit else hits, total, unreadable)
+
+
+def session_hits(item: Scanned, *, needle: str, terms: list[str]) -> list[dict[str, Any]]:
+    """The hits in one session, or the record of why it could not be read; may run in a worker."""
+    if item.doc is None:
+        assert item.error is not None
+        return [{"file": item.where, "error": item.error.message}]
+    doc, path, sid = item.doc, item.where, item.session_id
+    found = []
+    for archived, key in ((True, "archived_messages"), (False, "messages")):
+        for index, message in enumerate(messages_of(doc, key)):
+            if not isinstance(message, dict):
+                continue
+            content = message.get("content")
+            if not isinstance(content, str) or not content or is_encrypted(content):
+                continue
+            points = score(content, needle, terms)
+            if not points:
+                continue
+            snippet, spans = snippet_of(content, needle, terms)
+            found.append({
+                "session_id": sid,
+                "file": str(path),
+                "index": index,
+                "archived": archived,
+                "role": message.get("role"),
+                "score": points,
+                "timestamp": message.get("timestamp"),
+                "updated_at": doc.get("updated_at"),
+                "snippet": snippet,
+                "highlights": spans,
+            })
+    return found
+
+
+def snippet_of(content: str, needle: str, terms: list[str], width: int = SNIPPET_WIDTH) -> tuple[str, list[list[int]]]:
+    """A whitespace-collapsed window around the first match, and the match spans in it."""
+    text = " ".join(content.split())
+    lowered = text.lower()
+    same_length = len(lowered) == len(text)  # lower() can change lengths; then no spans
+    pos = lowered.find(needle)
+    if pos < 0:
+        pos = min((p for p in (lowered.find(t) for t in terms) if p >= 0), default=0)
+    start = max(0, pos - width // 2) if len(text) > width else 0
+    end = min(len(text), start + width)
+    snippet = text[start:end]
+    spans = _spans(lowered[start:end], [needle, *terms]) if same_length else []
+    prefix = "…" if start > 0 else ""
+    suffix = "…" if end < len(text) else ""
+    shift = len(prefix)
+    return prefix + snippet + suffix, [[s + shift, e + shift] for s, e in spans]
+
+
+def _spans(lowered: str, needles: list[str]) -> list[list[int]]:
+    marks = [False] * len(lowered)
+    for needle in needles:
+        at = lowered.find(needle)
+        while needle and at >= 0:
+            for i in range(at, at + len(needle)):
+                marks[i] = True
+            at = lowered.find(needle, at + len(needle))
+    spans: list[list[int]] = []
+    for i, marked in enumerate(marks):
+        if marked and (not spans or spans[-1][1] != i):
+            spans.append([i, i + 1])
+        elif marked:
+            spans[-1][1] = i + 1
+    return spans

@@ -1,0 +1,342 @@
+"""The JSON-directory session store: praisonaiagents' ``DefaultSessionStore`` layout (spec §2).
+
+Everything that knows sessions are files lives here: naming (``<safe id>.json``), finding
+a session by id, stem, prefix or path, loading and validating, listing, the spill dir of
+turns salvaged after failed writes (spec §2.5), and locked writes, deletes and moves.
+
+* Only regular files whose name ends in ``.json`` are sessions: ``.json.lock`` sidecars,
+  ``*.tmp`` files and quarantined ``*.json.corrupt-*`` files are not.
+* Reading takes no lock and changes nothing (the library replaces files atomically, so a
+  reader sees a whole document).
+* Writing happens in a :meth:`JsonDirStore.transaction`: the sidecar flocks of every file
+  involved, taken in sorted order, a re-read under them, atomic replaces
+  (:mod:`praisonmem.core.io.jsonfile`); ``.lock`` files are never deleted.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from praisonmem.core.errors import AmbiguousName, IOFailure, NotFound, PraisonMemError, Refused, io_failure
+from praisonmem.core.io import jsonfile, parallel
+from praisonmem.core.sessions.documents import message_key, messages_of, session_id_of, validate
+from praisonmem.core.sessions.stores import Scanned
+
+if TYPE_CHECKING:
+    from praisonmem.core.paths import Paths
+
+R = TypeVar("R")
+
+
+def safe_file_stem(session_id: str) -> str:
+    """The library's session-id → file-name rule: keep ``str.isalnum()`` and ``-_``."""
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in session_id)
+
+
+def session_file_name(session_id: str) -> str:
+    return f"{safe_file_stem(session_id)}.json"
+
+
+def session_paths(directory: Path | str) -> list[str]:
+    """Session files in name order, as path strings: regular files whose name ends in ``.json``."""
+    try:
+        with os.scandir(directory) as entries:
+            found = [e.path for e in entries if e.name.endswith(".json") and e.is_file()]
+    except FileNotFoundError:
+        return []
+    except NotADirectoryError as exc:
+        raise IOFailure(f"{directory}: not a directory") from exc
+    except OSError as exc:
+        raise io_failure(directory, exc) from exc
+    found.sort()
+    return found
+
+
+def load(path: Path | str) -> dict[str, Any]:
+    """Read and validate one session file (no lock, no write)."""
+    return validate(jsonfile.read_object(path), path)
+
+
+def name_of(path: Path | str) -> str:
+    """The file's stem: the id the library lists a session by when it has no ``session_id``."""
+    return os.path.basename(path)[: -len(".json")]
+
+
+@dataclass(frozen=True)
+class JsonDirStore:
+    """Sessions as ``<directory>/<safe id>.json``, spilled turns in ``spill_dir``. A ref is the file's path."""
+
+    directory: Path
+    spill_dir: Path
+    paths: Paths | None = None  # where the directory came from, to refuse a home that is not a directory
+
+    @classmethod
+    def of(cls, paths: Paths) -> JsonDirStore:
+        return cls(paths.sessions_dir, paths.spill_dir, paths)
+
+    def _check_home(self) -> None:
+        if self.paths is not None:
+            self.paths.require_home()
+
+    # -------------------------------------------------------- naming
+
+    def ref(self, session_id: str, *, beside: Path | None = None) -> Path:
+        """The file a session with this id has, in this directory or in ``beside``'s (a session named by
+        its path lives in its own directory)."""
+        return (self.directory if beside is None else beside.parent) / session_file_name(session_id)
+
+    def name(self, ref: Path | str) -> str:
+        return name_of(ref)
+
+    def session_id(self, ref: Path | str, doc: dict[str, Any]) -> str:
+        return session_id_of(doc, name_of(ref))
+
+    # -------------------------------------------------------- reading
+
+    def refs(self) -> list[Path]:
+        """Every session file, in name order."""
+        self._check_home()
+        return [Path(p) for p in session_paths(self.directory)]
+
+    def exists(self, ref: Path) -> bool:
+        return ref.is_file()
+
+    def absent(self) -> str | None:
+        if self.directory.is_dir():
+            return None
+        return f"no sessions directory at {self.directory}" + (f" ({self.paths.data.source})" if self.paths else "")
+
+    def read(self, ref: Path | str) -> dict[str, Any]:
+        return load(ref)
+
+    def read_bytes(self, ref: Path) -> bytes:
+        return jsonfile.read_bytes(ref)
+
+    def parse(self, ref: Path, raw: bytes) -> dict[str, Any]:
+        """The validated document in bytes read from ``ref``."""
+        return validate(jsonfile.parse_object(raw, ref), ref)
+
+    def scan(self, fn: Callable[[Scanned], list[R]], *,
+             progress: Callable[[int, int], None] | None = None) -> list[R]:
+        """``fn`` over every session file, concatenated in name order; forked workers read large directories
+        (``fn`` must be picklable: a module-level function or a ``partial`` of one)."""
+        self._check_home()
+        return parallel.map_chunks(partial(_scan_chunk, fn=fn), session_paths(self.directory), progress=progress)
+
+    def find(self, name: str, *, allow_prefix: bool = False) -> Path:
+        """Resolve SESSION: a path to a ``.json`` file, a raw session id, or a file stem.
+
+        Raw ids go through the library's sanitising, so ``support/ticket #1234`` finds
+        ``support_ticket__1234.json``. With ``allow_prefix``, a unique stem prefix
+        also resolves. Two different files for one name is :class:`AmbiguousName`.
+        """
+        if not name:
+            raise NotFound("no session named '' (give a session id, file stem or path)")
+        as_path = Path(name).expanduser()
+        if (os.sep in name or name.endswith(".json")) and as_path.is_file():
+            return as_path
+        self._check_home()
+        candidates = [self.directory / session_file_name(name)]
+        if "/" not in name and "\\" not in name:  # a stem names a file in the sessions dir, never elsewhere
+            candidates.append(self.directory / f"{name}.json")
+        exact = [p for p in dict.fromkeys(candidates) if p.is_file()]
+        if len(exact) == 1:
+            return exact[0]
+        if len(exact) > 1:
+            holding = [p for p in exact if _holds_id(p, name)]
+            if len(holding) == 1:
+                return holding[0]
+            raise AmbiguousName(_ambiguous_message(name, exact))
+        if allow_prefix and "/" not in name:
+            matches = [p for p in self.refs() if p.name.startswith(name)]
+            if len(matches) == 1:
+                return matches[0]
+            if matches:
+                raise AmbiguousName(_ambiguous_message(name, matches))
+        where = self.directory if self.directory.is_dir() else f"{self.directory} (no such directory)"
+        raise NotFound(f"no session '{name}' in {where}")
+
+    def holds(self, ref: Path, doc: dict[str, Any]) -> bool:
+        """``ref`` has exactly the bytes writing ``doc`` would give: an interrupted move got that far."""
+        try:
+            return jsonfile.read_bytes(ref) == jsonfile.serialise(doc)
+        except NotFound:
+            return False
+
+    def seconds_since_write(self, ref: Path, doc: dict[str, Any], now: float) -> float | None:
+        """How long ago an agent last wrote the session.
+
+        The library refreshes ``updated_at`` on every write, so that is the signal; the
+        file's mtime (which a copy or restore also refreshes) is only the fallback
+        when ``updated_at`` is missing or unparsable.
+        """
+        from praisonmem.core.io.timeutil import epoch_of
+
+        stamp = epoch_of(doc.get("updated_at"))
+        if stamp is None:
+            try:
+                stamp = os.stat(ref).st_mtime
+            except OSError:
+                return None
+        return now - stamp
+
+    # -------------------------------------------------------- spilled turns
+
+    def _spill_records(self, session_id: str) -> list[tuple[Path, dict[str, Any]]]:
+        """The spill files the library would merge into ``session_id`` (spec §2.5), with their records.
+
+        Files named ``<safe id>.*.json`` whose ``session_id`` is the raw id, as the
+        library's re-ingest picks them; unreadable ones are skipped here (``check``
+        reports them).
+        """
+        prefix = f"{safe_file_stem(session_id)}."
+        found = []
+        for path in _spill_files(self.spill_dir):
+            if not path.name.startswith(prefix):
+                continue
+            try:
+                record = jsonfile.read_object(path)
+            except PraisonMemError:
+                continue
+            if record.get("session_id") == session_id:
+                found.append((path, record))
+        return found
+
+    def spilled(self, session_id: str, present: Iterable[Any] = ()) -> list[dict[str, Any]]:
+        """Turns salvaged to the spill dir for ``session_id`` and not yet merged: messages already
+        present (same role, content, timestamp) are left out, as the library's re-ingest does."""
+        seen = {message_key(m) for m in present if isinstance(m, dict)}
+        found: list[dict[str, Any]] = []
+        for _, record in self._spill_records(session_id):
+            for message in messages_of(record):
+                if isinstance(message, dict) and message_key(message) not in seen:
+                    seen.add(message_key(message))
+                    found.append(message)
+        return found
+
+    def spill_counts(self) -> dict[str, int]:
+        """Waiting spilled turns per raw session id."""
+        counts: dict[str, int] = {}
+        for path in _spill_files(self.spill_dir):
+            try:
+                record = jsonfile.read_object(path)
+            except PraisonMemError:
+                continue
+            sid = record.get("session_id")
+            if isinstance(sid, str) and path.name.startswith(f"{safe_file_stem(sid)}."):
+                counts[sid] = counts.get(sid, 0) + len(messages_of(record))
+        return counts
+
+    def spill_note(self, old_id: str, new_id: str, verb: str = "move") -> str | None:
+        """What carrying ``old_id``'s spill files will do, for the change record."""
+        if old_id == new_id:
+            return None
+        records = self._spill_records(old_id)
+        turns = sum(len(messages_of(record)) for _, record in records)
+        return f"{turns} spilled turn(s) in {len(records)} spill file(s) {verb} with it" if records else None
+
+    def refuse_spill_clash(self, old_id: str, *new_ids: str) -> None:
+        """Refuse, before anything is written, when carrying ``old_id``'s spill files would meet another file."""
+        for new_id in new_ids:
+            for path, moved, data in self._spill_moves(old_id, new_id):
+                if moved != path and moved.exists() and jsonfile.read_bytes(moved) != data:
+                    raise Refused(f"{moved}: another spill file already has this name, so the spilled turns in "
+                                  f"{path.name} cannot move with the session; nothing changed")
+
+    def _spill_moves(self, old_id: str, new_id: str) -> list[tuple[Path, Path, bytes]]:
+        import json
+
+        if old_id == new_id:
+            return []
+        old_stem, new_stem = safe_file_stem(old_id), safe_file_stem(new_id)
+        return [(path, path.with_name(new_stem + path.name[len(old_stem):]),
+                 json.dumps({**record, "session_id": new_id}, ensure_ascii=False).encode("utf-8"))
+                for path, record in self._spill_records(old_id)]
+
+    # -------------------------------------------------------- writing
+
+    @contextmanager
+    def transaction(self, refs: Sequence[Path], timeout: float = jsonfile.LOCK_TIMEOUT) -> Iterator[Transaction]:
+        """Hold the sidecar locks of ``refs`` (in sorted order, so two praisonmem processes never wait on each
+        other in a cycle) and change them through the :class:`Transaction`."""
+        with jsonfile.locked_many(list(refs), timeout):
+            yield Transaction(self)
+
+
+class Transaction:
+    """Changes to sessions whose locks are held: every read is a re-read under the lock."""
+
+    def __init__(self, store: JsonDirStore) -> None:
+        self.store = store
+
+    def exists(self, ref: Path) -> bool:
+        return ref.is_file()
+
+    def read(self, ref: Path) -> dict[str, Any] | None:
+        """The document as it is now (``None`` when the file is gone); one that does not parse is
+        :class:`CorruptFile`, so it is never overwritten."""
+        doc = jsonfile.read_current(ref)
+        return None if doc is None else validate(doc, ref)
+
+    def write(self, ref: Path, doc: dict[str, Any]) -> None:
+        jsonfile.write_locked(ref, doc)
+
+    def delete(self, ref: Path) -> None:
+        jsonfile.delete_locked(ref)
+
+    def carry_spill(self, old_id: str, new_id: str, *, keep: bool = False) -> None:
+        """Re-address ``old_id``'s spilled turns to ``new_id``, so the library merges them there (spec §2.5).
+
+        The library re-ingests a session's spill files only under that session's lock, which this
+        transaction holds for both. Each file is rewritten under the new id's name with its
+        ``session_id`` changed (the library's one-line format), then the old one is removed (kept with
+        ``keep``). A rerun after an interruption finds the new file already written and only removes
+        the old.
+        """
+        for path, moved, data in self.store._spill_moves(old_id, new_id):
+            if moved == path:
+                jsonfile.replace_atomically(path, data, mode=0o600)
+                continue
+            if not moved.exists():
+                jsonfile.replace_atomically(moved, data, mode=0o600)
+            if not keep:
+                jsonfile.delete_locked(path)
+
+
+def _scan_chunk(paths: list[str], *, fn: Callable[[Scanned], list[R]]) -> list[R]:
+    """``fn`` over a chunk of session files (runs in a worker process for large directories)."""
+    out: list[R] = []
+    for path in paths:
+        try:
+            doc = load(path)
+        except PraisonMemError as exc:
+            out += fn(Scanned(path, None, None, exc))
+        else:
+            out += fn(Scanned(path, session_id_of(doc, name_of(path)), doc, None))
+    return out
+
+
+def _spill_files(spill_dir: Path) -> list[Path]:
+    try:
+        return sorted(p for p in spill_dir.iterdir() if p.name.endswith(".json") and p.is_file())
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
+def _holds_id(path: Path, session_id: str) -> bool:
+    try:
+        return jsonfile.read_object(path).get("session_id") == session_id
+    except PraisonMemError:
+        return False
+
+
+def _ambiguous_message(name: str, candidates: list[Path]) -> str:
+    shown = ", ".join(p.name for p in candidates[:10])
+    more = f" and {len(candidates) - 10} more" if len(candidates) > 10 else ""
+    return f"'{name}' matches several sessions: {shown}{more}"

@@ -1,0 +1,268 @@
+"""``session export`` and ``session import``.
+
+Export formats:
+
+* ``json``: the stored documents, lossless, in praisonaiagents' portable payload
+  (``{"version": 1, "sessions": [...]}``, what ``DefaultSessionStore.export_all``
+  produces and ``import_sessions`` reads) plus praisonmem's ``format`` and
+  ``exported_at`` keys, which the library ignores.
+* ``jsonl``: one message a line, each with its ``session_id`` (archived first,
+  marked), for grep, jq and spreadsheets. Not importable: it drops session fields.
+* ``markdown``: a readable transcript; control characters in it are shown escaped,
+  as in every human view (core/io/safetext.py).
+
+Import reads the json format, the library's own portable payloads, and bare
+session documents (a session file copied from another machine). Everything is
+validated, and every conflict decided, before the first write; each session is
+then written under its own lock, verbatim (a restore keeps ``updated_at`` and
+unknown keys).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, BinaryIO
+
+from praisonmem import __version__
+from praisonmem.core.errors import PraisonMemError, TargetExists, UsageError
+from praisonmem.core.io import jsonfile, outfile
+from praisonmem.core.io.safetext import json_safe, printable
+from praisonmem.core.io.timeutil import epoch_of, now_iso
+from praisonmem.core.paths import Paths
+from praisonmem.core.result import Action, Outcome, Plan
+from praisonmem.core.sessions.documents import ROLES, is_encrypted, messages_of, summarise, tool_calls_of, validate
+from praisonmem.core.sessions.ops import file_name, resolve_all, session_change
+from praisonmem.core.sessions.stores import SessionStore, open_store
+
+PORTABLE_VERSION = 1  # DefaultSessionStore.PORTABLE_VERSION in 1.7.17
+FORMAT = "praisonmem-sessions"
+
+
+class ExportFormat(StrEnum):
+    """``session export --format``: json is lossless and importable, jsonl one message a line, markdown a transcript."""
+
+    json = "json"
+    jsonl = "jsonl"
+    markdown = "markdown"
+
+
+class OnConflict(StrEnum):
+    """``session import --on-conflict``: what to do with a session that already exists."""
+
+    fail = "fail"
+    skip = "skip"
+    replace = "replace"
+
+
+Documents = list[tuple[str, str, dict[str, Any]]]  # (file, session id, document)
+
+
+# ---------------------------------------------------------------- export
+
+
+def export(paths: Paths, names: list[str], *, every: bool = False, format: ExportFormat | str = ExportFormat.json,
+           output: str = outfile.STDOUT, stdout: BinaryIO | None = None) -> dict[str, Any]:
+    """Write the sessions ``names`` (or ``every`` session) to ``output`` (core/io/outfile.py's rule: ``-`` is
+    ``stdout``); what was written. Every session is read, and any unreadable one stops the export, first."""
+    if every == bool(names):
+        raise UsageError("give one or more SESSION names, or --all")
+    fmt = ExportFormat(format)
+    docs = load_for_export(paths, names, everything=every)
+    text = {ExportFormat.json: export_json, ExportFormat.jsonl: export_jsonl,
+            ExportFormat.markdown: export_markdown}[fmt](docs)
+    outfile.write(output, text.encode("utf-8"), stdout=stdout)
+    return {"output": str(output), "format": fmt.value, "count": len(docs), "sessions": [d.get("session_id")
+                                                                                        for _, _, d in docs]}
+
+
+def load_for_export(paths: Paths, names: list[str], *, everything: bool = False) -> Documents:
+    """Every requested session, read and validated; any unreadable one stops the export."""
+    store = open_store(paths)
+    refs = store.refs() if everything else resolve_all(store, names)
+    out = []
+    for ref in refs:
+        doc = store.read(ref)
+        out.append((str(ref), store.session_id(ref, doc), doc))
+    return out
+
+
+def export_json(docs: Documents) -> str:
+    payload = {"version": PORTABLE_VERSION, "format": FORMAT, "praisonmem_version": __version__,
+               "exported_at": now_iso(), "sessions": [doc for _, _, doc in docs]}
+    return json_safe(jsonfile.dumps(payload)) + "\n"
+
+
+def export_jsonl(docs: Documents) -> str:
+    import json
+
+    lines = []
+    for _, sid, doc in docs:
+        for archived, key in ((True, "archived_messages"), (False, "messages")):
+            for index, message in enumerate(messages_of(doc, key)):
+                record = {"session_id": sid, "archived": archived, "index": index}
+                record.update(message if isinstance(message, dict) else {"value": message})
+                lines.append(json_safe(json.dumps(record, ensure_ascii=False)))
+    return "".join(line + "\n" for line in lines)
+
+
+def export_markdown(docs: Documents) -> str:
+    def when(value: Any) -> str:
+        from datetime import datetime, timezone
+
+        stamp = epoch_of(value)
+        return datetime.fromtimestamp(stamp, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC") if stamp else ""
+
+    out: list[str] = []
+    for file, sid, doc in docs:
+        row = summarise(doc, session_id=sid, file=file)  # the fields `session list` shows, read the same way
+        out.append(f"# Session `{printable(str(row['session_id']))}`\n")
+        facts = [("Agent", row["agent_name"]), ("User", row["user_id"]), ("Title", row["title"]),
+                 ("Model", row["model"]), ("Created", when(row["created_at"])), ("Updated", when(row["updated_at"]))]
+        out.extend(f"- **{k}:** {printable(str(v))}" for k, v in facts if v not in (None, ""))
+        out.append("")
+        for archived, key in ((True, "archived_messages"), (False, "messages")):
+            for index, message in enumerate(messages_of(doc, key)):
+                if not isinstance(message, dict):
+                    continue
+                label = f"{'archived ' if archived else ''}#{index} {printable(str(message.get('role', '?')))}"
+                stamp = when(message.get("timestamp"))
+                out.append(f"### {label}" + (f" · {stamp}" if stamp else ""))
+                out.append("")
+                content = message.get("content")
+                if is_encrypted(content):
+                    out.append("*(encrypted)*")
+                elif content:
+                    text = content if isinstance(content, str) else jsonfile.dumps(content)
+                    out.append(printable(text, multiline=True))
+                for call_id, name, arguments in tool_calls_of(message):
+                    out.append(f"\n**Tool call** `{printable(str(name))}` (`{printable(str(call_id))}`):\n")
+                    out.append(f"```json\n{printable(str(arguments), multiline=True)}\n```")
+                if message.get("tool_call_id"):
+                    out.append(f"\n*(result of tool call `{printable(str(message['tool_call_id']))}`)*")
+                out.append("")
+        out.append("")
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+# ---------------------------------------------------------------- import
+
+
+@dataclass
+class ImportPlan:
+    items: list[tuple[dict[str, Any], Any, Action]]  # document, target, imported | replaced | skipped
+
+
+def read_payload(file: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The sessions in an export file (``-``: standard input), or a clear error saying why it is not one."""
+    raw = jsonfile.read_source(file)
+    try:
+        data = jsonfile.parse(raw, file)
+    except PraisonMemError as exc:
+        if raw.lstrip().startswith(b"{") and b"\n{" in raw.strip():
+            raise UsageError(f"{file}: looks like a jsonl export, which is not importable "
+                             "(it keeps messages only); export with --format json") from exc
+        reason = getattr(exc, "reason", exc.message)
+        raise UsageError(f"{file}: not a praisonmem or PraisonAI session export ({reason})") from exc
+    if isinstance(data, dict) and isinstance(data.get("sessions"), list):
+        version = data.get("version")
+        if isinstance(version, int) and version > PORTABLE_VERSION:
+            raise UsageError(f"{file}: export format version {version} is newer than this praisonmem reads "
+                             f"(<= {PORTABLE_VERSION})")
+        return data["sessions"]
+    if isinstance(data, dict) and isinstance(data.get("session_id"), str) and "messages" in data:
+        return [data]
+    raise UsageError(f"{file}: not a praisonmem or PraisonAI session export "
+                     "(expected {\"version\": 1, \"sessions\": [...]} or a session document)")
+
+
+def validate_session(doc: Any, index: int) -> str:
+    """Raise with the index and reason when a record cannot become a session; else its id."""
+    where = f"session {index}"
+    if not isinstance(doc, dict):
+        raise UsageError(f"{where}: not a JSON object")
+    sid = doc.get("session_id")
+    if "session_id" in doc and not isinstance(sid, str):
+        raise UsageError(f"{where}: session_id is {jsonfile.json_kind(sid)}, not a string")
+    if not isinstance(sid, str) or not sid.strip():
+        raise UsageError(f"{where}: missing or empty session_id")
+    where = f"session {index} ('{sid}')"
+    try:
+        validate(doc, where)
+    except PraisonMemError as exc:
+        raise UsageError(exc.message) from exc
+    if not isinstance(doc.get("messages"), list):  # the library's loader fails on anything else
+        raise UsageError(f"{where}: 'messages' must be a list")
+    checkpoint = doc.get("last_compaction")
+    if checkpoint and not (isinstance(checkpoint, dict) and isinstance(checkpoint.get("message_index"), int)):
+        raise UsageError(f"{where}: 'last_compaction' must be an object with an integer message_index")
+    for key in ("messages", "archived_messages"):
+        for i, message in enumerate(messages_of(doc, key)):
+            if not isinstance(message, dict):
+                raise UsageError(f"{where}: {key}[{i}] is not an object")
+            if message.get("role") not in ROLES:
+                raise UsageError(f"{where}: {key}[{i}] has role {message.get('role')!r}, not one of {', '.join(ROLES)}")
+    return sid
+
+
+def plan_import(paths: Paths, file: str | os.PathLike[str], *, on_conflict: OnConflict | str = OnConflict.fail,
+                timeout: float = jsonfile.LOCK_TIMEOUT) -> Plan:
+    """``session import``: every session in ``file`` validated and every conflict decided before the first
+    write; replacing existing sessions is asked first."""
+    docs = read_payload(file)
+    paths.require_home()
+    store = open_store(paths)
+    plan = plan_documents(store, docs, OnConflict(on_conflict))
+    replacing = sum(1 for _, _, action in plan.items if action is Action.replaced)
+    return Plan(f"Replace {replacing} existing session(s)?" if replacing else None,
+                lambda dry_run, progress: run_import(store, plan, on_conflict=OnConflict(on_conflict),
+                                                     dry_run=dry_run, timeout=timeout))
+
+
+def plan_documents(store: SessionStore, docs: list[dict[str, Any]], on_conflict: OnConflict) -> ImportPlan:
+    targets: dict[Any, str] = {}
+    items = []
+    for index, doc in enumerate(docs):
+        sid = validate_session(doc, index)
+        target = store.ref(sid)
+        if target in targets:
+            raise UsageError(f"session {index} ('{sid}') and '{targets[target]}' both map to {file_name(target)}")
+        targets[target] = sid
+        items.append((doc, target, Action.replaced if store.exists(target) else Action.imported))
+    conflicts = [target for _, target, action in items if action is Action.replaced]
+    if conflicts and on_conflict is OnConflict.fail:
+        shown = ", ".join(file_name(t) for t in conflicts[:5]) + (" …" if len(conflicts) > 5 else "")
+        raise TargetExists(f"{len(conflicts)} session(s) already exist ({shown}); nothing imported: "
+                           "use --on-conflict skip or --on-conflict replace")
+    if on_conflict is OnConflict.skip:
+        items = [(d, t, Action.skipped if a is Action.replaced else a) for d, t, a in items]
+    return ImportPlan(items)
+
+
+def run_import(store: SessionStore, plan: ImportPlan, *, on_conflict: OnConflict, dry_run: bool = False,
+               timeout: float = jsonfile.LOCK_TIMEOUT) -> Outcome:
+    """Write each planned session under its lock; per-session outcome, failures recorded."""
+    changes = []
+    for doc, target, action in plan.items:
+        change = session_change(action, doc["session_id"], target, dry_run=dry_run, where=file_name(target),
+                                detail="already exists" if action is Action.skipped else None)
+        if dry_run or action is Action.skipped:
+            changes.append(change)
+            continue
+        try:
+            with store.transaction([target], timeout) as tx:
+                exists = tx.exists(target)
+                if exists and on_conflict is OnConflict.skip:
+                    change.action, change.detail = Action.skipped, "appeared during import"
+                elif exists and on_conflict is not OnConflict.replace:
+                    change.fail(TargetExists(f"{file_name(target)} appeared during the import; not replaced"))
+                else:
+                    if exists:
+                        tx.read(target)  # refuse to replace a file that does not parse
+                    tx.write(target, doc)
+                    change.action = Action.replaced if exists else Action.imported
+        except PraisonMemError as exc:
+            change.fail(exc)
+        changes.append(change)
+    return Outcome(changes)

@@ -1,0 +1,171 @@
+"""Workspace identity and history ids, computed exactly as praisonaiagents 1.7.17.
+
+Spec §3 and §2.1. An Agent with history and no session id stores its
+conversation in ``history_<sha256("<workspace id>:<name>")[:8]>``, where the
+workspace id is ``git:<root commit>``, else ``dir:<realpath cwd>``, else
+``global``. ``PRAISONAI_GLOBAL_SESSIONS`` (``1``/``true``/``yes``, any case, not
+trimmed) swaps the workspace id for ``global``. Legacy name-only ids (sha256,
+then md5 of the name) are adopted by the library only in global scope.
+
+Nothing here reads a session file: :func:`choose_history_id` is told which ids exist.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from praisonmem.core.paths import Paths
+
+GLOBAL_ENV = "PRAISONAI_GLOBAL_SESSIONS"
+GLOBAL_VALUES = ("1", "true", "yes")
+GIT_TIMEOUT = 2.0
+
+
+def is_global(value: str | None) -> bool:
+    """The library's test of ``PRAISONAI_GLOBAL_SESSIONS``: lower-cased, never stripped."""
+    return (value or "").lower() in GLOBAL_VALUES
+
+
+def global_from_env(env: Mapping[str, str] | None = None) -> bool:
+    env = os.environ if env is None else env
+    return is_global(env.get(GLOBAL_ENV, ""))
+
+
+def workspace_id(cwd: str | os.PathLike[str] | None = None) -> str:
+    """``git:<oldest root commit>``, else ``dir:<realpath cwd>``, else ``global``."""
+    try:
+        real = os.path.realpath(os.getcwd() if cwd is None else os.fspath(cwd))
+    except OSError:
+        return "global"
+    return _resolve(real)
+
+
+@lru_cache(maxsize=None)
+def _resolve(real_cwd: str) -> str:
+    root = _git_root_commit(real_cwd)
+    return f"git:{root}" if root else f"dir:{real_cwd}"
+
+
+def _git_root_commit(cwd: str) -> str | None:
+    import subprocess  # only commands that need a workspace id pay for it
+
+    try:
+        result = subprocess.run(
+            ["git", "rev-list", "--max-parents=0", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=GIT_TIMEOUT,
+            check=False,
+            cwd=cwd,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if result.returncode != 0:
+        return None
+    # rev-list prints newest root first; the library takes the last line.
+    lines = [line.strip() for line in result.stdout.splitlines() if line.strip()]
+    return lines[-1] if lines else None
+
+
+def agent_name_or_default(name: str | None) -> str:
+    return name or "agent"
+
+
+def history_id(workspace: str, name: str | None) -> str:
+    """``history_`` + sha256 of ``"<workspace>:<name>"``; ``workspace`` is ``global`` in global scope."""
+    digest = hashlib.sha256(f"{workspace}:{agent_name_or_default(name)}".encode()).hexdigest()
+    return f"history_{digest[:8]}"
+
+
+def legacy_ids(name: str | None) -> dict[str, str]:
+    """Pre-workspace name-only ids, in the library's adoption order (sha256, then md5)."""
+    raw = agent_name_or_default(name).encode()
+    return {
+        "sha256": f"history_{hashlib.sha256(raw).hexdigest()[:8]}",
+        "md5": f"history_{hashlib.md5(raw).hexdigest()[:8]}",
+    }
+
+
+HistoryKind = Literal["workspace", "global", "legacy_sha256", "legacy_md5"]
+
+
+@dataclass(frozen=True)
+class HistoryChoice:
+    """The session id an Agent with history would use, and why."""
+
+    agent: str
+    session_id: str
+    kind: HistoryKind
+    legacy: dict[str, str]
+
+
+def choose_history_id(name: str | None, exists: Callable[[str], bool], *, workspace: str,
+                      global_scope: bool) -> HistoryChoice:
+    """The library's choice between the scoped id and legacy name-only files (spec §3); ``exists``
+    says whether a session with an id is stored."""
+    agent = agent_name_or_default(name)
+    new_id = history_id("global" if global_scope else workspace, agent)
+    legacy = legacy_ids(agent)
+    chosen, kind = new_id, "global" if global_scope else "workspace"
+    if global_scope and not exists(new_id):
+        for algo in ("sha256", "md5"):
+            if exists(legacy[algo]):
+                chosen, kind = legacy[algo], f"legacy_{algo}"
+                break
+    return HistoryChoice(agent, chosen, kind, legacy)
+
+
+def describe(paths: Paths, agent: str | None = None, *, global_scope: bool = False) -> dict[str, Any]:
+    """``workspace id``: the workspace id here, and with ``agent`` the history session that agent uses."""
+    is_global = global_scope or global_from_env()
+    wid = "global" if is_global else workspace_id()
+    result: dict[str, Any] = {"workspace_id": wid, "global": is_global}
+    if agent is not None:
+        from praisonmem.core.sessions.stores import open_store
+
+        store = open_store(paths)
+        choice = choose_history_id(agent, lambda sid: store.exists(store.ref(sid)), workspace=wid,
+                                   global_scope=is_global)
+        ref = store.ref(choice.session_id)
+        result.update(agent=choice.agent, history_id=choice.session_id, path=str(ref), exists=store.exists(ref),
+                      legacy_ids=choice.legacy, kind=choice.kind)
+    return result
+
+
+class Scope(StrEnum):
+    """Where a session belongs relative to the current workspace (``session list --scope``)."""
+
+    workspace = "workspace"  # the current workspace's history id for its agent
+    global_ = "global"  # the global-scope id (PRAISONAI_GLOBAL_SESSIONS)
+    legacy = "legacy"  # a name-only id from before workspace scoping
+    other = "other"  # a history id of another workspace
+    explicit = "explicit"  # not a history id at all
+
+
+def scope_of(session_id: str, agent_name: str | None, workspace: str) -> Scope:
+    """Where a session belongs relative to ``workspace`` (see :class:`Scope`)."""
+    if not _looks_like_history_id(session_id):
+        return Scope.explicit
+    if session_id == history_id(workspace, agent_name):
+        return Scope.workspace
+    if session_id == history_id("global", agent_name):
+        return Scope.global_
+    if session_id in legacy_ids(agent_name).values():
+        return Scope.legacy
+    return Scope.other
+
+
+def _looks_like_history_id(session_id: str) -> bool:
+    suffix = session_id[len("history_"):]
+    return (
+        session_id.startswith("history_")
+        and len(suffix) == 8
+        and all(c in "0123456789abcdef" for c in suffix)
+    )

@@ -1,0 +1,31 @@
+"""Upsonic 0.77.3's SqliteStorage (sessions and user memory) over plain sqlite3, never unpickling.
+
+The commands: :mod:`.store` (``open_store``, the ``Store`` readers, ``edit_user_memory``) and
+:mod:`.transfer` (``export_to``, ``plan_import``, ``plan_convert``); :mod:`.convert` maps messages
+between Upsonic's pydantic-ai parts and PraisonAI sessions (``parts`` for showing them).
+
+Names are loaded on first use (:mod:`praisonmem.core.lazy`); a submodule is not part of the API.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from praisonmem.core.lazy import lazy_exports
+
+_EXPORTS = {
+    "store": ("UPSONIC_VERSION", "SessionType", "Store", "decode", "edit_user_memory", "open_store", "parse_value",
+              "session_ddl", "user_memory_ddl"),
+    "transfer": ("export", "export_to", "plan_convert", "plan_import", "read_export", "run_import",
+                 "write_converted"),
+    "convert": ("from_praisonai", "opaque", "parts", "to_praisonai"),
+}
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)
+
+
+if TYPE_CHECKING:
+    from praisonmem.core.upsonic.convert import from_praisonai, opaque, parts, to_praisonai
+    from praisonmem.core.upsonic.store import (UPSONIC_VERSION, SessionType, Store, decode, edit_user_memory,
+                                               open_store, parse_value, session_ddl, user_memory_ddl)
+    from praisonmem.core.upsonic.transfer import (export, export_to, plan_convert, plan_import, read_export,
+                                                  run_import, write_converted)

@@ -1,0 +1,322 @@
+"""Crafted archives: restore writes only praisonmem's own layout, never the modes an archive claims,
+and a tiny archive claiming gigabytes is refused without memory going up (item 8 and 9 of issue 9)."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+from tests.helpers import snapshot
+
+SESSION = b'{"session_id": "s", "messages": []}'
+ROOTS = {"sessions": "/h/sessions", "spill": "/h/state/session_spill", "learn": "/h/learn", "memory": "/p/memory"}
+
+
+def manifest_entry(path: str, data: bytes, mode: str = "0600") -> dict:
+    return {"path": path, "size": len(data), "mode": mode, "mtime": 1796000000.0,
+            "sha256": hashlib.sha256(data).hexdigest()}
+
+
+def crafted(path: Path, files: dict[str, bytes], *, member_mode: int = 0o600, manifest_mode: str = "0600",
+            roots: dict | None = None, entries: list | None = None, members: list | None = None) -> Path:
+    """An archive shaped like one ``backup create`` writes, each file listed with its true size and
+    sha256 (so checksums pass), but with paths, modes or members chosen by an attacker."""
+    manifest = {"format": "praisonmem-backup", "version": 1, "praisonmem_version": "0.1.0",
+                "created_at": "2026-11-30T02:00:00+00:00", "include": ["sessions", "memory", "learn"],
+                "roots": ROOTS if roots is None else roots,
+                "files": entries if entries is not None else
+                [manifest_entry(name, data, manifest_mode) for name, data in files.items()]}
+    body = json.dumps(manifest).encode()
+    with tarfile.open(path, "w:gz") as tar:
+        info = tarfile.TarInfo("manifest.json")
+        info.size = len(body)
+        tar.addfile(info, io.BytesIO(body))
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size, info.mode = len(data), member_mode
+            tar.addfile(info, io.BytesIO(data))
+        for info in members or []:
+            tar.addfile(info)
+    return path
+
+
+def test_restore_never_keeps_the_modes_an_archive_claims(cli, tmp_path):
+    files = {"home/sessions/s.json": SESSION, "home/learn/private/u/persona.json": b"{}",
+             "memory/u/short_term.json": b"[]", "memory/u/episodic/2026-11-30.json": b"[]"}
+    archive = crafted(tmp_path / "a.tar.gz", files, member_mode=0o6777, manifest_mode="6777")
+    assert cli("backup", "verify", archive).exit_code == 0
+    target = tmp_path / "to"
+    assert cli("backup", "restore", archive, "--to", target, "--yes").exit_code == 0
+    home, memory = tmp_path / "home", tmp_path / "project" / "memory"
+    assert cli("--home", home, "--memory-dir", memory, "backup", "restore", archive, "--yes").exit_code == 0
+    for root in (target, home, memory):
+        restored = [p for p in root.rglob("*") if p.is_file() and not p.name.endswith(".lock")]
+        assert restored and {p.stat().st_mode & 0o7777 for p in restored} == {0o600}
+        assert {p.stat().st_mode & 0o7777 for p in [root, *root.rglob("*")] if p.is_dir()} == {0o700}
+    assert (target / "memory/u/short_term.json").read_bytes() == b"[]"
+    assert (memory / "u/short_term.json").read_bytes() == b"[]" and (home / "sessions/s.json").read_bytes() == SESSION
+
+
+OUTSIDE = "outside the backup layout (home/sessions/, home/state/session_spill/, home/learn/, memory/)"
+
+
+@pytest.mark.parametrize("name, reason", [
+    (".ssh/authorized_keys", OUTSIDE),
+    ("etc/cron.d/x", OUTSIDE),
+    ("home/.bashrc", OUTSIDE),
+    ("home/state/x.json", OUTSIDE),
+    ("manifest.json", OUTSIDE),
+    ("home/sessions/sub/x.json", "in a sub-directory of home/sessions/, which backups never hold"),
+    ("home/state/session_spill/d/x.json", "in a sub-directory of home/state/session_spill/, which backups never "
+                                          "hold"),
+    ("home/sessions/x.json.lock", "a lock or temp file, which backups never hold"),
+    ("memory/u/.short_term.json.k2j3.tmp", "a lock or temp file, which backups never hold"),
+    ("memory//x.json", "a path with an empty or '.' component"),
+    ("memory/./u/x.json", "a path with an empty or '.' component"),
+    ("memory/", "a path with an empty or '.' component"),
+])
+@pytest.mark.parametrize("where", ["--to", "home"])
+def test_restore_refuses_every_path_create_never_writes_and_writes_nothing(cli, tmp_path, name, reason, where):
+    files = {"memory/u/short_term.json": b"[]", name: b"ssh-ed25519 AAAA attacker"}
+    archive = crafted(tmp_path / "a.tar.gz", files)
+    home, memory, target = tmp_path / "home", tmp_path / "memory", tmp_path / "to"
+    home.mkdir()
+    before = snapshot(tmp_path)
+    args = ["--to", target] if where == "--to" else []
+    result = cli("--home", home, "--memory-dir", memory, "backup", "restore", archive, *args, "--yes")
+    assert (result.exit_code, result.stderr) == (
+        4, f"praisonmem: error: refusing archive entry {name!r}: {reason}; nothing written\n")
+    assert snapshot(tmp_path) == before
+    report = cli("backup", "verify", archive, "--json")
+    assert report.exit_code == 1
+    assert report.json()["problems"] == [{"path": name, "problem": f"unsafe entry: {reason}"}]
+
+
+def test_a_root_the_manifest_does_not_have_is_refused(cli, tmp_path):
+    archive = crafted(tmp_path / "a.tar.gz", {"home/sessions/s.json": SESSION, "memory/u/short_term.json": b"[]"},
+                      roots={"memory": "/p/memory"})
+    result = cli("backup", "restore", archive, "--to", tmp_path / "to", "--yes")
+    assert result.exit_code == 4 and not (tmp_path / "to").exists()
+    assert "'home/sessions/s.json': under home/sessions/ but the manifest has no 'sessions' root" in result.stderr
+
+
+def directory_member(name: str) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type, info.mode = tarfile.DIRTYPE, 0o7777
+    return info
+
+
+@pytest.mark.parametrize("case, reason", [
+    ("directory", "a directory entry, which backups never hold"),
+    ("twice", "in the archive twice"),
+    ("extra", None),
+])
+def test_members_create_never_writes_are_refused(cli, tmp_path, case, reason):
+    files = {"memory/u/short_term.json": b"[]"}
+    if case == "directory":
+        archive = crafted(tmp_path / "a.tar.gz", files, members=[directory_member("memory/u/episodic")])
+        name = "memory/u/episodic"
+    else:
+        archive = crafted(tmp_path / "a.tar.gz", files)
+        name = "memory/u/short_term.json" if case == "twice" else "memory/u/long_term.json"
+        with tarfile.open(archive) as tar:
+            members = [(m, tar.extractfile(m).read()) for m in tar.getmembers()]
+        extra = tarfile.TarInfo(name)
+        extra.size = 2
+        members.append((extra, b"{}"))
+        with tarfile.open(archive, "w:gz") as tar:
+            for member, data in members:
+                tar.addfile(member, io.BytesIO(data))
+    result = cli("backup", "restore", archive, "--to", tmp_path / "to", "--yes")
+    if reason:
+        assert (result.exit_code, result.stderr) == (
+            4, f"praisonmem: error: refusing archive entry {name!r}: {reason}; nothing written\n")
+    else:
+        assert result.exit_code == 1 and f"{name!r} (not in the manifest)" in result.stderr
+    assert not (tmp_path / "to").exists()
+
+
+@pytest.mark.parametrize("entry, reason", [
+    ({"path": "memory/u/x.json", "size": "2", "sha256": "0" * 64, "mtime": 1.0},
+     "a manifest entry whose size is not a whole number of bytes"),
+    ({"path": "memory/u/x.json", "size": -1, "sha256": "0" * 64, "mtime": 1.0},
+     "a manifest entry whose size is not a whole number of bytes"),
+    ({"path": "memory/u/x.json", "size": 2, "sha256": "abc", "mtime": 1.0}, "a manifest entry without a sha256"),
+    ({"path": "memory/u/x.json", "size": 2, "sha256": "0" * 64, "mtime": 1e300},
+     "a manifest entry whose mtime is not a time"),
+    ({"path": "memory/u/x.json", "size": 2, "sha256": "0" * 64, "mtime": 1.0, "damaged": 3},
+     "a manifest entry whose 'damaged' note is not text"),
+])
+def test_a_manifest_entry_create_never_writes_is_refused_in_one_line(cli, tmp_path, entry, reason):
+    archive = crafted(tmp_path / "a.tar.gz", {"memory/u/x.json": b"[]"}, entries=[entry])
+    result = cli("backup", "restore", archive, "--to", tmp_path / "to", "--yes")
+    assert (result.exit_code, result.stderr) == (
+        4, f"praisonmem: error: refusing archive entry 'memory/u/x.json': {reason}; nothing written\n")
+    assert not (tmp_path / "to").exists()
+
+
+def test_a_manifest_path_that_is_also_a_directory_is_refused(cli, tmp_path):
+    archive = crafted(tmp_path / "a.tar.gz", {"memory/u": b"[]", "memory/u/short_term.json": b"[]"})
+    result = cli("backup", "restore", archive, "--to", tmp_path / "to", "--yes")
+    assert result.exit_code == 4 and "its directory 'memory/u' is a file in the same archive" in result.stderr
+    assert not (tmp_path / "to").exists()
+
+
+# ---------------------------------------------------------------- a tiny archive claiming gigabytes
+
+GIB = 1 << 30
+
+
+def octal(number: int, width: int) -> bytes:
+    return b"%0*o\0" % (width - 1, number)
+
+
+def gnu_sparse_header(name: str, realsize: int) -> bytes:
+    """A GNU sparse ('S') member that is all hole: no data blocks, ``realsize`` bytes of NUL when read."""
+    block = bytearray(512)
+    block[0:len(name)] = name.encode()
+    block[100:108] = octal(0o600, 8)
+    block[108:116] = block[116:124] = octal(0, 8)
+    block[124:136] = block[136:148] = octal(0, 12)  # stored size 0, mtime 0
+    block[156:157] = b"S"
+    block[257:265] = b"ustar  \0"
+    block[386:398], block[398:410] = octal(realsize, 12), octal(0, 12)  # one map entry: the hole's end
+    block[483:495] = octal(realsize, 12)
+    block[148:156] = b" " * 8
+    block[148:156] = b"%06o\0 " % sum(block)
+    return bytes(block)
+
+
+def tiny_archive(path: Path, member: bytes, name: str = "memory/u/short_term.json") -> Path:
+    """manifest.json (listing ``name`` as the 2 bytes ``[]``) and then ``member``, gzipped."""
+    body = json.dumps({"format": "praisonmem-backup", "version": 1, "created_at": "2026-11-30T02:00:00+00:00",
+                       "roots": {"memory": "/p/memory"}, "include": ["memory"],
+                       "files": [manifest_entry(name, b"[]")]}).encode()
+    head = tarfile.TarInfo("manifest.json")
+    head.size = len(body)
+    blob = head.tobuf(tarfile.GNU_FORMAT) + body + b"\0" * (-len(body) % 512) + member + b"\0" * 1024
+    path.write_bytes(gzip.compress(blob, 9, mtime=0))
+    return path
+
+
+def huge_header(name: str, size: int) -> bytes:
+    """A plain member header claiming ``size`` bytes, with none of them in the archive."""
+    info = tarfile.TarInfo(name)
+    info.size = size
+    return info.tobuf(tarfile.GNU_FORMAT)
+
+
+PEAK = """
+    import json, resource, sys
+    resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))  # the old code's 3 GiB read fails fast
+    from praisonmem.cli.app import run
+    code = run(sys.argv[2:])
+    with open(sys.argv[1], "w") as out:
+        json.dump({"exit": code, "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}, out)
+"""
+
+
+def peak_run(tmp_path: Path, *args: str | Path) -> tuple[int, float, str]:
+    """Run praisonmem in a fresh process: its exit code, its peak RSS in MiB, its stderr."""
+    report = tmp_path / "peak.json"
+    report.unlink(missing_ok=True)
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(PEAK), report, *map(str, args)], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert report.exists(), proc.stderr[-2000:]
+    measured = json.loads(report.read_text())
+    return measured["exit"], measured["peak_mib"], proc.stderr
+
+
+def baseline_mib(tmp_path: Path) -> float:
+    return peak_run(tmp_path, "--version")[1]
+
+
+def flat_run(tmp_path: Path, base: float, *args: str | Path) -> tuple[int, str]:
+    """:func:`peak_run`, which must stay within 50 MiB of ``base``: its exit code and stderr."""
+    code, peak, stderr = peak_run(tmp_path, *args)
+    assert peak < base + 50, (args, peak, base)
+    return code, stderr
+
+
+def test_a_300_byte_archive_with_a_3_gib_sparse_member_is_refused_in_constant_memory(tmp_path):
+    archive = tiny_archive(tmp_path / "sparse.tar.gz", gnu_sparse_header("memory/u/short_term.json", 3 * GIB))
+    assert archive.stat().st_size < 400
+    base = baseline_mib(tmp_path)
+    assert flat_run(tmp_path, base, "backup", "verify", archive, "--json")[0] == 1
+    code, stderr = flat_run(tmp_path, base, "backup", "restore", archive, "--to", tmp_path / "to", "--yes")
+    assert code == 4
+    assert "'memory/u/short_term.json': a sparse file, which backups never hold; nothing written" in stderr
+    assert not (tmp_path / "to").exists()
+
+
+def test_a_member_larger_than_its_manifest_size_is_refused_unread(cli, tmp_path):
+    archive = tiny_archive(tmp_path / "big.tar.gz", huge_header("memory/u/short_term.json", 3 * GIB))
+    assert archive.stat().st_size < 400
+    base = baseline_mib(tmp_path)
+    assert flat_run(tmp_path, base, "backup", "verify", archive)[0] == 1
+    report = cli("backup", "verify", archive, "--json").json()
+    assert report["problems"][0] == {"path": "memory/u/short_term.json",
+                                     "problem": f"larger than its manifest size ({3 * GIB} > 2 bytes); not read"}
+    code, stderr = flat_run(tmp_path, base, "backup", "restore", archive, "--to", tmp_path / "to", "--yes")
+    assert code == 1 and "larger than its manifest size" in stderr and not (tmp_path / "to").exists()
+
+
+def zeros_archive(path: Path, size: int, sha256: str) -> Path:
+    """A backup whose one member really is ``size`` bytes of NUL (gzip makes that small)."""
+    body = json.dumps({"format": "praisonmem-backup", "version": 1, "created_at": "2026-11-30T02:00:00+00:00",
+                       "roots": {"memory": "/p/memory"}, "include": ["memory"],
+                       "files": [{"path": "memory/u/long_term.json", "size": size, "mode": "0600", "mtime": 1.0,
+                                  "sha256": sha256}]}).encode()
+    with open(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=1) as gz, \
+            tarfile.open(fileobj=gz, mode="w|") as tar, open("/dev/zero", "rb") as zeros:
+        info = tarfile.TarInfo("manifest.json")
+        info.size = len(body)
+        tar.addfile(info, io.BytesIO(body))
+        info = tarfile.TarInfo("memory/u/long_term.json")
+        info.size = size
+        tar.addfile(info, zeros)
+    return path
+
+
+def test_members_are_hashed_while_streaming_so_memory_stays_flat(cli, tmp_path):
+    size = 256 << 20
+    digest = hashlib.sha256()
+    chunk = bytes(1 << 20)
+    for _ in range(size >> 20):
+        digest.update(chunk)
+    good = zeros_archive(tmp_path / "good.tar.gz", size, digest.hexdigest())
+    bad = zeros_archive(tmp_path / "bad.tar.gz", size, "0" * 64)
+    base = baseline_mib(tmp_path)
+    assert flat_run(tmp_path, base, "backup", "verify", good)[0] == 0
+    code, stderr = flat_run(tmp_path, base, "backup", "restore", bad, "--to", tmp_path / "to", "--yes")
+    assert code == 1
+    assert "'memory/u/long_term.json' (checksum mismatch); nothing written" in stderr
+    assert not (tmp_path / "to").exists()
+
+
+def test_an_oversized_pax_header_is_refused_before_tarfile_reads_it_whole(cli, tmp_path):
+    archive = crafted(tmp_path / "pax.tar.gz", {"memory/u/short_term.json": b"[]"})
+    with tarfile.open(archive) as tar:
+        members = [(m, tar.extractfile(m).read()) for m in tar.getmembers()]
+    members[1][0].pax_headers = {"comment": "x" * (2 << 20)}
+    with tarfile.open(archive, "w:gz", format=tarfile.PAX_FORMAT) as tar:
+        for member, data in members:
+            tar.addfile(member, io.BytesIO(data))
+    report = cli("backup", "verify", archive, "--json")
+    assert report.exit_code == 1
+    problem = report.json()["problems"][0]["problem"]
+    assert problem.startswith("archive damaged while reading this entry (a ") and "-byte extended header" in problem
+    assert cli("backup", "restore", archive, "--to", tmp_path / "to", "--yes").exit_code == 1
+    assert not (tmp_path / "to").exists()

@@ -1,0 +1,109 @@
+"""The root command: --version, the error contract (one line, the exit code, JSON with --json), lazy sub-commands."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from praisonmem import __version__
+
+
+def test_version(cli):
+    result = cli("--version")
+    assert (result.exit_code, result.stdout) == (0, f"praisonmem {__version__}\n")
+
+
+def test_python_dash_m_and_console_script_agree():
+    out = subprocess.run([sys.executable, "-m", "praisonmem", "--version"], capture_output=True, text=True)
+    assert (out.returncode, out.stdout) == (0, f"praisonmem {__version__}\n")
+
+
+def test_output_into_a_closed_pipe_exits_quietly(fixture_home):
+    proc = subprocess.Popen([sys.executable, "-m", "praisonmem", "--home", str(fixture_home), "session", "show",
+                             "compacted-demo", "--archived"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.readline()
+    proc.stdout.close()  # like `| head -1`
+    assert proc.wait(timeout=30) in (0, 141)
+    assert proc.stderr.read() == b""
+
+
+def test_usage_error_is_one_line_with_exit_2(cli):
+    result = cli("session", "list", "--bogus")
+    assert result.exit_code == 2
+    assert result.stderr == ("praisonmem: error: No such option: --bogus (Possible options: --user) "
+                             "(see 'praisonmem session list --help')\n")
+
+
+def test_usage_error_as_json(cli):
+    result = cli("session", "list", "--limit", "-1", "--json")
+    assert result.exit_code == 2
+    error = json.loads(result.stderr)
+    assert set(error) == {"error"} and error["error"]["code"] == "usage" and error["error"]["exit_code"] == 2
+    assert "--limit" in error["error"]["message"]
+
+
+def test_not_found_as_json(cli, fixture_home):
+    result = cli("--home", fixture_home, "session", "show", "nope", "--json")
+    assert (result.exit_code, result.stdout) == (3, "")
+    assert json.loads(result.stderr) == {"error": {
+        "code": "not_found", "message": f"no session 'nope' in {fixture_home / 'sessions'}", "exit_code": 3}}
+
+
+def test_no_arguments_prints_help(cli):
+    result = cli()
+    assert "Usage" in result.stdout + result.stderr
+
+
+IMPORTED = """
+import sys
+from praisonmem.cli.app import run
+assert run(sys.argv[1:]) == 0
+heavy = ("rich", "filelock", "tarfile", "sqlite3", "multiprocessing", "tomli_w", "pydantic")
+print()
+print(" ".join(sorted(m for m in sys.modules if m.startswith("praisonmem") or m in heavy)))
+"""
+BASE = {"praisonmem", "praisonmem.cli", "praisonmem.cli.app", "praisonmem.cli.commands", "praisonmem.cli.options",
+        "praisonmem.cli.output", "praisonmem.cli.state", "praisonmem.core", "praisonmem.core.config",
+        "praisonmem.core.errors", "praisonmem.core.io", "praisonmem.core.io.safetext", "praisonmem.core.lazy",
+        "praisonmem.core.paths",
+        "praisonmem.core.result", "praisonmem.core.sessions"}
+
+
+def imported_by(tmp_path, *args: str) -> set[str]:
+    done = subprocess.run([sys.executable, "-c", IMPORTED, *args], cwd=tmp_path, capture_output=True, text=True,
+                          check=True)
+    return set(done.stdout.splitlines()[-1].split())
+
+
+def test_workspace_id_imports_only_its_own_modules(tmp_path):
+    """Start-up cost: `workspace id` loads its group and the sessions package's workspace module, nothing else
+    (no other group, no file store, no Rich, no filelock)."""
+    assert imported_by(tmp_path, "workspace", "id", "--json") == BASE | {
+        "praisonmem.cli.commands.workspace", "praisonmem.core.sessions.workspace"}
+
+
+def test_session_list_imports_the_json_store_and_nothing_it_does_not_use(tmp_path, fixture_home):
+    assert imported_by(tmp_path, "--home", str(fixture_home), "session", "list", "--json") == BASE | {
+        "praisonmem.cli.commands.session", "praisonmem.cli.progress", "praisonmem.cli.prompts",
+        "praisonmem.core.io.jsonfile", "praisonmem.core.io.outfile", "praisonmem.core.io.parallel",
+        "praisonmem.core.io.timeutil", "praisonmem.core.sessions.documents", "praisonmem.core.sessions.listing",
+        "praisonmem.core.sessions.ops", "praisonmem.core.sessions.stores", "praisonmem.core.sessions.stores.jsondir",
+        "praisonmem.core.sessions.transfer", "praisonmem.core.sessions.workspace"}
+
+
+def test_a_call_builds_only_the_sub_command_it_names(tmp_path):
+    code = ("import sys\n"
+            "from praisonmem.cli.app import SUBCOMMANDS, run\n"
+            "assert run(['workspace', 'id', '--json']) == 0\n"
+            "print(sorted(n for n, m in SUBCOMMANDS.items() if m in sys.modules))\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines()[-1] == "['workspace']"
+
+
+def test_root_help_lists_every_sub_command_in_order(cli):
+    from praisonmem.cli.app import SUBCOMMANDS
+
+    panel = cli("--help").stdout.split("Commands", 1)[1]
+    first_words = [line.strip("│ ").split(" ", 1)[0] for line in panel.splitlines()]
+    assert [word for word in first_words if word in SUBCOMMANDS] == list(SUBCOMMANDS)

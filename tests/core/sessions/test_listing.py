@@ -1,0 +1,37 @@
+"""list_sessions as a library call: its vocabularies, and what it says when there is nothing to list."""
+
+from __future__ import annotations
+
+import pytest
+
+from praisonmem.core import sessions
+from praisonmem.core.paths import resolve
+
+
+@pytest.fixture
+def paths(fixture_home):
+    return resolve(fixture_home, env={})
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("scope", "x", "unknown scope 'x'; choose from workspace, global, legacy, other, explicit"),
+    ("sort", "size", "unknown sort key 'size'; choose from updated, created, messages, id"),
+])
+def test_an_unknown_scope_or_sort_key_raises_value_error(paths, option, value, message):
+    with pytest.raises(ValueError) as info:
+        sessions.list_sessions(paths, workspace=lambda: "dir:/x", **{option: value})
+    assert str(info.value) == message
+
+
+def test_scope_and_sort_take_the_enum_or_its_value(paths):
+    by_value = sessions.list_sessions(paths, workspace=lambda: "dir:/x", scope="legacy", sort="id")
+    by_enum = sessions.list_sessions(paths, workspace=lambda: "dir:/x", scope=sessions.Scope.legacy,
+                                     sort=sessions.SortKey.id)
+    assert [r["session_id"] for r in by_value.rows] == [r["session_id"] for r in by_enum.rows] == [
+        "history_8fe938c0", "history_ccc5e5d4"]
+
+
+def test_a_home_without_a_sessions_directory_says_so(tmp_path):
+    result = sessions.list_sessions(resolve(tmp_path / "typo", env={}), workspace=lambda: "dir:/x")
+    assert (result.rows, result.missing) == ([], f"no sessions directory at {tmp_path / 'typo' / 'sessions'} "
+                                                 "(--home)")

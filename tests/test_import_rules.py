@@ -1,0 +1,160 @@
+"""The house rules for imports, checked on every module's ``import`` statements (parsed with ``ast``).
+
+| module                     | may import from praisonmem                                                     |
+|----------------------------|--------------------------------------------------------------------------------|
+| ``cli/commands/X.py``      | ``core.<COMMAND_PACKAGES[X]>`` (its public ``__init__``, no submodule),         |
+|                            | ``core.errors``, ``core.result``, ``core.paths``, ``core.config``, ``cli.*``    |
+|                            | infrastructure (not another command module)                                     |
+| other ``cli/**`` modules   | any ``core`` package or module through its public ``__init__``, ``core.io.*``,  |
+|                            | ``cli.*``                                                                      |
+| ``core/<package>/**``      | its own package freely; another core package only through its public            |
+|                            | ``__init__``; ``core.io.*``; never ``cli``, Typer, Rich or Click                |
+| ``core/*.py``              | like a package of one module                                                    |
+
+Only ``cli/app.py`` may import Typer's private modules (``typer._…``) or Click itself.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+PACKAGE = REPO / "praisonmem"
+COMMAND_PACKAGES = {  # command group -> the one core package its module talks to
+    "workspace": "sessions",  # workspace ids are the sessions package's
+    "session": "sessions",
+    "memory": "memory",
+    "episodic": "memory",
+    "learn": "learn",
+    "upsonic": "upsonic",
+    "check": "check",
+    "backup": "backup",
+    "config": "config",
+}
+SHARED_CORE = {"errors", "result", "paths", "config"}  # what every command module may import besides its package
+FOREIGN_UI = ("typer", "rich", "click")
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def is_module(name: str) -> bool:
+    relative = Path(*name.split("."))
+    return (REPO / relative).with_suffix(".py").is_file() or (REPO / relative / "__init__.py").is_file()
+
+
+def imports(path: Path) -> list[tuple[int, str]]:
+    """Every module ``path`` imports (``from a import b`` is ``a.b`` when ``b`` is a module), with its line."""
+    found = []
+    package = module_name(path) if path.name == "__init__.py" else module_name(path).rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+            for alias in node.names:
+                target = f"{base}.{alias.name}"
+                found.append((node.lineno, target if is_module(target) else base))
+    return found
+
+
+def core_unit(name: str) -> str | None:
+    """``praisonmem.core.sessions.ops`` -> ``sessions``; ``praisonmem.core.learn`` -> ``learn``."""
+    parts = name.split(".")
+    return parts[2] if len(parts) > 2 and parts[:2] == ["praisonmem", "core"] else None
+
+
+def is_public(name: str) -> bool:
+    """A core package's ``__init__`` or a top-level core module, not a submodule (core.io excepted)."""
+    parts = name.split(".")
+    return len(parts) <= 3 or parts[2] == "io"
+
+
+def modules(under: str) -> list[Path]:
+    return sorted((PACKAGE / under).rglob("*.py"))
+
+
+def violations(path: Path) -> list[str]:
+    me = module_name(path)
+    mine = core_unit(me)
+    is_command = me.startswith("praisonmem.cli.commands.") and me.count(".") == 3
+    problems = []
+    for line, name in imports(path):
+        where = f"{path.relative_to(REPO)}:{line}: {name}"
+        top = name.split(".")[0]
+        if top in FOREIGN_UI and (mine is not None or (name.startswith("typer._") or top == "click")
+                                  and me != "praisonmem.cli.app"):
+            problems.append(f"{where} (core never imports Typer, Rich or Click; private Typer only in cli/app.py)")
+        if top != "praisonmem" or name == "praisonmem":
+            continue
+        unit = core_unit(name)
+        if mine is not None:  # a core module
+            if name.startswith("praisonmem.cli"):
+                problems.append(f"{where} (core never imports the CLI)")
+            elif unit is not None and unit != mine and not is_public(name):
+                problems.append(f"{where} (another core package only through its public __init__)")
+        elif is_command:
+            own = COMMAND_PACKAGES[me.rsplit(".", 1)[1]]
+            if unit is not None and unit not in SHARED_CORE | {own}:
+                problems.append(f"{where} (a command module talks to core.{own} only)")
+            elif unit is not None and name.count(".") > 2:
+                problems.append(f"{where} (the public __init__ of core.{own}, not a submodule)")
+            elif name.startswith("praisonmem.cli.commands."):
+                problems.append(f"{where} (a command module does not import another)")
+        elif unit is not None and not is_public(name):  # other cli modules
+            problems.append(f"{where} (the CLI uses core packages through their public __init__)")
+    return problems
+
+
+def test_every_command_group_has_a_rule():
+    assert {p.stem for p in (PACKAGE / "cli" / "commands").glob("*.py") if p.stem != "__init__"} == \
+        set(COMMAND_PACKAGES)
+
+
+@pytest.mark.parametrize("path", modules("core") + modules("cli"), ids=lambda p: str(p.relative_to(REPO)))
+def test_imports_keep_the_house_rules(path):
+    assert violations(path) == []
+
+
+SESSION_COMMANDS = PACKAGE / "cli" / "commands" / "session.py"
+A_CORE_MODULE = PACKAGE / "core" / "sessions" / "_rule_probe.py"
+
+
+@pytest.mark.parametrize("module, source, problem", [
+    (A_CORE_MODULE, "import typer", "core never imports Typer"),
+    (A_CORE_MODULE, "from rich.console import Console", "core never imports Typer"),
+    (A_CORE_MODULE, "from praisonmem.cli.output import Output", "core never imports the CLI"),
+    (A_CORE_MODULE, "from praisonmem.core.memory.filememory import FileMemoryStore", "only through its public"),
+    (SESSION_COMMANDS, "from praisonmem.core import memory", "talks to core.sessions only"),
+    (SESSION_COMMANDS, "from praisonmem.core.sessions import listing", "not a submodule"),
+    (SESSION_COMMANDS, "from praisonmem.core.io import jsonfile", "talks to core.sessions only"),
+    (SESSION_COMMANDS, "from praisonmem.cli.commands import memory", "does not import another"),
+    (SESSION_COMMANDS, "from typer._click.core import ParameterSource", "private Typer only in cli/app.py"),
+], ids=lambda v: v if isinstance(v, str) else v.name)
+def test_the_rules_catch_each_kind_of_breach(monkeypatch, module, source, problem):
+    monkeypatch.setattr(Path, "read_text", lambda self, **kw: source if self == module else Path.read_bytes(self).decode())
+    assert any(problem in v for v in violations(module))
+
+
+JSON_FILE_IO = {"read", "read_bytes", "read_object", "read_current", "locked", "locked_many", "write_locked",
+                "replace_atomically", "replacing", "update", "delete_locked", "makedirs"}
+
+
+@pytest.mark.parametrize("path", [p for p in modules("core/sessions") if "stores" not in p.parts],
+                         ids=lambda p: str(p.relative_to(REPO)))
+def test_session_commands_reach_session_files_only_through_the_store(path):
+    """The JSON-directory specifics (files, locks, spill dir) live in sessions/stores/jsondir.py."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    used = sorted({node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)
+                   and isinstance(node.value, ast.Name) and node.value.id == "jsonfile" and node.attr in JSON_FILE_IO})
+    assert used == []
+    text = path.read_text(encoding="utf-8")
+    assert "spill_dir" not in text and "sessions_dir /" not in text
