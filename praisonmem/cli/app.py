@@ -121,6 +121,8 @@ def root(
         typer.Option("--lock-timeout", min=0.0, metavar="SECONDS",
                      help="How long to wait for a lock held by an agent (default 5; config lock_timeout)."),
     ] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither use nor write praisonmem's cache "
+                                                               "(also: config cache = false).")] = False,
     version: Annotated[
         bool,
         typer.Option("--version", callback=_version, is_eager=True, help="Print 'praisonmem X.Y.Z' and exit."),
@@ -135,6 +137,7 @@ def root(
     state = ctx.obj if isinstance(ctx.obj, State) else State()
     state.home, state.memory_dir, state.lock_timeout_flag = home, memory_dir, lock_timeout
     state.no_color = no_color or bool(os.environ.get("NO_COLOR"))
+    state.no_cache = no_cache
     ctx.obj = state
     # `config` must work even when the config file is broken: that is how it gets fixed.
     name = ctx.invoked_subcommand

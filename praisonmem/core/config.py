@@ -1,6 +1,7 @@
 """praisonmem's own settings: a TOML file, environment variables, and their precedence.
 
-The file is ``platformdirs.user_config_dir("praisonmem")/config.toml``, or
+The file is ``platformdirs.user_config_dir("praisonmem")/config.toml`` (on Linux the XDG rule,
+computed without importing platformdirs: :func:`praisonmem.core.paths.user_dir`), or
 ``$PRAISONMEM_CONFIG``. Every setting resolves as flag > environment > config file
 > default, and remembers which of them applied (``workspace paths`` and ``config
 show`` say so). An unknown key, a wrong type, or a file that is not TOML is a
@@ -54,6 +55,17 @@ def _timeout(key: str, value: Any) -> float:
     return number
 
 
+TRUE_WORDS, FALSE_WORDS = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+
+
+def _bool(key: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in TRUE_WORDS + FALSE_WORDS:
+        return value.strip().lower() in TRUE_WORDS
+    raise UsageError(f"config {key} must be true or false, got {value!r}")
+
+
 def _count(key: str, value: Any) -> int:
     if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
         return value
@@ -91,6 +103,8 @@ KEYS: dict[str, Key] = {k.name: k for k in (
     Key("upsonic.db", "PRAISONMEM_UPSONIC_DB", _str, None, "Upsonic SQLite file (flag --db)"),
     Key("backup.dir", "PRAISONMEM_BACKUP_DIR", _str, None, "where backups go (flag --output)"),
     Key("backup.keep", "PRAISONMEM_BACKUP_KEEP", _count, 0, "backups to keep, 0 = all (flag --keep)"),
+    Key("cache", "PRAISONMEM_CACHE", _bool, True, "keep praisonmem's cache of derived data (flag --no-cache)"),
+    Key("cache_dir", "PRAISONMEM_CACHE_DIR", _str, None, "where the cache lives (default: the user cache dir)"),
 )}
 
 
@@ -106,9 +120,9 @@ def config_path(env: Mapping[str, str] | None = None) -> tuple[Path, str]:
     env = os.environ if env is None else env
     if env.get(CONFIG_ENV):
         return Path(env[CONFIG_ENV]).expanduser(), CONFIG_ENV
-    import platformdirs
+    from praisonmem.core.paths import user_dir
 
-    return Path(platformdirs.user_config_dir("praisonmem")) / "config.toml", "platformdirs user_config_dir"
+    return user_dir("config", env) / "config.toml", "platformdirs user_config_dir"
 
 
 def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:

@@ -33,7 +33,7 @@ TypeOption = Annotated[list[str] | None, typer.Option("--type", metavar="TYPE",
 def _provider(state: State, name: str | None, user: str | None) -> Any:
     """The chosen provider (flag > environment > config > file) for the chosen user."""
     return memory.open_provider(state.setting("provider", name), user_id=state.setting("user_id", user),
-                                paths=state.paths, timeout=state.lock_timeout)
+                                paths=state.paths, timeout=state.lock_timeout, cache=state.cache)
 
 
 @app.command("store")
@@ -261,5 +261,5 @@ def extract_command(
     """
     state = state_of(ctx)
     outcome = memory.extract_memories(state.paths, state.setting("user_id", user_id), text, assistant=assistant,
-                                      store=store, timeout=state.lock_timeout)
+                                      store=store, timeout=state.lock_timeout, cache=state.cache)
     return render_outcome(state.output(as_json), outcome)

@@ -19,17 +19,19 @@ write, as the library does.
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from praisonmem.core.errors import CorruptFile, NotFound, UsageError
 from praisonmem.core.io import jsonfile, timeutil
 from praisonmem.core.memory import filememory_config, filememory_io
+
+if TYPE_CHECKING:
+    from praisonmem.core.io.cache import Cache
 
 DEFAULT_CONFIG: dict[str, Any] = {
     "short_term_limit": 100,
@@ -96,6 +98,28 @@ def normalised_entity(entity: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def check_items(path: Path, items: list[Any]) -> list[dict[str, Any]]:
+    """``items`` when every one is a MemoryItem FileMemory() can load and search; else :class:`CorruptFile`."""
+    for index, item in enumerate(items):
+        if not (isinstance(item, dict) and isinstance(item.get("content"), str) and "id" in item):
+            raise CorruptFile(str(path), f"item {index} is not a memory item with an id and text content "
+                                         "(FileMemory() would crash on it)")
+        importance = item.get("importance", 0.5)
+        if isinstance(importance, bool) or not isinstance(importance, (int, float)):
+            raise CorruptFile(str(path), f"item {index} has a non-numeric importance "
+                                         "(FileMemory.search would crash on it)")
+    return items
+
+
+def check_entities(path: Path, entities: dict[str, Any]) -> dict[str, Any]:
+    for key, entity in entities.items():
+        if not (isinstance(entity, dict) and isinstance(entity.get("name"), str)
+                and isinstance(entity.get("attributes", {}), dict)
+                and isinstance(entity.get("relationships", []), list)):
+            raise CorruptFile(str(path), f"entity '{key}' is not an entity with a name, attributes and relationships")
+    return entities
+
+
 def user_lock(user_dir: Path, timeout: float = jsonfile.LOCK_TIMEOUT) -> AbstractContextManager[None]:
     """praisonmem's writer lock for one FileMemory user, ``<user dir>/.praisonmem.lock`` (the library has none)."""
     return jsonfile.locked(user_dir / ".praisonmem", timeout)
@@ -113,13 +137,17 @@ def score_match(text: str, query_lower: str, query_words: set[str]) -> float:
 
 
 class FileMemoryStore:
+    """One FileMemory user. ``cache``: praisonmem's cache, which ``search`` uses when it is enabled
+    (:mod:`.searchindex`) and every write clears for the file it replaces."""
+
     def __init__(self, base: Path, user_id: str | None = "default", *,
-                 timeout: float = jsonfile.LOCK_TIMEOUT) -> None:
+                 timeout: float = jsonfile.LOCK_TIMEOUT, cache: Cache | None = None) -> None:
         self.user_id = sanitise_user_id(user_id)
         self.base = Path(base)
         self.user_dir = self.base / self.user_id
         self.episodic_dir = self.user_dir / "episodic"
         self.timeout = timeout
+        self.cache = cache
 
     # -------------------------------------------------------- reading
 
@@ -147,26 +175,10 @@ class FileMemoryStore:
 
     def read_items(self, path: Path) -> list[dict[str, Any]]:
         """A list of MemoryItems; one FileMemory() could not load is refused, naming it."""
-        items = self.read(path, [])
-        for index, item in enumerate(items):
-            if not (isinstance(item, dict) and isinstance(item.get("content"), str) and "id" in item):
-                raise CorruptFile(str(path), f"item {index} is not a memory item with an id and text content "
-                                             "(FileMemory() would crash on it)")
-            importance = item.get("importance", 0.5)
-            if isinstance(importance, bool) or not isinstance(importance, (int, float)):
-                raise CorruptFile(str(path), f"item {index} has a non-numeric importance "
-                                             "(FileMemory.search would crash on it)")
-        return items
+        return check_items(path, self.read(path, []))
 
     def entities(self) -> dict[str, Any]:
-        entities = self.read(self.path("entities.json"), {})
-        for key, entity in entities.items():
-            if not (isinstance(entity, dict) and isinstance(entity.get("name"), str)
-                    and isinstance(entity.get("attributes", {}), dict)
-                    and isinstance(entity.get("relationships", []), list)):
-                raise CorruptFile(str(self.path("entities.json")), f"entity '{key}' is not an entity with a name, "
-                                                                   "attributes and relationships")
-        return entities
+        return check_entities(self.path("entities.json"), self.read(self.path("entities.json"), {}))
 
     def episodes(self, day: str) -> list[dict[str, Any]]:
         """The items of one episodic file, by its (normalised or legacy raw) date."""
@@ -199,8 +211,17 @@ class FileMemoryStore:
     # -------------------------------------------------------- search
 
     def search(self, query: str, types: list[str] | None = None, limit: int = 10) -> list[dict[str, Any]]:
-        """Exactly ``FileMemory.search``: same scores, same stable order (spec §4.4)."""
+        """Exactly ``FileMemory.search``: same scores, same stable order (spec §4.4); from the cached
+        indexes (:mod:`.searchindex`) when the cache is enabled, else by reading every file."""
         types = list(TYPES) if types is None else types
+        if self.cache is not None and self.cache.enabled:
+            from praisonmem.core.memory import searchindex
+
+            return searchindex.search(self, query, types, limit)
+        return self.search_files(query, types, limit)
+
+    def search_files(self, query: str, types: list[str], limit: int) -> list[dict[str, Any]]:
+        """``search`` by decoding every file, as the library does."""
         query_lower = query.lower()
         query_words = set(query_lower.split())
         found: list[tuple[float, str, dict[str, Any]]] = []  # items are normalised after the cut
@@ -261,8 +282,18 @@ class FileMemoryStore:
 
     def _write(self, path: Path, data: Any) -> None:
         jsonfile.replace_atomically(path, jsonfile.serialise(data))
+        self.forget(path)
+
+    def forget(self, path: Path) -> None:
+        """Drop the cached index of a file praisonmem just replaced or removed (it would hold the old texts)."""
+        if self.cache is not None:
+            from praisonmem.core.memory import searchindex
+
+            self.cache.drop(searchindex.KIND, path)
 
     def new_id(self, content: str) -> str:
+        import hashlib  # writers only: a read command does not load OpenSSL
+
         return hashlib.sha256(f"{content}{time.time()}{self.user_id}".encode()).hexdigest()[:16]
 
     def new_item(self, content: str, metadata: dict[str, Any] | None, importance: float) -> dict[str, Any]:
@@ -465,6 +496,7 @@ class FileMemoryStore:
                         jsonfile.delete_locked(path)
                     except NotFound:  # FileMemory itself takes no lock: it may have removed it
                         pass
+                    self.forget(path)
         return plan
 
 

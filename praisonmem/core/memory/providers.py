@@ -33,6 +33,7 @@ from praisonmem.core.memory.sqlitememory import SqliteMemoryStore
 from praisonmem.core.memory.sqlitememory import users as sqlite_users
 
 if TYPE_CHECKING:
+    from praisonmem.core.io.cache import Cache
     from praisonmem.core.paths import Paths
 
 ENTRY_POINT_GROUP = "praisonmem.providers"
@@ -176,8 +177,8 @@ class FileProvider(Provider):
     kinds = TYPES
     counts = ("short_term", "long_term", "entities", "episodic", "summaries")
 
-    def __init__(self, memory_dir: Path, user_id: str | None, timeout: float) -> None:
-        self.store_ = FileMemoryStore(memory_dir, user_id, timeout=timeout)
+    def __init__(self, memory_dir: Path, user_id: str | None, timeout: float, cache: Cache | None = None) -> None:
+        self.store_ = FileMemoryStore(memory_dir, user_id, timeout=timeout, cache=cache)
         self.user_id = self.store_.user_id
 
     def _store(self, text, *, long, importance, metadata):
@@ -398,11 +399,13 @@ def available() -> list[ProviderInfo]:
     return infos
 
 
-def open_provider(name: str, *, user_id: str | None, paths: Paths, timeout: float) -> Provider:
+def open_provider(name: str, *, user_id: str | None, paths: Paths, timeout: float,
+                  cache: Cache | None = None) -> Provider:
     """The provider ``name`` for ``user_id``. SQLite keeps the library's own user rule (a blank id means the
-    unsuffixed files); the others FileMemory's (blank means ``default``; separators and ``..`` refused)."""
+    unsuffixed files); the others FileMemory's (blank means ``default``; separators and ``..`` refused).
+    ``cache``: praisonmem's cache, which the file provider's search uses (and its writes clear)."""
     if name == "file":
-        return FileProvider(paths.memory_dir, user_id, timeout)
+        return FileProvider(paths.memory_dir, user_id, timeout, cache)
     if name == "sqlite":
         return SqliteProvider(paths.project_dir, user_id or "", timeout)
     for ep in _entry_points():
