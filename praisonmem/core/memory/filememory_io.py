@@ -18,6 +18,7 @@ import fcntl
 import os
 import stat
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -103,22 +104,24 @@ def _lock_shared(fd: int, path: Path, timeout: float) -> None:
             raise io_failure(path, exc, "cannot lock") from exc
 
 
-def read_settled(path: Path, timeout: float) -> tuple[bytes, Any]:
-    """The bytes and parsed JSON of a file read under its shared lock; one that does not parse is read
-    again after each of :data:`RETRY_PAUSES`, then :class:`CorruptFile`."""
-    raw, doc, error = read_last(path, timeout)
+def read_settled(path: Path, timeout: float, parse: Callable[[bytes, Path], Any] = jsonfile.parse
+                 ) -> tuple[bytes, Any]:
+    """The bytes and parsed JSON (``parse``'s result) of a file read under its shared lock; one that does not
+    parse is read again after each of :data:`RETRY_PAUSES`, then :class:`CorruptFile`."""
+    raw, doc, error = read_last(path, timeout, parse)
     if error is not None:
         raise error
     return raw, doc
 
 
-def read_last(path: Path, timeout: float) -> tuple[bytes, Any, CorruptFile | None]:
+def read_last(path: Path, timeout: float, parse: Callable[[bytes, Path], Any] = jsonfile.parse
+              ) -> tuple[bytes, Any, CorruptFile | None]:
     """Like :func:`read_settled`, but a file that still does not parse gives its last bytes and why."""
     pauses = iter(RETRY_PAUSES)
     while True:
         raw = read_shared(path, timeout)
         try:
-            return raw, jsonfile.parse(raw, path), None
+            return raw, parse(raw, path), None
         except CorruptFile as exc:
             pause = next(pauses, None)
             if pause is None:
