@@ -17,11 +17,12 @@ from __future__ import annotations
 import math
 import os
 import sys
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Callable, Iterator, MutableMapping
 from typing import Annotated, Any
 
 import typer
 from typer.core import TyperGroup
+from typer.models import DefaultPlaceholder
 
 from praisonmem import __version__
 from praisonmem.cli.state import State
@@ -43,42 +44,69 @@ def _build(name: str) -> Any:
         import importlib
 
         sub_app = importlib.import_module(SUBCOMMANDS[name]).app
-        # get_group, not get_command: no completion options on sub-groups, and
-        # `check` (one command, no callback) still becomes a plain command.
-        built = typer.main.get_command(sub_app) if name == "check" else typer.main.get_group(sub_app)
+        # `check` (one command, no callback) becomes a plain command; a group's own commands are built
+        # only when looked up, like the groups themselves (each costs Typer a signature analysis).
+        built = typer.main.get_command(sub_app) if name == "check" else _lazy_group(sub_app)
         built.name = name
         _built[name] = built
     return _built[name]
 
 
+def _lazy_group(sub_app: typer.Typer) -> Any:
+    """``typer.main.get_group(sub_app)`` (no completion options on sub-groups), its commands built on demand."""
+    if not isinstance(sub_app.info.cls, DefaultPlaceholder):  # a group class of its own: build it as Typer does
+        return typer.main.get_group(sub_app)
+    infos, placeholder = sub_app.registered_commands, sub_app.info.cls
+    sub_app.registered_commands, sub_app.info.cls = [], _LazyGroup
+    try:
+        group = typer.main.get_group(sub_app)
+    finally:
+        sub_app.registered_commands, sub_app.info.cls = infos, placeholder
+
+    def builder(info: Any) -> Callable[[], Any]:
+        return lambda: typer.main.get_command_from_info(info, pretty_exceptions_short=sub_app.pretty_exceptions_short,
+                                                        rich_markup_mode=sub_app.rich_markup_mode)
+
+    builders = {info.name or typer.main.get_command_name(info.callback.__name__): builder(info) for info in infos}
+    nested = {n: (lambda c=c: c) for n, c in group.commands.items()}  # sub-groups Typer built eagerly
+    group.commands = _LazyCommands({**builders, **nested})
+    return group
+
+
 class _LazyCommands(MutableMapping):
-    """``TyperGroup.commands`` whose values are built when first looked up."""
+    """A group's ``commands``: the names known up front, each command built when first looked up."""
+
+    def __init__(self, builders: dict[str, Callable[[], Any]]) -> None:
+        self._builders = builders
+        self._commands: dict[str, Any] = {}
 
     def __iter__(self) -> Iterator[str]:
-        return iter(SUBCOMMANDS)
+        return iter(self._builders)
 
     def __len__(self) -> int:
-        return len(SUBCOMMANDS)
+        return len(self._builders)
 
     def __getitem__(self, name: str) -> Any:
-        if name not in SUBCOMMANDS:
-            raise KeyError(name)
-        return _build(name)
+        if name not in self._commands:
+            self._commands[name] = self._builders[name]()  # KeyError for an unknown name, as a dict
+        return self._commands[name]
 
     def __setitem__(self, name: str, command: Any) -> None:
-        raise TypeError("praisonmem's sub-commands are listed in SUBCOMMANDS")
+        raise TypeError("praisonmem's commands are declared in their modules")
 
     def __delitem__(self, name: str) -> None:
-        raise TypeError("praisonmem's sub-commands are listed in SUBCOMMANDS")
+        raise TypeError("praisonmem's commands are declared in their modules")
 
 
-class _LazyRoot(TyperGroup):
+class _LazyGroup(TyperGroup):
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(self.commands)  # TyperGroup's uses .items(), which would build them all
+
+
+class _LazyRoot(_LazyGroup):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.commands = _LazyCommands()
-
-    def list_commands(self, ctx: Any) -> list[str]:
-        return list(SUBCOMMANDS)  # TyperGroup's uses .items(), which would build them all
+        self.commands = _LazyCommands({name: (lambda name=name: _build(name)) for name in SUBCOMMANDS})
 
 
 app = typer.Typer(

@@ -59,7 +59,8 @@ IMPORTED = """
 import sys
 from praisonmem.cli.app import run
 assert run(sys.argv[1:]) == 0
-heavy = ("rich", "filelock", "tarfile", "sqlite3", "multiprocessing", "tomli_w", "pydantic")
+heavy = ("rich", "filelock", "tarfile", "sqlite3", "multiprocessing", "tomli_w", "pydantic", "hashlib", "tempfile",
+         "platformdirs", "orjson", "tomllib")
 print()
 print(" ".join(sorted(m for m in sys.modules if m.startswith("praisonmem") or m in heavy)))
 """
@@ -78,8 +79,10 @@ def imported_by(tmp_path, *args: str) -> set[str]:
 
 def test_workspace_id_imports_only_its_own_modules(tmp_path):
     """Start-up cost: `workspace id` loads its group and the sessions package's workspace module, nothing else
-    (no other group, no file store, no Rich, no filelock)."""
+    (no other group, no file store, no Rich, no filelock, no hashlib, tempfile or platformdirs)."""
     assert imported_by(tmp_path, "workspace", "id", "--json") == BASE | {
+        "praisonmem.cli.commands.workspace", "praisonmem.core.sessions.workspace"}
+    assert imported_by(tmp_path, "workspace", "id") == BASE | {
         "praisonmem.cli.commands.workspace", "praisonmem.core.sessions.workspace"}
 
 
@@ -89,7 +92,9 @@ def test_session_list_imports_the_json_store_and_nothing_it_does_not_use(tmp_pat
         "praisonmem.core.io.jsonfile", "praisonmem.core.io.outfile", "praisonmem.core.io.parallel",
         "praisonmem.core.io.timeutil", "praisonmem.core.sessions.documents", "praisonmem.core.sessions.listing",
         "praisonmem.core.sessions.ops", "praisonmem.core.sessions.stores", "praisonmem.core.sessions.stores.jsondir",
-        "praisonmem.core.sessions.transfer", "praisonmem.core.sessions.workspace"}
+        "praisonmem.core.sessions.transfer", "praisonmem.core.sessions.workspace",
+        "praisonmem.core.io.fastjson", "orjson",  # the one JSON reader
+        "hashlib"}  # history ids: the scope of each history_* file
 
 
 def test_a_call_builds_only_the_sub_command_it_names(tmp_path):
@@ -107,3 +112,11 @@ def test_root_help_lists_every_sub_command_in_order(cli):
     panel = cli("--help").stdout.split("Commands", 1)[1]
     first_words = [line.strip("│ ").split(" ", 1)[0] for line in panel.splitlines()]
     assert [word for word in first_words if word in SUBCOMMANDS] == list(SUBCOMMANDS)
+
+
+def test_memory_search_imports_neither_sqlite_nor_the_writers_tools(tmp_path):
+    """The file provider's search: no sqlite3, no AutoMemory patterns, no lock library, no OpenSSL, no tempfile."""
+    found = imported_by(tmp_path, "memory", "search", "dark", "--json")
+    assert not found & {"sqlite3", "filelock", "hashlib", "tempfile", "platformdirs", "rich",
+                        "praisonmem.core.memory.sqlitememory", "praisonmem.core.memory.automemory"}
+    assert {"praisonmem.core.memory.searchindex", "praisonmem.core.io.cache"} <= found

@@ -29,8 +29,6 @@ from praisonmem.core.errors import IOFailure, PraisonMemError, Refused, UsageErr
 from praisonmem.core.memory.filememory import (TYPES, FileMemoryStore, normalised_entity, normalised_item,
                                                sanitise_user_id)
 from praisonmem.core.memory.filememory import users as file_users
-from praisonmem.core.memory.sqlitememory import SqliteMemoryStore
-from praisonmem.core.memory.sqlitememory import users as sqlite_users
 
 if TYPE_CHECKING:
     from praisonmem.core.io.cache import Cache
@@ -227,6 +225,8 @@ class SqliteProvider(Provider):
     counts = TIERS
 
     def __init__(self, project_dir: Path, user_id: str | None, timeout: float) -> None:
+        from praisonmem.core.memory.sqlitememory import SqliteMemoryStore  # sqlite3 only for this provider
+
         self.store_ = SqliteMemoryStore(project_dir, user_id, timeout=timeout)
         self.user_id = self.store_.user_id  # the library's own rule: a blank id is the unsuffixed files
 
@@ -271,6 +271,9 @@ class SqliteProvider(Provider):
 
     @classmethod
     def users(cls, paths: Paths, timeout: float) -> UsersReport:
+        from praisonmem.core.memory.sqlitememory import SqliteMemoryStore
+        from praisonmem.core.memory.sqlitememory import users as sqlite_users
+
         rows = []
         for user in sqlite_users(paths.project_dir):
             store = SqliteMemoryStore(paths.project_dir, user, timeout=timeout)

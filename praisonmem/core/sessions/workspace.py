@@ -12,7 +12,6 @@ Nothing here reads a session file: :func:`choose_history_id` is told which ids e
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -54,6 +53,8 @@ def _resolve(real_cwd: str) -> str:
 
 
 def _git_root_commit(cwd: str) -> str | None:
+    if not _maybe_in_repository(cwd):
+        return None  # what git would say: not a git repository (git itself takes ~10 ms to say it)
     import subprocess  # only commands that need a workspace id pay for it
 
     try:
@@ -74,18 +75,38 @@ def _git_root_commit(cwd: str) -> str | None:
     return lines[-1] if lines else None
 
 
+def _maybe_in_repository(cwd: str) -> bool:
+    """``False`` only when git cannot find a repository from ``cwd``: no ``GIT_DIR``, and neither ``cwd`` nor
+    any parent holds a ``.git`` entry or is itself a repository (has a ``HEAD``). Git's discovery stops
+    earlier (ceiling directories, file-system boundaries, ownership checks), never later."""
+    if os.environ.get("GIT_DIR"):
+        return True
+    path = cwd
+    while True:
+        if os.path.lexists(os.path.join(path, ".git")) or os.path.lexists(os.path.join(path, "HEAD")):
+            return True
+        parent = os.path.dirname(path)
+        if parent == path:
+            return False
+        path = parent
+
+
 def agent_name_or_default(name: str | None) -> str:
     return name or "agent"
 
 
 def history_id(workspace: str, name: str | None) -> str:
     """``history_`` + sha256 of ``"<workspace>:<name>"``; ``workspace`` is ``global`` in global scope."""
+    import hashlib  # only the commands that name history ids load OpenSSL
+
     digest = hashlib.sha256(f"{workspace}:{agent_name_or_default(name)}".encode()).hexdigest()
     return f"history_{digest[:8]}"
 
 
 def legacy_ids(name: str | None) -> dict[str, str]:
     """Pre-workspace name-only ids, in the library's adoption order (sha256, then md5)."""
+    import hashlib
+
     raw = agent_name_or_default(name).encode()
     return {
         "sha256": f"history_{hashlib.sha256(raw).hexdigest()[:8]}",
