@@ -25,10 +25,11 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from praisonmem.core.io.safetext import json_safe, printable
-from praisonmem.core.result import Action, Change, Outcome
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from praisonmem.core.result import Change, Outcome
 
 
 def stdout_is_tty() -> bool:
@@ -225,31 +226,32 @@ def binary_stdout() -> Any:
 
 
 # What each action says for ``--dry-run``, and when done (the JSON ``action`` is the same either way).
-WOULD: dict[Action, tuple[str, str]] = {
-    Action.renamed: ("rename", "renamed"),
-    Action.retitled: ("set the title of", "set the title of"),
-    Action.untitled: ("clear the title of", "cleared the title of"),
-    Action.adopt_moved: ("move", "moved"),
-    Action.adopt_copied: ("copy", "copied"),
-    Action.adopt_merged: ("merge", "merged"),
-    Action.adopt_replaced: ("replace", "replaced"),
-    Action.added: ("add", "added"),
-    Action.deleted: ("delete", "deleted"),
-    Action.imported: ("import", "imported"),
-    Action.inserted: ("insert", "inserted"),
-    Action.kept: ("keep", "kept"),
-    Action.removed: ("remove", "removed"),
-    Action.replaced: ("replace", "replaced"),
-    Action.restored: ("restore", "restored"),
-    Action.set: ("set", "set"),
-    Action.stored: ("store", "stored"),
-    Action.unset: ("unset", "unset"),
-    Action.updated: ("update", "updated"),
-    Action.wrote: ("write", "wrote"),
-    Action.skipped: ("skip", "skipped"),
-    Action.failed: ("fail", "failed"),
+# Keyed by Action's values (a StrEnum): read commands need not import core.result to print.
+WOULD: dict[str, tuple[str, str]] = {
+    "renamed": ("rename", "renamed"),
+    "retitled": ("set the title of", "set the title of"),
+    "untitled": ("clear the title of", "cleared the title of"),
+    "adopt-moved": ("move", "moved"),
+    "adopt-copied": ("copy", "copied"),
+    "adopt-merged": ("merge", "merged"),
+    "adopt-replaced": ("replace", "replaced"),
+    "added": ("add", "added"),
+    "deleted": ("delete", "deleted"),
+    "imported": ("import", "imported"),
+    "inserted": ("insert", "inserted"),
+    "kept": ("keep", "kept"),
+    "removed": ("remove", "removed"),
+    "replaced": ("replace", "replaced"),
+    "restored": ("restore", "restored"),
+    "set": ("set", "set"),
+    "stored": ("store", "stored"),
+    "unset": ("unset", "unset"),
+    "updated": ("update", "updated"),
+    "wrote": ("write", "wrote"),
+    "skipped": ("skip", "skipped"),
+    "failed": ("fail", "failed"),
 }
-UNFINISHED = (Action.failed, Action.skipped)  # their detail is why; they name no files
+UNFINISHED = ("failed", "skipped")  # their detail is why; they name no files
 
 
 def change_line(change: Change) -> str:

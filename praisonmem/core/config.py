@@ -14,10 +14,12 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from praisonmem.core.errors import NotFound, UsageError
-from praisonmem.core.result import Action, Change, Outcome
+
+if TYPE_CHECKING:
+    from praisonmem.core.result import Outcome
 
 CONFIG_ENV = "PRAISONMEM_CONFIG"
 
@@ -205,6 +207,8 @@ class Settings:
 
 def set_value(path: Path, key: str, text: str, *, timeout: float = 5.0) -> Outcome:
     """``config set``: one key (validated) written into the file; other keys and tables are kept."""
+    from praisonmem.core.result import Action, Change, Outcome  # writers only
+
     value = key_spec(key).check(key, text)
     _rewrite(path, lambda flat: {**flat, key: value}, timeout)
     return Outcome([Change(Action.set, f"{key} = {value!r} in {path}",
@@ -213,6 +217,8 @@ def set_value(path: Path, key: str, text: str, *, timeout: float = 5.0) -> Outco
 
 def unset_value(path: Path, key: str, *, timeout: float = 5.0) -> Outcome:
     """``config unset``: one key removed from the file (skipped when it is not there)."""
+    from praisonmem.core.result import Action, Change, Outcome  # writers only
+
     key_spec(key)
     removed: list[bool] = []
 

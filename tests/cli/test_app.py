@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from praisonmem import __version__
 
 
@@ -67,8 +69,7 @@ print(" ".join(sorted(m for m in sys.modules if m.startswith("praisonmem") or m 
 BASE = {"praisonmem", "praisonmem.cli", "praisonmem.cli.app", "praisonmem.cli.commands", "praisonmem.cli.options",
         "praisonmem.cli.output", "praisonmem.cli.state", "praisonmem.core", "praisonmem.core.config",
         "praisonmem.core.errors", "praisonmem.core.io", "praisonmem.core.io.safetext", "praisonmem.core.lazy",
-        "praisonmem.core.paths",
-        "praisonmem.core.result", "praisonmem.core.sessions"}
+        "praisonmem.core.paths", "praisonmem.core.sessions"}
 
 
 def imported_by(tmp_path, *args: str) -> set[str]:
@@ -94,6 +95,7 @@ def test_session_list_imports_the_json_store_and_nothing_it_does_not_use(tmp_pat
         "praisonmem.core.sessions.ops", "praisonmem.core.sessions.stores", "praisonmem.core.sessions.stores.jsondir",
         "praisonmem.core.sessions.transfer", "praisonmem.core.sessions.workspace",
         "praisonmem.core.io.fastjson", "orjson",  # the one JSON reader
+        "praisonmem.core.result",  # the session package's writers share its modules
         "hashlib"}  # history ids: the scope of each history_* file
 
 
@@ -120,3 +122,42 @@ def test_memory_search_imports_neither_sqlite_nor_the_writers_tools(tmp_path):
     assert not found & {"sqlite3", "filelock", "hashlib", "tempfile", "platformdirs", "rich",
                         "praisonmem.core.memory.sqlitememory", "praisonmem.core.memory.automemory"}
     assert {"praisonmem.core.memory.searchindex", "praisonmem.core.io.cache"} <= found
+
+
+def test_every_change_action_has_its_wording():
+    from praisonmem.cli.output import UNFINISHED, WOULD
+    from praisonmem.core.result import Action
+
+    assert set(WOULD) == {action.value for action in Action}
+    assert set(UNFINISHED) <= set(WOULD)
+
+
+def test_workspace_id_outside_any_repository_asks_no_git(tmp_path, monkeypatch):
+    import subprocess
+
+    from praisonmem.core.sessions import workspace
+
+    monkeypatch.chdir(tmp_path)
+    assert not workspace._maybe_in_repository(str(tmp_path.resolve()))
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: pytest.fail("git was run"))
+    workspace._resolve.cache_clear()
+    assert workspace.workspace_id() == f"dir:{tmp_path.resolve()}"
+
+
+@pytest.mark.parametrize("marker", [".git", "HEAD", "GIT_DIR"])
+def test_workspace_id_asks_git_wherever_a_repository_may_be(tmp_path, monkeypatch, marker):
+    import subprocess
+
+    from praisonmem.core.sessions import workspace
+
+    inner = tmp_path / "a" / "b"
+    inner.mkdir(parents=True)
+    if marker == "GIT_DIR":
+        monkeypatch.setenv("GIT_DIR", str(tmp_path / "elsewhere.git"))
+    else:
+        (tmp_path / marker).write_text("")  # a file is enough: worktrees' .git is one, bare repos have HEAD
+    calls = []
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: calls.append(a) or subprocess.CompletedProcess(a, 128))
+    workspace._resolve.cache_clear()
+    assert workspace.workspace_id(inner) == f"dir:{inner.resolve()}"
+    assert len(calls) == 1
