@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING
 from praisonmem.core.lazy import lazy_exports
 
 _EXPORTS = {
-    "documents": ("ROLES", "is_encrypted", "messages_of", "metadata_of", "summarise", "title_of", "tool_calls_of",
-                  "validate", "with_session_id"),
+    "documents": ("ROLES", "gateway_chat", "is_encrypted", "library_form", "messages_of", "metadata_of", "summarise",
+                  "title_of", "tool_calls_of", "validate", "with_session_id"),
     "stores": ("SessionStore", "open_store"),
     "stores.jsondir": ("safe_file_stem", "session_file_name"),
     "listing": ("ListResult", "SortKey", "list_sessions"),
@@ -44,8 +44,9 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS, _ALIASES)
 
 if TYPE_CHECKING:
     from praisonmem.core.sessions.adopt import plan_adopt
-    from praisonmem.core.sessions.documents import (ROLES, is_encrypted, messages_of, metadata_of, summarise,
-                                                    title_of, tool_calls_of, validate, with_session_id)
+    from praisonmem.core.sessions.documents import (ROLES, gateway_chat, is_encrypted, library_form, messages_of,
+                                                    metadata_of, summarise, title_of, tool_calls_of, validate,
+                                                    with_session_id)
     from praisonmem.core.sessions.listing import ListResult, SortKey, list_sessions
     from praisonmem.core.sessions.merge import merge_documents
     from praisonmem.core.sessions.ops import plan_delete, plan_prune, rename, retitle

@@ -40,6 +40,7 @@ from praisonmem.core.sessions.stores import SessionStore, open_store
 from praisonmem.core.sessions.workspace import (agent_name_or_default, choose_history_id, global_from_env,
                                                 history_id, legacy_ids, workspace_id)
 
+JSON = "json"  # history files are the JSON directory's: what an Agent with the default store loads
 AdoptAction = Literal["move", "copy", "merge", "replace", "skip"]  # what is asked; "skip": global scope
 ACTIONS = {"move": Action.adopt_moved, "copy": Action.adopt_copied, "merge": Action.adopt_merged,
            "replace": Action.adopt_replaced}
@@ -115,7 +116,7 @@ def plan_adopt(paths: Paths, agent: str | None = None, *, every: bool = False,
         raise UsageError("give AGENT_NAME, or --all to adopt every legacy file")
     options = dict(workspace_dir=workspace_dir, copy=copy, merge=merge, replace=replace,
                    global_scope=global_from_env() if global_scope is None else global_scope)
-    store = open_store(paths)
+    store = open_store(paths, JSON)
     if not every:
         plan = plan_agent(paths, agent, **options)
         question = None
@@ -149,7 +150,7 @@ def plan_agent(paths: Paths, agent: str | None, *, workspace_dir: str | os.PathL
                sources: list[Any] | None = None, global_scope: bool = False) -> AdoptPlan:
     """Which legacy sessions become which workspace history session; raises when it cannot be done."""
     _one_of_merge_and_replace(merge, replace)
-    store = open_store(paths)
+    store = open_store(paths, JSON)
     paths.require_home()
     name = agent_name_or_default(agent)
     found = legacy_files(store, name) if sources is None else sources
@@ -170,7 +171,7 @@ def plan_agent(paths: Paths, agent: str | None, *, workspace_dir: str | os.PathL
                      replace=replace)
     newest_id = store.session_id(files[-1], ordered[-1][1])
     for ref, doc in ordered:
-        store.refuse_spill_clash(store.session_id(ref, doc), newest_id, target_id)
+        store.refuse_spill_clash(ref, store.session_id(ref, doc), newest_id, target_id)
     if not store.exists(target):
         return plan
     current = store.read(target)
@@ -216,7 +217,7 @@ def _details(store: SessionStore, plan: AdoptPlan, source: Any, raw_id: str) -> 
         notes.append("legacy file removed")
     if plan.target_empty:
         notes.append("replaces an empty workspace session (no messages)")
-    spilled = store.spill_note(raw_id, plan.target_id, "copied" if plan.keep_source else "move")
+    spilled = store.spill_note(source, raw_id, plan.target_id, "copied" if plan.keep_source else "move")
     return "; ".join(notes + ([spilled] if spilled else []))
 
 
@@ -258,7 +259,7 @@ def adopt_agent(store: SessionStore, plan: AdoptPlan, *, dry_run: bool = False,
         new = _target_document(plan, current, combine(docs, plan.target_id, plan.target))
         newest_id = store.session_id(plan.sources[-1], docs[-1])
         for doc, ref in zip(docs, plan.sources):
-            store.refuse_spill_clash(store.session_id(ref, doc), newest_id, plan.target_id)
+            store.refuse_spill_clash(ref, store.session_id(ref, doc), newest_id, plan.target_id)
         sources = plan.sources
         if len(sources) > 1 and not plan.keep_source:
             sources, docs = _fold_into_newest(store, tx, plan, sources, docs)
@@ -312,7 +313,7 @@ def already_holds(target_doc: dict[str, Any], legacy_doc: dict[str, Any], where:
 def legacy_sessions(paths: Paths) -> list[tuple[str, list[Any]]]:
     """Every agent with legacy name-only sessions, each with its sessions: a session counts when its
     ``agent_name`` (``agent`` for an unnamed agent, as the library names it) hashes to its name."""
-    store = open_store(paths)
+    store = open_store(paths, JSON)
     groups: dict[str, list[Any]] = {}
     for ref in store.refs():
         if not store.name(ref).startswith("history_"):

@@ -130,7 +130,7 @@ def describe(paths: Paths, agent: str | None = None, *, global_scope: bool = Fal
     if agent is not None:
         from praisonmem.core.sessions.stores import open_store
 
-        store = open_store(paths)
+        store = open_store(paths, "json")  # an Agent's history is in the JSON directory
         choice = choose_history_id(agent, lambda sid: store.exists(store.ref(sid)), workspace=wid,
                                    global_scope=is_global)
         ref = store.ref(choice.session_id)

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from praisonmem.core.errors import AmbiguousName, IOFailure, NotFound, PraisonMemError, Refused, io_failure
 from praisonmem.core.io import jsonfile, parallel
@@ -72,6 +72,7 @@ def name_of(path: Path | str) -> str:
 class JsonDirStore:
     """Sessions as ``<directory>/<safe id>.json``, spilled turns in ``spill_dir``. A ref is the file's path."""
 
+    label: ClassVar[str] = "json"
     directory: Path
     spill_dir: Path
     paths: Paths | None = None  # where the directory came from, to refuse a home that is not a directory
@@ -96,6 +97,9 @@ class JsonDirStore:
 
     def session_id(self, ref: Path | str, doc: dict[str, Any]) -> str:
         return session_id_of(doc, name_of(ref))
+
+    def store_of(self, ref: Path) -> str:
+        return self.label
 
     # -------------------------------------------------------- reading
 
@@ -127,7 +131,9 @@ class JsonDirStore:
         """``fn`` over every session file, concatenated in name order; forked workers read large directories
         (``fn`` must be picklable: a module-level function or a ``partial`` of one)."""
         self._check_home()
-        return parallel.map_chunks(partial(_scan_chunk, fn=fn), session_paths(self.directory), progress=progress)
+        files = session_paths(self.directory)
+        waiting = self._spill_counts() if files else {}
+        return parallel.map_chunks(partial(_scan_chunk, fn=fn, waiting=waiting), files, progress=progress)
 
     def find(self, name: str, *, allow_prefix: bool = False) -> Path:
         """Resolve SESSION: a path to a ``.json`` file, a raw session id, or a file stem.
@@ -161,6 +167,9 @@ class JsonDirStore:
                 raise AmbiguousName(_ambiguous_message(name, matches))
         where = self.directory if self.directory.is_dir() else f"{self.directory} (no such directory)"
         raise NotFound(f"no session '{name}' in {where}")
+
+    def copies(self, ref: Path, session_id: str) -> list[Path]:
+        return []
 
     def holds(self, ref: Path, doc: dict[str, Any]) -> bool:
         """``ref`` has exactly the bytes writing ``doc`` would give: an interrupted move got that far."""
@@ -208,7 +217,7 @@ class JsonDirStore:
                 found.append((path, record))
         return found
 
-    def spilled(self, session_id: str, present: Iterable[Any] = ()) -> list[dict[str, Any]]:
+    def spilled(self, ref: Path, session_id: str, present: Iterable[Any] = ()) -> list[dict[str, Any]]:
         """Turns salvaged to the spill dir for ``session_id`` and not yet merged: messages already
         present (same role, content, timestamp) are left out, as the library's re-ingest does."""
         seen = {message_key(m) for m in present if isinstance(m, dict)}
@@ -220,7 +229,7 @@ class JsonDirStore:
                     found.append(message)
         return found
 
-    def spill_counts(self) -> dict[str, int]:
+    def _spill_counts(self) -> dict[str, int]:
         """Waiting spilled turns per raw session id."""
         counts: dict[str, int] = {}
         for path in _spill_files(self.spill_dir):
@@ -233,7 +242,7 @@ class JsonDirStore:
                 counts[sid] = counts.get(sid, 0) + len(messages_of(record))
         return counts
 
-    def spill_note(self, old_id: str, new_id: str, verb: str = "move") -> str | None:
+    def spill_note(self, ref: Path, old_id: str, new_id: str, verb: str = "move") -> str | None:
         """What carrying ``old_id``'s spill files will do, for the change record."""
         if old_id == new_id:
             return None
@@ -241,7 +250,7 @@ class JsonDirStore:
         turns = sum(len(messages_of(record)) for _, record in records)
         return f"{turns} spilled turn(s) in {len(records)} spill file(s) {verb} with it" if records else None
 
-    def refuse_spill_clash(self, old_id: str, *new_ids: str) -> None:
+    def refuse_spill_clash(self, ref: Path, old_id: str, *new_ids: str) -> None:
         """Refuse, before anything is written, when carrying ``old_id``'s spill files would meet another file."""
         for new_id in new_ids:
             for path, moved, data in self._spill_moves(old_id, new_id):
@@ -274,6 +283,7 @@ class Transaction:
 
     def __init__(self, store: JsonDirStore) -> None:
         self.store = store
+        self.notes: list[str] = []
 
     def exists(self, ref: Path) -> bool:
         return ref.is_file()
@@ -309,16 +319,18 @@ class Transaction:
                 jsonfile.delete_locked(path)
 
 
-def _scan_chunk(paths: list[str], *, fn: Callable[[Scanned], list[R]]) -> list[R]:
+def _scan_chunk(paths: list[str], *, fn: Callable[[Scanned], list[R]], waiting: dict[str, int]) -> list[R]:
     """``fn`` over a chunk of session files (runs in a worker process for large directories)."""
     out: list[R] = []
     for path in paths:
         try:
             doc = load(path)
         except PraisonMemError as exc:
-            out += fn(Scanned(path, None, None, exc))
+            out += fn(Scanned(path, None, None, exc, ref=Path(path), store=JsonDirStore.label))
         else:
-            out += fn(Scanned(path, session_id_of(doc, name_of(path)), doc, None))
+            sid = session_id_of(doc, name_of(path))
+            out += fn(Scanned(path, sid, doc, None, ref=Path(path), store=JsonDirStore.label,
+                              spilled=waiting.get(sid, 0)))
     return out
 
 
