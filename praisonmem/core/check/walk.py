@@ -4,7 +4,8 @@ A path may be a PraisonAI home, a sessions dir, a spill dir, a learn dir, a
 FileMemory base or user dir, or a single file; it is recognised by its shape.
 Each finding has a severity (``error``, ``warning``, ``info``), the file and a
 message; the rules themselves live in :mod:`praisonmem.core.check.rules`.
-Nothing is written: files are read once, as a plain reader, except that a
+``sessions.db`` is read read-only (never through the library's opener, which repairs
+and imports). Nothing is written: files are read once, as a plain reader, except that a
 FileMemory file is read under ``flock(LOCK_SH)`` on it (as the library's readers
 do) and re-read when it does not parse, so an older release rewriting it in
 place is not reported as corrupt.
@@ -120,6 +121,8 @@ class Checker:
             name = entry.name
             if name.endswith(".json") and entry.is_file():
                 self.session_file(entry)
+            elif name == sessions.TRANSCRIPT_DB and entry.is_file():
+                self.transcript_db(entry)
             elif name.endswith(".json.lock"):
                 if not (root / name[: -len(".lock")]).exists():
                     self.add("info", entry, "lock file without a session (left after a delete; harmless, and "
@@ -138,6 +141,66 @@ class Checker:
             self.add("error", path, f"top-level JSON value is {jsonfile.json_kind(doc)}, not an object", "parse")
             return
         rules.session(doc, path.name[: -len(".json")], self.reporter(path))
+
+    def transcript_db(self, path: Path) -> None:
+        """``sessions.db``: read-only, like every read (never the library's opener, which repairs)."""
+        if str(path) in self._seen:
+            return
+        self._seen.add(str(path))
+        self.report.files_checked += 1
+        if self.progress:
+            self.progress(self.report.files_checked)
+        try:
+            found = sessions.inspect_db(path)
+        except PraisonMemError as exc:
+            self.add("error", path, f"{getattr(exc, 'reason', exc.message)}: the library's opener moves it aside and "
+                                    "starts an empty database, then imports every JSON file beside it again",
+                     "sessions_db.unreadable")
+            return
+        if found.quick_check != "ok":
+            self.add("error", path, f"quick_check found damage ({found.quick_check}): the library's opener copies it "
+                                    "aside and rebuilds or replaces it the next time it opens it; back it up first",
+                     "sessions_db.integrity")
+        beside = sessions.json_files_beside(path.parent)
+        if not found.rows and beside:
+            self.add("info", path, f"no sessions yet: the gateway imports the {len(beside)} JSON file(s) beside it on "
+                                   "its next start", "sessions_db.import_pending")
+        for sid, raw, columns in found.rows:
+            self.transcript_row(path, sid, raw, columns)
+        if found.rows and path.parent.name == "sessions":
+            self.missing_from_db(path)
+
+    def transcript_row(self, db: Path, sid: str, raw: bytes, columns: tuple) -> None:
+        where = f"{db}:{sid}"
+        try:
+            doc = jsonfile.parse(raw, where)
+        except PraisonMemError as exc:
+            doc = exc
+        if not isinstance(doc, dict):
+            reason = getattr(doc, "reason", None) or f"top-level JSON value is {jsonfile.json_kind(doc)}, not an object"
+            self.add("error", where, f"{reason}: the library loads it as a new, empty session and overwrites it on "
+                                     "its next write", "parse")
+            return
+        named = doc.get("session_id")
+        rules.session(doc, sessions.safe_file_stem(named) if isinstance(named, str) else sid, self.reporter(where))
+        if isinstance(named, str) and named != sid:
+            self.add("warning", where, f"its document names session '{named}': the library finds it by the row's key "
+                                       f"'{sid}' and writes '{named}' back into it", "sessions_db.key")
+        wanted = tuple(doc.get(k) for k in ("agent_name", "gateway_session_id", "agent_id", "updated_at"))
+        if columns != wanted:
+            self.add("warning", where, "its columns (agent_name, gateway_session_id, agent_id, updated_at) disagree "
+                                       "with its document: the gateway's lookups by agent and gateway session use "
+                                       "the columns", "sessions_db.columns")
+
+    def missing_from_db(self, db: Path) -> None:
+        from praisonmem.core.paths import resolve
+
+        found = sessions.db_import_candidates(resolve(db.parent.parent, env={}))
+        if found and found[0]:
+            ids = ", ".join(c.session_id for c in found[0][:5]) + (" …" if len(found[0]) > 5 else "")
+            self.add("info", db, f"{len(found[0])} JSON session(s) the gateway does not see ({ids}): sessions.db holds "
+                                 "sessions, so its one-time import of the JSON files will not run again; import them "
+                                 "with 'praisonmem migrate'", "sessions_db.missing_json")
 
     def spill_dir(self, root: Path) -> None:
         for entry in _entries(root):
@@ -281,6 +344,8 @@ def _entries(directory: Path) -> list[Path]:
 def classify(path: Path) -> str:
     """The kind of PraisonAI path this is, by its shape; a usage error when it is none."""
     if path.is_file():
+        if path.name == sessions.TRANSCRIPT_DB:
+            return "transcript_db"
         if path.parent.name == "sessions":
             return "session_file"
         if path.parent.name == "episodic" or path.name in memory.MEMORY_FILES:

@@ -4,12 +4,14 @@ One function per command, each in the module named after what it does:
 
 * :mod:`.listing` ``list_sessions``; :mod:`.view` ``show``; :mod:`.search` ``search_sessions``;
 * :mod:`.ops` ``rename``, ``retitle``, ``plan_delete``, ``plan_prune``; :mod:`.adopt` ``plan_adopt``;
-* :mod:`.transfer` ``export``, ``plan_import``; :mod:`.workspace` ``describe_workspace`` and the
-  workspace and history ids, exactly as praisonaiagents computes them.
+* :mod:`.transfer` ``export``, ``plan_import``; :mod:`.dbimport` ``plan_db_import`` (for ``migrate``);
+  :mod:`.workspace` ``describe_workspace`` and the workspace and history ids, exactly as praisonaiagents
+  computes them.
 
 Under them: :mod:`.documents` (pure functions over one session document), :mod:`.merge`
 (uniting two histories), and :mod:`.stores` (where sessions are kept: the one interface
-everything above talks to, and the JSON-directory store behind it).
+everything above talks to, the home that holds every store, and the stores: the JSON directory
+and ``sessions.db``).
 
 Names are loaded on first use (:mod:`praisonmem.core.lazy`), so ``import
 praisonmem.core.sessions`` costs nothing until a command needs one; a submodule is not
@@ -27,6 +29,9 @@ _EXPORTS = {
                   "title_of", "tool_calls_of", "validate", "with_session_id"),
     "stores": ("SessionStore", "open_store"),
     "stores.jsondir": ("safe_file_stem", "session_file_name"),
+    "stores.home": ("TRANSCRIPT_DB",),
+    "stores.sqlite_transcript": ("inspect_db", "json_files_beside"),
+    "dbimport": ("db_import_candidates", "plan_db_import"),
     "listing": ("ListResult", "SortKey", "list_sessions"),
     "view": ("SessionView", "Turn", "show"),
     "search": ("SearchResult",),
@@ -53,7 +58,10 @@ if TYPE_CHECKING:
     from praisonmem.core.sessions.search import SearchResult
     from praisonmem.core.sessions.search import search as search_sessions
     from praisonmem.core.sessions.stores import SessionStore, open_store
+    from praisonmem.core.sessions.dbimport import db_import_candidates, plan_db_import
     from praisonmem.core.sessions.stores.jsondir import safe_file_stem, session_file_name
+    from praisonmem.core.sessions.stores.home import TRANSCRIPT_DB
+    from praisonmem.core.sessions.stores.sqlite_transcript import inspect_db, json_files_beside
     from praisonmem.core.sessions.transfer import ExportFormat, OnConflict, export, plan_import
     from praisonmem.core.sessions.view import SessionView, Turn, show
     from praisonmem.core.sessions.workspace import (Scope, choose_history_id, global_from_env, history_id,

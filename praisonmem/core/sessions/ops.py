@@ -226,6 +226,7 @@ def plan_delete(paths: Paths, names: list[str], *, force: bool = False,
         _, doc = _describe(store, ref)
         if doc is not None:
             refuse_if_live(store, ref, doc, "delete it", force)
+    store.refuse(deleting=targets)
     names_shown = ", ".join(shown(store, r) for r in targets[:5]) + (" …" if len(targets) > 5 else "")
     return Plan(f"Delete {len(targets)} session file(s) ({names_shown})?",
                 lambda dry_run, progress: delete(store, targets, dry_run=dry_run, timeout=timeout,
@@ -298,6 +299,10 @@ def plan_prune(paths: Paths, older_than: str | timedelta, *, keep: int = 0, agen
         notes.append(f"nothing older than {older_than} to prune")
     home = open_store(paths, store)
     targets = [ref for _, ref in old]
+    try:
+        home.refuse(deleting=targets)
+    except Refused as exc:
+        raise Refused(f"{exc.message} (--keep 1 keeps the newest)") from exc
     return Plan(f"Delete {len(targets)} session(s) not updated in {older_than}?" if targets else None,
                 lambda dry_run, progress: delete(home, targets, dry_run=dry_run, timeout=timeout,
                                                  recheck=still_older_than(cutoff), progress=progress),

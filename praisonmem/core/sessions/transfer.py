@@ -241,6 +241,7 @@ def plan_documents(store: SessionStore, docs: list[dict[str, Any]], on_conflict:
                            "use --on-conflict skip or --on-conflict replace")
     if on_conflict is OnConflict.skip:
         items = [(d, t, Action.skipped if a is Action.replaced else a) for d, t, a in items]
+    store.refuse(creating=[t for _, t, a in items if a is Action.imported])
     return ImportPlan(items)
 
 

@@ -128,6 +128,11 @@ class SessionStore(Protocol):
     def refuse_spill_clash(self, ref: Ref, old_id: str, *new_ids: str) -> None: ...
 
     # writing
+    def refuse(self, *, deleting: Sequence[Ref] = (), creating: Sequence[Ref] = ()) -> None:
+        """Refuse, before anything is written, deleting these sessions or creating these when the store cannot
+        take it (``sessions.db``: emptying its table, or a first row, while JSON files lie beside it). Its
+        transaction refuses the same under the lock."""
+
     def transaction(self, refs: Sequence[Ref], timeout: float = ...) -> AbstractContextManager[Transaction]: ...
 
 

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 R = TypeVar("R")
 
 
-DB_NAME = "sessions.db"  # SqliteTranscriptStore's file in the sessions dir
+DB_NAME = TRANSCRIPT_DB = "sessions.db"  # SqliteTranscriptStore's file in the sessions dir
 
 
 def member_stores(paths: Paths) -> list[SessionStore]:
@@ -187,6 +187,11 @@ class Home:
         self._store(ref).refuse_spill_clash(ref.ref, old_id, *new_ids)
 
     # -------------------------------------------------------- writing
+
+    def refuse(self, *, deleting: Sequence[Located] = (), creating: Sequence[Located] = ()) -> None:
+        for label, store in self.stores.items():
+            store.refuse(deleting=[r.ref for r in deleting if r.store == label],
+                         creating=[r.ref for r in creating if r.store == label])
 
     @contextmanager
     def transaction(self, refs: Sequence[Located], timeout: float = jsonfile.LOCK_TIMEOUT

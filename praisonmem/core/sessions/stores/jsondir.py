@@ -270,6 +270,9 @@ class JsonDirStore:
 
     # -------------------------------------------------------- writing
 
+    def refuse(self, *, deleting: Sequence[Path] = (), creating: Sequence[Path] = ()) -> None:
+        """Nothing to refuse: any file can be deleted or created."""
+
     @contextmanager
     def transaction(self, refs: Sequence[Path], timeout: float = jsonfile.LOCK_TIMEOUT) -> Iterator[Transaction]:
         """Hold the sidecar locks of ``refs`` (in sorted order, so two praisonmem processes never wait on each

@@ -41,10 +41,10 @@ from praisonmem.core.io import jsonfile
 from praisonmem.core.io.sqlite import connect_existing, connect_ro, translate
 from praisonmem.core.sessions.documents import validate
 from praisonmem.core.sessions.stores import NoSpill, Scanned
+from praisonmem.core.sessions.stores.home import DB_NAME
 
 R = TypeVar("R")
-DB_NAME = "sessions.db"
-LABEL = "sessions.db"
+LABEL = DB_NAME
 TABLE = "sessions"
 COLUMNS = ("session_id", "data", "agent_name", "gateway_session_id", "agent_id", "updated_at")
 # VACUUM holds the write lock while it rewrites the file (measured: 115 MB in 0.35 s here); above this a
@@ -186,6 +186,18 @@ class TranscriptDbStore(NoSpill):
 
     # -------------------------------------------------------- writing
 
+    def refuse(self, *, deleting: Sequence[Row] = (), creating: Sequence[Row] = ()) -> None:
+        """The library's one-time import must neither run again nor be stopped (see the module docstring)."""
+        beside = json_files_beside(self.db.parent)
+        if not beside or not (deleting or creating):
+            return
+        rows = self._snapshot()
+        gone = {r.session_id for r in deleting}
+        if deleting and rows and not set(rows) - gone:
+            raise Refused(emptying(self.db, sorted(gone & set(rows)), beside))
+        if creating and not rows:
+            raise Refused(first_row(self.db, beside))
+
     @contextmanager
     def transaction(self, refs: Sequence[Row], timeout: float = jsonfile.LOCK_TIMEOUT) -> Iterator[Transaction]:
         """One ``BEGIN IMMEDIATE`` around the changes (committed when the block ends, rolled back on an error);
@@ -242,9 +254,7 @@ class Transaction:
         if cursor.rowcount == 0:
             beside = json_files_beside(self.store.db.parent)
             if beside and self.conn.execute(f"SELECT count(*) FROM {TABLE}").fetchone()[0] == 0:
-                raise Refused(f"{self.store.db} is empty and {len(beside)} JSON session file(s) lie beside it: the "
-                              "gateway imports them on its next start, and a row written now would stop that "
-                              f"import for good; nothing written to {self.store.db.name}")
+                raise Refused(first_row(self.store.db, beside))
             try:
                 self.conn.execute(f"INSERT INTO {TABLE} ({', '.join(COLUMNS)}) VALUES (?, ?, ?, ?, ?, ?)",
                                   (ref.session_id, *values))
@@ -257,9 +267,7 @@ class Transaction:
         left = self.conn.execute(f"SELECT count(*) FROM {TABLE} WHERE session_id != ?", (ref.session_id,)).fetchone()[0]
         beside = json_files_beside(self.store.db.parent)
         if left == 0 and beside:
-            raise Refused(f"{where(ref)} is the last session in {self.store.db.name}: with it gone the gateway would "
-                          f"import all {len(beside)} JSON session file(s) beside it again on its next start "
-                          "(its one-time import runs whenever the table is empty); nothing deleted")
+            raise Refused(emptying(self.store.db, [ref.session_id], beside))
         cursor = self.conn.execute(f"DELETE FROM {TABLE} WHERE session_id = ?", (ref.session_id,))
         if cursor.rowcount == 0:
             raise NotFound(f"{where(ref)}: no such session")
@@ -267,6 +275,18 @@ class Transaction:
 
     def carry_spill(self, old_id: str, new_id: str, *, keep: bool = False) -> None:
         """Nothing: the transcript store has no spill dir."""
+
+
+def emptying(db: Path, last: list[str], beside: list[str]) -> str:
+    what = f"'{last[0]}' is the last session" if len(last) == 1 else f"{len(last)} sessions are all the sessions"
+    return (f"{db}: {what} in {db.name}: with {'it' if len(last) == 1 else 'them'} gone the gateway would import "
+            f"all {len(beside)} JSON session file(s) beside it again on its next start (its one-time import runs "
+            "whenever the table is empty); nothing deleted")
+
+
+def first_row(db: Path, beside: list[str]) -> str:
+    return (f"{db} is empty and {len(beside)} JSON session file(s) lie beside it: the gateway imports them on its "
+            f"next start, and a row written now would stop that import for good; nothing written to {db.name}")
 
 
 def where(ref: Row) -> str:
@@ -302,6 +322,33 @@ def read_rows(db: Path) -> dict[str, bytes]:
         conn.close()
 
 
+@dataclass(frozen=True)
+class Inspection:
+    """What ``check`` reads of a ``sessions.db``: every row as stored, and SQLite's ``quick_check``."""
+
+    rows: list[tuple[str, bytes, tuple[Any, Any, Any, Any]]]  # id, data, (agent_name, gateway id, agent_id, updated)
+    quick_check: str  # "ok", or what SQLite found first
+
+
+def inspect_db(db: Path) -> Inspection:
+    """Read ``db`` as ``check`` needs it (read-only, like every read here); CorruptFile when it is not a
+    transcript store at all."""
+    conn = connect_ro(db)
+    try:
+        require_table(conn, db)
+        verdict = conn.execute("PRAGMA quick_check(1)").fetchone()[0]
+        rows = [((sid or b"").decode("utf-8", "surrogateescape"), data or b"", tuple(rest)) for sid, data, *rest
+                in conn.execute(f"SELECT CAST(session_id AS BLOB), CAST(data AS BLOB), agent_name, "
+                                f"gateway_session_id, agent_id, updated_at FROM {TABLE} ORDER BY session_id")]
+        return Inspection(rows, str(verdict))
+    except Refused as exc:
+        raise CorruptFile(str(db), exc.message.split(": ", 1)[-1]) from exc
+    except sqlite3.Error as exc:
+        raise translate(exc, db, 5.0) from exc
+    finally:
+        conn.close()
+
+
 def scrub(conn: sqlite3.Connection, db: Path) -> list[str]:
     """After a committed delete: rewrite free pages and empty ``-wal``; what could not be done, as notes."""
     notes = []
@@ -314,6 +361,7 @@ def scrub(conn: sqlite3.Connection, db: Path) -> list[str]:
                      "waiting for it: free pages may still hold text the library wrote without secure delete")
     busy, frames, copied = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
     if busy or frames != copied:
-        notes.append(f"another process was reading {db.name}, so {db.name}-wal still holds older copies of the "
-                     "session until the next checkpoint (the library checkpoints as it writes and when it exits)")
+        notes.append(f"another process was reading {db.name}, so {db.name} and its -wal keep older copies of the "
+                     "session's text until the next checkpoint (the library checkpoints as it writes and when it "
+                     "exits)")
     return notes
