@@ -116,7 +116,7 @@ def _rename(store: SessionStore, name: str, new_id: str, *, force: bool, dry_run
         notes.insert(0, f"finishes an interrupted rename: {file_name(dst)} already holds exactly this session")
     change = session_change(Action.renamed, old_id, src, dry_run=dry_run, new_session_id=new_id, target=dst,
                             detail="; ".join(n for n in notes if n) or None, target_name=f"'{old_id}' → '{new_id}'",
-                            where=f"{file_name(src)} → {file_name(dst)}")
+                            where=file_name(src) if str(src) == str(dst) else f"{file_name(src)} → {file_name(dst)}")
     if dry_run:
         return Outcome([change])
     with store.transaction([src, dst], timeout) as tx:

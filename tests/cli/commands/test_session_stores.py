@@ -285,6 +285,18 @@ def test_deleting_a_database_session_leaves_its_text_in_no_file(cli, gateway_hom
     assert {r[0] for r in conn.execute("SELECT session_id FROM sessions")} == DB_IDS - {sid}
 
 
+def test_a_delete_beside_an_idle_library_connection_still_leaves_no_text(cli, gateway_home):
+    from tests.sqlitestate import live_wal
+
+    with live_wal(gateway_home.db, "UPDATE sessions SET updated_at = updated_at WHERE session_id = ?", "tui0001a"):
+        result = cli("--home", gateway_home.home, "session", "delete", "gw-1", "--yes", "--json")
+        assert result.exit_code == 0, result.stderr
+        assert result.json()[0]["detail"] is None  # the checkpoint went through
+        # the gateway's connection is still open: -wal and -shm stay, emptied of the session
+        assert Path(f"{gateway_home.db}-wal").exists()
+        assert files_holding(gateway_home.home, "PLANTED-TOKEN-DBONLY") == []
+
+
 def test_deleting_the_stale_copy_in_the_database_keeps_the_json_one(cli, gateway_home):
     result = cli("--home", gateway_home.home, "session", "delete", "gw-legacy", "--store", "sessions.db", "--yes")
     assert result.exit_code == 0, result.stderr
@@ -296,18 +308,17 @@ def test_deleting_the_stale_copy_in_the_database_keeps_the_json_one(cli, gateway
 def test_old_versions_left_in_free_pages_by_a_writer_without_secure_delete_are_gone_too(cli, gateway_home):
     conn = sqlite3.connect(gateway_home.db, isolation_level=None)
     conn.execute("PRAGMA secure_delete=OFF")  # as SQLite builds without SQLITE_SECURE_DELETE write
-    for i in range(5):
-        doc = json.loads(conn.execute("SELECT data FROM sessions WHERE session_id = 'gw-legacy'").fetchone()[0])
-        doc["messages"].append({"role": "user", "content": f"OLD-VERSION-{i} " + "x" * 3000, "timestamp": 1.0,
-                                "metadata": {}})
+    doc = json.loads(conn.execute("SELECT data FROM sessions WHERE session_id = 'gw-legacy'").fetchone()[0])
+    for content in ("OLD-VERSION " + "x" * 20000, "short now"):  # a long turn, then edited down (a REPLACE)
+        doc["messages"][-1]["content"] = content
         conn.execute("INSERT OR REPLACE INTO sessions (session_id, data) VALUES ('gw-legacy', ?)",
                      (json.dumps(doc, ensure_ascii=False),))
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
-    assert b"OLD-VERSION-0" in gateway_home.db.read_bytes()
+    assert b"OLD-VERSION" in gateway_home.db.read_bytes()  # in free pages: the row holds "short now"
     result = cli("--home", gateway_home.home, "session", "delete", "gw-legacy", "--store", "sessions.db", "--yes")
     assert result.exit_code == 0, result.stderr
-    assert files_holding(gateway_home.home, "OLD-VERSION-") == []
+    assert files_holding(gateway_home.home, "OLD-VERSION") == []
 
 
 def test_a_reader_that_stops_the_checkpoint_is_reported(cli, gateway_home):
@@ -500,3 +511,18 @@ def test_plan_db_import_has_nothing_to_do_without_a_populated_database(gateway_h
     gateway_home.db.unlink()
     assert plan_db_import(paths) is None
     assert plan_db_import(resolve(tmp_path / "nothing", env={})) is None
+
+
+def test_a_database_too_large_to_vacuum_safely_is_not_vacuumed_and_the_change_says_so(cli, gateway_home,
+                                                                                        monkeypatch):
+    from praisonmem.core.sessions.stores import sqlite_transcript
+
+    monkeypatch.setattr(sqlite_transcript, "VACUUM_LIMIT", 4096)
+    before = gateway_home.db.stat().st_size
+    result = cli("--home", gateway_home.home, "session", "delete", "gw-1", "--yes", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert result.json()[0]["detail"] == ("sessions.db is 0 MiB, too large to vacuum while an agent may be waiting "
+                                          "for it: free pages may still hold text the library wrote without secure "
+                                          "delete")
+    assert gateway_home.db.stat().st_size == before  # not rewritten
+    assert files_holding(gateway_home.home, "PLANTED-TOKEN-DBONLY") == []  # secure_delete zeroed the row itself
