@@ -13,8 +13,9 @@ committed frames still in ``-wal``. :func:`connect_ro` therefore looks first:
 Then: no connection and no frames → ``immutable=1``; no connection but frames (a writer that
 died) → a private copy of the database and its ``-wal`` in a 0700 temp dir, read there and
 removed on close; a live connection → ``mode=ro``, which creates nothing and only updates the
-read marks inside ``-shm`` (unavoidable while another process has it open). A rollback-journal
-database is opened ``mode=ro``. Nothing here ever runs a checkpoint, recovery, a schema change
+read marks inside ``-shm`` (unavoidable while another process has it open; should that process
+close in the microseconds between the look and the open, this reader rebuilds ``-shm`` as the
+library's own readers would). A rollback-journal database is opened ``mode=ro``. Nothing here ever runs a checkpoint, recovery, a schema change
 or ``PRAGMA journal_mode``.
 """
 

@@ -8,8 +8,9 @@ Export formats:
   ``exported_at`` keys, which the library ignores.
 * ``jsonl``: one message a line, each with its ``session_id`` (archived first,
   marked), for grep, jq and spreadsheets. Not importable: it drops session fields.
-* ``markdown``: a readable transcript; control characters in it are shown escaped,
-  as in every human view (core/io/safetext.py).
+* ``markdown``: a readable transcript (a gateway session's chat, kept inside its snapshots,
+  after them); control characters in it are shown escaped, as in every human view
+  (core/io/safetext.py).
 
 Import reads the json format, the library's own portable payloads, and bare
 session documents (a session file copied from another machine). Everything is
@@ -32,7 +33,8 @@ from praisonmem.core.io.safetext import json_safe, printable
 from praisonmem.core.io.timeutil import epoch_of, now_iso
 from praisonmem.core.paths import Paths
 from praisonmem.core.result import Action, Outcome, Plan
-from praisonmem.core.sessions.documents import ROLES, is_encrypted, messages_of, summarise, tool_calls_of, validate
+from praisonmem.core.sessions.documents import (ROLES, gateway_chat, is_encrypted, messages_of, summarise,
+                                                tool_calls_of, validate)
 from praisonmem.core.sessions.ops import file_name, resolve_all, session_change, shown
 from praisonmem.core.sessions.stores import SessionStore, open_store
 
@@ -145,6 +147,17 @@ def export_markdown(docs: Documents) -> str:
                 if message.get("tool_call_id"):
                     out.append(f"\n*(result of tool call `{printable(str(message['tool_call_id']))}`)*")
                 out.append("")
+        for index, message in enumerate(gateway_chat(doc) or []):  # the chat a gateway keeps in its snapshots
+            stamp = when(message.get("timestamp"))
+            sender = printable(str(message.get("sender_id")))
+            out.append(f"### gateway #g{index} {message['role']} ({sender})" + (f" · {stamp}" if stamp else ""))
+            out.append("")
+            content = message.get("content")
+            if is_encrypted(content):
+                out.append("*(encrypted)*")
+            elif content:
+                out.append(printable(content if isinstance(content, str) else jsonfile.dumps(content), multiline=True))
+            out.append("")
         out.append("")
     return "\n".join(out).rstrip("\n") + "\n"
 

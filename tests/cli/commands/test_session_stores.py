@@ -196,6 +196,13 @@ def test_export_of_a_database_session_is_its_stored_document(cli, gateway_home, 
     assert sorted(d["session_id"] for d in only_db["sessions"]) == sorted(DB_IDS)
 
 
+def test_a_markdown_export_of_a_gateway_session_holds_its_chat(cli, gateway_home):
+    text = cli("--home", gateway_home.home, "session", "export", "gw-1", "--format", "markdown").stdout
+    assert "### #1 system · 2026-11-29 09:00:00 UTC\n\nSession closed\n" in text
+    assert "### gateway #g0 user (web-1) · 2026-11-29 09:00:00 UTC\n\nWhere is refund 2002? PLANTED-TOKEN-DBONLY\n" in text
+    assert "### gateway #g1 assistant (support)" in text
+
+
 def test_import_into_the_database_writes_the_librarys_row(cli, gateway_home, tmp_path):
     doc = {"session_id": "imported-1", "messages": [{"role": "user", "content": "é ✓ imported", "timestamp": 1.5,
                                                      "metadata": {}}],

@@ -21,7 +21,8 @@ and :attr:`Scanned.ref` give and what the other methods take. Reading takes no l
 nothing. Every write happens inside :meth:`SessionStore.transaction`, which holds the store's own lock
 (the JSON files' flocks; the database's ``BEGIN IMMEDIATE``) over every session it names; its
 :class:`Transaction` re-reads under it. Spilled turns (saved aside by the library after a failed write)
-exist only in the JSON directory; the other stores have none (:class:`NoSpill`).
+exist only in the JSON directory; the other stores have none. A new store subclasses :class:`PlainStore`
+(the methods such a store does not need) and writes the naming, reading and writing methods.
 """
 
 from __future__ import annotations
@@ -136,8 +137,13 @@ class SessionStore(Protocol):
     def transaction(self, refs: Sequence[Ref], timeout: float = ...) -> AbstractContextManager[Transaction]: ...
 
 
-class NoSpill:
-    """The spill methods of a store that has no spill dir (and the copies of a store that is not a home)."""
+class PlainStore:
+    """What a store that is not a home and has no spill dir does: a subclass writes the rest of the interface."""
+
+    label: str
+
+    def store_of(self, ref: Ref) -> str:
+        return self.label
 
     def copies(self, ref: Ref, session_id: str) -> list[Ref]:
         return []
@@ -149,6 +155,9 @@ class NoSpill:
         return None
 
     def refuse_spill_clash(self, ref: Ref, old_id: str, *new_ids: str) -> None:
+        return None
+
+    def refuse(self, *, deleting: Sequence[Ref] = (), creating: Sequence[Ref] = ()) -> None:
         return None
 
 

@@ -40,7 +40,7 @@ from praisonmem.core.errors import (CorruptFile, NotFound, PraisonMemError, Refu
 from praisonmem.core.io import jsonfile
 from praisonmem.core.io.sqlite import connect_existing, connect_ro, translate
 from praisonmem.core.sessions.documents import validate
-from praisonmem.core.sessions.stores import NoSpill, Scanned
+from praisonmem.core.sessions.stores import PlainStore, Scanned
 from praisonmem.core.sessions.stores.home import DB_NAME
 
 R = TypeVar("R")
@@ -85,7 +85,7 @@ def json_files_beside(directory: Path) -> list[str]:
         return []
 
 
-class TranscriptDbStore(NoSpill):
+class TranscriptDbStore(PlainStore):
     """The rows of one ``sessions.db``; see the module docstring."""
 
     label = LABEL
@@ -116,9 +116,6 @@ class TranscriptDbStore(NoSpill):
 
     def session_id(self, ref: Row, doc: dict[str, Any]) -> str:
         return ref.session_id  # the key the library looks it up by
-
-    def store_of(self, ref: Row) -> str:
-        return self.label
 
     def refs(self) -> list[Row]:
         return [Row(self.db, sid) for sid in sorted(self._snapshot())]
