@@ -97,8 +97,8 @@ def summarise(doc: dict[str, Any], *, session_id: str, file: str) -> dict[str, A
     """One ``session list`` row: the library's ``list_sessions`` fields plus counts.
 
     A gateway document's ``message_count`` counts the chat its snapshots hold (:func:`gateway_chat`),
-    not the snapshots, and its ``agent_id`` falls back to the snapshots' agent. ``scope``,
-    ``spilled_count`` and the store fields are filled in by the listing.
+    not the snapshots, and its ``agent_id`` falls back to the snapshots' agent. ``scope`` and
+    ``spilled_count`` are filled in by the listing, which adds the store fields.
     """
     meta = metadata_of(doc)
     chat = gateway_chat(doc)
@@ -123,10 +123,6 @@ def summarise(doc: dict[str, Any], *, session_id: str, file: str) -> dict[str, A
         "spilled_count": 0,
         "unreadable": False,
         "error": None,
-        "store": None,
-        "paired_with": [],
-        "pair": None,
-        "stale": False,
     }
 
 
@@ -135,8 +131,7 @@ def unreadable_row(file: str, error: PraisonMemError, session_id: str | None = N
     it without the document) and why."""
     row: dict[str, Any] = dict.fromkeys(LIST_FIELDS)
     reason = error.reason if isinstance(error, CorruptFile) else error.message
-    row.update(session_id=session_id, file=file, spilled_count=0, unreadable=True, error=reason, paired_with=[],
-               stale=False)
+    row.update(session_id=session_id, file=file, spilled_count=0, unreadable=True, error=reason)
     return row
 
 
@@ -150,11 +145,13 @@ def gateway_snapshots(doc: dict[str, Any]) -> list[dict[str, Any]]:
     "Session closed", ...) whose ``metadata.session_data`` is its whole session, chat included.
     """
     found = []
-    for message in messages_of(doc, "archived_messages") + messages_of(doc):
-        if isinstance(message, dict) and message.get("role") == "system":
-            data = message.get("metadata").get("session_data") if isinstance(message.get("metadata"), dict) else None
-            if isinstance(data, dict) and isinstance(data.get("messages"), list):
-                found.append(data)
+    for key in ("archived_messages", "messages"):  # a tight loop: session list runs it over every session
+        for message in messages_of(doc, key):
+            if type(message) is dict and message.get("role") == "system":
+                meta = message.get("metadata")
+                data = meta.get("session_data") if type(meta) is dict else None
+                if type(data) is dict and type(data.get("messages")) is list:
+                    found.append(data)
     return found
 
 

@@ -46,10 +46,7 @@ class ListResult:
     refs: list[Any] | None = None  # each row's ref, in the rows' order (to act on what was listed)
 
 
-@dataclass(frozen=True)
-class Summary:
-    row: dict[str, Any]
-    ref: Any
+Summary = tuple[dict[str, Any], Any]  # a row and its ref (a plain tuple: it comes back from worker processes)
 
 
 def summary_rows(item: Scanned) -> list[Summary]:
@@ -58,10 +55,10 @@ def summary_rows(item: Scanned) -> list[Summary]:
         assert item.error is not None
         row = unreadable_row(item.where, item.error, item.session_id)
         row["store"] = item.store
-        return [Summary(row, item.ref)]
+        return [(row, item.ref)]
     row = summarise(item.doc, session_id=item.session_id, file=item.where)
     row["store"], row["spilled_count"] = item.store, item.spilled
-    return [Summary(row, item.ref)]
+    return [(row, item.ref)]
 
 
 def normalised(store: SessionStore, ref: Any) -> str | None:
@@ -114,11 +111,13 @@ def list_sessions(
     home = open_store(paths, store)
     scope_fn = _scope_function(workspace)
     summaries = home.scan(summary_rows, progress=progress)
+    for row, _ in summaries:  # added here, not in the workers: less to send back
+        row.update(paired_with=[], pair=None, stale=False)
     mark_pairs(home, summaries)
     good: list[Summary] = []
     bad: list[Summary] = []
     for item in summaries:
-        row = item.row
+        row = item[0]
         if row["unreadable"]:
             bad.append(item)
             continue
@@ -132,26 +131,26 @@ def list_sessions(
         good = good[:limit]
     missing = home.absent()
     if agent is not None or user is not None or wanted is not None:
-        return ListResult([s.row for s in good], total, hidden_unreadable=len(bad), unreadable=len(bad),
-                          missing=missing, refs=[s.ref for s in good])
+        return ListResult([row for row, _ in good], total, hidden_unreadable=len(bad), unreadable=len(bad),
+                          missing=missing, refs=[ref for _, ref in good])
     shown = bad + good
-    return ListResult([s.row for s in shown], total, unreadable=len(bad), missing=missing,
-                      refs=[s.ref for s in shown])
+    return ListResult([row for row, _ in shown], total, unreadable=len(bad), missing=missing,
+                      refs=[ref for _, ref in shown])
 
 
 def mark_pairs(home: SessionStore, summaries: list[Summary]) -> None:
     """Mark every copy of a session id that more than one store holds (see the module docstring); only
     those copies are read again, to compare them."""
     by_id: dict[str, list[Summary]] = {}
-    for item in summaries:
-        if not item.row["unreadable"] and isinstance(item.row["session_id"], str):
-            by_id.setdefault(item.row["session_id"], []).append(item)
+    for row, ref in summaries:
+        if not row["unreadable"] and isinstance(row["session_id"], str):
+            by_id.setdefault(row["session_id"], []).append((row, ref))
     for copies in by_id.values():
-        if len({c.row["store"] for c in copies}) < 2:
+        if len({row["store"] for row, _ in copies}) < 2:
             continue
-        marks = compare_copies(home, [(c.row["store"], c.row["updated_at"], c.ref) for c in copies])
-        for item, mark in zip(copies, marks):
-            item.row.update(mark)
+        marks = compare_copies(home, [(row["store"], row["updated_at"], ref) for row, ref in copies])
+        for (row, _), mark in zip(copies, marks):
+            row.update(mark)
 
 
 def compare_copies(home: SessionStore, copies: list[tuple[str, Any, Any]]) -> list[dict[str, Any]]:
@@ -200,10 +199,10 @@ def _text(value: Any) -> str:
 
 def _sort(items: list[Summary], sort: SortKey) -> None:
     if sort is SortKey.updated:
-        items.sort(key=lambda s: _text(s.row["updated_at"]), reverse=True)
+        items.sort(key=lambda s: _text(s[0]["updated_at"]), reverse=True)
     elif sort is SortKey.created:
-        items.sort(key=lambda s: _text(s.row["created_at"]), reverse=True)
+        items.sort(key=lambda s: _text(s[0]["created_at"]), reverse=True)
     elif sort is SortKey.messages:
-        items.sort(key=lambda s: s.row["message_count"], reverse=True)
+        items.sort(key=lambda s: s[0]["message_count"], reverse=True)
     else:
-        items.sort(key=lambda s: s.row["session_id"])
+        items.sort(key=lambda s: s[0]["session_id"])

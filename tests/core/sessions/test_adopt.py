@@ -36,7 +36,7 @@ def file_of(ref) -> Path:
 
 def test_plan_adopt_finds_the_legacy_file_of_either_era(paths, tmp_path):
     plan = session_adopt.plan_agent(paths, "Legacy Bot", workspace_dir=tmp_path)
-    assert plan.sources == [Located("json", sessions_dir(paths) / "history_8fe938c0.json")]
+    assert plan.sources == [Located("json", str(sessions_dir(paths) / "history_8fe938c0.json"))]
     assert plan.target_id == history_id("dir:" + os.path.realpath(tmp_path), "Legacy Bot")
     assert file_of(session_adopt.plan_agent(paths, "Old Bot", workspace_dir=tmp_path).source).name == "history_ccc5e5d4.json"
 
@@ -126,7 +126,7 @@ def test_legacy_sessions_groups_files_whose_agent_name_matches_their_id(paths):
 def test_legacy_sessions_counts_an_unnamed_agents_file_as_agent(paths):
     unnamed = sessions_dir(paths) / "history_d4f0bc5a.json"  # sha256("agent")[:8]
     unnamed.write_text(json.dumps({"session_id": unnamed.stem, "agent_name": None, "messages": []}))
-    assert ("agent", [Located("json", unnamed)]) in session_adopt.legacy_sessions(paths)
+    assert ("agent", [Located("json", str(unnamed))]) in session_adopt.legacy_sessions(paths)
 
 
 def test_global_scope_plan_is_a_skip_or_a_refusal(paths, tmp_path):
@@ -145,8 +145,8 @@ def test_undated_legacy_files_are_merged_md5_era_first(paths, tmp_path):
     md5, sha = sdir / "history_b33aed8f.json", sdir / "history_d4f0bc5a.json"  # md5("agent"), sha256("agent")
     md5.write_text(json.dumps({"session_id": md5.stem, "agent_name": None, "messages": [], "era": "md5"}))
     sha.write_text(json.dumps({"session_id": sha.stem, "agent_name": None, "messages": [], "era": "sha256"}))
-    for sources in (None, [Located("json", sha), Located("json", md5)]):
+    for sources in (None, [Located("json", str(sha)), Located("json", str(md5))]):
         plan = session_adopt.plan_agent(paths, None, workspace_dir=tmp_path, sources=sources)
-        assert plan.sources == [Located("json", md5), Located("json", sha)]
+        assert plan.sources == [Located("json", str(md5)), Located("json", str(sha))]
     adopt(paths, plan)
     assert json.loads(file_of(plan.target).read_text())["era"] == "sha256"  # the newer file's fields win

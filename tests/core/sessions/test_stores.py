@@ -52,7 +52,7 @@ def test_open_store_gives_the_home_with_its_json_directory_first(fixture_home):
     assert list(store.stores) == ["json"]  # no sessions.db in this home
     json_dir = store.stores["json"]
     assert (json_dir.directory, json_dir.spill_dir) == (paths.sessions_dir, paths.spill_dir)
-    assert store.ref("support/ticket #1234") == home.Located("json", paths.sessions_dir / "support_ticket__1234.json")
+    assert store.ref("support/ticket #1234") == home.Located("json", str(paths.sessions_dir / "support_ticket__1234.json"))
     assert store.name(store.find("support/ticket #1234")) == "support_ticket__1234"
 
 
