@@ -533,3 +533,28 @@ def test_a_database_too_large_to_vacuum_safely_is_not_vacuumed_and_the_change_sa
                                           "delete")
     assert gateway_home.db.stat().st_size == before  # not rewritten
     assert files_holding(gateway_home.home, "PLANTED-TOKEN-DBONLY") == []  # secure_delete zeroed the row itself
+
+
+def test_check_of_an_empty_database_says_the_gateway_will_import_the_json_files(cli, gateway_home):
+    conn = sqlite3.connect(gateway_home.db, isolation_level=None)
+    conn.execute("DELETE FROM sessions")
+    conn.close()
+    _, found = findings(cli, gateway_home, gateway_home.db)
+    assert [(f["severity"], f["code"], f["message"]) for f in found] == [
+        ("info", "sessions_db.import_pending", "no sessions yet: the gateway imports the 7 JSON file(s) beside it on "
+                                               "its next start")]
+
+
+def test_check_reports_a_row_whose_columns_or_key_disagree_with_its_document(cli, gateway_home):
+    conn = sqlite3.connect(gateway_home.db, isolation_level=None)
+    conn.execute("UPDATE sessions SET agent_id = 'someone-else' WHERE session_id = 'agent-chat-1'")
+    conn.execute("UPDATE sessions SET data = replace(data, '\"session_id\": \"gw-1\"', '\"session_id\": \"gw-9\"') "
+                 "WHERE session_id = 'gw-1'")
+    conn.execute("UPDATE sessions SET data = '{not json' WHERE session_id = 'gw-legacy'")
+    conn.close()
+    _, found = findings(cli, gateway_home, gateway_home.db)
+    got = {(f["file"].rsplit(":", 1)[-1], f["code"]) for f in found if f["file"] != str(gateway_home.db)}
+    assert {("agent-chat-1", "sessions_db.columns"), ("gw-1", "sessions_db.key"), ("gw-legacy", "parse")} <= got
+    [bad] = [f for f in found if f["code"] == "parse"]
+    assert bad["severity"] == "error" and bad["message"].endswith(
+        "the library loads it as a new, empty session and overwrites it on its next write")
