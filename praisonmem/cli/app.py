@@ -157,8 +157,10 @@ def _configured_json(state: State | None) -> bool:
 
 
 def _report(message: str, code: str, exit_code: int, as_json: bool, state: State | None = None) -> int:
+    from praisonmem.core.io.pgurl import scrub
     from praisonmem.core.io.safetext import json_safe, printable
 
+    message = scrub(message)  # a database password that reached a message by any path is masked here
     if as_json or _configured_json(state):
         import json
 
@@ -217,6 +219,10 @@ def _run(argv: list[str], state: State) -> int:
         except UnicodeEncodeError:
             return _report(f"argument {arg!r} is not valid UTF-8 (praisonmem reads and writes UTF-8 only)",
                            "usage", EXIT_USAGE, as_json)
+        if "://" in arg:  # even a misplaced database URL's password is masked in any message
+            from praisonmem.core.io import pgurl
+
+            pgurl.remember(arg)
     command = typer.main.get_command(app)
     try:
         result = command.main(args=argv, prog_name="praisonmem", standalone_mode=False, obj=state)
