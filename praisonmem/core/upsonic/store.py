@@ -1,4 +1,4 @@
-"""Upsonic 0.77.3's storage, backend-neutral (today SqliteStorage's file).
+"""Upsonic 0.77.3's storage, backend-neutral: SqliteStorage's file or PostgresStorage's tables.
 
 Never the Upsonic library, never unpickling: ``__pickled__`` values stay opaque data.
 :class:`Store` holds the rules every backend shares: which rows are listed and how, what a
@@ -6,7 +6,9 @@ trait edit compares before it writes, what is refused. A backend reads and write
 way its library does:
 
 * :mod:`.sqlite_backend`: SqliteStorage over plain ``sqlite3`` (``mode=ro`` readers, ``BEGIN
-  IMMEDIATE`` writers, the session JSON columns double-encoded).
+  IMMEDIATE`` writers, the session JSON columns double-encoded);
+* :mod:`.postgres_backend`: PostgresStorage over psycopg 3 (``READ ONLY`` reader transactions,
+  ``SELECT … FOR UPDATE`` in writers, JSONB encoded once).
 
 The schema is recognised by its columns (there is no version table), so a database whose
 tables are not Upsonic's is refused before anything is read or written. Readers fetch
@@ -27,11 +29,12 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from praisonmem.core.errors import CorruptFile, NotFound, Refused, UsageError
-from praisonmem.core.io import jsonfile
+from praisonmem.core.io import jsonfile, pgurl
 from praisonmem.core.result import Action, Change, Outcome
 
 SESSION_TABLE = "upsonic_sessions"
 USER_MEMORY_TABLE = "upsonic_user_memories"
+DEFAULT_SCHEMA = "public"  # PostgresStorage's db_schema default
 SESSION_COLUMNS = ("session_id", "session_type", "agent_id", "team_id", "workflow_id", "user_id", "session_data",
                    "agent_data", "team_data", "workflow_data", "metadata", "runs", "messages", "usage", "summary",
                    "created_at", "updated_at")
@@ -157,14 +160,25 @@ class Backend(Protocol):
 
 
 class Store:
-    """An Upsonic database: its SQLite file."""
+    """An Upsonic database: a file path, ``sqlite:///PATH`` or ``postgresql://…`` (``schema``: PostgreSQL's)."""
 
-    def __init__(self, where: str | os.PathLike[str], session_table: str = SESSION_TABLE,
-                 user_memory_table: str = USER_MEMORY_TABLE, *, timeout: float = 5.0) -> None:
-        from praisonmem.core.upsonic.sqlite_backend import SqliteBackend
+    def __init__(self, where: str | os.PathLike[str] | pgurl.DatabaseURL, session_table: str = SESSION_TABLE,
+                 user_memory_table: str = USER_MEMORY_TABLE, *, timeout: float = 5.0,
+                 schema: str | None = None) -> None:
+        url = where if isinstance(where, pgurl.DatabaseURL) else (
+            pgurl.parse(where) if pgurl.is_url(where) else None)
+        if url is not None and url.is_postgres:
+            from praisonmem.core.upsonic.postgres_backend import PostgresBackend
 
-        self.backend: Backend = SqliteBackend(Path(where).expanduser(), session_table, user_memory_table,
-                                              timeout=timeout)
+            self.backend: Backend = PostgresBackend(url, session_table, user_memory_table, timeout=timeout,
+                                                    schema=schema or DEFAULT_SCHEMA)
+        else:
+            if schema is not None:
+                raise UsageError("--schema is a PostgreSQL option; an SQLite file has no schemas")
+            from praisonmem.core.upsonic.sqlite_backend import SqliteBackend
+
+            path = url.path if url is not None else Path(where).expanduser()
+            self.backend = SqliteBackend(path, session_table, user_memory_table, timeout=timeout)
 
     def __repr__(self) -> str:
         return f"Store({self.label!r})"
@@ -266,11 +280,14 @@ class Store:
 
 
 def open_store(db: str | os.PathLike[str] | None, *, session_table: str = SESSION_TABLE,
-               user_memory_table: str = USER_MEMORY_TABLE, timeout: float = 5.0) -> Store:
-    """The Upsonic SQLite file ``db`` (``--db``, else the config's ``upsonic.db``)."""
+               user_memory_table: str = USER_MEMORY_TABLE, timeout: float = 5.0,
+               schema: str | None = None) -> Store:
+    """The Upsonic database ``db`` (``--db``, else the config's ``upsonic.db``): an SQLite file, or a
+    ``sqlite:///`` / ``postgresql://`` URL."""
     if not db:
-        raise UsageError("--db PATH is required (or set upsonic.db in the config file)")
-    return Store(db, session_table, user_memory_table, timeout=timeout)
+        raise UsageError("--db PATH is required (an SQLite file or a postgresql:// URL; or set upsonic.db in "
+                         "the config file)")
+    return Store(db, session_table, user_memory_table, timeout=timeout, schema=schema)
 
 
 def edit_user_memory(store: Store, user_id: str, *, set_traits: dict[str, str] | None = None,
