@@ -185,6 +185,22 @@ def test_import_and_convert_into_postgres(cli, db, pg, tmp_path, fixture_home):
     assert list(Path.cwd().iterdir()) == []
 
 
+def test_config_upsonic_db_takes_a_url_and_never_shows_its_password(cli, ups, config):
+    assert cli("config", "set", "upsonic.db", ups.rw_url).exit_code == 0
+    assert len(cli("upsonic", "sessions", "--json").json()) == 4
+    shown = [cli("config", "show"), cli("config", "show", "--json"), cli("config", "get", "upsonic.db"),
+             cli("config", "get", "upsonic.db", "--json"), cli("workspace", "paths"),
+             cli("workspace", "paths", "--json"), cli("config", "set", "upsonic.db", ups.rw_url),
+             cli("config", "set", "upsonic.db", ups.rw_url, "--json")]
+    assert all(r.exit_code == 0 for r in shown), [r.stderr for r in shown]
+    assert_no_secret(ups, *(r.stdout + r.stderr for r in shown))
+    masked = f"postgresql://pm_rw:***@127.0.0.1:{ups.port}/{ups.name}"
+    assert cli("config", "get", "upsonic.db").stdout == masked + "\n"
+    paths = {r["name"]: r for r in cli("workspace", "paths", "--json").json()}
+    assert paths["upsonic_db"] == {"name": "upsonic_db", "path": masked, "source": "config", "exists": None}
+    assert (config.stat().st_mode & 0o777) == 0o600
+
+
 # ---------------------------------------------------------------- bad inputs
 
 WRITES = [["user-memory", "set", "user_123", "a=1"], ["user-memory", "unset", "user_123", "current_goal"],
