@@ -208,6 +208,8 @@ def connect(url: DatabaseURL, *, read_only: bool = False) -> "psycopg.Connection
     if not url.is_postgres:
         raise UsageError(f"{url.display} is not a PostgreSQL URL")
     pg = driver()
+    if os.environ.get("PGPASSWORD"):  # libpq does not echo it, but no message shall show it either
+        _secrets.update(_forms(os.environ["PGPASSWORD"]))
     options = _options(url)
     extra: dict[str, Any] = {}
     if "connect_timeout" not in options and not os.environ.get("PGCONNECT_TIMEOUT"):
@@ -246,7 +248,6 @@ def _reason(exc: BaseException, url: DatabaseURL) -> str:
 
 
 # SQLSTATEs (https://www.postgresql.org/docs/current/errcodes-appendix.html) that mean something to the user
-_PERMISSION = ("42501", "25006")  # insufficient_privilege, read_only_sql_transaction
 _RETRY = ("40001", "40P01", "23505", "42P07", "42710")  # serialization, deadlock, a concurrent create
 
 
@@ -261,8 +262,10 @@ def translate(exc: BaseException, url: DatabaseURL, *, writing: bool = False, co
     if committing and (isinstance(exc, pg.OperationalError) and not state):
         return IOFailure(f"{where}: the connection was lost while committing ({reason}); the change may or may "
                          "not have been written: look before retrying")
-    if state in _PERMISSION:
-        return IOFailure(f"{where}: {reason} (the role may only read here){unchanged}")
+    if state == "42501":  # insufficient_privilege
+        return IOFailure(f"{where}: {reason} (the role may not {'write' if writing else 'read'} here){unchanged}")
+    if state == "25006":  # read_only_sql_transaction: a standby, or default_transaction_read_only
+        return IOFailure(f"{where}: {reason} (the server or the session is read-only){unchanged}")
     if state == "55P03":  # lock_not_available: lock_timeout expired
         waited = f" (waited {lock_timeout:g}s)" if lock_timeout is not None else ""
         return LockTimeout(f"{where}: locked by another writer{waited}: {reason}{unchanged}")

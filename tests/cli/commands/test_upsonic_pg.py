@@ -273,14 +273,14 @@ def test_bad_input_a_database_of_another_app(cli, pg, tmp_path, fixture_home, ot
 
 
 def test_bad_input_a_read_only_role_asked_to_write(cli, ups, tmp_path, fixture_home):
-    check_refused(cli, ups, ups.ro_url, tmp_path, fixture_home, WRITES, 5, "(the role may only read here); nothing written")
+    check_refused(cli, ups, ups.ro_url, tmp_path, fixture_home, WRITES, 5, "(the role may not write here); nothing written")
     assert cli("upsonic", "user-memory", "set", "user_123", "a=1", "--db", ups.ro_url, "--dry-run").exit_code == 0
 
 
 def test_bad_input_a_read_only_role_importing_into_an_empty_database(cli, pg, tmp_path, fixture_home):
     require_psycopg()
     check_refused(cli, pg, pg.ro_url, tmp_path, fixture_home, WRITES[2:], 5,
-                  "permission denied for schema public (the role may only read here); nothing written")
+                  "permission denied for schema public (the role may not write here); nothing written")
 
 
 @pytest.mark.parametrize("url, code, message", [

@@ -152,6 +152,7 @@ def test_pgpassword_supplies_the_password(pg, monkeypatch):
     require_psycopg()
     monkeypatch.setenv("PGPASSWORD", pg.rw_password)
     assert _conn_user(pg.url("rw", password=False)) == ("pm_rw", "praisonmem", "on")
+    assert pgurl.scrub(f"echoed {pg.rw_password}!") == "echoed ***!"  # masked in any message, too
     monkeypatch.setenv("PGAPPNAME", "from-env")
     assert _conn_user(pg.url("rw", password=False, socket=True))[1] == "from-env"
 
@@ -253,12 +254,13 @@ def test_a_reader_cannot_write_and_a_read_only_role_neither(pg):
     with pytest.raises(IOFailure) as info:
         with pgurl.transaction(pgurl.parse(pg.rw_url), read_only=True) as conn:
             conn.execute("INSERT INTO t VALUES (1)")
-    assert "cannot execute INSERT in a read-only transaction" in _one_line(info.value)
+    assert _one_line(info.value) == (f"postgresql://pm_rw:***@127.0.0.1:{pg.port}/{pg.name}: cannot execute INSERT "
+                                     "in a read-only transaction (the server or the session is read-only)")
     with pytest.raises(IOFailure) as info:
         with pgurl.transaction(pgurl.parse(pg.ro_url), read_only=False) as conn:
             conn.execute("INSERT INTO t VALUES (2)")
     assert _one_line(info.value) == (f"postgresql://pm_ro:***@127.0.0.1:{pg.port}/{pg.name}: permission denied for "
-                                     "table t (the role may only read here); nothing written")
+                                     "table t (the role may not write here); nothing written")
     assert pg.psql("SELECT count(*) FROM t;") == "0\n"
 
 
