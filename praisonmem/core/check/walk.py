@@ -212,9 +212,13 @@ class Checker:
     def memory_base(self, root: Path) -> None:
         if memory.looks_like_user(root):
             self.memory_user(root)
-        for entry in _entries(root):
-            if entry.is_dir() and not entry.name.startswith("."):
-                self.memory_user(entry)
+        nested = [name for name in memory.file_users(root) if "/" in name]  # team/alice: before 1.6.58
+        for entry in sorted([e for e in _entries(root) if e.is_dir() and not e.name.startswith(".")]
+                            + [root / name for name in nested]):
+            reason = memory.legacy_user_reason(entry.relative_to(root).as_posix())
+            if reason:
+                self.add("warning", entry, reason, "memory.legacy_user_dir")
+            self.memory_user(entry)
 
     def memory_user(self, root: Path) -> None:
         ids: dict[str, list[str]] = {}

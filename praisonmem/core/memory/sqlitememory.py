@@ -2,12 +2,19 @@
 
 Files live beside the FileMemory base, in ``<cwd>/.praisonai/``:
 ``short_term[_<user>].db`` and ``long_term[_<user>].db``, one table each
-(``short_term_memory`` / ``long_term_memory``). praisonmem's ``default`` user
-maps to the unsuffixed files, which a ``Memory(provider="sqlite")`` without a
-``user_id`` uses. Rows are written as the adapter writes them (metadata is
-``json.dumps`` with its default ASCII escaping, the user's id included), and
-searched with the adapter's own SQL. Readers open the files read-only and never
-create them; writers create the table with the adapter's exact DDL.
+(``short_term_memory`` / ``long_term_memory``). A blank user id maps to the
+unsuffixed files, which a ``Memory(provider="sqlite")`` without a ``user_id``
+uses. Rows are written as the adapter writes them (metadata is ``json.dumps``
+with its default ASCII escaping, the user's id included), and searched with the
+adapter's own SQL. Readers open the files read-only and never create them;
+writers create the table with the adapter's exact DDL.
+
+praisonaiagents ≤ 1.7.0 kept every user in the unsuffixed files, telling them
+apart only by ``metadata.user_id``; 1.7.1+ opens ``<tier>_<user>.db`` for a named
+user and never looks there. :meth:`SqliteMemoryStore.shared` reads a user's rows
+in those files (when the user has no file of its own), and :func:`plan_split`
+copies them into the per-user files 1.7.17 reads, leaving the shared files as
+they are.
 """
 
 from __future__ import annotations
@@ -58,11 +65,22 @@ def _metadata_user_id(raw: Any) -> str | None:
 
 
 class SqliteMemoryStore:
-    def __init__(self, project_dir: Path, user_id: str | None = "default", *, timeout: float = 5.0) -> None:
+    def __init__(self, project_dir: Path, user_id: str | None = "default", *, timeout: float = 5.0,
+                 suffix: str | None = None) -> None:
         self.user_id = user_id or ""
-        suffix = user_suffix(self.user_id)
+        suffix = user_suffix(self.user_id) if suffix is None else suffix
         self.files = {tier: Path(project_dir) / f"{tier}{suffix}.db" for tier in TABLES}
         self.timeout = timeout
+
+    @classmethod
+    def shared(cls, project_dir: Path, user_id: str, *, timeout: float = 5.0) -> SqliteMemoryStore | None:
+        """The user's rows in the unsuffixed files (praisonaiagents ≤ 1.7.0), when the user has no file of its
+        own and a shared one exists; ``None`` otherwise."""
+        own = cls(project_dir, user_id, timeout=timeout)
+        if not own.scoped or any(path.exists() for path in own.files.values()):
+            return None
+        shared = cls(project_dir, user_id, timeout=timeout, suffix="")
+        return shared if any(path.is_file() for path in shared.files.values()) else None
 
     @property
     def scoped(self) -> bool:
