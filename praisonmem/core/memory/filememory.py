@@ -358,6 +358,18 @@ class FileMemoryStore:
             self._write(path, episodes)
         return day, item
 
+    def replace_episodes(self, day: str, episodes: list[dict[str, Any]] | None, merged: list[Path]) -> None:
+        """Write ``day``'s episodic file (``None``: it holds them already), then remove the raw-date files
+        ``merged`` into it (written before removed: an interruption leaves entries twice, never lost). The
+        caller holds :func:`user_lock`."""
+        if episodes is not None:
+            self._write(self.episodic_dir / f"{day}.json", episodes)
+        for path in merged:
+            try:
+                jsonfile.delete_locked(path)
+            except NotFound:  # FileMemory itself takes no lock: its cleanup may have removed it
+                pass
+
     # -------------------------------------------------------- deleting
 
     def locate(self, memory_id: str, tier: str | None = None) -> dict[str, Any] | None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +55,7 @@ def user_suffix(user_id: str | None) -> str:
     return f"_{safe}" if safe else ""
 
 
-def _metadata_user_id(raw: Any) -> str | None:
+def metadata_user_id(raw: Any) -> str | None:
     try:
         metadata = json.loads(raw) if raw else {}
         if isinstance(metadata, dict) and metadata.get("user_id") is not None:
@@ -107,6 +108,53 @@ class SqliteMemoryStore:
             conn.close()
         return _row(row)
 
+    def rows(self, tier: str) -> list[tuple[int, str, Any, Any]]:
+        """Every row of a tier as stored, ``(id, content, metadata, timestamp)`` in id order, of all users."""
+        path = self.files[tier]
+        if not path.is_file():
+            return []
+        conn = connect_ro(path, self.timeout)
+        try:
+            return conn.execute(f"SELECT id, content, metadata, timestamp FROM {TABLES[tier]} ORDER BY id").fetchall()
+        except sqlite3.OperationalError as exc:
+            if "no such table" in str(exc):
+                return []
+            raise translate(exc, path, self.timeout) from exc
+        except sqlite3.Error as exc:
+            raise translate(exc, path, self.timeout) from exc
+        finally:
+            conn.close()
+
+    def add_rows(self, tier: str, rows: list[tuple[str, Any, Any]]) -> int:
+        """Copy rows ``(content, metadata, timestamp)`` in, as stored (their own time kept), in one ``BEGIN
+        IMMEDIATE`` transaction; a row already there as it is (the same three values) is not copied again.
+        Creates the file and table as the adapter does; the number of rows added."""
+        path = self.files[tier]
+        conn = connect_rw(path, self.timeout)
+        conn.isolation_level = None
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.execute(_DDL.format(table=TABLES[tier]))
+                present = Counter(conn.execute(f"SELECT content, metadata, timestamp FROM {TABLES[tier]}"))
+                added = 0
+                for row in rows:
+                    if present[row] > 0:
+                        present[row] -= 1
+                        continue
+                    conn.execute(f"INSERT INTO {TABLES[tier]} (content, metadata, timestamp) VALUES (?, ?, ?)", row)
+                    added += 1
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise translate(exc, path, self.timeout) from exc
+        finally:
+            conn.close()
+        return added
+
     def search(self, tier: str, query: str, limit: int = 5) -> list[dict[str, Any]]:
         """The adapter's ``_execute_search``: phrase or any significant word; phrase, words, recency."""
         path = self.files[tier]
@@ -121,7 +169,7 @@ class SqliteMemoryStore:
         params = patterns + ([self.user_id] if self.scoped else []) + patterns + [limit]
         conn = connect_ro(path, self.timeout)
         try:
-            conn.create_function("memory_user_id", 1, _metadata_user_id, deterministic=True)
+            conn.create_function("memory_user_id", 1, metadata_user_id, deterministic=True)
             rows = conn.execute(
                 f"SELECT id, content, metadata, timestamp FROM {TABLES[tier]} WHERE ({match}){user_filter} "
                 f"ORDER BY (content LIKE ?) DESC, {score}timestamp DESC LIMIT ?", params).fetchall()
