@@ -25,7 +25,7 @@ _EXPORTS = {
                   "provider_users"),
     "filememory": ("ENTITY_KEYS", "ITEM_KEYS", "MEMORY_FILES", "FileMemoryStore", "legacy_user_reason",
                    "looks_like_user", "sanitise_user_id", "user_lock"),
-    "filememory_io": ("read_last", "read_settled"),
+    "filememory_io": ("read_last", "read_settled", "read_shared"),
     "layouts": ("EpisodicMerge", "SqliteSplit", "raw_date_merges", "shared_splits"),
 }
 # A name that is also a submodule's would be shadowed by the submodule once it is imported.
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
                                                    user_lock)
     from praisonmem.core.memory.filememory import users as file_users
     from praisonmem.core.memory.filememory_config import problem as config_problem
-    from praisonmem.core.memory.filememory_io import read_last, read_settled
+    from praisonmem.core.memory.filememory_io import read_last, read_settled, read_shared
     from praisonmem.core.memory.layouts import EpisodicMerge, SqliteSplit, raw_date_merges, shared_splits
     from praisonmem.core.memory.ops import (extract_memories, item_text, list_memory, plan_delete_memory,
                                             plan_reset_memory, search_memory, store_memory)
