@@ -118,6 +118,11 @@ def shared_sqlite_memory(paths: Paths, timeout: float) -> list[Proposal]:
     user's rows copied into the user's own file (split); the shared file stays as it is."""
     found = []
     for split in memory.shared_splits(paths.project_dir, timeout):
+        if split.problem is not None:
+            detail = (f"shared SQLite memory (praisonaiagents 1.7.0 and before) that cannot be read, so its users' "
+                      f"rows cannot be copied into their own files: {split.problem}")
+            found.append(Proposal("sqlite_memory.shared", str(split.source), detail, "", split.plan))
+            continue
         rows = f"{split.rows} row{'' if split.rows == 1 else 's'}"
         detail = (f"{rows} of user '{split.user_id}' in the shared {split.source.name} (praisonaiagents 1.7.0 and "
                   f"before), which 1.7.17 does not read for a named user: copied into {split.target.name}, the "
@@ -137,8 +142,26 @@ FINDERS: tuple[Finder, ...] = (
 
 
 def find(paths: Paths, *, where: Where | None = None, timeout: float = jsonfile.LOCK_TIMEOUT) -> list[Proposal]:
-    """Every proposal of the finders that look at ``where`` (all when ``None``), in :data:`FINDERS` order."""
-    return [p for f in FINDERS if where in (None, f.where) for p in f.find(paths, timeout)]
+    """Every proposal of the finders that look at ``where`` (all when ``None``), in :data:`FINDERS` order. A
+    finder that cannot look (a database that does not open, a lock held too long) gives one proposal that
+    fails with its reason, so neither migrate nor check passes over it in silence."""
+    found = []
+    for finder in FINDERS:
+        if where not in (None, finder.where):
+            continue
+        try:
+            found += finder.find(paths, timeout)
+        except PraisonMemError as exc:
+            found.append(_cannot_look(finder, paths, exc))
+    return found
+
+
+def _cannot_look(finder: Finder, paths: Paths, exc: PraisonMemError) -> Proposal:
+    def run(dry_run: bool, progress: Progress) -> Outcome:
+        raise exc
+
+    subject = str(paths.data.path if finder.where == "home" else paths.project_dir)
+    return Proposal(finder.kind, subject, f"could not look for it: {exc.message}", "", Plan(None, run))
 
 
 # ---------------------------------------------------------------- the command
@@ -166,17 +189,18 @@ def plan_migrate(paths: Paths, *, timeout: float = jsonfile.LOCK_TIMEOUT) -> Pla
 def apply(proposal: Proposal, *, dry_run: bool = False) -> Change:
     """Run one proposal's plan; its change records become one change of the fix (failed if any failed)."""
     record: dict[str, Any] = {"kind": proposal.kind, "subject": proposal.subject, "detail": proposal.detail,
-                              "fix_command": proposal.fix_command}
+                              "fix_command": proposal.fix_command, "error": None, "changes": []}
     change = Change(Action.failed, proposal.subject, proposal.detail, dry_run, fields=record)
     try:
         outcome = proposal.plan.run(dry_run=dry_run)
     except PraisonMemError as exc:
-        record["changes"] = []
+        record["error"] = exc.message
         return change.fail(exc)
     record["changes"] = outcome.to_json()
     failed = [c for c in outcome.changes if c.failed]
     if failed:
         change.detail, change.exit_code = failed[0].detail, outcome.exit_code
+        record["error"] = failed[0].detail
         return change
     done = [c for c in outcome.changes if c.action is not Action.skipped] or outcome.changes
     change.action = done[0].action if done else Action.skipped

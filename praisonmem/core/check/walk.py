@@ -294,7 +294,7 @@ class Checker:
         else:
             return
         for proposal in proposals:
-            self.add("warning", proposal.subject, proposal.detail, proposal.kind, proposal.fix_command)
+            self.add("warning", proposal.subject, proposal.detail, proposal.kind, proposal.fix_command or None)
 
     def _paths_for(self, *, home: Path | None = None, memory_dir: Path | None = None) -> Paths:
         """The paths migrate's finders look at for a checked root: the resolved ones when the root is one of

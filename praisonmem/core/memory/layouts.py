@@ -49,14 +49,16 @@ class EpisodicMerge:
 
 @dataclass(frozen=True)
 class SqliteSplit:
-    """One user's rows in a shared SQLite memory file, and the plan that copies them into the user's file."""
+    """One user's rows in a shared SQLite memory file, and the plan that copies them into the user's file
+    (``problem``: the shared file cannot be read; its plan fails with that)."""
 
-    user_id: str
+    user_id: str | None
     tier: str
     source: Path
-    target: Path
+    target: Path | None
     rows: int  # rows of this user not yet in the per-user file
     plan: Plan
+    problem: str | None = None
 
 
 # ---------------------------------------------------------------- episodic files under raw dates
@@ -156,22 +158,38 @@ def shared_splits(project_dir: Path, timeout: float = 5.0) -> list[SqliteSplit]:
     """Each user's rows in the shared ``short_term.db``/``long_term.db`` that are not yet in the user's own file.
     A user id the library refuses as a file suffix (``/``, ``..``) has no file to go to and is left out."""
     found = []
+    shared = SqliteMemoryStore(project_dir, "", timeout=timeout)
     for tier in TABLES:
-        shared = SqliteMemoryStore(project_dir, "", timeout=timeout)
-        by_user: dict[str, list[tuple[str, Any, Any]]] = defaultdict(list)
-        for _, content, metadata, stamp in shared.rows(tier):
-            owner = metadata_user_id(metadata)
-            if owner is not None:
-                by_user[owner].append((content, metadata, stamp))
-        for owner, rows in sorted(by_user.items()):
-            try:
-                own = SqliteMemoryStore(project_dir, owner, timeout=timeout, suffix=user_suffix(owner))
-            except UsageError:
-                continue
-            missing = _missing(own, tier, rows)
-            if missing:
-                found.append(_split(shared.files[tier], own, tier, owner, rows, len(missing)))
+        try:
+            found += _tier_splits(shared, project_dir, tier, timeout)
+        except PraisonMemError as exc:
+            found.append(_unreadable(shared.files[tier], tier, exc))
     return found
+
+
+def _tier_splits(shared: SqliteMemoryStore, project_dir: Path, tier: str, timeout: float) -> list[SqliteSplit]:
+    by_user: dict[str, list[tuple[str, Any, Any]]] = defaultdict(list)
+    for _, content, metadata, stamp in shared.rows(tier):
+        owner = metadata_user_id(metadata)
+        if owner is not None:
+            by_user[owner].append((content, metadata, stamp))
+    found = []
+    for owner, rows in sorted(by_user.items()):
+        try:
+            own = SqliteMemoryStore(project_dir, owner, timeout=timeout, suffix=user_suffix(owner))
+        except UsageError:
+            continue
+        missing = _missing(own, tier, rows)
+        if missing:
+            found.append(_split(shared.files[tier], own, tier, owner, rows, len(missing)))
+    return found
+
+
+def _unreadable(source: Path, tier: str, exc: PraisonMemError) -> SqliteSplit:
+    def run(dry_run: bool, progress: Any) -> Outcome:
+        raise exc
+
+    return SqliteSplit(None, tier, source, None, 0, Plan(None, run), exc.message)
 
 
 def _missing(own: SqliteMemoryStore, tier: str, rows: list[tuple[str, Any, Any]]) -> list[tuple[str, Any, Any]]:

@@ -11,7 +11,7 @@ import pytest
 
 from praisonmem.core.sessions import history_id
 from tests.eras import ERA_ROOT, era_full_home, era_workspace
-from tests.helpers import (MD5_CAFE, MD5_LEGACY_BOT, MD5_UNNAMED, SHA_CAFE, SHA_LEGACY_BOT, SHA_UNNAMED, hold_flock,
+from tests.helpers import (ERAS, MD5_CAFE, MD5_LEGACY_BOT, MD5_UNNAMED, SHA_CAFE, SHA_LEGACY_BOT, SHA_UNNAMED, hold_flock,
                            refused, snapshot)
 
 WORKSPACE = f"git:{ERA_ROOT}"
@@ -163,6 +163,9 @@ def test_a_fix_that_fails_leaves_the_others_to_run(cli, era):
     failures = [line for line in result.stderr.splitlines()]
     assert len(failures) == 2 and all(line.startswith("praisonmem: error: failed ") for line in failures)
     assert "could not lock" in failures[0] and "invalid JSON" in failures[1]
+    errors = [c["error"] for c in result.json() if c["action"] == "failed"]
+    assert "could not lock" in errors[0] and "invalid JSON" in errors[1]
+    assert {c["error"] for c in result.json() if c["action"] != "failed"} == {None}
     assert raw.read_text(encoding="utf-8") == '[{"id": "x", "content": "half'  # never rewritten
     assert (home / "sessions" / f"{SHA_LEGACY_BOT}.json").exists() and not target.exists()
     rerun = cli("--home", home, "migrate", "--dry-run", "--json").json()
@@ -205,3 +208,40 @@ def test_a_user_with_rows_in_both_files_gets_only_the_missing_ones(cli, era):
     rows = sqlite3.connect(own).execute("SELECT content FROM short_term_memory ORDER BY id").fetchall()
     assert rows == [("written by 1.7.17",), ("User likes green tea",)]
     assert [c["kind"] for c in cli("--home", home, "migrate", "--dry-run", "--json").json()] == []
+
+
+def test_check_and_a_dry_run_change_nothing_in_a_gateway_home_with_a_dead_writers_wal(cli, gateway_home, tmp_path,
+                                                                                      monkeypatch):
+    from tests.sqlitestate import crashed_wal
+
+    crashed_wal(gateway_home.db, "UPDATE sessions SET agent_name = 'x' WHERE session_id = 'gw-1'")
+    for era_ in ("1.5.122", "1.6.157"):  # name-only history beside the gateway's stores
+        for path in (ERAS / era_ / "home" / "sessions").glob("history_*.json"):
+            (gateway_home.sessions / path.name).write_bytes(path.read_bytes())
+    repo = era_workspace(tmp_path, "1.5.122")  # its databases are WAL files without sidecars
+    monkeypatch.chdir(repo)
+    before = trees(gateway_home.home, repo)
+    fixes = cli("--home", gateway_home.home, "migrate", "--dry-run", "--json")
+    assert fixes.exit_code == 0 and [f["kind"] for f in fixes.json()] == KINDS
+    report = cli("--home", gateway_home.home, "check", "--json")
+    assert report.exit_code in (0, 1) and len([f for f in report.json()["findings"] if f["fix"]]) == 6
+    assert trees(gateway_home.home, repo) == before
+
+
+def test_a_shared_database_that_does_not_open_is_a_failed_fix_not_a_silent_one(cli, era):
+    home, repo = era
+    shared = repo / ".praisonai" / "short_term.db"
+    shared.write_bytes(b"not a database, but named like one " * 200)
+    before = shared.read_bytes()
+    result = cli("--home", home, "migrate", "--yes", "--json")
+    assert result.exit_code == 1
+    outcome = [(c["kind"], c["subject"], c["action"]) for c in result.json() if c["kind"] == "sqlite_memory.shared"]
+    assert outcome == [("sqlite_memory.shared", ".praisonai/short_term.db", "failed"),
+                       ("sqlite_memory.shared", ".praisonai/long_term.db", "copied")]  # the other file is split
+    failed = next(c for c in result.json() if c["action"] == "failed")
+    assert failed["detail"].startswith("shared SQLite memory (praisonaiagents 1.7.0 and before) that cannot be read")
+    assert failed["error"].startswith(".praisonai/short_term.db: ") and failed["changes"] == []
+    assert shared.read_bytes() == before
+    report = cli("--home", home, "check", "--json").json()
+    assert [(f["code"], f["file"], f["fix"]) for f in report["findings"] if f["code"] == "sqlite_memory.shared"] == [
+        ("sqlite_memory.shared", ".praisonai/short_term.db", None)]
