@@ -32,6 +32,7 @@ COMMAND_PACKAGES = {  # command group -> the one core package its module talks t
     "learn": "learn",
     "upsonic": "upsonic",
     "check": "check",
+    "migrate": "migrate",
     "backup": "backup",
     "config": "config",
 }

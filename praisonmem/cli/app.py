@@ -33,7 +33,8 @@ from praisonmem.core.errors import (EXIT_BROKEN_PIPE, EXIT_INTERNAL, EXIT_INTERR
 # signature analysis is most of the start-up cost, so `praisonmem workspace id`
 # must not pay for the other 45 commands.
 SUBCOMMANDS = {name: f"praisonmem.cli.commands.{name}" for name in (
-    "workspace", "session", "memory", "episodic", "learn", "upsonic", "check", "backup", "config")}
+    "workspace", "session", "memory", "episodic", "learn", "upsonic", "check", "migrate", "backup", "config")}
+SINGLE = ("check", "migrate")  # one command each, not a group
 _built: dict[str, Any] = {}
 
 
@@ -44,8 +45,8 @@ def _build(name: str) -> Any:
 
         sub_app = importlib.import_module(SUBCOMMANDS[name]).app
         # get_group, not get_command: no completion options on sub-groups, and
-        # `check` (one command, no callback) still becomes a plain command.
-        built = typer.main.get_command(sub_app) if name == "check" else typer.main.get_group(sub_app)
+        # `check` and `migrate` (one command, no callback) still become plain commands.
+        built = typer.main.get_command(sub_app) if name in SINGLE else typer.main.get_group(sub_app)
         built.name = name
         _built[name] = built
     return _built[name]
