@@ -33,7 +33,8 @@ from praisonmem.core.errors import (EXIT_BROKEN_PIPE, EXIT_INTERNAL, EXIT_INTERR
 # signature analysis is most of the start-up cost, so `praisonmem workspace id`
 # must not pay for the other 45 commands.
 SUBCOMMANDS = {name: f"praisonmem.cli.commands.{name}" for name in (
-    "workspace", "session", "memory", "episodic", "learn", "upsonic", "check", "backup", "config")}
+    "workspace", "session", "memory", "episodic", "learn", "upsonic", "check", "migrate", "backup", "config")}
+SINGLE = ("check", "migrate")  # one command each, not a group
 _built: dict[str, Any] = {}
 
 
@@ -44,8 +45,8 @@ def _build(name: str) -> Any:
 
         sub_app = importlib.import_module(SUBCOMMANDS[name]).app
         # get_group, not get_command: no completion options on sub-groups, and
-        # `check` (one command, no callback) still becomes a plain command.
-        built = typer.main.get_command(sub_app) if name == "check" else typer.main.get_group(sub_app)
+        # `check` and `migrate` (one command, no callback) still become plain commands.
+        built = typer.main.get_command(sub_app) if name in SINGLE else typer.main.get_group(sub_app)
         built.name = name
         _built[name] = built
     return _built[name]
@@ -157,8 +158,10 @@ def _configured_json(state: State | None) -> bool:
 
 
 def _report(message: str, code: str, exit_code: int, as_json: bool, state: State | None = None) -> int:
+    from praisonmem.core.io.pgurl import scrub
     from praisonmem.core.io.safetext import json_safe, printable
 
+    message = scrub(message)  # a database password that reached a message by any path is masked here
     if as_json or _configured_json(state):
         import json
 
@@ -217,6 +220,10 @@ def _run(argv: list[str], state: State) -> int:
         except UnicodeEncodeError:
             return _report(f"argument {arg!r} is not valid UTF-8 (praisonmem reads and writes UTF-8 only)",
                            "usage", EXIT_USAGE, as_json)
+        if "://" in arg:  # even a misplaced database URL's password is masked in any message
+            from praisonmem.core.io import pgurl
+
+            pgurl.remember(arg)
     command = typer.main.get_command(app)
     try:
         result = command.main(args=argv, prog_name="praisonmem", standalone_mode=False, obj=state)

@@ -34,6 +34,6 @@ def users(ctx: Any, incomplete: str) -> list[str]:
     try:
         from praisonmem.core.memory import file_users
 
-        return [u for u in file_users(_paths(ctx).memory_dir) if u.startswith(incomplete) and u != "."]
+        return [u for u in file_users(_paths(ctx).memory_dir, legacy=False) if u.startswith(incomplete) and u != "."]
     except Exception:
         return []

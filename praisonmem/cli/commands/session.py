@@ -278,6 +278,10 @@ def adopt_command(
                                                   help="Adopt for this directory's workspace.")] = None,
     all_: Annotated[bool, typer.Option("--all", help="Adopt every legacy file whose agent_name matches its id "
                                                      "(the unnamed agent's too).")] = False,
+    from_workspace: Annotated[str | None, typer.Option(
+        "--from-workspace", metavar="DIR|ID",
+        help="Adopt the history the agent had in another workspace (a project that moved): its old directory, "
+             "which need not exist any more, or its id (git:<sha>, dir:/path).")] = None,
     dry_run: DryRunFlag = False,
     yes: YesFlag = False,
     as_json: JsonFlag = False,
@@ -303,14 +307,23 @@ def adopt_command(
     the library already loads the legacy file (exit 0), or the agent uses its
     global-scope file, which adopting cannot reach (exit 4).
 
+    --from-workspace takes the history the agent had in another workspace
+    instead, by the same rules: a plain directory's workspace id is its real
+    path, so moving or re-cloning a project strands its history (scope
+    "other"). Give the old directory (it need not exist any more: its id is
+    dir:<its real path>; one that still exists gives its own id, git:<root
+    commit> for a repository) or the id itself (git:<sha>, dir:/path,
+    global). With --all, every agent's history in that workspace.
+
     Example:
 
         praisonmem session adopt "Legacy Bot" --dry-run
         praisonmem session adopt --all --copy
+        praisonmem session adopt "Weather Bot" --from-workspace ~/old/place/project
     """
     state = state_of(ctx)
     plan = sessions.plan_adopt(state.paths, agent, every=all_, workspace_dir=workspace, copy=copy, merge=merge,
-                               replace=replace, timeout=state.lock_timeout)
+                               replace=replace, from_workspace=from_workspace, timeout=state.lock_timeout)
     return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run,
                            progress="Adopting" if all_ else None, minimum=1)
 

@@ -3,9 +3,12 @@
 A path may be a PraisonAI home, a sessions dir, a spill dir, a learn dir, a
 FileMemory base or user dir, or a single file; it is recognised by its shape.
 Each finding has a severity (``error``, ``warning``, ``info``), the file and a
-message; the rules themselves live in :mod:`praisonmem.core.check.rules`.
-``sessions.db`` is read read-only (never through the library's opener, which repairs
-and imports). Nothing is written: files are read once, as a plain reader, except that a
+message; the rules themselves live in :mod:`praisonmem.core.check.rules`. What an
+upgrade left where praisonaiagents 1.7.17 does not look comes from
+:mod:`praisonmem.core.migrate`'s finders: each proposal is a warning with the
+command that fixes it (``fix``). ``sessions.db`` is read read-only (never through the
+library's opener, which repairs and imports).
+Nothing is written: files are read once, as a plain reader, except that a
 FileMemory file is read under ``flock(LOCK_SH)`` on it (as the library's readers
 do) and re-read when it does not parse, so an older release rewriting it in
 place is not reported as corrupt.
@@ -16,16 +19,16 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from praisonmem.core import learn, memory, sessions
+from praisonmem.core import learn, memory, migrate, sessions
 from praisonmem.core.check import rules
 from praisonmem.core.check.rules import Severity
 from praisonmem.core.errors import LockTimeout, NotFound, PraisonMemError, UsageError, io_failure
 from praisonmem.core.io import jsonfile
-from praisonmem.core.paths import Paths
+from praisonmem.core.paths import Paths, Resolved, resolve
 
 
 @dataclass
@@ -34,8 +37,9 @@ class Finding:
     file: str
     message: str
     code: str
+    fix: str | None = None  # the command that fixes it, when praisonmem has one (the migrate findings)
 
-    def to_json(self) -> dict[str, str]:
+    def to_json(self) -> dict[str, str | None]:
         return asdict(self)
 
 
@@ -62,15 +66,17 @@ class Report:
 
 class Checker:
     def __init__(self, progress: Callable[[int], None] | None = None,
-                 sessions_dirs: dict[Path, Path] | None = None, timeout: float = jsonfile.LOCK_TIMEOUT) -> None:
+                 sessions_dirs: dict[Path, Path] | None = None, timeout: float = jsonfile.LOCK_TIMEOUT,
+                 paths: Paths | None = None) -> None:
         self.report = Report()
         self.progress = progress
         self.sessions_dirs = sessions_dirs or {}  # spill dir -> its sessions dir, where they are not siblings
         self.timeout = timeout
+        self.paths = paths  # the resolved paths: a root that is one of them keeps its source (and fix commands)
         self._seen: set[str] = set()
 
-    def add(self, severity: Severity, path: Path | str, message: str, code: str) -> None:
-        self.report.findings.append(Finding(severity, str(path), message, code))
+    def add(self, severity: Severity, path: Path | str, message: str, code: str, fix: str | None = None) -> None:
+        self.report.findings.append(Finding(severity, str(path), message, code, fix))
 
     def leftover_temp(self, path: Path, writer: str = "write") -> None:
         self.add("warning", path, f"temp file left by an interrupted {writer}", "leftover.temp")
@@ -196,11 +202,12 @@ class Checker:
         from praisonmem.core.paths import resolve
 
         found = sessions.db_import_candidates(resolve(db.parent.parent, env={}))
+        fix = migrate.command(self._paths_for(home=db.parent.parent), "migrate")
         if found and found[0]:
             ids = ", ".join(c.session_id for c in found[0][:5]) + (" …" if len(found[0]) > 5 else "")
             self.add("info", db, f"{len(found[0])} JSON session(s) the gateway does not see ({ids}): sessions.db holds "
                                  "sessions, so its one-time import of the JSON files will not run again; import them "
-                                 "with 'praisonmem migrate'", "sessions_db.missing_json")
+                                 "with 'praisonmem migrate'", "sessions_db.missing_json", fix)
 
     def spill_dir(self, root: Path) -> None:
         for entry in _entries(root):
@@ -275,9 +282,13 @@ class Checker:
     def memory_base(self, root: Path) -> None:
         if memory.looks_like_user(root):
             self.memory_user(root)
-        for entry in _entries(root):
-            if entry.is_dir() and not entry.name.startswith("."):
-                self.memory_user(entry)
+        nested = [name for name in memory.file_users(root) if "/" in name]  # team/alice: before 1.6.58
+        for entry in sorted([e for e in _entries(root) if e.is_dir() and not e.name.startswith(".")]
+                            + [root / name for name in nested]):
+            reason = memory.legacy_user_reason(entry.relative_to(root).as_posix())
+            if reason:
+                self.add("warning", entry, reason, "memory.legacy_user_dir")
+            self.memory_user(entry)
 
     def memory_user(self, root: Path) -> None:
         ids: dict[str, list[str]] = {}
@@ -329,6 +340,37 @@ class Checker:
         self.report.roots.append(str(path))
         kind = classify(path)
         getattr(self, kind)(path)
+        self.migrations(kind, path)
+
+    # -------------------------------------------------------- what an upgrade left behind (praisonmem migrate)
+
+    def migrations(self, kind: str, root: Path) -> None:
+        """``migrate``'s proposals for the home or FileMemory tree ``root`` is (or holds), as warnings with
+        their fix; a user directory gets only its own."""
+        if kind in ("home", "sessions_dir"):
+            home = root if kind == "home" else root.parent
+            proposals = migrate.find(self._paths_for(home=home), where="home", timeout=self.timeout)
+        elif kind in ("memory_base", "memory_user"):
+            base = root if kind == "memory_base" else root.parent
+            proposals = migrate.find(self._paths_for(memory_dir=base), where="project", timeout=self.timeout)
+            if kind == "memory_user":
+                proposals = [p for p in proposals if _within(Path(p.subject), root)]
+        else:
+            return
+        seen = {(f.file, f.code) for f in self.report.findings}
+        for proposal in proposals:
+            if (proposal.subject, proposal.kind) not in seen:  # sessions.db's own walk may have said it already
+                self.add("warning", proposal.subject, proposal.detail, proposal.kind, proposal.fix_command or None)
+
+    def _paths_for(self, *, home: Path | None = None, memory_dir: Path | None = None) -> Paths:
+        """The paths migrate's finders look at for a checked root: the resolved ones when the root is one of
+        them, else the root as if given with ``--home`` / ``--memory-dir`` (so fix commands name it)."""
+        base = self.paths or resolve()
+        if home is not None and not _same(home, base.data.path):
+            base = replace(base, data=Resolved(home, "--home"), state=Resolved(home, "--home"))
+        if memory_dir is not None and not _same(memory_dir, base.memory.path):
+            base = replace(base, memory=Resolved(memory_dir, "--memory-dir"))
+        return base
 
 
 def _entries(directory: Path) -> list[Path]:
@@ -386,6 +428,13 @@ def default_roots(paths: Paths) -> list[Path]:
     return roots
 
 
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
+
+
 def _within(path: Path, root: Path) -> bool:
     try:
         path.resolve().relative_to(root.resolve())
@@ -397,7 +446,8 @@ def _within(path: Path, root: Path) -> bool:
 def check(targets: Iterable[str | os.PathLike[str]], progress: Callable[[int], None] | None = None,
           paths: Paths | None = None, timeout: float = jsonfile.LOCK_TIMEOUT) -> Report:
     """Check each target; ``paths`` tells which sessions dir the resolved spill dir belongs to."""
-    checker = Checker(progress, {paths.spill_dir: paths.sessions_dir} if paths is not None else None, timeout)
+    checker = Checker(progress, {paths.spill_dir: paths.sessions_dir} if paths is not None else None, timeout,
+                      paths)
     for target in targets:
         checker.path(Path(target))
     return checker.report

@@ -36,7 +36,7 @@ _EXPORTS = {
     "view": ("SessionView", "Turn", "show"),
     "search": ("SearchResult",),
     "ops": ("plan_delete", "plan_prune", "rename", "retitle"),
-    "adopt": ("plan_adopt",),
+    "adopt": ("legacy_sessions", "plan_adopt"),
     "transfer": ("ExportFormat", "OnConflict", "export", "plan_import"),
     "merge": ("merge_documents",),
     "workspace": ("Scope", "choose_history_id", "global_from_env", "history_id", "is_global", "legacy_ids",
@@ -48,7 +48,7 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS, _ALIASES)
 
 
 if TYPE_CHECKING:
-    from praisonmem.core.sessions.adopt import plan_adopt
+    from praisonmem.core.sessions.adopt import legacy_sessions, plan_adopt
     from praisonmem.core.sessions.documents import (ROLES, gateway_chat, is_encrypted, library_form, messages_of,
                                                     metadata_of, summarise, title_of, tool_calls_of, validate,
                                                     with_session_id)

@@ -431,7 +431,8 @@ def test_check_says_which_json_sessions_the_gateway_does_not_see(cli, gateway_ho
     assert missing == [{"severity": "info", "file": str(gateway_home.db), "code": "sessions_db.missing_json",
                         "message": "2 JSON session(s) the gateway does not see (bot_slack_7, enc-1): sessions.db "
                                    "holds sessions, so its one-time import of the JSON files will not run again; "
-                                   "import them with 'praisonmem migrate'"}]
+                                   "import them with 'praisonmem migrate'",
+                        "fix": f"praisonmem --home {gateway_home.home} migrate"}]
     # the database's rows are checked like files (the unified rows keep their ISO-string timestamps)
     assert {f["file"] for f in found if f["file"].startswith(f"{gateway_home.db}:")} == {
         f"{gateway_home.db}:{sid}" for sid in ("db5b5fab", "tui0001a", "tui0002b")}
@@ -558,3 +559,28 @@ def test_check_reports_a_row_whose_columns_or_key_disagree_with_its_document(cli
     [bad] = [f for f in found if f["code"] == "parse"]
     assert bad["severity"] == "error" and bad["message"].endswith(
         "the library loads it as a new, empty session and overwrites it on its next write")
+
+
+def test_migrate_imports_the_json_sessions_the_gateway_does_not_see(cli, gateway_home):
+    """The sessions.db finder of migrate: the dry run names the fix and changes nothing; the real run puts
+    both sessions into sessions.db in the library's form; a rerun has nothing left to do."""
+    from tests.helpers import snapshot
+
+    before = snapshot(gateway_home.home)
+    dry = cli("--home", str(gateway_home.home), "migrate", "--dry-run", "--json")
+    assert dry.exit_code == 0, dry.stderr
+    assert snapshot(gateway_home.home) == before
+    [fix] = [f for f in dry.json() if f["kind"] == "sessions_db.missing_json"]
+    assert (fix["action"], fix["subject"], fix["fix_command"]) == (
+        "imported", str(gateway_home.db), f"praisonmem --home {gateway_home.home} migrate")
+    assert [(c["action"], c["session_id"]) for c in fix["changes"]] == [("imported", "bot_slack_7"),
+                                                                         ("imported", "enc-1")]
+    done = cli("--home", str(gateway_home.home), "migrate", "--yes", "--json")
+    assert done.exit_code == 0, done.stderr
+    conn = sqlite3.connect(f"file:{gateway_home.db}?mode=ro", uri=True)
+    rows = dict(conn.execute("SELECT session_id, data FROM sessions WHERE session_id IN ('bot_slack_7', 'enc-1')"))
+    conn.close()
+    assert sorted(rows) == ["bot_slack_7", "enc-1"]
+    assert all(json.loads(data)["session_id"] == sid for sid, data in rows.items())
+    again = cli("--home", str(gateway_home.home), "migrate", "--dry-run", "--json")
+    assert [f for f in again.json() if f["kind"] == "sessions_db.missing_json"] == []
