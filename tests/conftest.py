@@ -58,6 +58,16 @@ def isolated(tmp_path_factory, monkeypatch):
     time.tzset()
 
 
+@pytest.fixture(autouse=True)
+def _forget_passwords():
+    """praisonmem remembers every database password it parses, to mask it in any message; one
+    invocation parses one or two URLs, the test process thousands: forget them after each test."""
+    yield
+    from praisonmem.core.io import pgurl
+
+    pgurl.forget()
+
+
 @pytest.fixture
 def config() -> Path:
     """praisonmem's config file for this test (PRAISONMEM_CONFIG); its directory exists, the file not yet."""

@@ -34,7 +34,8 @@ from praisonmem.core.errors import (EXIT_BROKEN_PIPE, EXIT_INTERNAL, EXIT_INTERR
 # signature analysis is most of the start-up cost, so `praisonmem workspace id`
 # must not pay for the other 45 commands.
 SUBCOMMANDS = {name: f"praisonmem.cli.commands.{name}" for name in (
-    "workspace", "session", "memory", "episodic", "learn", "upsonic", "check", "backup", "config")}
+    "workspace", "session", "memory", "episodic", "learn", "upsonic", "check", "migrate", "backup", "config")}
+SINGLE = ("check", "migrate")  # one command each, not a group
 _built: dict[str, Any] = {}
 
 
@@ -44,9 +45,9 @@ def _build(name: str) -> Any:
         import importlib
 
         sub_app = importlib.import_module(SUBCOMMANDS[name]).app
-        # `check` (one command, no callback) becomes a plain command; a group's own commands are built
-        # only when looked up, like the groups themselves (each costs Typer a signature analysis).
-        built = typer.main.get_command(sub_app) if name == "check" else _lazy_group(sub_app)
+        # `check` and `migrate` (one command, no callback) become plain commands; a group's own commands are
+        # built only when looked up, like the groups themselves (each costs Typer a signature analysis).
+        built = typer.main.get_command(sub_app) if name in SINGLE else _lazy_group(sub_app)
         built.name = name
         _built[name] = built
     return _built[name]
@@ -188,8 +189,10 @@ def _configured_json(state: State | None) -> bool:
 
 
 def _report(message: str, code: str, exit_code: int, as_json: bool, state: State | None = None) -> int:
+    from praisonmem.core.io.pgurl import scrub
     from praisonmem.core.io.safetext import json_safe, printable
 
+    message = scrub(message)  # a database password that reached a message by any path is masked here
     if as_json or _configured_json(state):
         import json
 
@@ -248,6 +251,10 @@ def _run(argv: list[str], state: State) -> int:
         except UnicodeEncodeError:
             return _report(f"argument {arg!r} is not valid UTF-8 (praisonmem reads and writes UTF-8 only)",
                            "usage", EXIT_USAGE, as_json)
+        if "://" in arg:  # even a misplaced database URL's password is masked in any message
+            from praisonmem.core.io import pgurl
+
+            pgurl.remember(arg)
     command = typer.main.get_command(app)
     try:
         result = command.main(args=argv, prog_name="praisonmem", standalone_mode=False, obj=state)

@@ -24,7 +24,8 @@ def sessions(ctx: Any, incomplete: str) -> list[str]:
         from praisonmem.core.sessions import open_store
 
         store = open_store(_paths(ctx))
-        return [name for name in map(store.name, store.refs()) if name.startswith(incomplete)][:200]
+        names = dict.fromkeys(map(store.name, store.refs()))  # a session two stores hold is offered once
+        return [name for name in names if name.startswith(incomplete)][:200]
     except Exception:  # completion must never break the shell
         return []
 
@@ -33,6 +34,6 @@ def users(ctx: Any, incomplete: str) -> list[str]:
     try:
         from praisonmem.core.memory import file_users
 
-        return [u for u in file_users(_paths(ctx).memory_dir) if u.startswith(incomplete) and u != "."]
+        return [u for u in file_users(_paths(ctx).memory_dir, legacy=False) if u.startswith(incomplete) and u != "."]
     except Exception:
         return []

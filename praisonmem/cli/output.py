@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterable, Sequence
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from praisonmem.core.io.safetext import json_safe, printable
@@ -236,10 +236,12 @@ WOULD: dict[str, tuple[str, str]] = {
     "adopt-merged": ("merge", "merged"),
     "adopt-replaced": ("replace", "replaced"),
     "added": ("add", "added"),
+    "copied": ("copy", "copied"),
     "deleted": ("delete", "deleted"),
     "imported": ("import", "imported"),
     "inserted": ("insert", "inserted"),
     "kept": ("keep", "kept"),
+    "merged": ("merge", "merged"),
     "removed": ("remove", "removed"),
     "replaced": ("replace", "replaced"),
     "restored": ("restore", "restored"),
@@ -301,8 +303,10 @@ def _tsv_cell(value: str) -> str:
     return printable(str(value).replace("\\", "\\\\"))
 
 
-def fmt_time(value: Any, short: bool = False) -> str:
-    """An ISO string or epoch float as local ``YYYY-MM-DD HH:MM:SS`` (``short``: no seconds)."""
+def fmt_time(value: Any, short: bool = False, *, naive_utc: bool = False) -> str:
+    """An ISO string or epoch float as local ``YYYY-MM-DD HH:MM:SS`` (``short``: no seconds). A string without
+    a zone is local time unless ``naive_utc`` (learn stores before 1.7.17 and SQLite's ``CURRENT_TIMESTAMP``
+    write UTC without saying so)."""
     if isinstance(value, bool) or value is None:
         return "" if value is None else str(value)
     try:
@@ -310,6 +314,8 @@ def fmt_time(value: Any, short: bool = False) -> str:
             moment = datetime.fromtimestamp(value)
         elif isinstance(value, str):
             moment = datetime.fromisoformat(value)
+            if moment.tzinfo is None and naive_utc:
+                moment = moment.replace(tzinfo=timezone.utc)
             if moment.tzinfo is not None:
                 moment = moment.astimezone()
         else:

@@ -30,6 +30,25 @@ def _str(key: str, value: Any) -> str:
     return value
 
 
+def _database(key: str, value: Any) -> str:
+    """A file path, or a database URL that parses (its password is never shown: :func:`shown`)."""
+    from praisonmem.core.io import pgurl
+
+    if pgurl.is_url(_str(key, value)):
+        try:
+            pgurl.parse(value)
+        except UsageError as exc:
+            raise UsageError(f"config {key}: {exc.message}") from exc
+    return value
+
+
+def shown(value: Any) -> Any:
+    """A value as praisonmem prints it: a database URL with its password masked."""
+    from praisonmem.core.io import pgurl
+
+    return pgurl.redact(value) if isinstance(value, str) and pgurl.is_url(value) else value
+
+
 def _provider(key: str, value: Any) -> str:
     from praisonmem.core.memory import provider_names
 
@@ -102,7 +121,8 @@ KEYS: dict[str, Key] = {k.name: k for k in (
     Key("provider", "PRAISONMEM_PROVIDER", _provider, "file", "memory provider (flag --provider)"),
     Key("output", "PRAISONMEM_OUTPUT", _output, "table", "table or json (flag --json)"),
     Key("lock_timeout", "PRAISONMEM_LOCK_TIMEOUT", _timeout, 5.0, "seconds to wait for a lock (flag --lock-timeout)"),
-    Key("upsonic.db", "PRAISONMEM_UPSONIC_DB", _str, None, "Upsonic SQLite file (flag --db)"),
+    Key("upsonic.db", "PRAISONMEM_UPSONIC_DB", _database, None,
+        "Upsonic SQLite file, sqlite:///PATH or postgresql:// URL (flag --db)"),
     Key("backup.dir", "PRAISONMEM_BACKUP_DIR", _str, None, "where backups go (flag --output)"),
     Key("backup.keep", "PRAISONMEM_BACKUP_KEEP", _count, 0, "backups to keep, 0 = all (flag --keep)"),
     Key("cache", "PRAISONMEM_CACHE", _bool, True, "keep praisonmem's cache of derived data (flag --no-cache)"),
@@ -193,16 +213,37 @@ class Settings:
         return Setting(spec.default, "default")
 
     def rows(self) -> list[dict[str, Any]]:
-        """``config show``: every key, its value, the rule that gave it, its environment variable, its meaning."""
-        return [{"key": key, "value": setting.value, "source": setting.source, "env": spec.env, "help": spec.help}
-                for key, spec in KEYS.items() for setting in (self.get(key),)]
+        """``config show``: every key, its value (:func:`shown`), the rule that gave it, its environment variable,
+        its meaning."""
+        return [{"key": key, "value": shown(setting.value), "source": setting.source, "env": spec.env,
+                 "help": spec.help} for key, spec in KEYS.items() for setting in (self.get(key),)]
 
     def lookup(self, key: str) -> dict[str, Any]:
-        """``config get``: one key's value and where it came from; :class:`NotFound` when it is set nowhere."""
+        """``config get``: one key's value (:func:`shown`) and where it came from; :class:`NotFound` when it is
+        set nowhere."""
         setting = self.get(key_spec(key).name)
         if setting.value is None:
             raise NotFound(f"config key '{key}' is not set")
-        return {"key": key, "value": setting.value, "source": setting.source}
+        return {"key": key, "value": shown(setting.value), "source": setting.source}
+
+    def database_rows(self) -> list[dict[str, Any]]:
+        """``workspace paths``: each configured database (``upsonic.db``), shown (:func:`shown`), with the rule
+        that gave it and whether the file exists (None for a server, which is not contacted)."""
+        from praisonmem.core.io import pgurl
+
+        rows = []
+        for name, key in (("upsonic_db", "upsonic.db"),):
+            setting = self.get(key)
+            if setting.value is None:
+                continue
+            url = pgurl.parse(setting.value) if pgurl.is_url(setting.value) else None
+            if url is not None and url.is_postgres:
+                rows.append({"name": name, "path": url.display, "source": setting.source, "exists": None})
+                continue
+            path = url.path if url is not None and url.path else Path(setting.value).expanduser()
+            rows.append({"name": name, "path": os.path.abspath(path), "source": setting.source,
+                         "exists": path.exists()})
+        return rows
 
 
 def set_value(path: Path, key: str, text: str, *, timeout: float = 5.0) -> Outcome:
@@ -211,8 +252,8 @@ def set_value(path: Path, key: str, text: str, *, timeout: float = 5.0) -> Outco
 
     value = key_spec(key).check(key, text)
     _rewrite(path, lambda flat: {**flat, key: value}, timeout)
-    return Outcome([Change(Action.set, f"{key} = {value!r} in {path}",
-                           fields={"key": key, "value": value, "path": str(path)})])
+    return Outcome([Change(Action.set, f"{key} = {shown(value)!r} in {path}",
+                           fields={"key": key, "value": shown(value), "path": str(path)})])
 
 
 def unset_value(path: Path, key: str, *, timeout: float = 5.0) -> Outcome:

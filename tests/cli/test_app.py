@@ -92,7 +92,8 @@ def test_session_list_imports_the_json_store_and_nothing_it_does_not_use(tmp_pat
         "praisonmem.cli.commands.session", "praisonmem.cli.progress", "praisonmem.cli.prompts",
         "praisonmem.core.io.jsonfile", "praisonmem.core.io.outfile", "praisonmem.core.io.parallel",
         "praisonmem.core.io.timeutil", "praisonmem.core.sessions.documents", "praisonmem.core.sessions.listing",
-        "praisonmem.core.sessions.ops", "praisonmem.core.sessions.stores", "praisonmem.core.sessions.stores.jsondir",
+        "praisonmem.core.sessions.ops", "praisonmem.core.sessions.stores", "praisonmem.core.sessions.stores.home",
+        "praisonmem.core.sessions.stores.jsondir",
         "praisonmem.core.sessions.transfer", "praisonmem.core.sessions.workspace",
         "praisonmem.core.io.fastjson", "orjson",  # the one JSON reader
         "praisonmem.core.result",  # the session package's writers share its modules

@@ -175,6 +175,11 @@ def test_session_ids_complete_from_the_home_a_command_would_use(fixture_home, co
     assert "my_chat" in _complete("praisonmem session show my", {})  # config home, as `session show` uses
 
 
+def test_session_ids_complete_from_every_store_of_the_home_once(gateway_home):
+    offered = _complete(f"praisonmem --home {gateway_home.home} session show g", {})
+    assert sorted(offered) == ["gw-1", "gw-legacy"]  # gw-1 only in sessions.db; gw-legacy in both, offered once
+
+
 # ---------------------------------------------------------------- docs that cannot drift (sqlite-utils' test_docs)
 
 README = (REPO / "README.md").read_text(encoding="utf-8")

@@ -33,6 +33,10 @@ def _complete_sessions(ctx: typer.Context, incomplete: str) -> list[str]:
 SessionArg = Annotated[str, typer.Argument(metavar="SESSION", help="Session id, file stem, or path to a .json file.",
                                            autocompletion=_complete_sessions)]
 ForceFlag = Annotated[bool, typer.Option("--force", help="Act even if the session was written in the last minute.")]
+StoreOption = Annotated[str | None, typer.Option("--store", metavar="STORE",
+                                                 help="Only this store of the home: json (the JSON files) or "
+                                                      "sessions.db (the gateway's database), as 'session list' "
+                                                      "shows it.")]
 ScopeOption = Annotated[sessions.Scope | None, typer.Option("--scope", help="Only sessions of this scope.")]
 
 
@@ -48,10 +52,18 @@ def list_command(
     sort: Annotated[sessions.SortKey, typer.Option("--sort", help="Sort key (updated/created/messages: newest or "
                                                                   "most first).")] = sessions.SortKey.updated,
     limit: LimitOption = 50,
+    store: StoreOption = None,
     as_json: JsonFlag = False,
     as_ndjson: NdjsonFlag = False,
 ) -> None:
-    """List sessions in the PraisonAI home, newest first.
+    """List sessions in the PraisonAI home, newest first, once per store that holds them.
+
+    STORE is json (a JSON file in the sessions dir: what an Agent with the
+    default store, the bots and the praisonai CLI load) or sessions.db (a row
+    of the gateway's database). When both hold a session id (the gateway
+    copies the JSON files into its database once, then each side is written
+    on its own), PAIR says whether the copies are the same or have diverged,
+    and marks the copy the other has overtaken as stale.
 
     SCOPE tells where a session belongs relative to the current workspace:
     workspace (this workspace's history id for its agent), global (the
@@ -67,7 +79,7 @@ def list_command(
     state = state_of(ctx)
     with file_progress("Reading sessions") as progress:
         result = sessions.list_sessions(state.paths, workspace=sessions.workspace_id, agent=agent, user=user,
-                                        scope=scope, sort=sort, limit=limit, progress=progress)
+                                        scope=scope, sort=sort, limit=limit, store=store, progress=progress)
     out = state.output(as_json, as_ndjson)
     if not out.records(result.rows):
         _table(out, result.rows)
@@ -86,12 +98,13 @@ def list_command(
 def _table(out: Any, rows: list[dict[str, Any]]) -> None:
     """All columns when piped; on a terminal, no CREATED and SPILLED only when something waits."""
     headers = ["ID", "AGENT", "USER", "TITLE", "MSGS", "ARCHIVED", "CREATED", "UPDATED", "SCOPE", "MODEL",
-               "TOKENS", "COST", "SPILLED"]
+               "TOKENS", "COST", "SPILLED", "STORE", "PAIR"]
     table_rows = []
     styles = []
     for r in rows:
         if r["unreadable"]:
-            table_rows.append([_stem(r["file"]), "", "", f"UNREADABLE: {r['error']}"] + [""] * 9)
+            name = r["session_id"] if r["session_id"] is not None else _stem(r["file"])
+            table_rows.append([name, "", "", f"UNREADABLE: {r['error']}"] + [""] * 9 + [r["store"], ""])
             styles.append("red")
             continue
         table_rows.append([
@@ -99,12 +112,25 @@ def _table(out: Any, rows: list[dict[str, Any]]) -> None:
             str(r["message_count"]), str(r["archived_count"]), fmt_time(r["created_at"], short=out.tty),
             fmt_time(r["updated_at"], short=out.tty), r["scope"], fmt_value(r["model"]),
             fmt_value(r["total_tokens"]), fmt_value(r["cost"]), str(r["spilled_count"]) if r["spilled_count"] else "",
+            r["store"], pair_text(r),
         ])
-        styles.append(None)
+        styles.append("yellow" if r["stale"] else None)
     optional = ["CREATED", "COST", "TOKENS", "MODEL", "ARCHIVED", "USER", "SCOPE"]
     if not any(r["spilled_count"] for r in rows):
         optional.insert(0, "SPILLED")
+    if len({r["store"] for r in rows}) < 2:
+        optional[:0] = ["PAIR", "STORE"]
     out.table(headers, table_rows, row_styles=styles, wrap=["AGENT", "TITLE"], optional=optional)
+
+
+def pair_text(row: dict[str, Any]) -> str:
+    """The PAIR cell: how this copy compares with the same session in the other stores."""
+    others = ", ".join(row.get("paired_with") or [])
+    if not others:
+        return ""
+    if row["pair"] == "equal":
+        return f"same as {others}"
+    return f"STALE: {others} newer" if row["stale"] else f"differs from {others}"
 
 
 def _stem(path: str) -> str:
@@ -121,6 +147,7 @@ def show_command(
     working: Annotated[
         bool, typer.Option("--working", help="The working history the agent would resume with.")
     ] = False,
+    store: StoreOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Show a session as a readable transcript.
@@ -128,6 +155,10 @@ def show_command(
     Tool calls are shown with their arguments and tool results with the call
     they answer; the compaction summary, partial (interrupted) turns and turns
     still waiting in the spill dir are marked; encrypted values stay opaque.
+    A gateway session's chat, which the gateway keeps only inside its
+    "Session ..." snapshots, follows the snapshots (#g0, #g1, ...). A session
+    that both the JSON files and sessions.db hold is ambiguous: pick the copy
+    with --store; the header says how it compares with the other copy.
     --json prints the stored document as it is on disk, except that DEL, C1
     and bidi controls and U+2028/U+2029 are written as \\uXXXX escapes (the
     same JSON data).
@@ -135,10 +166,14 @@ def show_command(
     Example:
 
         praisonmem session show history_fea3173a --tail 10
+        praisonmem session show gw-legacy --store sessions.db
     """
     state = state_of(ctx)
-    view = sessions.show(state.paths, session, archived=archived, working=working, tail=tail)
+    view = sessions.show(state.paths, session, archived=archived, working=working, tail=tail, store=store)
     out = state.output(as_json)
+    if view.copies.get("stale"):
+        warn(f"this copy ({view.store}) is stale: {', '.join(view.copies['paired_with'])} holds a newer, "
+             "different copy of the session")
     if out.machine:
         if view.selected:
             out.json([t.to_json() for t in view.turns])
@@ -155,16 +190,18 @@ def search_command(
     ctx: typer.Context,
     query: Annotated[str, typer.Argument(metavar="QUERY", help="Text to find (case-insensitive).")],
     limit: LimitOption = 20,
+    store: StoreOption = None,
     as_json: JsonFlag = False,
     as_ndjson: NdjsonFlag = False,
 ) -> None:
-    """Search the messages of every session, active and archived.
+    """Search the messages of every session in every store, active and archived.
 
     Ranking: each matching message scores 2 when it contains the whole query
     and 1 more for each query word it contains (case-insensitive). Hits are
     ordered by score, then newest session first, then position in the session.
-    Archived messages are marked with an 'a' (#a3). Encrypted messages are not
-    searched.
+    Archived messages are marked with an 'a' (#a3), a gateway session's chat
+    (kept inside its snapshots) with a 'g' (#g1). Each hit names its store.
+    Encrypted messages are not searched.
 
     Example:
 
@@ -172,7 +209,7 @@ def search_command(
     """
     state = state_of(ctx)
     with file_progress("Searching sessions") as progress:
-        result = sessions.search_sessions(state.paths, query, limit=limit, progress=progress)
+        result = sessions.search_sessions(state.paths, query, limit=limit, store=store, progress=progress)
     for path, reason in result.unreadable:
         warn(f"skipped unreadable session file {path}: {reason}")
     out = state.output(as_json, as_ndjson)
@@ -195,6 +232,7 @@ def rename_command(
     title: Annotated[str | None, typer.Option("--title", metavar="TEXT", help="Set metadata.title instead "
                                                                                "(empty clears it).")] = None,
     force: ForceFlag = False,
+    store: StoreOption = None,
     dry_run: DryRunFlag = False,
     as_json: JsonFlag = False,
 ) -> int:
@@ -208,7 +246,9 @@ def rename_command(
     --force. A rerun finishes an interrupted rename: when the target already
     holds exactly what the rename writes, the old file is removed (a target
     holding anything else is refused, exit 4). --title sets metadata.title in
-    place, as the library's rename_session does.
+    place, as the library's rename_session does. A session in sessions.db is
+    renamed in one transaction of the database (refused when NEW_ID exists
+    there); a session both stores hold needs --store.
 
     Example:
 
@@ -219,10 +259,11 @@ def rename_command(
         raise UsageError("give NEW_ID to rename the session, or --title TEXT to set its title (not both)")
     state = state_of(ctx)
     if title is not None:
-        outcome = sessions.retitle(state.paths, session, title, dry_run=dry_run, timeout=state.lock_timeout)
+        outcome = sessions.retitle(state.paths, session, title, dry_run=dry_run, timeout=state.lock_timeout,
+                                   store=store)
     else:
         outcome = sessions.rename(state.paths, session, new_id, force=force, dry_run=dry_run,
-                                  timeout=state.lock_timeout)
+                                  timeout=state.lock_timeout, store=store)
     return render_outcome(state.output(as_json), outcome)
 
 
@@ -237,6 +278,10 @@ def adopt_command(
                                                   help="Adopt for this directory's workspace.")] = None,
     all_: Annotated[bool, typer.Option("--all", help="Adopt every legacy file whose agent_name matches its id "
                                                      "(the unnamed agent's too).")] = False,
+    from_workspace: Annotated[str | None, typer.Option(
+        "--from-workspace", metavar="DIR|ID",
+        help="Adopt the history the agent had in another workspace (a project that moved): its old directory, "
+             "which need not exist any more, or its id (git:<sha>, dir:/path).")] = None,
     dry_run: DryRunFlag = False,
     yes: YesFlag = False,
     as_json: JsonFlag = False,
@@ -262,14 +307,23 @@ def adopt_command(
     the library already loads the legacy file (exit 0), or the agent uses its
     global-scope file, which adopting cannot reach (exit 4).
 
+    --from-workspace takes the history the agent had in another workspace
+    instead, by the same rules: a plain directory's workspace id is its real
+    path, so moving or re-cloning a project strands its history (scope
+    "other"). Give the old directory (it need not exist any more: its id is
+    dir:<its real path>; one that still exists gives its own id, git:<root
+    commit> for a repository) or the id itself (git:<sha>, dir:/path,
+    global). With --all, every agent's history in that workspace.
+
     Example:
 
         praisonmem session adopt "Legacy Bot" --dry-run
         praisonmem session adopt --all --copy
+        praisonmem session adopt "Weather Bot" --from-workspace ~/old/place/project
     """
     state = state_of(ctx)
     plan = sessions.plan_adopt(state.paths, agent, every=all_, workspace_dir=workspace, copy=copy, merge=merge,
-                               replace=replace, timeout=state.lock_timeout)
+                               replace=replace, from_workspace=from_workspace, timeout=state.lock_timeout)
     return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run,
                            progress="Adopting" if all_ else None, minimum=1)
 
@@ -280,6 +334,7 @@ def delete_command(
     session: Annotated[list[str], typer.Argument(metavar="SESSION...", help="Sessions to delete.",
                                                  autocompletion=_complete_sessions)],
     force: ForceFlag = False,
+    store: StoreOption = None,
     yes: YesFlag = False,
     dry_run: DryRunFlag = False,
     as_json: JsonFlag = False,
@@ -287,15 +342,21 @@ def delete_command(
     """Delete sessions, each under its lock; the .lock files stay.
 
     Every name is resolved first (exact ids, stems or paths; no prefixes), so a
-    typo deletes nothing. Asks for confirmation on a terminal; give --yes in
-    scripts.
+    typo deletes nothing; a session both stores hold needs --store. Deleting
+    from sessions.db leaves none of its text in the database files (it zeroes
+    and vacuums them, and empties sessions.db-wal; when another process is
+    reading, the change says what is left until the next checkpoint). The last
+    session in sessions.db is not deleted while JSON session files lie beside
+    it: the gateway would import them all again. Asks for confirmation on a
+    terminal; give --yes in scripts.
 
     Example:
 
         praisonmem session delete my_chat "support/ticket #1234" --yes
+        praisonmem session delete gw-legacy --store sessions.db --yes
     """
     state = state_of(ctx)
-    plan = sessions.plan_delete(state.paths, session, force=force, timeout=state.lock_timeout)
+    plan = sessions.plan_delete(state.paths, session, force=force, timeout=state.lock_timeout, store=store)
     return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run)
 
 
@@ -308,12 +369,14 @@ def prune_command(
                                       help="Always keep the N most recently updated matching sessions.")] = 0,
     agent: Annotated[str | None, typer.Option("--agent", metavar="NAME", help="Only this agent_name.")] = None,
     scope: ScopeOption = None,
+    store: StoreOption = None,
     yes: YesFlag = False,
     dry_run: DryRunFlag = False,
     as_json: JsonFlag = False,
 ) -> int:
     """Delete sessions whose updated_at is older than a duration.
 
+    Every store is pruned (or only --store's); --keep keeps N in each store.
     Unreadable files and sessions without a parseable updated_at are never
     pruned (they are reported). Asks for confirmation on a terminal; give
     --yes in scripts and cron.
@@ -325,7 +388,7 @@ def prune_command(
     state = state_of(ctx)
     with file_progress("Reading sessions") as progress:
         plan = sessions.plan_prune(state.paths, older_than, keep=keep, agent=agent, scope=scope,
-                                   timeout=state.lock_timeout, progress=progress)
+                                   timeout=state.lock_timeout, progress=progress, store=store)
     return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run, progress="Pruning")
 
 
@@ -341,12 +404,15 @@ def export_command(
     output: Annotated[str | None, typer.Option("--output", "-o", metavar="FILE",
                                                help="Write here instead of stdout: '-' is stdout, a pipe or device is "
                                                     "written to, a regular file is replaced atomically.")] = None,
+    store: StoreOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Export sessions as JSON (lossless, importable), JSON lines or Markdown.
 
     The json format is praisonaiagents' portable payload ({"version": 1,
-    "sessions": [...]}), so the library's import_sessions reads it too. With
+    "sessions": [...]}), so the library's import_sessions reads it too.
+    --all exports every store's sessions (a session two stores hold, twice);
+    --store exports one store's. With
     --output, --json prints a summary of what was written; without it, the
     export itself goes to stdout and --json selects the json format.
 
@@ -362,7 +428,7 @@ def export_command(
     # A configured JSON default asks for the summary, but never overrides an explicit --format.
     out = state.output(as_json or (state.json_default and format_ is None))
     summary = sessions.export(state.paths, session or [], every=all_, format=format_ or sessions.ExportFormat.json,
-                              output="-" if output is None else output, stdout=binary_stdout())
+                              output="-" if output is None else output, stdout=binary_stdout(), store=store)
     report_written(out, summary, output, f"exported {summary['count']} session(s) as {summary['format']} to {output}")
 
 
@@ -373,6 +439,8 @@ def import_command(
     on_conflict: Annotated[sessions.OnConflict, typer.Option("--on-conflict",
                                                              help="When a session already exists.")
                            ] = sessions.OnConflict.fail,
+    store: Annotated[str | None, typer.Option("--store", metavar="STORE",
+                                              help="Import into this store: json (default) or sessions.db.")] = None,
     dry_run: DryRunFlag = False,
     yes: YesFlag = False,
     as_json: JsonFlag = False,
@@ -381,13 +449,15 @@ def import_command(
 
     Every session is validated, and every conflict decided, before the first
     write: with --on-conflict fail (the default) one existing session stops
-    the whole import. Each session is then written under its lock, verbatim.
-    Replacing existing sessions asks for confirmation (or --yes).
+    the whole import. Each session is then written under its lock, verbatim,
+    into the JSON files or, with --store sessions.db, into the gateway's
+    database (which must exist). Replacing existing sessions asks for
+    confirmation (or --yes).
 
     Example:
 
         praisonmem session import sessions-backup.json --on-conflict skip --dry-run
     """
     state = state_of(ctx)
-    plan = sessions.plan_import(state.paths, file, on_conflict=on_conflict, timeout=state.lock_timeout)
+    plan = sessions.plan_import(state.paths, file, on_conflict=on_conflict, timeout=state.lock_timeout, store=store)
     return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run)

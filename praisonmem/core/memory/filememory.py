@@ -167,6 +167,16 @@ class FileMemoryStore:
         # jsonfile.serialise need not check again (the document is kept so no id is reused).
         self._proofs: dict[Path, tuple[Any, frozenset[int]]] | None = None
 
+    @classmethod
+    def at(cls, base: Path, name: str, *, timeout: float = jsonfile.LOCK_TIMEOUT) -> FileMemoryStore:
+        """The store in directory ``name`` under ``base`` exactly as :func:`users` names it, a raw id from
+        before 1.6.58 included (``" alice "``, ``team/alice``): for reading what is there."""
+        store = cls(base, "default", timeout=timeout)
+        store.user_id = name
+        store.user_dir = store.base / name
+        store.episodic_dir = store.user_dir / "episodic"
+        return store
+
     # -------------------------------------------------------- reading
 
     def path(self, name: str) -> Path:
@@ -405,6 +415,18 @@ class FileMemoryStore:
             self._write(path, episodes)
         return day, item
 
+    def replace_episodes(self, day: str, episodes: list[dict[str, Any]] | None, merged: list[Path]) -> None:
+        """Write ``day``'s episodic file (``None``: it holds them already), then remove the raw-date files
+        ``merged`` into it (written before removed: an interruption leaves entries twice, never lost). The
+        caller holds :func:`user_lock`."""
+        if episodes is not None:
+            self._write(self.episodic_dir / f"{day}.json", episodes)
+        for path in merged:
+            try:
+                jsonfile.delete_locked(path)
+            except NotFound:  # FileMemory itself takes no lock: its cleanup may have removed it
+                pass
+
     # -------------------------------------------------------- deleting
 
     def locate(self, memory_id: str, tier: str | None = None) -> dict[str, Any] | None:
@@ -554,15 +576,41 @@ def find_entity(entities: dict[str, Any], name: str, entity_type: str | None) ->
     return None
 
 
-def users(base: Path) -> list[str]:
-    """User directories under a FileMemory base (``.`` when the base itself holds a store)."""
+NESTING = 4  # how deep a pre-1.6.58 user id with '/' (``team/alice``) is looked for
+
+
+def users(base: Path, *, legacy: bool = True) -> list[str]:
+    """User directories under a FileMemory base, by their path below it (``.`` when the base itself holds a
+    store). Releases before 1.6.58 used the raw user id as the path, so ``" alice "`` and nested
+    ``team/alice`` appear as they are (:func:`legacy_user_reason`); ``legacy=False`` leaves them out."""
     if not base.is_dir():
         return []
-    found = sorted(p.name for p in base.iterdir() if p.is_dir() and not p.name.startswith("."))
-    found = [name for name in found if looks_like_user(base / name)]
-    if looks_like_user(base):
-        found.insert(0, ".")
+    found = ["."] if looks_like_user(base) else []
+    found += _user_dirs(base, "", NESTING)
+    return found if legacy else [name for name in found if legacy_user_reason(name) is None]
+
+
+def _user_dirs(directory: Path, prefix: str, depth: int) -> list[str]:
+    found = []
+    for child in sorted(p for p in directory.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        if looks_like_user(child):
+            found.append(prefix + child.name)
+        elif depth > 1:
+            found += _user_dirs(child, f"{prefix}{child.name}/", depth - 1)
     return found
+
+
+def legacy_user_reason(name: str) -> str | None:
+    """Why praisonaiagents 1.7.17 does not read the user directory ``name`` (a raw id from before 1.6.58)."""
+    if name == ".":
+        return None
+    if "/" in name or "\\" in name or ".." in name:
+        return (f"user directory '{name}' is a raw user id from before praisonaiagents 1.6.58; 1.7.17 refuses "
+                "ids with '/', '\\' or '..', so no FileMemory reads this directory")
+    if name != name.strip():
+        return (f"user directory '{name}' is a raw user id from before praisonaiagents 1.6.58; 1.7.17 strips "
+                f"ids, so FileMemory(user_id='{name}') reads '{sanitise_user_id(name)}', not this directory")
+    return None
 
 
 def looks_like_user(path: Path) -> bool:

@@ -8,8 +8,9 @@ Export formats:
   ``exported_at`` keys, which the library ignores.
 * ``jsonl``: one message a line, each with its ``session_id`` (archived first,
   marked), for grep, jq and spreadsheets. Not importable: it drops session fields.
-* ``markdown``: a readable transcript; control characters in it are shown escaped,
-  as in every human view (core/io/safetext.py).
+* ``markdown``: a readable transcript (a gateway session's chat, kept inside its snapshots,
+  after them); control characters in it are shown escaped, as in every human view
+  (core/io/safetext.py).
 
 Import reads the json format, the library's own portable payloads, and bare
 session documents (a session file copied from another machine). Everything is
@@ -32,8 +33,9 @@ from praisonmem.core.io.safetext import json_safe, printable
 from praisonmem.core.io.timeutil import epoch_of, now_iso
 from praisonmem.core.paths import Paths
 from praisonmem.core.result import Action, Outcome, Plan
-from praisonmem.core.sessions.documents import ROLES, is_encrypted, messages_of, summarise, tool_calls_of, validate
-from praisonmem.core.sessions.ops import file_name, resolve_all, session_change
+from praisonmem.core.sessions.documents import (ROLES, gateway_chat, is_encrypted, messages_of, summarise,
+                                                tool_calls_of, validate)
+from praisonmem.core.sessions.ops import file_name, resolve_all, session_change, shown
 from praisonmem.core.sessions.stores import SessionStore, open_store
 
 PORTABLE_VERSION = 1  # DefaultSessionStore.PORTABLE_VERSION in 1.7.17
@@ -63,13 +65,15 @@ Documents = list[tuple[str, str, dict[str, Any]]]  # (file, session id, document
 
 
 def export(paths: Paths, names: list[str], *, every: bool = False, format: ExportFormat | str = ExportFormat.json,
-           output: str = outfile.STDOUT, stdout: BinaryIO | None = None) -> dict[str, Any]:
-    """Write the sessions ``names`` (or ``every`` session) to ``output`` (core/io/outfile.py's rule: ``-`` is
-    ``stdout``); what was written. Every session is read, and any unreadable one stops the export, first."""
+           output: str = outfile.STDOUT, stdout: BinaryIO | None = None, store: str | None = None) -> dict[str, Any]:
+    """Write the sessions ``names`` (or ``every`` session; of ``store`` only, when given) to ``output``
+    (core/io/outfile.py's rule: ``-`` is ``stdout``); what was written. Every session is read, and any
+    unreadable one stops the export, first. With ``every`` and several stores, a session two stores hold
+    is exported twice; an import takes the last copy of an id."""
     if every == bool(names):
         raise UsageError("give one or more SESSION names, or --all")
     fmt = ExportFormat(format)
-    docs = load_for_export(paths, names, everything=every)
+    docs = load_for_export(paths, names, everything=every, store=store)
     text = {ExportFormat.json: export_json, ExportFormat.jsonl: export_jsonl,
             ExportFormat.markdown: export_markdown}[fmt](docs)
     outfile.write(output, text.encode("utf-8"), stdout=stdout)
@@ -77,9 +81,10 @@ def export(paths: Paths, names: list[str], *, every: bool = False, format: Expor
                                                                                         for _, _, d in docs]}
 
 
-def load_for_export(paths: Paths, names: list[str], *, everything: bool = False) -> Documents:
+def load_for_export(paths: Paths, names: list[str], *, everything: bool = False,
+                    store: str | None = None) -> Documents:
     """Every requested session, read and validated; any unreadable one stops the export."""
-    store = open_store(paths)
+    store = open_store(paths, store)
     refs = store.refs() if everything else resolve_all(store, names)
     out = []
     for ref in refs:
@@ -142,6 +147,17 @@ def export_markdown(docs: Documents) -> str:
                 if message.get("tool_call_id"):
                     out.append(f"\n*(result of tool call `{printable(str(message['tool_call_id']))}`)*")
                 out.append("")
+        for index, message in enumerate(gateway_chat(doc) or []):  # the chat a gateway keeps in its snapshots
+            stamp = when(message.get("timestamp"))
+            sender = printable(str(message.get("sender_id")))
+            out.append(f"### gateway #g{index} {message['role']} ({sender})" + (f" · {stamp}" if stamp else ""))
+            out.append("")
+            content = message.get("content")
+            if is_encrypted(content):
+                out.append("*(encrypted)*")
+            elif content:
+                out.append(printable(content if isinstance(content, str) else jsonfile.dumps(content), multiline=True))
+            out.append("")
         out.append("")
     return "\n".join(out).rstrip("\n") + "\n"
 
@@ -207,12 +223,13 @@ def validate_session(doc: Any, index: int) -> str:
 
 
 def plan_import(paths: Paths, file: str | os.PathLike[str], *, on_conflict: OnConflict | str = OnConflict.fail,
-                timeout: float = jsonfile.LOCK_TIMEOUT) -> Plan:
+                timeout: float = jsonfile.LOCK_TIMEOUT, store: str | None = None) -> Plan:
     """``session import``: every session in ``file`` validated and every conflict decided before the first
-    write; replacing existing sessions is asked first."""
+    write; replacing existing sessions is asked first. The sessions go to the JSON directory, or to
+    ``store``; a conflict is a session that store already holds."""
     docs = read_payload(file)
     paths.require_home()
-    store = open_store(paths)
+    store = open_store(paths, store)
     plan = plan_documents(store, docs, OnConflict(on_conflict))
     replacing = sum(1 for _, _, action in plan.items if action is Action.replaced)
     return Plan(f"Replace {replacing} existing session(s)?" if replacing else None,
@@ -227,16 +244,17 @@ def plan_documents(store: SessionStore, docs: list[dict[str, Any]], on_conflict:
         sid = validate_session(doc, index)
         target = store.ref(sid)
         if target in targets:
-            raise UsageError(f"session {index} ('{sid}') and '{targets[target]}' both map to {file_name(target)}")
+            raise UsageError(f"session {index} ('{sid}') and '{targets[target]}' both map to {shown(store, target)}")
         targets[target] = sid
         items.append((doc, target, Action.replaced if store.exists(target) else Action.imported))
     conflicts = [target for _, target, action in items if action is Action.replaced]
     if conflicts and on_conflict is OnConflict.fail:
-        shown = ", ".join(file_name(t) for t in conflicts[:5]) + (" …" if len(conflicts) > 5 else "")
-        raise TargetExists(f"{len(conflicts)} session(s) already exist ({shown}); nothing imported: "
+        listed = ", ".join(shown(store, t) for t in conflicts[:5]) + (" …" if len(conflicts) > 5 else "")
+        raise TargetExists(f"{len(conflicts)} session(s) already exist ({listed}); nothing imported: "
                            "use --on-conflict skip or --on-conflict replace")
     if on_conflict is OnConflict.skip:
         items = [(d, t, Action.skipped if a is Action.replaced else a) for d, t, a in items]
+    store.refuse(creating=[t for _, t, a in items if a is Action.imported])
     return ImportPlan(items)
 
 

@@ -13,11 +13,14 @@ Nothing here reads a session file: :func:`choose_history_id` is told which ids e
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
+
+from praisonmem.core.errors import UsageError
 
 if TYPE_CHECKING:
     from praisonmem.core.paths import Paths
@@ -91,6 +94,28 @@ def _maybe_in_repository(cwd: str) -> bool:
         path = parent
 
 
+_COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # a SHA-1 or SHA-256 repository's commit id
+
+
+def named_workspace(value: str, option: str = "--from-workspace") -> str:
+    """The workspace id ``value`` names: ``git:<sha>``, ``dir:<absolute path>`` or ``global`` as given, else a
+    directory's id, computed even when it no longer exists (a plain directory's id is just its real path)."""
+    if not value:
+        raise UsageError(f"{option} must not be empty")
+    if value == "global":
+        return value
+    kind, colon, rest = value.partition(":")
+    if colon and kind == "git":
+        if not _COMMIT.fullmatch(rest):
+            raise UsageError(f"{option} {value}: a git: workspace id is git: and a commit id (40 or 64 hex digits)")
+        return value
+    if colon and kind == "dir":
+        if not os.path.isabs(rest):
+            raise UsageError(f"{option} {value}: a dir: workspace id holds an absolute path")
+        return value
+    return workspace_id(value)
+
+
 def agent_name_or_default(name: str | None) -> str:
     return name or "agent"
 
@@ -151,7 +176,7 @@ def describe(paths: Paths, agent: str | None = None, *, global_scope: bool = Fal
     if agent is not None:
         from praisonmem.core.sessions.stores import open_store
 
-        store = open_store(paths)
+        store = open_store(paths, "json")  # an Agent's history is in the JSON directory
         choice = choose_history_id(agent, lambda sid: store.exists(store.ref(sid)), workspace=wid,
                                    global_scope=is_global)
         ref = store.ref(choice.session_id)

@@ -21,7 +21,7 @@ FIXTURE_IDS = {
 LIST_KEYS = {
     "session_id", "file", "agent_name", "user_id", "title", "message_count", "archived_count", "created_at",
     "updated_at", "model", "total_tokens", "cost", "scope", "agent_id", "source", "parent_id",
-    "spilled_count", "unreadable", "error",
+    "spilled_count", "unreadable", "error", "store", "paired_with", "pair", "stale",
 }
 
 
@@ -160,6 +160,7 @@ def test_show_resolves_stems_paths_and_unique_prefixes(cli, fixture_home):
 TOOL_EXCHANGE = """\
 Session   history_ec9d38c8
 File      {home}/sessions/history_ec9d38c8.json
+Store     json
 Agent     Stream Bot
 User      bob
 Title     -
@@ -186,6 +187,7 @@ The tool said: Sunny in Paris, 21C
 COMPACTED_HEADER = """\
 Session     compacted-demo
 File        {home}/sessions/compacted-demo.json
+Store       json
 Agent       Compactor
 User        alice
 Title       -
@@ -345,8 +347,8 @@ def test_search_warns_about_unreadable_files(cli, fixture_home):
 
 def test_search_human_output_when_piped(cli, fixture_home):
     out = cli("--home", fixture_home, "session", "search", "Paris").stdout.splitlines()
-    assert out[0] == "SESSION\tINDEX\tARCHIVED\tROLE\tSCORE\tSNIPPET"
-    assert "history_ec9d38c8\t0\tno\tuser\t3\tWhat is the weather in Paris?" in out
+    assert out[0] == "SESSION\tINDEX\tARCHIVED\tROLE\tSCORE\tSNIPPET\tSTORE\tSECTION"
+    assert "history_ec9d38c8\t0\tno\tuser\t3\tWhat is the weather in Paris?\tjson\tactive" in out
 
 
 # ---------------------------------------------------------------- bad inputs

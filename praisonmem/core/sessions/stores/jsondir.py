@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from praisonmem.core.errors import AmbiguousName, IOFailure, NotFound, PraisonMemError, Refused, io_failure
 from praisonmem.core.io import jsonfile, parallel
@@ -70,8 +70,10 @@ def name_of(path: Path | str) -> str:
 
 @dataclass(frozen=True)
 class JsonDirStore:
-    """Sessions as ``<directory>/<safe id>.json``, spilled turns in ``spill_dir``. A ref is the file's path."""
+    """Sessions as ``<directory>/<safe id>.json``, spilled turns in ``spill_dir``. A ref is the file's path, a
+    ``str`` (cheaper than a ``Path`` for the thousands a listing sends back from its worker processes)."""
 
+    label: ClassVar[str] = "json"
     directory: Path
     spill_dir: Path
     paths: Paths | None = None  # where the directory came from, to refuse a home that is not a directory
@@ -86,39 +88,43 @@ class JsonDirStore:
 
     # -------------------------------------------------------- naming
 
-    def ref(self, session_id: str, *, beside: Path | None = None) -> Path:
+    def ref(self, session_id: str, *, beside: str | None = None) -> str:
         """The file a session with this id has, in this directory or in ``beside``'s (a session named by
         its path lives in its own directory)."""
-        return (self.directory if beside is None else beside.parent) / session_file_name(session_id)
+        return os.path.join(self.directory if beside is None else os.path.dirname(beside),
+                            session_file_name(session_id))
 
-    def name(self, ref: Path | str) -> str:
+    def name(self, ref: str) -> str:
         return name_of(ref)
 
-    def session_id(self, ref: Path | str, doc: dict[str, Any]) -> str:
+    def session_id(self, ref: str, doc: dict[str, Any]) -> str:
         return session_id_of(doc, name_of(ref))
+
+    def store_of(self, ref: str) -> str:
+        return self.label
 
     # -------------------------------------------------------- reading
 
-    def refs(self) -> list[Path]:
+    def refs(self) -> list[str]:
         """Every session file, in name order."""
         self._check_home()
-        return [Path(p) for p in session_paths(self.directory)]
+        return session_paths(self.directory)
 
-    def exists(self, ref: Path) -> bool:
-        return ref.is_file()
+    def exists(self, ref: str) -> bool:
+        return os.path.isfile(ref)
 
     def absent(self) -> str | None:
         if self.directory.is_dir():
             return None
         return f"no sessions directory at {self.directory}" + (f" ({self.paths.data.source})" if self.paths else "")
 
-    def read(self, ref: Path | str) -> dict[str, Any]:
+    def read(self, ref: str) -> dict[str, Any]:
         return load(ref)
 
-    def read_bytes(self, ref: Path) -> bytes:
+    def read_bytes(self, ref: str) -> bytes:
         return jsonfile.read_bytes(ref)
 
-    def parse(self, ref: Path, raw: bytes) -> dict[str, Any]:
+    def parse(self, ref: str, raw: bytes) -> dict[str, Any]:
         """The validated document in bytes read from ``ref``."""
         return validate(jsonfile.parse_object(raw, ref), ref)
 
@@ -127,9 +133,11 @@ class JsonDirStore:
         """``fn`` over every session file, concatenated in name order; forked workers read large directories
         (``fn`` must be picklable: a module-level function or a ``partial`` of one)."""
         self._check_home()
-        return parallel.map_chunks(partial(_scan_chunk, fn=fn), session_paths(self.directory), progress=progress)
+        files = session_paths(self.directory)
+        waiting = self._spill_counts() if files else {}
+        return parallel.map_chunks(partial(_scan_chunk, fn=fn, waiting=waiting), files, progress=progress)
 
-    def find(self, name: str, *, allow_prefix: bool = False) -> Path:
+    def find(self, name: str, *, allow_prefix: bool = False) -> str:
         """Resolve SESSION: a path to a ``.json`` file, a raw session id, or a file stem.
 
         Raw ids go through the library's sanitising, so ``support/ticket #1234`` finds
@@ -140,12 +148,12 @@ class JsonDirStore:
             raise NotFound("no session named '' (give a session id, file stem or path)")
         as_path = Path(name).expanduser()
         if (os.sep in name or name.endswith(".json")) and as_path.is_file():
-            return as_path
+            return str(as_path)
         self._check_home()
         candidates = [self.directory / session_file_name(name)]
         if "/" not in name and "\\" not in name:  # a stem names a file in the sessions dir, never elsewhere
             candidates.append(self.directory / f"{name}.json")
-        exact = [p for p in dict.fromkeys(candidates) if p.is_file()]
+        exact = [str(p) for p in dict.fromkeys(candidates) if p.is_file()]
         if len(exact) == 1:
             return exact[0]
         if len(exact) > 1:
@@ -154,7 +162,7 @@ class JsonDirStore:
                 return holding[0]
             raise AmbiguousName(_ambiguous_message(name, exact))
         if allow_prefix and "/" not in name:
-            matches = [p for p in self.refs() if p.name.startswith(name)]
+            matches = [p for p in self.refs() if os.path.basename(p).startswith(name)]
             if len(matches) == 1:
                 return matches[0]
             if matches:
@@ -162,14 +170,17 @@ class JsonDirStore:
         where = self.directory if self.directory.is_dir() else f"{self.directory} (no such directory)"
         raise NotFound(f"no session '{name}' in {where}")
 
-    def holds(self, ref: Path, doc: dict[str, Any]) -> bool:
+    def copies(self, ref: str, session_id: str) -> list[str]:
+        return []
+
+    def holds(self, ref: str, doc: dict[str, Any]) -> bool:
         """``ref`` has exactly the bytes writing ``doc`` would give: an interrupted move got that far."""
         try:
             return jsonfile.read_bytes(ref) == jsonfile.serialise(doc)
         except NotFound:
             return False
 
-    def seconds_since_write(self, ref: Path, doc: dict[str, Any], now: float) -> float | None:
+    def seconds_since_write(self, ref: str, doc: dict[str, Any], now: float) -> float | None:
         """How long ago an agent last wrote the session.
 
         The library refreshes ``updated_at`` on every write, so that is the signal; the
@@ -208,7 +219,7 @@ class JsonDirStore:
                 found.append((path, record))
         return found
 
-    def spilled(self, session_id: str, present: Iterable[Any] = ()) -> list[dict[str, Any]]:
+    def spilled(self, ref: str, session_id: str, present: Iterable[Any] = ()) -> list[dict[str, Any]]:
         """Turns salvaged to the spill dir for ``session_id`` and not yet merged: messages already
         present (same role, content, timestamp) are left out, as the library's re-ingest does."""
         seen = {message_key(m) for m in present if isinstance(m, dict)}
@@ -220,7 +231,7 @@ class JsonDirStore:
                     found.append(message)
         return found
 
-    def spill_counts(self) -> dict[str, int]:
+    def _spill_counts(self) -> dict[str, int]:
         """Waiting spilled turns per raw session id."""
         counts: dict[str, int] = {}
         for path in _spill_files(self.spill_dir):
@@ -233,7 +244,7 @@ class JsonDirStore:
                 counts[sid] = counts.get(sid, 0) + len(messages_of(record))
         return counts
 
-    def spill_note(self, old_id: str, new_id: str, verb: str = "move") -> str | None:
+    def spill_note(self, ref: str, old_id: str, new_id: str, verb: str = "move") -> str | None:
         """What carrying ``old_id``'s spill files will do, for the change record."""
         if old_id == new_id:
             return None
@@ -241,7 +252,7 @@ class JsonDirStore:
         turns = sum(len(messages_of(record)) for _, record in records)
         return f"{turns} spilled turn(s) in {len(records)} spill file(s) {verb} with it" if records else None
 
-    def refuse_spill_clash(self, old_id: str, *new_ids: str) -> None:
+    def refuse_spill_clash(self, ref: str, old_id: str, *new_ids: str) -> None:
         """Refuse, before anything is written, when carrying ``old_id``'s spill files would meet another file."""
         for new_id in new_ids:
             for path, moved, data in self._spill_moves(old_id, new_id):
@@ -261,8 +272,11 @@ class JsonDirStore:
 
     # -------------------------------------------------------- writing
 
+    def refuse(self, *, deleting: Sequence[str] = (), creating: Sequence[str] = ()) -> None:
+        """Nothing to refuse: any file can be deleted or created."""
+
     @contextmanager
-    def transaction(self, refs: Sequence[Path], timeout: float = jsonfile.LOCK_TIMEOUT) -> Iterator[Transaction]:
+    def transaction(self, refs: Sequence[str], timeout: float = jsonfile.LOCK_TIMEOUT) -> Iterator[Transaction]:
         """Hold the sidecar locks of ``refs`` (in sorted order, so two praisonmem processes never wait on each
         other in a cycle) and change them through the :class:`Transaction`."""
         with jsonfile.locked_many(list(refs), timeout):
@@ -274,20 +288,21 @@ class Transaction:
 
     def __init__(self, store: JsonDirStore) -> None:
         self.store = store
+        self.notes: list[str] = []
 
-    def exists(self, ref: Path) -> bool:
-        return ref.is_file()
+    def exists(self, ref: str) -> bool:
+        return os.path.isfile(ref)
 
-    def read(self, ref: Path) -> dict[str, Any] | None:
+    def read(self, ref: str) -> dict[str, Any] | None:
         """The document as it is now (``None`` when the file is gone); one that does not parse is
         :class:`CorruptFile`, so it is never overwritten."""
         doc = jsonfile.read_current(ref)
         return None if doc is None else validate(doc, ref)
 
-    def write(self, ref: Path, doc: dict[str, Any]) -> None:
+    def write(self, ref: str, doc: dict[str, Any]) -> None:
         jsonfile.write_locked(ref, doc)
 
-    def delete(self, ref: Path) -> None:
+    def delete(self, ref: str) -> None:
         jsonfile.delete_locked(ref)
 
     def carry_spill(self, old_id: str, new_id: str, *, keep: bool = False) -> None:
@@ -309,16 +324,18 @@ class Transaction:
                 jsonfile.delete_locked(path)
 
 
-def _scan_chunk(paths: list[str], *, fn: Callable[[Scanned], list[R]]) -> list[R]:
+def _scan_chunk(paths: list[str], *, fn: Callable[[Scanned], list[R]], waiting: dict[str, int]) -> list[R]:
     """``fn`` over a chunk of session files (runs in a worker process for large directories)."""
     out: list[R] = []
     for path in paths:
         try:
             doc = load(path)
         except PraisonMemError as exc:
-            out += fn(Scanned(path, None, None, exc))
+            out += fn(Scanned(path, None, None, exc, ref=path, store=JsonDirStore.label))
         else:
-            out += fn(Scanned(path, session_id_of(doc, name_of(path)), doc, None))
+            sid = session_id_of(doc, name_of(path))
+            out += fn(Scanned(path, sid, doc, None, ref=path, store=JsonDirStore.label,
+                              spilled=waiting.get(sid, 0)))
     return out
 
 
@@ -329,14 +346,14 @@ def _spill_files(spill_dir: Path) -> list[Path]:
         return []
 
 
-def _holds_id(path: Path, session_id: str) -> bool:
+def _holds_id(path: str, session_id: str) -> bool:
     try:
         return jsonfile.read_object(path).get("session_id") == session_id
     except PraisonMemError:
         return False
 
 
-def _ambiguous_message(name: str, candidates: list[Path]) -> str:
-    shown = ", ".join(p.name for p in candidates[:10])
+def _ambiguous_message(name: str, candidates: list[str]) -> str:
+    shown = ", ".join(os.path.basename(p) for p in candidates[:10])
     more = f" and {len(candidates) - 10} more" if len(candidates) > 10 else ""
     return f"'{name}' matches several sessions: {shown}{more}"
