@@ -35,7 +35,6 @@ from praisonmem.core.io.safetext import json_safe, printable
 from praisonmem.core.io.timeutil import epoch_of, now_iso
 from praisonmem.core.paths import Paths
 from praisonmem.core.result import Action, Outcome, Plan
-from praisonmem.core.sessions import interchange
 from praisonmem.core.sessions.documents import (ROLES, gateway_chat, is_encrypted, messages_of, summarise,
                                                 tool_calls_of, validate)
 from praisonmem.core.sessions.ops import file_name, resolve_all, session_change, shown
@@ -90,6 +89,8 @@ def export(paths: Paths, names: list[str], *, every: bool = False, format: Expor
     docs = load_for_export(paths, names, everything=every, store=store)
     skipped: list[dict[str, str]] = []
     if fmt in CONVERSATION_FORMATS:
+        from praisonmem.core.sessions import interchange
+
         write = interchange.export_openai_jsonl if fmt is ExportFormat.openai_jsonl else interchange.export_sharegpt
         text, skipped = write(docs, archived=archived, system_prompt=system_prompt, no_system=no_system)
     else:
@@ -196,6 +197,8 @@ class ImportPlan:
 def read_payload(file: str | os.PathLike[str], id_prefix: str | None = None) -> list[dict[str, Any]]:
     """The sessions in an export file (``-``: standard input), or a clear error saying why it is not one.
     OpenAI-chat JSONL becomes new sessions ``<id_prefix>-<line>`` (default prefix: the file's stem)."""
+    from praisonmem.core.sessions import interchange  # only imports need it (session list imports this module)
+
     raw = jsonfile.read_source(file)
     prefix = id_prefix if id_prefix is not None else (
         "stdin" if os.fspath(file) == jsonfile.STDIN else os.path.basename(os.fspath(file)).rsplit(".", 1)[0])
