@@ -41,7 +41,9 @@ def usage_command(
     totals, no prompt/completion split), a metadata.usage object, the unified
     CLI session's total_input_tokens, total_output_tokens and total_cost,
     per-message usage when a session records no total, and Upsonic's usage
-    column. A session that recorded nothing (or only zeros, which is what the
+    column (for a session without one, its runs' rows in the usage
+    registry's ledger, upsonic_usage_entries; a ledger row of no session's
+    run is said, not counted). A session that recorded nothing (or only zeros, which is what the
     library writes when it did not count) is counted under "without usage",
     never as zero. A sum adds only the sessions that recorded that figure; a
     blank cell means none did. Turns are user messages, archived ones too.

@@ -47,6 +47,8 @@ def render_report(out: Output, report: usage.UsageReport) -> None:
         extra.append(f"{data['copies_counted_once']} copy(ies) in a second store counted once")
     if data["undated_left_out"]:
         extra.append(f"{data['undated_left_out']} session(s) without a date left out")
+    if data["unattached_usage_entries"]:
+        extra.append(f"{data['unattached_usage_entries']} Upsonic usage entry(ies) of no session's run not counted")
     if data["unreadable"]:
         extra.append(f"{len(data['unreadable'])} unreadable")
     out.line(f"{data['sessions']} session(s), {data['sessions_without_usage']} without usage (nothing recorded)"

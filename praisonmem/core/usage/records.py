@@ -12,7 +12,9 @@ installed praisonaiagents 1.7.17, praisonai 4.7.19 and upsonic 0.77.3):
   (``UnifiedSession``, top level) and the local managed agent (in ``metadata``);
 * per-message ``usage`` (or ``metadata.usage``): used only when the session records no total, which already
   counts them;
-* Upsonic: the session row's ``usage`` (``TaskUsage.to_dict()``, which drops every key whose value is 0).
+* Upsonic: the session row's ``usage`` (``TaskUsage.to_dict()``, which drops every key whose value is 0); for a
+  session whose ``usage`` is null, the rows of the usage registry's ledger (``upsonic_usage_entries``, one per LLM
+  call, written when a registry is attached to the storage) whose ``run_id`` is one of the session's runs.
 
 A record whose every figure is zero counts as *no usage*: praisonaiagents writes ``total_tokens: 0`` and
 ``cost: 0.0`` on its streaming path, which does not count tokens, and a new unified session starts at 0, so a
@@ -155,8 +157,9 @@ def praisonai_usage(doc: dict[str, Any], *, store: str, session_id: str) -> Sess
     return record
 
 
-def upsonic_usage(row: dict[str, Any], *, store: str) -> SessionUsage:
-    """An Upsonic session row's usage (its ``usage`` column; a missing key there is 0, as the library drops them)."""
+def upsonic_usage(row: dict[str, Any], *, store: str, entries: list[dict[str, Any]] | None = None) -> SessionUsage:
+    """An Upsonic session row's usage: its ``usage`` column (a missing key there is 0, as the library drops them),
+    else the ledger ``entries`` of its runs."""
     from praisonmem.core.upsonic import parts
 
     agent_data = row.get("agent_data") if isinstance(row.get("agent_data"), dict) else {}
@@ -173,11 +176,45 @@ def upsonic_usage(row: dict[str, Any], *, store: str) -> SessionUsage:
         figures = {"prompt_tokens": prompt, "completion_tokens": completion,
                    "total_tokens": None if prompt is None or completion is None else prompt + completion,
                    "cost": _money(usage.get("cost"))}
+    elif entries:
+        figures = _entry_figures(entries)
     record = SessionUsage(
         store=store, session_id=str(row.get("session_id")),
         when=_first(epoch_of(row.get("updated_at")), epoch_of(row.get("created_at"))),
         model=_first(_text(agent_data.get("model_name")), models[-1] if models else None),
         agent=_first(_text(agent_data.get("agent_name")), _text(row.get("agent_id"))),
         user=_text(row.get("user_id")), turns=turns, **figures)
-    record.source = "upsonic.usage" if record.recorded else None
+    record.source = ("upsonic.usage" if isinstance(usage, dict) else "upsonic_usage_entries") if record.recorded else None
     return record
+
+
+def _entry_figures(entries: list[dict[str, Any]]) -> dict[str, Any]:
+    """The sums of ledger rows (their token columns are NOT NULL; ``cost_usd`` is null when not priced)."""
+    sums: dict[str, Any] = dict.fromkeys(FIGURES)
+    for entry in entries:
+        for key, column, read in (("prompt_tokens", "input_tokens", _count), ("completion_tokens", "output_tokens",
+                                                                              _count), ("cost", "cost_usd", _money)):
+            value = read(entry.get(column))
+            if value is not None:
+                sums[key] = (sums[key] or 0) + value
+    return _complete_total(sums)
+
+
+def ledger_by_session(rows: list[dict[str, Any]], entries: list[dict[str, Any]]) -> tuple[dict[str, list[dict[str, Any]]],
+                                                                                         int]:
+    """The ledger rows of each session without a ``usage`` column (matched by run id), and how many rows belong to
+    no session (a session with a ``usage`` column already counts its runs' rows)."""
+    owner: dict[str, tuple[str, bool]] = {}
+    for row in rows:
+        runs = row.get("runs") if isinstance(row.get("runs"), dict) else {}
+        for run_id in runs:
+            owner[str(run_id)] = (str(row.get("session_id")), isinstance(row.get("usage"), dict))
+    found: dict[str, list[dict[str, Any]]] = {}
+    unattached = 0
+    for entry in entries:
+        match = owner.get(str(entry.get("run_id"))) if entry.get("run_id") is not None else None
+        if match is None:
+            unattached += 1
+        elif not match[1]:
+            found.setdefault(match[0], []).append(entry)
+    return found, unattached

@@ -21,7 +21,7 @@ from typing import Any
 
 from praisonmem.core.errors import CorruptFile, UsageError
 from praisonmem.core.paths import Paths
-from praisonmem.core.usage.records import FIGURES, SessionUsage, praisonai_usage, upsonic_usage
+from praisonmem.core.usage.records import FIGURES, SessionUsage, ledger_by_session, praisonai_usage, upsonic_usage
 
 NO_DATE = "(no date)"
 
@@ -85,6 +85,7 @@ class UsageReport:
     unreadable: list[dict[str, str]] = field(default_factory=list)
     copies_counted_once: int = 0  # session copies left out because another store's copy was written later
     undated_left_out: int = 0  # sessions without a date, left out because --since or --until was given
+    unattached_usage_entries: int = 0  # Upsonic ledger rows of no session's run: said, not counted
     stores: list[str] = field(default_factory=list)
     missing: str | None = None  # why the home holds no sessions
 
@@ -96,6 +97,7 @@ class UsageReport:
                 "rows": [g.to_json(self.by) for g in self.groups], "totals": totals,
                 "sessions": totals["sessions"], "sessions_without_usage": totals["sessions_without_usage"],
                 "copies_counted_once": self.copies_counted_once, "undated_left_out": self.undated_left_out,
+                "unattached_usage_entries": self.unattached_usage_entries,
                 "unreadable": self.unreadable}
 
 
@@ -169,7 +171,7 @@ def read_home(paths: Paths, store: str | None,
     return items, bad, dropped, home.absent(), list(getattr(home, "stores", {}) or [home.label])
 
 
-def read_upsonic(where: str, timeout: float) -> tuple[list[SessionUsage], str]:
+def read_upsonic(where: str, timeout: float) -> tuple[list[SessionUsage], str, int]:
     import os
 
     from praisonmem.core.errors import NotFound
@@ -179,7 +181,11 @@ def read_upsonic(where: str, timeout: float) -> tuple[list[SessionUsage], str]:
         raise NotFound(f"--store {where}: neither a store of the home (json, sessions.db) nor an Upsonic "
                        "database file")
     db = open_store(where, timeout=timeout)
-    return [upsonic_usage(row, store=f"upsonic:{db.label}") for row in db.all_sessions()], f"upsonic:{db.label}"
+    rows = db.all_sessions()
+    ledger, unattached = ledger_by_session(rows, db.usage_entries())
+    label = f"upsonic:{db.label}"
+    return [upsonic_usage(row, store=label, entries=ledger.get(str(row.get("session_id")))) for row in rows], label, \
+        unattached
 
 
 # ---------------------------------------------------------------- the report
@@ -219,7 +225,7 @@ def usage_report(paths: Paths, *, by: GroupBy | str = GroupBy.day, since: str | 
         raise UsageError(f"--since {since} is not before --until {until}")
     items: list[SessionUsage] = []
     bad: list[dict[str, str]] = []
-    dropped, missing, labels = 0, None, []
+    dropped, missing, labels, unattached = 0, None, [], 0
     home_labels = [s for s in stores or [] if s in ("json", "sessions.db")]
     databases = [s for s in stores or [] if s not in ("json", "sessions.db")]
     if not stores:
@@ -233,9 +239,10 @@ def usage_report(paths: Paths, *, by: GroupBy | str = GroupBy.day, since: str | 
         missing = missing or absent
         labels += names
     for where in databases:
-        found, name = read_upsonic(where, timeout)
+        found, name, loose = read_upsonic(where, timeout)
         items += found
         labels.append(name)
+        unattached += loose
     undated = 0
     if low is not None or high is not None:
         undated = sum(1 for i in items if i.when is None)
@@ -249,5 +256,5 @@ def usage_report(paths: Paths, *, by: GroupBy | str = GroupBy.day, since: str | 
         totals.add(item)
     return UsageReport(group_by, since, until, _order(list(groups.values()), group_by), totals,
                        sessions=items, unreadable=bad, copies_counted_once=dropped, undated_left_out=undated,
-                       stores=labels, missing=missing if not items else None)
+                       stores=labels, missing=missing if not items else None, unattached_usage_entries=unattached)
 
