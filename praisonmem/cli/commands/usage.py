@@ -48,7 +48,8 @@ def usage_command(
     never as zero. A sum adds only the sessions that recorded that figure; a
     blank cell means none did. Turns are user messages, archived ones too.
     Periods are UTC, of each session's last write. A session the JSON files
-    and sessions.db both hold counts once (the copy written last). Unreadable
+    and sessions.db both hold counts once (the copy written last among
+    those that recorded usage). Unreadable
     sessions are reported on stderr and left out. On a terminal, a bar chart
     of the tokens per period follows the table.
 

@@ -8,7 +8,7 @@ sessions that recorded nothing are counted in ``sessions_without_usage``, never 
 Periods (``day``, ``week``, ``month``) are UTC calendar days, ISO weeks (``2026-W48``) and months of
 the time the session was last written (its recorded totals are running totals, current at that time).
 A session id that several stores of the home hold (the gateway's one-time import copies the JSON files
-into ``sessions.db``) is counted once: the copy written last.
+into ``sessions.db``) is counted once: the copy written last among those that recorded usage.
 """
 
 from __future__ import annotations
@@ -147,12 +147,22 @@ def home_item(item: Any) -> list[tuple[str, Any]]:
     return [("usage", praisonai_usage(item.doc, store=item.store, session_id=sid))]
 
 
+HOME_ORDER = ("json", "sessions.db")  # the home's stores in Home's order: a tie goes to the first
+
+
+def _preference(item: SessionUsage) -> tuple[bool, float, int]:
+    rank = HOME_ORDER.index(item.store) if item.store in HOME_ORDER else len(HOME_ORDER)
+    return item.recorded, item.when if item.when is not None else float("-inf"), -rank
+
+
 def _once_per_id(items: list[SessionUsage]) -> tuple[list[SessionUsage], int]:
-    """Each session id of the home once: the copy written last (ties: the first store's)."""
+    """Each session id of the home once: of its copies, the one written last among those that recorded usage (the
+    figures are running totals, and the gateway's import of a JSON file drops the keys its class does not know);
+    ties go to the JSON file."""
     best: dict[str, SessionUsage] = {}
     for item in items:
         kept = best.get(item.session_id)
-        if kept is None or (item.when or float("-inf")) > (kept.when or float("-inf")):
+        if kept is None or _preference(item) > _preference(kept):
             best[item.session_id] = item
     kept_ids = {id(v) for v in best.values()}
     return [i for i in items if id(i) in kept_ids], len(items) - len(best)
@@ -160,15 +170,14 @@ def _once_per_id(items: list[SessionUsage]) -> tuple[list[SessionUsage], int]:
 
 def read_home(paths: Paths, store: str | None,
               progress: Callable[[int, int], None] | None = None) -> tuple[list[SessionUsage], list[dict[str, str]],
-                                                                       int, str | None, list[str]]:
+                                                                       str | None, list[str]]:
     from praisonmem.core.sessions import open_store
 
     home = open_store(paths, store)
     found = home.scan(home_item, progress=progress)
     items = [value for kind, value in found if kind == "usage"]
     bad = [value for kind, value in found if kind == "unreadable"]
-    items, dropped = _once_per_id(items)
-    return items, bad, dropped, home.absent(), list(getattr(home, "stores", {}) or [home.label])
+    return items, bad, home.absent(), list(getattr(home, "stores", {}) or [home.label])
 
 
 def read_upsonic(where: str, timeout: float) -> tuple[list[SessionUsage], str, int]:
@@ -226,18 +235,19 @@ def usage_report(paths: Paths, *, by: GroupBy | str = GroupBy.day, since: str | 
     items: list[SessionUsage] = []
     bad: list[dict[str, str]] = []
     dropped, missing, labels, unattached = 0, None, [], 0
-    home_labels = [s for s in stores or [] if s in ("json", "sessions.db")]
-    databases = [s for s in stores or [] if s not in ("json", "sessions.db")]
+    wanted = list(dict.fromkeys(stores or []))  # a store named twice is read once
+    home_labels = [s for s in wanted if s in ("json", "sessions.db")]
+    databases = [s for s in wanted if s not in ("json", "sessions.db")]
     if not stores:
         home_labels = [None]  # type: ignore[list-item]
         databases = [upsonic_db] if upsonic_db else []
     for label in home_labels:
-        found, unreadable, copies, absent, names = read_home(paths, label, progress)
+        found, unreadable, absent, names = read_home(paths, label, progress)
         items += found
         bad += unreadable
-        dropped += copies
         missing = missing or absent
         labels += names
+    items, dropped = _once_per_id(items)  # across the home's stores, however they were named
     for where in databases:
         found, name, loose = read_upsonic(where, timeout)
         items += found

@@ -81,6 +81,10 @@ def test_a_session_both_stores_hold_counts_once(cli, gateway_home):
     db_only = cli("--home", gateway_home.home, "usage", "--store", "sessions.db", "--by", "session", "--json").json()
     assert db_only["copies_counted_once"] == 0 and {r["store"] for r in db_only["rows"]} == {"sessions.db"}
     assert len(db_only["rows"]) > len([r for r in report["rows"] if r["store"] == "sessions.db"])
+    both = cli("--home", gateway_home.home, "usage", "--store", "sessions.db", "--store", "json", "--store", "json",
+               "--by", "session", "--json").json()
+    assert both["rows"] == report["rows"] and both["totals"] == report["totals"]
+    assert both["copies_counted_once"] == 5 and both["stores"] == ["sessions.db", "json"]
 
 
 def test_an_upsonic_database_reports_its_usage_column(cli, fixture_home, db):
