@@ -34,8 +34,8 @@ from praisonmem.core.errors import (EXIT_BROKEN_PIPE, EXIT_INTERNAL, EXIT_INTERR
 # signature analysis is most of the start-up cost, so `praisonmem workspace id`
 # must not pay for the other 45 commands.
 SUBCOMMANDS = {name: f"praisonmem.cli.commands.{name}" for name in (
-    "workspace", "session", "memory", "episodic", "learn", "upsonic", "check", "migrate", "backup", "config")}
-SINGLE = ("check", "migrate")  # one command each, not a group
+    "workspace", "session", "memory", "episodic", "learn", "upsonic", "check", "migrate", "backup", "config", "usage")}
+SINGLE = ("check", "migrate", "usage")  # one command each, not a group
 _built: dict[str, Any] = {}
 
 

@@ -30,6 +30,7 @@ READ_COMMANDS = [
     (["session", "list", "--scope", "legacy", "--sort", "messages"], 0),
     (["session", "search", "weather"], 0), (["session", "search", "a", "--json", "--limit", "0"], 0),
     (["session", "search", "  "], 2),
+    (["usage"], 0), (["usage", "--by", "session", "--json"], 0), (["usage", "--csv", "--by", "week"], 0),
 ] + [
     (["session", "show", name, *flags], code)
     for name, code in SHOWN.items()
@@ -50,6 +51,7 @@ def test_a_read_command_exits_as_documented_and_leaves_the_home_identical(cli, m
 GATEWAY_READS = [
     (["session", "list"], 0), (["session", "list", "--json", "--limit", "0"], 0), (["session", "list", "--ndjson"], 0),
     (["session", "list", "--store", "sessions.db"], 0), (["session", "list", "--store", "json", "--json"], 0),
+    (["usage", "--by", "session", "--json"], 0), (["usage", "--store", "sessions.db", "--csv"], 0),
     (["session", "list", "--sort", "messages", "--agent", "Billing Bot"], 0),
     (["session", "show", "gw-1"], 0), (["session", "show", "gw-1", "--json"], 0),
     (["session", "show", "gw-1", "--tail", "1", "--json"], 0), (["session", "show", "agent-chat", "--working"], 0),

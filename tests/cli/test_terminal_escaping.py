@@ -63,6 +63,7 @@ READ_COMMANDS = [
     ["session", "show", "evil", "--archived"],
     ["session", "search", "alfama"],
     ["session", "search", "second line"],
+    ["usage", "--by", "session"],
 ]
 
 
@@ -132,6 +133,23 @@ def test_exports_to_stdout_never_carry_raw_controls(cli, evil_home):
     lines = cli("--home", evil_home, "session", "export", "evil", "--format", "jsonl").stdout
     assert_safe(lines)
     assert json.loads(lines.splitlines()[0])["content"] == BODY
+    for fmt in ("openai-jsonl", "sharegpt"):
+        text = cli("--home", evil_home, "session", "export", "evil", "--format", fmt).stdout
+        assert_safe(text)
+        data = json.loads(text)
+        first = data["messages"][0]["content"] if fmt == "openai-jsonl" else data[0]["conversations"][0]["value"]
+        assert first == BODY
+
+
+def test_usage_csv_and_tsv_cells_are_escaped_on_one_line(cli, evil_home):
+    shown = {"agent": "Bot\\x9b1m\\u202e", "user": "u\\x1b[5m", "session": "evil\\x1b]0;pwned\\x07"}
+    for args in (["--csv"], []):
+        for by, cell in shown.items():
+            out = cli("--home", evil_home, "usage", "--by", by, *args).stdout
+            assert_safe(out)
+            lines = out.splitlines()
+            assert len(lines) == (2 if args else 4)  # header and one group (+ totals and summary): no line broke
+            assert lines[1].startswith(cell + ("," if args else "\t")), lines[1]
 
 
 def test_markdown_export_shows_control_characters_escaped(cli, evil_home, tmp_path):

@@ -399,18 +399,35 @@ def export_command(
                                                         autocompletion=_complete_sessions)] = None,
     all_: Annotated[bool, typer.Option("--all", help="Export every session.")] = False,
     format_: Annotated[sessions.ExportFormat | None, typer.Option(
-        "--format", help="json: lossless and importable; jsonl: one message a line; markdown: a transcript. "
-                         "(default: json)")] = None,
+        "--format", help="json: lossless and importable; jsonl: one message a line; markdown: a transcript; "
+                         "openai-jsonl: OpenAI chat fine-tuning lines (importable); sharegpt: ShareGPT "
+                         "conversations. (default: json)")] = None,
+    archived: Annotated[bool, typer.Option("--archived", help="openai-jsonl, sharegpt: put the archived turns "
+                                                              "first (default: the active window only).")] = False,
+    system_prompt: Annotated[str | None, typer.Option("--system-prompt", metavar="TEXT",
+                                                      help="openai-jsonl, sharegpt: start each conversation with "
+                                                           "this system message.")] = None,
+    no_system: Annotated[bool, typer.Option("--no-system", help="openai-jsonl, sharegpt: leave the sessions' own "
+                                                                "system messages out (compaction summaries "
+                                                                "too).")] = False,
     output: Annotated[str | None, typer.Option("--output", "-o", metavar="FILE",
                                                help="Write here instead of stdout: '-' is stdout, a pipe or device is "
                                                     "written to, a regular file is replaced atomically.")] = None,
     store: StoreOption = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Export sessions as JSON (lossless, importable), JSON lines or Markdown.
+    """Export sessions as JSON (lossless, importable), JSON lines, Markdown, or for fine-tuning.
 
     The json format is praisonaiagents' portable payload ({"version": 1,
     "sessions": [...]}), so the library's import_sessions reads it too.
+    openai-jsonl writes one {"messages": [...]} line per session in OpenAI's
+    chat fine-tuning format (role, content, an assistant's tool_calls, a tool
+    result's tool_call_id), each message's role, content and tool calls as
+    stored, in order; 'session import' reads it back. sharegpt writes a JSON
+    array of {"id", "conversations": [{"from", "value"}]} (system, human, gpt,
+    function_call, observation). Both take the active window (and a gateway
+    session's chat); a session with no messages or with encrypted ones is
+    skipped, with a note.
     --all exports every store's sessions (a session two stores hold, twice);
     --store exports one store's. With
     --output, --json prints a summary of what was written; without it, the
@@ -420,6 +437,7 @@ def export_command(
 
         praisonmem session export --all -o sessions-backup.json
         praisonmem session export history_fea3173a --format markdown
+        praisonmem session export --all --format openai-jsonl --system-prompt "Be brief." -o train.jsonl
     """
     state = state_of(ctx)
     to_stdout = output in (None, "-")
@@ -428,7 +446,10 @@ def export_command(
     # A configured JSON default asks for the summary, but never overrides an explicit --format.
     out = state.output(as_json or (state.json_default and format_ is None))
     summary = sessions.export(state.paths, session or [], every=all_, format=format_ or sessions.ExportFormat.json,
-                              output="-" if output is None else output, stdout=binary_stdout(), store=store)
+                              output="-" if output is None else output, stdout=binary_stdout(), store=store,
+                              archived=archived, system_prompt=system_prompt, no_system=no_system)
+    for skipped in summary.get("skipped", []):
+        note(f"skipped session {skipped['session_id']}: {skipped['reason']}")
     report_written(out, summary, output, f"exported {summary['count']} session(s) as {summary['format']} to {output}")
 
 
@@ -441,23 +462,33 @@ def import_command(
                            ] = sessions.OnConflict.fail,
     store: Annotated[str | None, typer.Option("--store", metavar="STORE",
                                               help="Import into this store: json (default) or sessions.db.")] = None,
+    id_prefix: Annotated[str | None, typer.Option("--id-prefix", metavar="PREFIX",
+                                                  help="OpenAI-chat JSONL: name the sessions PREFIX-<line number> "
+                                                       "(default: the file's name without its extension; stdin: "
+                                                       "'stdin').")] = None,
     dry_run: DryRunFlag = False,
     yes: YesFlag = False,
     as_json: JsonFlag = False,
 ) -> int:
-    """Import sessions from a praisonmem or PraisonAI export, or a session file.
+    """Import sessions from a praisonmem or PraisonAI export, a session file, or OpenAI-chat JSONL.
 
     Every session is validated, and every conflict decided, before the first
     write: with --on-conflict fail (the default) one existing session stops
     the whole import. Each session is then written under its lock, verbatim,
     into the JSON files or, with --store sessions.db, into the gateway's
     database (which must exist). Replacing existing sessions asks for
-    confirmation (or --yes).
+    confirmation (or --yes). OpenAI-chat JSONL (one {"messages": [...]} line
+    per conversation, as 'export --format openai-jsonl' writes) becomes one new
+    session per line, named PREFIX-<line number>; each message keeps its role,
+    content, tool calls and tool_call_id, in order. A line that is not JSON or
+    not in that format stops the import before anything is written.
 
     Example:
 
         praisonmem session import sessions-backup.json --on-conflict skip --dry-run
+        praisonmem session import train.jsonl --id-prefix train
     """
     state = state_of(ctx)
-    plan = sessions.plan_import(state.paths, file, on_conflict=on_conflict, timeout=state.lock_timeout, store=store)
+    plan = sessions.plan_import(state.paths, file, on_conflict=on_conflict, timeout=state.lock_timeout, store=store,
+                                id_prefix=id_prefix)
     return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run)

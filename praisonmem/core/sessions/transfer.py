@@ -8,12 +8,14 @@ Export formats:
   ``exported_at`` keys, which the library ignores.
 * ``jsonl``: one message a line, each with its ``session_id`` (archived first,
   marked), for grep, jq and spreadsheets. Not importable: it drops session fields.
+* ``openai-jsonl`` and ``sharegpt``: fine-tuning and interchange formats (:mod:`.interchange`).
 * ``markdown``: a readable transcript (a gateway session's chat, kept inside its snapshots,
   after them); control characters in it are shown escaped, as in every human view
   (core/io/safetext.py).
 
-Import reads the json format, the library's own portable payloads, and bare
-session documents (a session file copied from another machine). Everything is
+Import reads the json format, the library's own portable payloads, bare
+session documents (a session file copied from another machine), and OpenAI-chat
+JSONL (each line a new session, :mod:`.interchange`). Everything is
 validated, and every conflict decided, before the first write; each session is
 then written under its own lock, verbatim (a restore keeps ``updated_at`` and
 unknown keys).
@@ -48,6 +50,11 @@ class ExportFormat(StrEnum):
     json = "json"
     jsonl = "jsonl"
     markdown = "markdown"
+    openai_jsonl = "openai-jsonl"
+    sharegpt = "sharegpt"
+
+
+CONVERSATION_FORMATS = (ExportFormat.openai_jsonl, ExportFormat.sharegpt)  # take the conversation options
 
 
 class OnConflict(StrEnum):
@@ -65,20 +72,37 @@ Documents = list[tuple[str, str, dict[str, Any]]]  # (file, session id, document
 
 
 def export(paths: Paths, names: list[str], *, every: bool = False, format: ExportFormat | str = ExportFormat.json,
-           output: str = outfile.STDOUT, stdout: BinaryIO | None = None, store: str | None = None) -> dict[str, Any]:
+           output: str = outfile.STDOUT, stdout: BinaryIO | None = None, store: str | None = None,
+           archived: bool = False, system_prompt: str | None = None, no_system: bool = False) -> dict[str, Any]:
     """Write the sessions ``names`` (or ``every`` session; of ``store`` only, when given) to ``output``
     (core/io/outfile.py's rule: ``-`` is ``stdout``); what was written. Every session is read, and any
     unreadable one stops the export, first. With ``every`` and several stores, a session two stores hold
-    is exported twice; an import takes the last copy of an id."""
+    is exported twice; an import takes the last copy of an id. ``archived``, ``system_prompt`` and
+    ``no_system`` shape the conversations of openai-jsonl and sharegpt (:mod:`.interchange`); a session
+    those formats cannot hold is skipped and listed in ``skipped``."""
     if every == bool(names):
         raise UsageError("give one or more SESSION names, or --all")
     fmt = ExportFormat(format)
+    if fmt not in CONVERSATION_FORMATS and (archived or system_prompt is not None or no_system):
+        raise UsageError("--archived, --system-prompt and --no-system apply to --format openai-jsonl and sharegpt "
+                         "(json keeps everything)")
     docs = load_for_export(paths, names, everything=every, store=store)
-    text = {ExportFormat.json: export_json, ExportFormat.jsonl: export_jsonl,
-            ExportFormat.markdown: export_markdown}[fmt](docs)
+    skipped: list[dict[str, str]] = []
+    if fmt in CONVERSATION_FORMATS:
+        from praisonmem.core.sessions import interchange
+
+        write = interchange.export_openai_jsonl if fmt is ExportFormat.openai_jsonl else interchange.export_sharegpt
+        text, skipped = write(docs, archived=archived, system_prompt=system_prompt, no_system=no_system)
+    else:
+        text = {ExportFormat.json: export_json, ExportFormat.jsonl: export_jsonl,
+                ExportFormat.markdown: export_markdown}[fmt](docs)
     outfile.write(output, text.encode("utf-8"), stdout=stdout)
-    return {"output": str(output), "format": fmt.value, "count": len(docs), "sessions": [d.get("session_id")
-                                                                                        for _, _, d in docs]}
+    left_out = {s["session_id"] for s in skipped}
+    summary = {"output": str(output), "format": fmt.value, "count": len(docs) - len(skipped),
+               "sessions": [d.get("session_id") for _, sid, d in docs if sid not in left_out]}
+    if fmt in CONVERSATION_FORMATS:
+        summary["skipped"] = skipped
+    return summary
 
 
 def load_for_export(paths: Paths, names: list[str], *, everything: bool = False,
@@ -170,12 +194,20 @@ class ImportPlan:
     items: list[tuple[dict[str, Any], Any, Action]]  # document, target, imported | replaced | skipped
 
 
-def read_payload(file: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """The sessions in an export file (``-``: standard input), or a clear error saying why it is not one."""
+def read_payload(file: str | os.PathLike[str], id_prefix: str | None = None) -> list[dict[str, Any]]:
+    """The sessions in an export file (``-``: standard input), or a clear error saying why it is not one.
+    OpenAI-chat JSONL becomes new sessions ``<id_prefix>-<line>`` (default prefix: the file's stem)."""
+    from praisonmem.core.sessions import interchange  # only imports need it (session list imports this module)
+
     raw = jsonfile.read_source(file)
+    prefix = id_prefix if id_prefix is not None else (
+        "stdin" if os.fspath(file) == jsonfile.STDIN else os.path.basename(os.fspath(file)).rsplit(".", 1)[0])
     try:
         data = jsonfile.parse(raw, file)
     except PraisonMemError as exc:
+        chats = interchange.read_jsonl(raw, str(file), prefix)
+        if chats is not None:
+            return chats
         if raw.lstrip().startswith(b"{") and b"\n{" in raw.strip():
             raise UsageError(f"{file}: looks like a jsonl export, which is not importable "
                              "(it keeps messages only); export with --format json") from exc
@@ -189,8 +221,10 @@ def read_payload(file: str | os.PathLike[str]) -> list[dict[str, Any]]:
         return data["sessions"]
     if isinstance(data, dict) and isinstance(data.get("session_id"), str) and "messages" in data:
         return [data]
+    if interchange.is_openai_chat(data):  # a one-line OpenAI-chat JSONL file
+        return interchange.sessions_from_jsonl([(1, data)], str(file), prefix)
     raise UsageError(f"{file}: not a praisonmem or PraisonAI session export "
-                     "(expected {\"version\": 1, \"sessions\": [...]} or a session document)")
+                     "(expected {\"version\": 1, \"sessions\": [...]}, a session document, or OpenAI-chat JSONL)")
 
 
 def validate_session(doc: Any, index: int) -> str:
@@ -223,11 +257,11 @@ def validate_session(doc: Any, index: int) -> str:
 
 
 def plan_import(paths: Paths, file: str | os.PathLike[str], *, on_conflict: OnConflict | str = OnConflict.fail,
-                timeout: float = jsonfile.LOCK_TIMEOUT, store: str | None = None) -> Plan:
+                timeout: float = jsonfile.LOCK_TIMEOUT, store: str | None = None, id_prefix: str | None = None) -> Plan:
     """``session import``: every session in ``file`` validated and every conflict decided before the first
     write; replacing existing sessions is asked first. The sessions go to the JSON directory, or to
     ``store``; a conflict is a session that store already holds."""
-    docs = read_payload(file)
+    docs = read_payload(file, id_prefix)
     paths.require_home()
     store = open_store(paths, store)
     plan = plan_documents(store, docs, OnConflict(on_conflict))

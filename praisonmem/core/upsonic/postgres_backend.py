@@ -29,8 +29,8 @@ from typing import Any
 from praisonmem.core.errors import NotFound, Refused, UsageError
 from praisonmem.core.io import pgurl
 from praisonmem.core.result import Action
-from praisonmem.core.upsonic.store import (JSON_SESSION_COLUMNS, SESSION_COLUMNS, UPSONIC_VERSION, USER_COLUMNS,
-                                           Upsert, decode)
+from praisonmem.core.upsonic.store import (JSON_SESSION_COLUMNS, SESSION_COLUMNS, UPSONIC_VERSION, USAGE_ENTRY_COLUMNS,
+                                           USAGE_ENTRY_TABLE, USER_COLUMNS, Upsert, decode)
 
 # PostgresStorage's tables in its column order (upsonic/storage/postgres/schemas.py), as SQLAlchemy
 # creates them; the indexes in that file's order.
@@ -196,6 +196,16 @@ class PostgresBackend:
         column = "session_id" if kind == "sessions" else "user_id"
         rows = self._read((kind,), f"SELECT {column} FROM {self.table(kind)}", allow_empty=True)
         return {r[column] for r in rows}
+
+    def usage_entries(self) -> list[dict[str, Any]]:
+        with pgurl.transaction(self.url, read_only=True, lock_timeout=self.timeout) as conn:
+            present = pgurl.columns(conn, self.schema, USAGE_ENTRY_TABLE) or {}
+            wanted = [c for c in USAGE_ENTRY_COLUMNS if c in present]
+            if "run_id" not in present:
+                return []
+            return conn.cursor(row_factory=pgurl.driver().rows.dict_row).execute(
+                f"SELECT {', '.join(quote(c) for c in wanted)} FROM {quote(self.schema)}.{quote(USAGE_ENTRY_TABLE)} "
+                'ORDER BY "timestamp", entry_id').fetchall()
 
     def user_memory_text(self, user_id: str) -> str | None:
         rows = self._read(("users",), f"SELECT user_memory::text AS t FROM {self.table('users')} WHERE user_id = %s",

@@ -23,7 +23,8 @@ from typing import Any
 from praisonmem.core.errors import NotFound, Refused
 from praisonmem.core.io.sqlite import connect_ro, connect_rw, translate
 from praisonmem.core.result import Action
-from praisonmem.core.upsonic.store import JSON_SESSION_COLUMNS, SESSION_COLUMNS, UPSONIC_VERSION, USER_COLUMNS, Upsert
+from praisonmem.core.upsonic.store import (JSON_SESSION_COLUMNS, SESSION_COLUMNS, UPSONIC_VERSION, USAGE_ENTRY_COLUMNS,
+                                          USAGE_ENTRY_TABLE, USER_COLUMNS, Upsert)
 
 SESSION_DDL_COLUMNS = (
     "session_id VARCHAR NOT NULL", "session_type VARCHAR NOT NULL", "agent_id VARCHAR", "team_id VARCHAR",
@@ -161,6 +162,23 @@ class SqliteBackend:
             return set()
         table, column = self._table(kind)
         return {r[column] for r in self._read((kind,), f"SELECT {column} FROM {_quote(table)}", allow_empty=True)}
+
+    def usage_entries(self) -> list[dict[str, Any]]:
+        if not self.path.exists():
+            return []
+        conn = connect_ro(self.path, self.timeout)
+        conn.row_factory = sqlite3.Row
+        try:
+            present = {r[1] for r in conn.execute(f"PRAGMA table_info({_quote(USAGE_ENTRY_TABLE)})")}
+            wanted = [c for c in USAGE_ENTRY_COLUMNS if c in present]
+            if "run_id" not in present:  # no ledger, or not the library's
+                return []
+            return [dict(r) for r in conn.execute(f"SELECT {', '.join(wanted)} FROM {_quote(USAGE_ENTRY_TABLE)} "
+                                                  'ORDER BY "timestamp", entry_id')]
+        except sqlite3.Error as exc:
+            raise translate(exc, self.path, self.timeout) from exc
+        finally:
+            conn.close()
 
     def user_memory_text(self, user_id: str) -> str | None:
         rows = self._read(("users",), f"SELECT user_memory FROM {_quote(self.user_memory_table)} WHERE user_id = ?",

@@ -43,6 +43,11 @@ JSON_SESSION_COLUMNS = ("session_data", "agent_data", "team_data", "workflow_dat
 EXPORT_FORMAT = "praisonmem-upsonic"
 UPSONIC_VERSION = "0.77.3"  # the release whose schema and encoding this package writes
 KINDS = ("sessions", "users")  # the two tables, by what they hold
+# The usage registry's ledger (one row per LLM call, tool run, ...), written only when a registry is attached to
+# the storage; read by ``praisonmem usage`` only, never written.
+USAGE_ENTRY_TABLE = "upsonic_usage_entries"
+USAGE_ENTRY_COLUMNS = ("entry_id", "timestamp", "kind", "model", "run_id", "user_id", "input_tokens",
+                       "output_tokens", "cost_usd")
 
 
 class SessionType(StrEnum):
@@ -142,6 +147,9 @@ class Backend(Protocol):
     def ids(self, kind: str) -> set[str]:
         """Keys present; empty when the database or the table does not exist yet."""
 
+    def usage_entries(self) -> list[dict[str, Any]]:
+        """The :data:`USAGE_ENTRY_COLUMNS` of every row of the usage ledger; none when it does not exist."""
+
     def user_memory_text(self, user_id: str) -> str | None:
         """The stored ``user_memory`` text as :meth:`Transaction.user_memory_text` compares it."""
 
@@ -216,6 +224,10 @@ class Store:
 
     def all_sessions(self) -> list[dict[str, Any]]:
         return [decode_session_row(r) for r in self.backend.session_rows(None)]
+
+    def usage_entries(self) -> list[dict[str, Any]]:
+        """The usage registry's ledger rows (:data:`USAGE_ENTRY_COLUMNS`); none when no registry wrote one."""
+        return self.backend.usage_entries()
 
     def known_ids(self, kind: str) -> set[str]:
         """Ids present in the sessions or users table; empty for a missing or empty database."""

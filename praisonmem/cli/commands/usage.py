@@ -1,0 +1,87 @@
+"""``praisonmem usage``: tokens, cost and turns the sessions recorded, grouped and totalled (read-only)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from praisonmem.cli.options import JsonFlag
+from praisonmem.cli.output import note, warn
+from praisonmem.cli.progress import file_progress
+from praisonmem.cli.state import state_of
+from praisonmem.core import usage
+from praisonmem.core.errors import UsageError
+
+
+def usage_command(
+    ctx: typer.Context,
+    by: Annotated[usage.GroupBy, typer.Option("--by", help="Group by the UTC day, ISO week or month of each "
+                                                           "session's last write, or by model, agent, user or "
+                                                           "session.")] = usage.GroupBy.day,
+    since: Annotated[str | None, typer.Option("--since", metavar="DATE", help="Only sessions last written at or "
+                                                                              "after DATE (YYYY-MM-DD, UTC, or an "
+                                                                              "ISO date-time).")] = None,
+    until: Annotated[str | None, typer.Option("--until", metavar="DATE", help="Only sessions last written before "
+                                                                              "the end of DATE (a day is "
+                                                                              "included).")] = None,
+    store: Annotated[list[str] | None, typer.Option(
+        "--store", metavar="STORE|DB", help="Only this store (repeatable): json or sessions.db of the home, or an "
+                                            "Upsonic database (a path, sqlite:///PATH or postgresql://…). "
+                                            "Default: every store of the home, and the configured upsonic.db.")
+    ] = None,
+    as_csv: Annotated[bool, typer.Option("--csv", help="Print the rows as CSV (a header line, no totals row).")
+                      ] = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Report the tokens, cost and turns the sessions recorded, with totals.
+
+    The figures are what each session's writer recorded, never estimated:
+    praisonaiagents' metadata.total_tokens and cost (the Agent's running
+    totals, no prompt/completion split), a metadata.usage object, the unified
+    CLI session's total_input_tokens, total_output_tokens and total_cost,
+    per-message usage when a session records no total, and Upsonic's usage
+    column (for a session without one, its runs' rows in the usage
+    registry's ledger, upsonic_usage_entries; a ledger row of no session's
+    run is said, not counted). A session that recorded nothing (or only zeros, which is what the
+    library writes when it did not count) is counted under "without usage",
+    never as zero. A sum adds only the sessions that recorded that figure; a
+    blank cell means none did. Turns are user messages, archived ones too.
+    Periods are UTC, of each session's last write. A session the JSON files
+    and sessions.db both hold counts once (the copy written last among
+    those that recorded usage). Unreadable
+    sessions are reported on stderr and left out. On a terminal, a bar chart
+    of the tokens per period follows the table.
+
+    Example:
+
+        praisonmem usage --by month --since 2026-01-01
+        praisonmem usage --by model --store upsonic.db --json
+    """
+    if as_csv and as_json:
+        raise UsageError("give --csv or --json, not both")
+    state = state_of(ctx)
+    upsonic_db = None if store else state.setting("upsonic.db")
+    with file_progress("Reading sessions") as progress:
+        report = usage.usage_report(state.paths, by=by, since=since, until=until, stores=store,
+                                    upsonic_db=upsonic_db, timeout=state.lock_timeout, progress=progress)
+    for bad in report.unreadable:
+        warn(f"skipped unreadable session {bad['file']} ({bad['store']}): {bad['error']}")
+    out = state.output(as_json)
+    if as_csv:
+        from praisonmem.cli.render.usage import render_csv
+
+        render_csv(report)
+        return
+    if out.document(report.to_json()):
+        return
+    from praisonmem.cli.render.usage import render_report
+
+    if report.missing:
+        note(report.missing)
+    render_report(out, report)
+
+
+# A one-command app, so that the root can load `usage` as it loads the groups.
+app = typer.Typer(add_completion=False)
+app.command("usage")(usage_command)
