@@ -4,7 +4,8 @@ One function per command, each in the module named after what it does:
 
 * :mod:`.listing` ``list_sessions``; :mod:`.view` ``show``; :mod:`.search` ``search_sessions``;
 * :mod:`.ops` ``rename``, ``retitle``, ``plan_delete``, ``plan_prune``; :mod:`.adopt` ``plan_adopt``;
-* :mod:`.transfer` ``export``, ``plan_import``; :mod:`.dbimport` ``plan_db_import`` (for ``migrate``);
+* :mod:`.transfer` ``export``, ``plan_import``; :mod:`.redaction` ``scan_secrets``, ``plan_redact`` (secrets,
+  with :mod:`praisonmem.core.secrets`); :mod:`.dbimport` ``plan_db_import`` (for ``migrate``);
   :mod:`.workspace` ``describe_workspace`` and the workspace and history ids, exactly as praisonaiagents
   computes them.
 
@@ -38,6 +39,7 @@ _EXPORTS = {
     "ops": ("plan_delete", "plan_prune", "rename", "retitle"),
     "adopt": ("legacy_sessions", "plan_adopt"),
     "transfer": ("ExportFormat", "OnConflict", "export", "plan_import"),
+    "redaction": ("SecretLevel", "plan_redact", "redact_document", "scan_secrets"),
     "merge": ("merge_documents",),
     "workspace": ("Scope", "choose_history_id", "global_from_env", "history_id", "is_global", "legacy_ids",
                   "scope_of", "workspace_id"),
@@ -63,6 +65,7 @@ if TYPE_CHECKING:
     from praisonmem.core.sessions.stores.home import TRANSCRIPT_DB
     from praisonmem.core.sessions.stores.sqlite_transcript import inspect_db, json_files_beside
     from praisonmem.core.sessions.transfer import ExportFormat, OnConflict, export, plan_import
+    from praisonmem.core.sessions.redaction import SecretLevel, plan_redact, redact_document, scan_secrets
     from praisonmem.core.sessions.view import SessionView, Turn, show
     from praisonmem.core.sessions.workspace import (Scope, choose_history_id, global_from_env, history_id,
                                                     is_global, legacy_ids, scope_of, workspace_id)

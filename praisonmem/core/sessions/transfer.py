@@ -65,20 +65,43 @@ Documents = list[tuple[str, str, dict[str, Any]]]  # (file, session id, document
 
 
 def export(paths: Paths, names: list[str], *, every: bool = False, format: ExportFormat | str = ExportFormat.json,
-           output: str = outfile.STDOUT, stdout: BinaryIO | None = None, store: str | None = None) -> dict[str, Any]:
+           output: str = outfile.STDOUT, stdout: BinaryIO | None = None, store: str | None = None,
+           redact: str | None = None) -> dict[str, Any]:
     """Write the sessions ``names`` (or ``every`` session; of ``store`` only, when given) to ``output``
     (core/io/outfile.py's rule: ``-`` is ``stdout``); what was written. Every session is read, and any
     unreadable one stops the export, first. With ``every`` and several stores, a session two stores hold
-    is exported twice; an import takes the last copy of an id."""
+    is exported twice; an import takes the last copy of an id. ``redact`` (``standard`` or ``strict``):
+    every secret those rules find is written as ``[REDACTED:<kind>]`` (:mod:`.redaction`)."""
     if every == bool(names):
         raise UsageError("give one or more SESSION names, or --all")
     fmt = ExportFormat(format)
+    if redact is not None:
+        from praisonmem.core.sessions.redaction import check_level
+
+        redact = check_level(redact)
     docs = load_for_export(paths, names, everything=every, store=store)
+    redacted = None
+    if redact is not None:
+        docs, redacted = _redacted(docs, redact)
     text = {ExportFormat.json: export_json, ExportFormat.jsonl: export_jsonl,
             ExportFormat.markdown: export_markdown}[fmt](docs)
     outfile.write(output, text.encode("utf-8"), stdout=stdout)
-    return {"output": str(output), "format": fmt.value, "count": len(docs), "sessions": [d.get("session_id")
-                                                                                        for _, _, d in docs]}
+    summary = {"output": str(output), "format": fmt.value, "count": len(docs),
+               "sessions": [d.get("session_id") for _, _, d in docs]}
+    if redacted is not None:
+        summary["redacted"] = redacted
+    return summary
+
+
+def _redacted(docs: Documents, level: str) -> tuple[Documents, int]:
+    from praisonmem.core.sessions.redaction import redact_document
+
+    out, total = [], 0
+    for file, sid, doc in docs:
+        clean, n = redact_document(doc, level)
+        out.append((file, sid, clean))
+        total += n
+    return out, total
 
 
 def load_for_export(paths: Paths, names: list[str], *, everything: bool = False,
