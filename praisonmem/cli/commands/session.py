@@ -8,6 +8,7 @@ destructive ones ask on a terminal and need ``--yes`` otherwise.
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated, Any
 
 import typer
@@ -18,7 +19,7 @@ from praisonmem.cli.progress import file_progress
 from praisonmem.cli.prompts import confirm_and_run
 from praisonmem.cli.state import state_of
 from praisonmem.core import sessions
-from praisonmem.core.errors import UsageError
+from praisonmem.core.errors import EXIT_INTERRUPTED, UsageError
 
 app = typer.Typer(help="Inspect, search and manage PraisonAI sessions.\n\nExample:\n\n"
                        "    praisonmem session show history_fea3173a --tail 10", no_args_is_help=True)
@@ -563,3 +564,88 @@ def redact_command(
     state = state_of(ctx)
     plan = sessions.plan_redact(state.paths, session, level=level, store=store, timeout=state.lock_timeout)
     return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run)
+
+
+# ---------------------------------------------------------------- following
+
+
+TailOption = Annotated[int, typer.Option("--tail", "-n", min=0, metavar="N",
+                                         help="First print the last N turns already there.")]
+
+
+@app.command("watch")
+def watch_command(
+    ctx: typer.Context,
+    session: SessionArg,
+    tail: TailOption = 10,
+    store: StoreOption = None,
+    as_json: JsonFlag = False,
+) -> int:
+    """Print a session's new turns as an agent writes them, until Ctrl-C.
+
+    Like 'tail -f' (and 'session tail -f'): the last --tail turns first,
+    then every turn the agent adds, in order, each once. The session file
+    (or sessions.db and its -wal) is watched with inotify where there is
+    one, polled every second otherwise; a file replaced by an atomic
+    rename, as the library writes, is followed. It only reads: no lock is
+    taken, so the agent is never held up. --json prints one message object
+    a line (session export --format jsonl's records), flushed as it comes.
+    Ctrl-C ends it (exit 130, nothing printed).
+
+    Example:
+
+        praisonmem session watch my_chat
+        praisonmem session watch my_chat --tail 0 --json | jq -r .content
+    """
+    return _follow(ctx, session, tail, store, as_json)
+
+
+@app.command("tail")
+def tail_command(
+    ctx: typer.Context,
+    session: SessionArg,
+    follow: Annotated[bool, typer.Option("--follow", "-f", help="Keep printing new turns ('session watch').")
+                      ] = False,
+    lines: TailOption = 10,
+    store: StoreOption = None,
+    as_json: JsonFlag = False,
+) -> int:
+    """Print a session's last turns; with -f, keep printing new ones.
+
+    'session tail -f' is 'session watch'; without -f it prints the last
+    --tail turns and exits.
+
+    Example:
+
+        praisonmem session tail -f my_chat -n 5
+    """
+    return _follow(ctx, session, lines, store, as_json, forever=follow)
+
+
+def _follow(ctx: typer.Context, session: str, tail: int, store: str | None, as_json: bool,
+            forever: bool = True) -> int:
+    state = state_of(ctx)
+    out = state.output(as_json)
+    watched: list[sessions.Watched] = []
+    from praisonmem.cli.output import stderr_is_tty
+    from praisonmem.cli.render.transcript import render_turn
+
+    def started(what: sessions.Watched) -> None:
+        watched.append(what)
+        if forever and stderr_is_tty():
+            note(f"watching {what.session_id} in {what.store} ({what.mode}); Ctrl-C to stop")
+
+    try:
+        for batch in sessions.watch_session(state.paths, session, store=store, tail=tail, started=started):
+            for new in batch:
+                if out.machine:
+                    out.ndjson([new.to_json(watched[0].session_id)])
+                else:
+                    render_turn(out, new.turn())
+                    sys.stdout.flush()
+            if not forever:
+                return 0
+    except KeyboardInterrupt:
+        sys.stdout.flush()
+        return EXIT_INTERRUPTED
+    return 0
