@@ -16,7 +16,7 @@ from praisonmem.core.lazy import lazy_exports
 
 _EXPORTS = {
     "rules": ("RULES", "Level", "find", "level_of", "mask"),
-    "walk": ("Hit", "hits", "redacted"),
+    "walk": ("Hit", "hits", "masked", "redacted"),
     "scan": ("ScanReport", "scan_everything", "scan_sessions"),
     "redact": ("plan_redact",),
 }
@@ -27,4 +27,4 @@ if TYPE_CHECKING:
     from praisonmem.core.secrets.redact import plan_redact
     from praisonmem.core.secrets.rules import RULES, Level, find, level_of, mask
     from praisonmem.core.secrets.scan import ScanReport, scan_everything, scan_sessions
-    from praisonmem.core.secrets.walk import Hit, hits, redacted
+    from praisonmem.core.secrets.walk import Hit, hits, masked, redacted

@@ -175,11 +175,11 @@ def find(text: str, level: Level | str = Level.standard) -> list[Match]:
     return found
 
 
-def redact(text: str, matches: list[Match]) -> str:
-    """``text`` with each match replaced by ``[REDACTED:<kind>]``."""
+def redact(text: str, matches: list[Match], replace: Callable[[Match], str] | None = None) -> str:
+    """``text`` with each match replaced by ``[REDACTED:<kind>]`` (or what ``replace`` makes of it)."""
     out, last = [], 0
     for m in matches:
-        out += [text[last:m.start], f"[REDACTED:{m.kind}]"]
+        out += [text[last:m.start], replace(m) if replace else f"[REDACTED:{m.kind}]"]
         last = m.end
     out.append(text[last:])
     return "".join(out)

@@ -22,7 +22,7 @@ from praisonmem.core.errors import PraisonMemError
 from praisonmem.core.io import jsonfile
 from praisonmem.core.paths import Paths
 from praisonmem.core.secrets.rules import Level, level_of
-from praisonmem.core.secrets.walk import Hit, hits
+from praisonmem.core.secrets.walk import Hit, hits, masked
 from praisonmem.core.sessions import open_store
 
 FILE_MEMORY_TIERS = (("short_term", "short_term.json"), ("long_term", "long_term.json"))
@@ -41,8 +41,12 @@ class ScanReport:
 
 
 def finding(hit: Hit, *, store: str, file: str, session: str | None, record: str | None = None) -> dict[str, Any]:
-    return {"store": store, "file": file, "session": session, "record": record if record is not None else session,
-            "field": hit.path, "message_index": hit.message_index, "archived": hit.archived, "kind": hit.kind,
+    """A finding's record; names that hold a secret themselves (a session id that is an e-mail address) are
+    masked too."""
+    record = record if record is not None else session
+    session, record = (None if v is None else masked(v) for v in (session, record))
+    return {"store": store, "file": masked(file), "session": session, "record": record,
+            "field": masked(hit.path), "message_index": hit.message_index, "archived": hit.archived, "kind": hit.kind,
             "excerpt": hit.excerpt}
 
 

@@ -100,14 +100,23 @@ def _walk(value: Any, level: Level, path: str, key: str | None) -> Iterator[Hit]
             yield from _walk(v, level, f"{path}[{i}]", key)
 
 
-def redacted(value: Any, level: Level | str = Level.standard) -> tuple[Any, int]:
+def masked(text: str, level: Level | str = Level.standard) -> str:
+    """A name (a session id, a file, a user) with every secret in it masked, for showing it beside a finding."""
+    found = find(text, level)
+    return redact(text, found, lambda m: f"[{m.kind}: {mask(text[m.start:m.end])}]") if found else text
+
+
+def redacted(value: Any, level: Level | str = Level.standard, *,
+             keep: frozenset[str] = frozenset()) -> tuple[Any, int]:
     """A copy of ``value`` with every secret replaced by ``[REDACTED:<kind>]``, and how many were; encrypted
-    values and key order are kept, the input is not changed."""
+    values, the values of keys named in ``keep`` and key order are kept, the input is not changed."""
     level = level_of(level)
     count = 0
 
     def walk(v: Any, key: str | None) -> Any:
         nonlocal count
+        if key in keep:
+            return v
         if isinstance(v, str):
             found = matches_in(v, level, key)
             count += len(found)

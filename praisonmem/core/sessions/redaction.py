@@ -37,9 +37,16 @@ def check_level(level: str) -> str:
     return secrets.level_of(level).value
 
 
+# The ids that name sessions and link them (the file and row a session is stored under, its gateway session,
+# its fork tree): redacting one would cut the session off from its own name. 'session scan' still reports a
+# secret in one; 'session rename' changes it.
+IDENTITY = frozenset({"session_id", "gateway_session_id", "parent_id", "children_ids"})
+
+
 def redact_document(doc: dict[str, Any], level: str) -> tuple[dict[str, Any], int]:
-    """A copy of ``doc`` with every secret replaced by ``[REDACTED:<kind>]``, and how many were."""
-    return secrets.redacted(doc, level)
+    """A copy of ``doc`` with every secret replaced by ``[REDACTED:<kind>]`` (the :data:`IDENTITY` ids kept), and
+    how many were."""
+    return secrets.redacted(doc, level, keep=IDENTITY)
 
 
 def plan_redact(paths: Paths, names: list[str], *, level: str = "standard", store: str | None = None,
@@ -53,10 +60,10 @@ def plan_redact(paths: Paths, names: list[str], *, level: str = "standard", stor
     for ref in targets:
         doc = home.read(ref)  # one that does not parse stops the command before anything is written
         sid = home.session_id(ref, doc)
-        in_spill = sum(secrets.redacted(m, level)[1] for m in home.spilled(ref, sid))
+        in_spill = sum(secrets.redacted(m, level, keep=IDENTITY)[1] for m in home.spilled(ref, sid))
         counts[ref] = (sid, redact_document(doc, level)[1], in_spill)
     todo = [ref for ref, (_, n, spill) in counts.items() if n or spill]
-    listed = ", ".join(shown(home, r) for r in todo[:5]) + (" …" if len(todo) > 5 else "")
+    listed = ", ".join(secrets.masked(shown(home, r), level) for r in todo[:5]) + (" …" if len(todo) > 5 else "")
     question = f"Rewrite {len(todo)} session(s) with their secrets redacted ({listed})?" if todo else None
     return Plan(question, lambda dry_run, progress: redact(home, targets, counts, level=level, dry_run=dry_run,
                                                            timeout=timeout, progress=progress))
@@ -67,8 +74,11 @@ def redact(home: SessionStore, targets: list[Any], counts: dict[Any, tuple[str, 
     changes = []
     for ref in targets:
         sid, found, in_spill = counts[ref]
-        change = session_change(Action.redacted, sid, ref, dry_run=dry_run, where=file_name(ref),
+        # a secret in the id itself (an e-mail address) is not said again in the record
+        change = session_change(Action.redacted, secrets.masked(sid, level), ref, dry_run=dry_run,
+                                where=secrets.masked(file_name(ref), level),
                                 detail=_detail(found, in_spill), redacted=found, redacted_spilled=in_spill)
+        change.fields["file"] = secrets.masked(change.fields["file"], level)
         if not (found or in_spill):
             change.action, change.detail = Action.skipped, "no secrets found"
         elif not dry_run:
@@ -92,7 +102,7 @@ def _rewrite(home: SessionStore, ref: Any, level: str, change: Any, timeout: flo
 
         def clean_record(record: dict[str, Any]) -> dict[str, Any]:
             nonlocal spilled
-            new, n = secrets.redacted(record, level)
+            new, n = secrets.redacted(record, level, keep=IDENTITY)
             spilled += n
             return new
 

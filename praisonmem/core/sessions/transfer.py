@@ -89,7 +89,10 @@ def export(paths: Paths, names: list[str], *, every: bool = False, format: Expor
     summary = {"output": str(output), "format": fmt.value, "count": len(docs),
                "sessions": [d.get("session_id") for _, _, d in docs]}
     if redacted is not None:
+        from praisonmem.core.secrets import masked
+
         summary["redacted"] = redacted
+        summary["sessions"] = [None if s is None else masked(s, redact) for s in summary["sessions"]]
     return summary
 
 

@@ -180,3 +180,21 @@ def test_session_redact_refuses_a_session_file_that_does_not_parse(cli, corpus):
     assert snapshot(corpus.home) == before
     scan = cli(*corpus.args(), "session", "scan", "--store", "json", "--json")
     assert scan.exit_code == 1 and f"not scanned (unreadable): {broken}" in scan.stderr
+
+
+def test_a_secret_in_a_session_id_is_reported_masked_and_the_id_kept_by_redact(cli, corpus):
+    email = secrets_for("id")["email"][1]
+    src = corpus.home / "sessions" / f"{PLANTED}.json"
+    doc = json.loads(src.read_text())
+    doc["session_id"] = f"support:{email}"
+    target = corpus.home / "sessions" / "support-id.json"
+    target.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+    scan = cli(*corpus.args(), "session", "scan", "support-id", "--json")
+    assert scan.exit_code == 1 and leaked(scan.stdout + scan.stderr, ("id",)) == []
+    [hit] = [f for f in scan.json() if f["field"] == "session_id"]
+    assert hit["session"] == f"support:[email: {email[:4]}…({len(email)} chars)]" == hit["record"]
+    done = cli(*corpus.args(), "session", "redact", "support-id", "--yes", "--json")
+    assert done.exit_code == 0 and leaked(done.stdout + done.stderr, ("id",)) == []
+    assert done.json()[0]["session_id"] == hit["session"]
+    assert json.loads(target.read_text())["session_id"] == f"support:{email}"  # the id names the session: kept
+    assert json.loads(target.read_text())["messages"][0]["content"].startswith("the openai api key is [REDACTED:")
