@@ -3,7 +3,7 @@
 Each place gets its own secrets (drawn from a seeded generator), so a test can tell which place a
 finding came from and assert that no output holds any of them. The places: a JSON session's messages
 (one message per kind), its title, its metadata, a ``sessions.db`` session's messages, a spilled turn,
-a FileMemory item, a learn entry and an Upsonic user trait.
+a FileMemory item, an SQLite memory row, a learn entry and an Upsonic user trait.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from tests.realhomes import copy_gateway_home
 
 KINDS = ("openai_api_key", "anthropic_api_key", "google_api_key", "aws_access_key_id", "github_token",
          "slack_token", "stripe_key", "jwt", "private_key", "url_password", "email", "phone", "generic_secret")
-PLACES = ("message", "title", "metadata", "db_message", "spill", "memory", "learn", "trait")
+PLACES = ("message", "title", "metadata", "db_message", "spill", "memory", "sqlite_memory", "learn", "trait")
 SESSION_PLACES = ("message", "title", "metadata", "db_message", "spill")  # what 'session redact' rewrites
 ALNUM = string.ascii_letters + string.digits
 
@@ -92,7 +92,7 @@ DB_SESSION = "agent-chat-1"
 
 def make_corpus(tmp_path: Path, upsonic_fixture: Path) -> Corpus:
     from praisonmem.core import learn
-    from praisonmem.core.memory import FileMemoryStore
+    from praisonmem.core.memory import FileMemoryStore, SqliteMemoryStore
     from praisonmem.core.paths import resolve
     from praisonmem.core import upsonic
 
@@ -129,6 +129,7 @@ def make_corpus(tmp_path: Path, upsonic_fixture: Path) -> Corpus:
     conn.close()
     memory_dir = tmp_path / "project" / ".praisonai" / "memory"
     FileMemoryStore(memory_dir, "default").add_long_term(joined("memory"))
+    SqliteMemoryStore(memory_dir.parent, "default").store("long_term", joined("sqlite_memory"))
     paths = resolve(home, memory_dir)
     learn.add_entry(paths, "insights", joined("learn"))
     updb = tmp_path / "upsonic" / "data.db"
@@ -147,6 +148,8 @@ def place_of(finding: dict) -> str:
         return "spill"
     if store == "json":
         return {"metadata.title": "title", "metadata.notes": "metadata"}.get(field_, "message")
+    if store == "memory" and finding["file"].endswith(".db"):
+        return "sqlite_memory"
     return {"sessions.db": "db_message", "memory": "memory", "learn": "learn", "upsonic": "trait"}[store]
 
 

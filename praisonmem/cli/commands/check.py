@@ -50,7 +50,8 @@ def check_command(
     finding), and re-read when they do not parse.
 
     --secrets scans instead for secrets in session messages, titles, metadata
-    and spilled turns (every store), FileMemory items, learn entries and, with
+    and spilled turns (every store), FileMemory items and SQLite memory
+    rows, learn entries and, with
     --upsonic-db (or the config's upsonic.db), Upsonic user traits and
     sessions. Each PATH is then a PraisonAI home. A finding names the store,
     the session (or memory user, learn entry, Upsonic user), the message

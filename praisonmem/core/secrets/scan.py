@@ -3,7 +3,7 @@
 Places searched: the sessions of every store of the home (messages, archived messages, titles,
 metadata and every other field, gateway snapshots included) and the turns waiting for them in the
 spill dir; FileMemory items (short and long term, entities, episodic) of every user under the memory
-dir; learn entries; an Upsonic database's user traits and sessions, when one is given. Reading only:
+dir and the SQLite memory files beside it; learn entries; an Upsonic database's user traits and sessions, when one is given. Reading only:
 nothing is locked or written (FileMemory files are read as ``check`` reads them).
 
 A finding names the store (``json``, ``sessions.db``, ``memory``, ``learn``, ``upsonic``), the file,
@@ -130,6 +130,28 @@ def scan_memory(base: Path, level: Level, report: ScanReport) -> None:
                                                record=f"{user}/{tier}"))
 
 
+def scan_sqlite_memory(project_dir: Path, level: Level, report: ScanReport) -> None:
+    """The SQLite memory files beside the FileMemory base (``short_term[_<user>].db``, ``long_term[_<user>].db``),
+    read-only."""
+    from praisonmem.core.memory import SqliteMemoryStore, sqlite_users
+
+    for suffix in sqlite_users(project_dir):
+        mem = SqliteMemoryStore(project_dir, None, suffix=f"_{suffix}" if suffix else "")
+        for tier, path in mem.files.items():
+            if not path.is_file():
+                continue
+            try:
+                rows = mem.all(tier)
+            except PraisonMemError as exc:
+                report.unreadable.append(f"{path}: {exc.message}")
+                continue
+            report.scanned["memory_items"] = report.scanned.get("memory_items", 0) + len(rows)
+            for row in rows:
+                for h in hits({"text": row["text"], "metadata": row["metadata"]}, level):
+                    report.findings.append(finding(h, store="memory", file=str(path), session=None,
+                                                   record=f"{suffix or '-'}/{tier}/{row['id']}"))
+
+
 def scan_learn(learn_dir: Path, level: Level, report: ScanReport) -> None:
     from praisonmem.core.learn import entries
 
@@ -174,6 +196,7 @@ def scan_everything(paths: Paths, *, level: Level | str = Level.standard, upsoni
             scan_sessions(where, level=level, report=report)
         scan_learn(where.learn_dir, level, report)
     scan_memory(paths.memory_dir, level, report)
+    scan_sqlite_memory(paths.project_dir, level, report)
     if upsonic is not None:
         scan_upsonic(upsonic, level, report)
     return report

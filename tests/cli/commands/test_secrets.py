@@ -4,7 +4,6 @@ homes give no finding."""
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 
@@ -198,3 +197,20 @@ def test_a_secret_in_a_session_id_is_reported_masked_and_the_id_kept_by_redact(c
     assert done.json()[0]["session_id"] == hit["session"]
     assert json.loads(target.read_text())["session_id"] == f"support:{email}"  # the id names the session: kept
     assert json.loads(target.read_text())["messages"][0]["content"].startswith("the openai api key is [REDACTED:")
+
+
+def test_an_excerpt_cannot_reach_the_terminal(cli, corpus):
+    src = corpus.home / "sessions" / f"{PLANTED}.json"
+    doc = json.loads(src.read_text())
+    key = secrets_for("message")["github_token"][1]
+    doc["messages"][0]["content"] = f"\x1b]0;owned\x07\x1b[2J token {key} \u202e done\r"
+    src.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+    for args in ((), ("--json",)):
+        result = cli(*corpus.args(), "session", "scan", PLANTED, *args)
+        assert result.exit_code == 1
+        for control in ("\x1b", "\x07", "\u202e", "\r"):
+            assert control not in result.stdout + result.stderr
+        assert key not in result.stdout
+    [hit] = [f for f in cli(*corpus.args(), "session", "scan", PLANTED, "--json").json()
+             if (f["record"], f["field"]) == (PLANTED, "messages[0].content")]
+    assert hit["excerpt"] == f"\\x1b]0;owned\\x07\\x1b[2J token [github_token: {key[:4]}…(40 chars)] \\u202e done\\r"
