@@ -243,6 +243,7 @@ WOULD: dict[str, tuple[str, str]] = {
     "kept": ("keep", "kept"),
     "merged": ("merge", "merged"),
     "removed": ("remove", "removed"),
+    "redacted": ("redact secrets in", "redacted secrets in"),
     "replaced": ("replace", "replaced"),
     "restored": ("restore", "restored"),
     "set": ("set", "set"),

@@ -37,6 +37,7 @@ class Action(StrEnum):
     kept = "kept"
     merged = "merged"
     removed = "removed"
+    redacted = "redacted"
     replaced = "replaced"
     restored = "restored"
     set = "set"

@@ -8,9 +8,9 @@ import typer
 
 from praisonmem.cli.options import JsonFlag
 from praisonmem.cli.progress import file_progress
-from praisonmem.cli.state import state_of
+from praisonmem.cli.state import State, state_of
 from praisonmem.core import check
-from praisonmem.core.errors import EXIT_OK, EXIT_PROBLEMS
+from praisonmem.core.errors import EXIT_OK, EXIT_PROBLEMS, UsageError
 
 STYLES = {"error": "bold red", "warning": "yellow", "info": "dim"}
 
@@ -21,6 +21,16 @@ def check_command(
                                                                              "dirs or files (default: the resolved "
                                                                              "home and memory dir).")] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Warnings fail the check too.")] = False,
+    secrets: Annotated[bool, typer.Option("--secrets", help="Scan for secrets (API keys, tokens, passwords, "
+                                                            "private keys, e-mail addresses, phone numbers) "
+                                                            "instead.")] = False,
+    level: Annotated[check.SecretLevel, typer.Option("--level", help="With --secrets: the rule set (strict adds "
+                                                                     "national phone numbers and any "
+                                                                     "high-entropy token).")
+                     ] = check.SecretLevel.standard,
+    upsonic_db: Annotated[str | None, typer.Option("--upsonic-db", metavar="PATH|URL",
+                                                   help="With --secrets: also scan this Upsonic database's user "
+                                                        "traits and sessions (config: upsonic.db).")] = None,
     as_json: JsonFlag = False,
 ) -> int:
     """Check session files, FileMemory trees, learn stores and leftovers.
@@ -39,11 +49,27 @@ def check_command(
     library's readers do (a writer holding it past --lock-timeout is an error
     finding), and re-read when they do not parse.
 
+    --secrets scans instead for secrets in session messages, titles, metadata
+    and spilled turns (every store), FileMemory items and SQLite memory
+    rows, learn entries and, with
+    --upsonic-db (or the config's upsonic.db), Upsonic user traits and
+    sessions. Each PATH is then a PraisonAI home. A finding names the store,
+    the session (or memory user, learn entry, Upsonic user), the message
+    index and field, the kind, and an excerpt with the secret masked: no
+    output, JSON included, holds the secret itself. Exits 1 when any is
+    found: a CI gate for memory fixtures. See 'praisonmem session scan' for
+    the rules.
+
     Example:
 
         praisonmem check ./fixtures/home --strict --json > check-report.json
+        praisonmem check --secrets ./fixtures/home
     """
     state = state_of(ctx)
+    if secrets:
+        return _secrets(state, paths or [], level, upsonic_db, as_json)
+    if level is not check.SecretLevel.standard or upsonic_db is not None:
+        raise UsageError("--level and --upsonic-db go with --secrets")
     with file_progress("Checking") as progress:
         report = check.run(state.paths, paths, progress=(lambda n: progress(n, None)) if progress else None,
                            timeout=state.lock_timeout)
@@ -56,6 +82,18 @@ def check_command(
                  f"{report.count('error')} error(s), {report.count('warning')} warning(s), "
                  f"{report.count('info')} note(s)", style="bold")
     return EXIT_PROBLEMS if report.failed(strict) else EXIT_OK
+
+
+def _secrets(state: State, homes: list[str], level: str, upsonic_db: str | None, as_json: bool) -> int:
+    from praisonmem.cli.render.secrets import render_findings, summary
+
+    report = check.scan_secrets(state.paths, homes, level=level, upsonic_db=upsonic_db or state.setting("upsonic.db"),
+                                timeout=state.lock_timeout)
+    out = state.output(as_json)
+    if not out.document(report.to_json()):
+        render_findings(out, report.findings, report.unreadable)
+        out.line(summary(report.findings, report.scanned, report.level), style="bold")
+    return EXIT_PROBLEMS if report.findings else EXIT_OK
 
 
 # A one-command app, so that the root can load `check` as it loads the groups.

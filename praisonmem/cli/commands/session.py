@@ -8,6 +8,7 @@ destructive ones ask on a terminal and need ``--yes`` otherwise.
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated, Any
 
 import typer
@@ -18,7 +19,7 @@ from praisonmem.cli.progress import file_progress
 from praisonmem.cli.prompts import confirm_and_run
 from praisonmem.cli.state import state_of
 from praisonmem.core import sessions
-from praisonmem.core.errors import UsageError
+from praisonmem.core.errors import EXIT_INTERRUPTED, UsageError
 
 app = typer.Typer(help="Inspect, search and manage PraisonAI sessions.\n\nExample:\n\n"
                        "    praisonmem session show history_fea3173a --tail 10", no_args_is_help=True)
@@ -37,6 +38,13 @@ StoreOption = Annotated[str | None, typer.Option("--store", metavar="STORE",
                                                  help="Only this store of the home: json (the JSON files) or "
                                                       "sessions.db (the gateway's database), as 'session list' "
                                                       "shows it.")]
+# Plain strings (checked by the core): an enum here would load the secret rules for every session command.
+RedactOption = Annotated[str | None, typer.Option(
+    "--redact", metavar="standard|strict",
+    help="Replace every secret these rules find by [REDACTED:<kind>] (see 'session scan').")]
+LevelOption = Annotated[str, typer.Option(
+    "--level", metavar="standard|strict",
+    help="The rule set: strict adds national phone numbers and any high-entropy token.")]
 ScopeOption = Annotated[sessions.Scope | None, typer.Option("--scope", help="Only sessions of this scope.")]
 
 
@@ -414,6 +422,7 @@ def export_command(
                                                help="Write here instead of stdout: '-' is stdout, a pipe or device is "
                                                     "written to, a regular file is replaced atomically.")] = None,
     store: StoreOption = None,
+    redact: RedactOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Export sessions as JSON (lossless, importable), JSON lines, Markdown, or for fine-tuning.
@@ -432,10 +441,14 @@ def export_command(
     --store exports one store's. With
     --output, --json prints a summary of what was written; without it, the
     export itself goes to stdout and --json selects the json format.
+    --redact standard|strict writes every secret those rules find (see
+    'session scan') as [REDACTED:<kind>]; the stored sessions are not
+    changed (that is 'session redact').
 
     Example:
 
         praisonmem session export --all -o sessions-backup.json
+        praisonmem session export support_ticket__1234 --redact standard -o share.json
         praisonmem session export history_fea3173a --format markdown
         praisonmem session export --all --format openai-jsonl --system-prompt "Be brief." -o train.jsonl
     """
@@ -447,7 +460,8 @@ def export_command(
     out = state.output(as_json or (state.json_default and format_ is None))
     summary = sessions.export(state.paths, session or [], every=all_, format=format_ or sessions.ExportFormat.json,
                               output="-" if output is None else output, stdout=binary_stdout(), store=store,
-                              archived=archived, system_prompt=system_prompt, no_system=no_system)
+                              archived=archived, system_prompt=system_prompt, no_system=no_system,
+                              redact=redact)
     for skipped in summary.get("skipped", []):
         note(f"skipped session {skipped['session_id']}: {skipped['reason']}")
     report_written(out, summary, output, f"exported {summary['count']} session(s) as {summary['format']} to {output}")
@@ -492,3 +506,177 @@ def import_command(
     plan = sessions.plan_import(state.paths, file, on_conflict=on_conflict, timeout=state.lock_timeout, store=store,
                                 id_prefix=id_prefix)
     return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run)
+
+
+# ---------------------------------------------------------------- secrets
+
+
+@app.command("scan")
+def scan_command(
+    ctx: typer.Context,
+    session: Annotated[list[str] | None, typer.Argument(metavar="[SESSION]...", help="Sessions to scan (default: "
+                                                        "all).", autocompletion=_complete_sessions)] = None,
+    level: LevelOption = "standard",
+    store: StoreOption = None,
+    as_json: JsonFlag = False,
+    as_ndjson: NdjsonFlag = False,
+) -> int:
+    """Find secrets in sessions: API keys, tokens, passwords, private keys,
+    e-mail addresses and phone numbers.
+
+    Every string of a session is searched (messages and archived messages,
+    tool calls and results, the title, metadata, gateway snapshots) and the
+    turns waiting for it in the spill dir, in every store; encrypted values
+    are opaque and not searched. Each finding names the store, the session,
+    the message index (#3, archived #a3) and field, the kind, and an excerpt
+    with every secret in it masked (its first characters and length): no
+    output, JSON included, holds a secret itself. Exits 1 when any is found.
+    'praisonmem check --secrets' scans memories, learn entries and Upsonic
+    traits too.
+
+    Rules (standard): OpenAI, Anthropic, Google, AWS access key ids, GitHub,
+    Slack tokens and webhooks, Stripe keys (the shapes gitleaks and
+    trufflehog use), JWTs, PEM private-key blocks, passwords in URLs,
+    e-mail addresses, international phone numbers (+ and a country code),
+    and values assigned to secret names (api_key=, "password": ...) that
+    look random (entropy >= 3 bits a character). strict adds national phone
+    numbers and any 32+ character token of 4.5 bits a character or more
+    (detect-secrets' base64 limit).
+
+    Example:
+
+        praisonmem session scan
+        praisonmem session scan support_ticket__1234 --level strict --json
+    """
+    state = state_of(ctx)
+    report = sessions.scan_secrets(state.paths, session or [], level=level, store=store)
+    out = state.output(as_json, as_ndjson)
+    from praisonmem.cli.render.secrets import render_findings, summary
+
+    if not out.records(report.findings):
+        render_findings(out, report.findings, report.unreadable)
+        note(summary(report.findings, report.scanned, report.level))
+    else:
+        for reason in report.unreadable:
+            warn(f"not scanned (unreadable): {reason}")
+    return 1 if report.findings else 0
+
+
+@app.command("redact")
+def redact_command(
+    ctx: typer.Context,
+    session: Annotated[list[str], typer.Argument(metavar="SESSION...", help="Sessions to rewrite.",
+                                                 autocompletion=_complete_sessions)],
+    level: LevelOption = "standard",
+    store: StoreOption = None,
+    yes: YesFlag = False,
+    dry_run: DryRunFlag = False,
+    as_json: JsonFlag = False,
+) -> int:
+    """Rewrite sessions in place with every secret replaced by [REDACTED:<kind>].
+
+    Take a backup first ('praisonmem backup create'): a redaction cannot be
+    undone. The rules are 'session scan''s. Each session is rewritten through
+    its store's own write protocol (the JSON file's lock and atomic replace;
+    one transaction of sessions.db, whose free pages and -wal are then
+    scrubbed of the old text), re-read under the lock so a turn an agent
+    added meanwhile is redacted too, never lost. Turns waiting for it in the
+    spill dir are redacted with it. Every other byte stays: key order,
+    unknown keys, updated_at, and encrypted values (opaque here, left as
+    they are). An agent that has the session in memory may write the secret
+    again: stop it first. Asks for confirmation on a terminal; give --yes in
+    scripts.
+
+    Example:
+
+        praisonmem session redact support_ticket__1234 --dry-run
+        praisonmem session redact my_chat --level strict --yes
+    """
+    state = state_of(ctx)
+    plan = sessions.plan_redact(state.paths, session, level=level, store=store, timeout=state.lock_timeout)
+    return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run)
+
+
+# ---------------------------------------------------------------- following
+
+
+TailOption = Annotated[int, typer.Option("--tail", "-n", min=0, metavar="N",
+                                         help="First print the last N turns already there.")]
+
+
+@app.command("watch")
+def watch_command(
+    ctx: typer.Context,
+    session: SessionArg,
+    tail: TailOption = 10,
+    store: StoreOption = None,
+    as_json: JsonFlag = False,
+) -> int:
+    """Print a session's new turns as an agent writes them, until Ctrl-C.
+
+    Like 'tail -f' (and 'session tail -f'): the last --tail turns first,
+    then every turn the agent adds, in order, each once. The session file
+    (or sessions.db and its -wal) is watched with inotify where there is
+    one, polled every second otherwise; a file replaced by an atomic
+    rename, as the library writes, is followed. It only reads: no lock is
+    taken, so the agent is never held up. --json prints one message object
+    a line (session export --format jsonl's records), flushed as it comes.
+    Ctrl-C ends it (exit 130, nothing printed).
+
+    Example:
+
+        praisonmem session watch my_chat
+        praisonmem session watch my_chat --tail 0 --json | jq -r .content
+    """
+    return _follow(ctx, session, tail, store, as_json)
+
+
+@app.command("tail")
+def tail_command(
+    ctx: typer.Context,
+    session: SessionArg,
+    follow: Annotated[bool, typer.Option("--follow", "-f", help="Keep printing new turns ('session watch').")
+                      ] = False,
+    lines: TailOption = 10,
+    store: StoreOption = None,
+    as_json: JsonFlag = False,
+) -> int:
+    """Print a session's last turns; with -f, keep printing new ones.
+
+    'session tail -f' is 'session watch'; without -f it prints the last
+    --tail turns and exits.
+
+    Example:
+
+        praisonmem session tail -f my_chat -n 5
+    """
+    return _follow(ctx, session, lines, store, as_json, forever=follow)
+
+
+def _follow(ctx: typer.Context, session: str, tail: int, store: str | None, as_json: bool,
+            forever: bool = True) -> int:
+    state = state_of(ctx)
+    out = state.output(as_json)
+    watched: list[sessions.Watched] = []
+    from praisonmem.cli.output import stderr_is_tty
+    from praisonmem.cli.render.transcript import render_turn
+
+    def started(what: sessions.Watched) -> None:
+        watched.append(what)
+        if forever and stderr_is_tty():
+            note(f"watching {what.session_id} in {what.store} ({what.mode}); Ctrl-C to stop")
+
+    try:
+        for batch in sessions.watch_session(state.paths, session, store=store, tail=tail, started=started):
+            for new in batch:
+                if out.machine:
+                    out.ndjson([new.to_json(watched[0].session_id)])
+                else:
+                    render_turn(out, new.turn())
+                    sys.stdout.flush()
+            if not forever:
+                return 0
+    except KeyboardInterrupt:
+        sys.stdout.flush()
+        return EXIT_INTERRUPTED
+    return 0

@@ -108,6 +108,11 @@ def _markers(turn: Turn) -> list[str]:
     return marks
 
 
+def render_turn(out: Output, turn: Turn) -> None:
+    """One turn as ``session show`` prints it (``session watch`` prints them as they come)."""
+    _render_turn(out, turn)
+
+
 def _render_turn(out: Output, turn: Turn) -> None:
     title = f"{_label(turn)} {turn.role}"
     when = fmt_time(turn.timestamp)

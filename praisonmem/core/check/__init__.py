@@ -1,7 +1,8 @@
 """``praisonmem check``: validate PraisonAI trees without changing anything.
 
 :mod:`.walk` recognises what a path is (a home, a sessions, spill, learn or FileMemory dir, a file) and
-reads each file once; :mod:`.rules` says, per kind of file, what the library would do with it.
+reads each file once; :mod:`.rules` says, per kind of file, what the library would do with it; :mod:`.secrets` is ``check --secrets``
+(the scan itself is :mod:`praisonmem.core.secrets`).
 
 Names are loaded on first use (:mod:`praisonmem.core.lazy`); a submodule is not part of the API.
 """
@@ -12,9 +13,11 @@ from typing import TYPE_CHECKING
 
 from praisonmem.core.lazy import lazy_exports
 
-_EXPORTS = {"walk": ("Finding", "Report", "check", "classify", "default_roots", "run")}
+_EXPORTS = {"walk": ("Finding", "Report", "check", "classify", "default_roots", "run"),
+            "secrets": ("SecretLevel", "scan_secrets")}
 __getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)
 
 
 if TYPE_CHECKING:
+    from praisonmem.core.check.secrets import SecretLevel, scan_secrets
     from praisonmem.core.check.walk import Finding, Report, check, classify, default_roots, run

@@ -27,10 +27,11 @@ _EXPORTS = {
                    "looks_like_user", "sanitise_user_id", "user_lock"),
     "filememory_io": ("read_last", "read_settled", "read_shared"),
     "layouts": ("EpisodicMerge", "SqliteSplit", "raw_date_merges", "shared_splits"),
+    "sqlitememory": ("SqliteMemoryStore",),
 }
 # A name that is also a submodule's would be shadowed by the submodule once it is imported.
 _ALIASES = {"available_providers": ("providers", "available"), "file_users": ("filememory", "users"),
-            "config_problem": ("filememory_config", "problem")}
+            "config_problem": ("filememory_config", "problem"), "sqlite_users": ("sqlitememory", "users")}
 __getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS, _ALIASES)
 
 
@@ -43,6 +44,8 @@ if TYPE_CHECKING:
     from praisonmem.core.memory.filememory_config import problem as config_problem
     from praisonmem.core.memory.filememory_io import read_last, read_settled, read_shared
     from praisonmem.core.memory.layouts import EpisodicMerge, SqliteSplit, raw_date_merges, shared_splits
+    from praisonmem.core.memory.sqlitememory import SqliteMemoryStore
+    from praisonmem.core.memory.sqlitememory import users as sqlite_users
     from praisonmem.core.memory.ops import (extract_memories, item_text, list_memory, plan_delete_memory,
                                             plan_reset_memory, search_memory, store_memory)
     from praisonmem.core.memory.providers import (ProviderFailed, ResetTier, Unsupported, UsersReport,

@@ -4,7 +4,8 @@ One function per command, each in the module named after what it does:
 
 * :mod:`.listing` ``list_sessions``; :mod:`.view` ``show``; :mod:`.search` ``search_sessions``;
 * :mod:`.ops` ``rename``, ``retitle``, ``plan_delete``, ``plan_prune``; :mod:`.adopt` ``plan_adopt``;
-* :mod:`.transfer` ``export``, ``plan_import``; :mod:`.dbimport` ``plan_db_import`` (for ``migrate``);
+* :mod:`.transfer` ``export``, ``plan_import``; :mod:`.redaction` ``scan_secrets``, ``plan_redact`` (secrets,
+  with :mod:`praisonmem.core.secrets`); :mod:`.watch` ``watch_session`` (following a live session); :mod:`.dbimport` ``plan_db_import`` (for ``migrate``);
   :mod:`.workspace` ``describe_workspace`` and the workspace and history ids, exactly as praisonaiagents
   computes them.
 
@@ -38,12 +39,15 @@ _EXPORTS = {
     "ops": ("plan_delete", "plan_prune", "rename", "retitle"),
     "adopt": ("legacy_sessions", "plan_adopt"),
     "transfer": ("ExportFormat", "OnConflict", "export", "plan_import"),
+    "redaction": ("SecretLevel", "plan_redact", "redact_document", "scan_secrets"),
+    "watch": ("NewTurn", "Watched"),
     "merge": ("merge_documents",),
     "workspace": ("Scope", "choose_history_id", "global_from_env", "history_id", "is_global", "legacy_ids",
                   "scope_of", "workspace_id"),
 }
 # A name that is also a submodule's would be shadowed by the submodule once it is imported.
-_ALIASES = {"describe_workspace": ("workspace", "describe"), "search_sessions": ("search", "search")}
+_ALIASES = {"describe_workspace": ("workspace", "describe"), "search_sessions": ("search", "search"),
+            "watch_session": ("watch", "watch")}
 __getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS, _ALIASES)
 
 
@@ -63,6 +67,9 @@ if TYPE_CHECKING:
     from praisonmem.core.sessions.stores.home import TRANSCRIPT_DB
     from praisonmem.core.sessions.stores.sqlite_transcript import inspect_db, json_files_beside
     from praisonmem.core.sessions.transfer import ExportFormat, OnConflict, export, plan_import
+    from praisonmem.core.sessions.redaction import SecretLevel, plan_redact, redact_document, scan_secrets
+    from praisonmem.core.sessions.watch import NewTurn, Watched
+    from praisonmem.core.sessions.watch import watch as watch_session
     from praisonmem.core.sessions.view import SessionView, Turn, show
     from praisonmem.core.sessions.workspace import (Scope, choose_history_id, global_from_env, history_id,
                                                     is_global, legacy_ids, scope_of, workspace_id)

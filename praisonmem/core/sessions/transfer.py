@@ -73,20 +73,29 @@ Documents = list[tuple[str, str, dict[str, Any]]]  # (file, session id, document
 
 def export(paths: Paths, names: list[str], *, every: bool = False, format: ExportFormat | str = ExportFormat.json,
            output: str = outfile.STDOUT, stdout: BinaryIO | None = None, store: str | None = None,
-           archived: bool = False, system_prompt: str | None = None, no_system: bool = False) -> dict[str, Any]:
+           archived: bool = False, system_prompt: str | None = None, no_system: bool = False,
+           redact: str | None = None) -> dict[str, Any]:
     """Write the sessions ``names`` (or ``every`` session; of ``store`` only, when given) to ``output``
     (core/io/outfile.py's rule: ``-`` is ``stdout``); what was written. Every session is read, and any
     unreadable one stops the export, first. With ``every`` and several stores, a session two stores hold
     is exported twice; an import takes the last copy of an id. ``archived``, ``system_prompt`` and
     ``no_system`` shape the conversations of openai-jsonl and sharegpt (:mod:`.interchange`); a session
-    those formats cannot hold is skipped and listed in ``skipped``."""
+    those formats cannot hold is skipped and listed in ``skipped``. ``redact`` (``standard`` or ``strict``):
+    every secret those rules find is written as ``[REDACTED:<kind>]`` (:mod:`.redaction`), in any format."""
     if every == bool(names):
         raise UsageError("give one or more SESSION names, or --all")
     fmt = ExportFormat(format)
     if fmt not in CONVERSATION_FORMATS and (archived or system_prompt is not None or no_system):
         raise UsageError("--archived, --system-prompt and --no-system apply to --format openai-jsonl and sharegpt "
                          "(json keeps everything)")
+    if redact is not None:
+        from praisonmem.core.sessions.redaction import check_level
+
+        redact = check_level(redact)
     docs = load_for_export(paths, names, everything=every, store=store)
+    redacted = None
+    if redact is not None:
+        docs, redacted = _redacted(docs, redact)
     skipped: list[dict[str, str]] = []
     if fmt in CONVERSATION_FORMATS:
         from praisonmem.core.sessions import interchange
@@ -102,7 +111,25 @@ def export(paths: Paths, names: list[str], *, every: bool = False, format: Expor
                "sessions": [d.get("session_id") for _, sid, d in docs if sid not in left_out]}
     if fmt in CONVERSATION_FORMATS:
         summary["skipped"] = skipped
+    if redacted is not None:
+        from praisonmem.core.secrets import masked
+
+        summary["redacted"] = redacted
+        summary["sessions"] = [None if s is None else masked(s, redact) for s in summary["sessions"]]
+        for item in skipped:
+            item["session_id"] = masked(item["session_id"], redact)
     return summary
+
+
+def _redacted(docs: Documents, level: str) -> tuple[Documents, int]:
+    from praisonmem.core.sessions.redaction import redact_document
+
+    out, total = [], 0
+    for file, sid, doc in docs:
+        clean, n = redact_document(doc, level)
+        out.append((file, sid, clean))
+        total += n
+    return out, total
 
 
 def load_for_export(paths: Paths, names: list[str], *, everything: bool = False,

@@ -128,6 +128,11 @@ def view(store: SessionStore, ref: Any, doc: dict[str, Any], *, archived: bool =
     return SessionView(str(ref), doc, sid, turns, hidden, len(spilled))
 
 
+def active_turn(index: int, message: Any) -> Turn:
+    """One message of the active window as a :class:`Turn` (``session watch`` shows turns one by one)."""
+    return _turn("active", index, message)
+
+
 def _turns(section: Section, messages: list[Any], offset: int = 0) -> list[Turn]:
     return [_turn(section, i, m) for i, m in enumerate(messages[offset:], offset)]
 

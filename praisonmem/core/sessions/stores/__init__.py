@@ -70,6 +70,15 @@ class Transaction(Protocol):
     def carry_spill(self, old_id: str, new_id: str, *, keep: bool = False) -> None:
         """Re-address ``old_id``'s spilled turns to ``new_id`` (a store without a spill dir does nothing)."""
 
+    def rewrite_spill(self, session_id: str, change: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+        """Replace each of ``session_id``'s spill records by ``change(record)`` where that differs (a store
+        without a spill dir does nothing)."""
+
+    def forget_replaced(self) -> None:
+        """After committing, leave no copy of the text this transaction's writes replaced in the store's files
+        (``sessions.db``: zeroed free pages, ``VACUUM``, an emptied ``-wal``; JSON files: an atomic replace
+        already leaves none)."""
+
 
 class SessionStore(Protocol):
     label: str  # ``session list``'s store column and ``--store``'s value: json, sessions.db

@@ -253,6 +253,14 @@ class HomeTransaction:
         for tx in self.txs.values():
             tx.carry_spill(old_id, new_id, keep=keep)
 
+    def rewrite_spill(self, session_id: str, change: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+        for tx in self.txs.values():
+            tx.rewrite_spill(session_id, change)
+
+    def forget_replaced(self) -> None:
+        for tx in self.txs.values():
+            tx.forget_replaced()
+
 
 def _in_store(item: Scanned, *, fn: Callable[[Scanned], list[R]], store: str) -> list[R]:
     """``fn`` over a store's item with the home's ref (may run in a worker process)."""

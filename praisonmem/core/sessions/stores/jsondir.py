@@ -323,6 +323,19 @@ class Transaction:
             if not keep:
                 jsonfile.delete_locked(path)
 
+    def rewrite_spill(self, session_id: str, change: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+        """Replace ``session_id``'s spill records by ``change(record)`` where it differs, in the library's
+        one-line format, under the session's lock (the only one the library's re-ingest takes)."""
+        import json
+
+        for path, record in self.store._spill_records(session_id):
+            new = change(record)
+            if new != record:
+                jsonfile.replace_atomically(path, json.dumps(new, ensure_ascii=False).encode("utf-8"), mode=0o600)
+
+    def forget_replaced(self) -> None:
+        """Nothing: an atomic replace leaves no copy of the old file in the directory."""
+
 
 def _scan_chunk(paths: list[str], *, fn: Callable[[Scanned], list[R]], waiting: dict[str, int]) -> list[R]:
     """``fn`` over a chunk of session files (runs in a worker process for large directories)."""

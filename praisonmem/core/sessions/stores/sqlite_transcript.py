@@ -217,7 +217,7 @@ class TranscriptDbStore(PlainStore):
                     conn.execute("ROLLBACK")
                 raise
             self._rows = None  # the next read sees what was committed
-            if tx.deleted and not tx.written:
+            if (tx.deleted and not tx.written) or tx.scrub:
                 tx.notes += scrub(conn, self.db)
         except sqlite3.Error as exc:
             raise translate(exc, self.db, timeout) from exc
@@ -232,6 +232,7 @@ class Transaction:
         self.store, self.conn = store, conn
         self.notes: list[str] = []
         self.deleted = self.written = 0
+        self.scrub = False  # scrub the files after committing (forget_replaced)
 
     def exists(self, ref: Row) -> bool:
         return self.conn.execute(f"SELECT 1 FROM {TABLE} WHERE session_id = ?", (ref.session_id,)).fetchone() is not None
@@ -272,6 +273,13 @@ class Transaction:
 
     def carry_spill(self, old_id: str, new_id: str, *, keep: bool = False) -> None:
         """Nothing: the transcript store has no spill dir."""
+
+    def rewrite_spill(self, session_id: str, change: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+        """Nothing: the transcript store has no spill dir."""
+
+    def forget_replaced(self) -> None:
+        """After committing, scrub the old text from free pages and ``-wal``, as a delete does."""
+        self.scrub = True
 
 
 def emptying(db: Path, last: list[str], beside: list[str]) -> str:
