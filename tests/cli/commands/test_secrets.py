@@ -214,3 +214,20 @@ def test_an_excerpt_cannot_reach_the_terminal(cli, corpus):
     [hit] = [f for f in cli(*corpus.args(), "session", "scan", PLANTED, "--json").json()
              if (f["record"], f["field"]) == (PLANTED, "messages[0].content")]
     assert hit["excerpt"] == f"\\x1b]0;owned\\x07\\x1b[2J token [github_token: {key[:4]}…(40 chars)] \\u202e done\\r"
+
+
+@pytest.mark.parametrize("fmt", ["openai-jsonl", "sharegpt"])
+def test_export_redact_applies_to_the_fine_tuning_formats(cli, corpus, tmp_path, fmt):
+    """--redact composes with the interchange formats: what they export is the redacted conversation."""
+    before = snapshot(corpus.home)
+    out = tmp_path / "export.out"
+    result = cli(*corpus.args(), "session", "export", "--all", "--format", fmt, "--redact", "standard", "-o", out,
+                 "--json")
+    assert result.exit_code == 0, result.stderr
+    raw = out.read_text("utf-8")
+    assert leaked(raw, ("message", "title", "metadata", "db_message")) == []
+    assert leaked(result.stdout + result.stderr, ("message", "title", "metadata", "db_message")) == []
+    assert "[REDACTED:" in raw
+    plain = cli(*corpus.args(), "session", "export", "--all", "--format", fmt, "-o", tmp_path / "plain.out")
+    assert plain.exit_code == 0 and leaked((tmp_path / "plain.out").read_text("utf-8"), ("db_message",)) != []
+    assert snapshot(corpus.home) == before
