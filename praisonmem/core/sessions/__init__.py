@@ -27,6 +27,7 @@ _EXPORTS = {
                   "validate", "with_session_id"),
     "stores": ("SessionStore", "open_store"),
     "stores.jsondir": ("safe_file_stem", "session_file_name"),
+    "stores.index": ("INDEX_NAME", "IndexRows"),
     "listing": ("ListResult", "SortKey", "list_sessions"),
     "view": ("SessionView", "Turn", "show"),
     "search": ("SearchResult",),
@@ -38,7 +39,8 @@ _EXPORTS = {
                   "scope_of", "workspace_id"),
 }
 # A name that is also a submodule's would be shadowed by the submodule once it is imported.
-_ALIASES = {"describe_workspace": ("workspace", "describe"), "search_sessions": ("search", "search")}
+_ALIASES = {"describe_workspace": ("workspace", "describe"), "search_sessions": ("search", "search"),
+            "read_index": ("stores.index", "read_rows")}
 __getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS, _ALIASES)
 
 
@@ -52,6 +54,8 @@ if TYPE_CHECKING:
     from praisonmem.core.sessions.search import SearchResult
     from praisonmem.core.sessions.search import search as search_sessions
     from praisonmem.core.sessions.stores import SessionStore, open_store
+    from praisonmem.core.sessions.stores.index import INDEX_NAME, IndexRows
+    from praisonmem.core.sessions.stores.index import read_rows as read_index
     from praisonmem.core.sessions.stores.jsondir import safe_file_stem, session_file_name
     from praisonmem.core.sessions.transfer import ExportFormat, OnConflict, export, plan_import
     from praisonmem.core.sessions.view import SessionView, Turn, show

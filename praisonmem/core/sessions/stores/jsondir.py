@@ -10,7 +10,9 @@ turns salvaged after failed writes (spec §2.5), and locked writes, deletes and 
   reader sees a whole document).
 * Writing happens in a :meth:`JsonDirStore.transaction`: the sidecar flocks of every file
   involved, taken in sorted order, a re-read under them, atomic replaces
-  (:mod:`praisonmem.core.io.jsonfile`); ``.lock`` files are never deleted.
+  (:mod:`praisonmem.core.io.jsonfile`); ``.lock`` files are never deleted. The directory's
+  ``sessions_index.db`` (``SqliteSessionStore``'s search index) follows every write and
+  delete in the same step (:mod:`.index`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from praisonmem.core.sessions.stores import Scanned
 
 if TYPE_CHECKING:
     from praisonmem.core.paths import Paths
+    from praisonmem.core.sessions.stores.index import IndexWriter
 
 R = TypeVar("R")
 
@@ -264,16 +267,30 @@ class JsonDirStore:
     @contextmanager
     def transaction(self, refs: Sequence[Path], timeout: float = jsonfile.LOCK_TIMEOUT) -> Iterator[Transaction]:
         """Hold the sidecar locks of ``refs`` (in sorted order, so two praisonmem processes never wait on each
-        other in a cycle) and change them through the :class:`Transaction`."""
+        other in a cycle) and change them through the :class:`Transaction`; the directory's search index
+        follows in the same step (:mod:`.index`)."""
         with jsonfile.locked_many(list(refs), timeout):
-            yield Transaction(self)
+            tx = Transaction(self)
+            try:
+                yield tx
+            except BaseException:
+                tx._finish(failed=True)
+                raise
+            tx._finish()
 
 
 class Transaction:
-    """Changes to sessions whose locks are held: every read is a re-read under the lock."""
+    """Changes to sessions whose locks are held: every read is a re-read under the lock.
+
+    The directory's ``sessions_index.db``, when there is one, is locked before the first file
+    changes (so an index that cannot follow refuses the change while nothing is touched yet),
+    follows each write and delete, and is committed when the transaction ends.
+    """
 
     def __init__(self, store: JsonDirStore) -> None:
         self.store = store
+        self.indexes: dict[Path, IndexWriter | None] = {}  # per directory (a session named by its path has its own)
+        self.notes: list[str] = []  # what could not be done completely, though nothing failed
 
     def exists(self, ref: Path) -> bool:
         return ref.is_file()
@@ -284,11 +301,47 @@ class Transaction:
         doc = jsonfile.read_current(ref)
         return None if doc is None else validate(doc, ref)
 
+    def _index(self, ref: Path) -> IndexWriter | None:
+        """The index of ``ref``'s directory, write-locked; ``None`` when it has none."""
+        from praisonmem.core.sessions.stores.index import IndexWriter  # writers only: sqlite3 stays out of reads
+
+        directory = ref.parent
+        if directory not in self.indexes:
+            self.indexes[directory] = IndexWriter.of(directory)
+        index = self.indexes[directory]
+        if index is not None:
+            index.begin()
+        return index
+
     def write(self, ref: Path, doc: dict[str, Any]) -> None:
+        current = _current_or_none(ref)
+        index = self._index(ref)
         jsonfile.write_locked(ref, doc)
+        if index is not None:
+            new_id = self.store.session_id(ref, doc)
+            if current is not None and self.store.session_id(ref, current) != new_id:
+                index.forget(self.store.session_id(ref, current))
+            index.put(new_id, doc)
 
     def delete(self, ref: Path) -> None:
+        current = _current_or_none(ref)
+        index = self._index(ref)
         jsonfile.delete_locked(ref)
+        if index is not None:
+            index.forget(self.store.session_id(ref, current) if current is not None else name_of(ref))
+
+    def _finish(self, *, failed: bool = False) -> None:
+        """Commit the index changes (they follow file changes already made, so they are kept even when the
+        transaction failed later); a commit that fails is raised unless another error is on its way."""
+        error = None
+        for index in filter(None, self.indexes.values()):
+            try:
+                self.notes += index.commit()
+            except PraisonMemError as exc:
+                index.rollback()
+                error = error or exc
+        if error is not None and not failed:
+            raise error
 
     def carry_spill(self, old_id: str, new_id: str, *, keep: bool = False) -> None:
         """Re-address ``old_id``'s spilled turns to ``new_id``, so the library merges them there (spec §2.5).
@@ -320,6 +373,14 @@ def _scan_chunk(paths: list[str], *, fn: Callable[[Scanned], list[R]]) -> list[R
         else:
             out += fn(Scanned(path, session_id_of(doc, name_of(path)), doc, None))
     return out
+
+
+def _current_or_none(ref: Path) -> dict[str, Any] | None:
+    """The document a write or delete replaces, for its index rows (``None``: absent or unreadable)."""
+    try:
+        return jsonfile.read_current(ref)
+    except PraisonMemError:
+        return None
 
 
 def _spill_files(spill_dir: Path) -> list[Path]:
