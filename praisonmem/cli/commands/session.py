@@ -33,6 +33,9 @@ def _complete_sessions(ctx: typer.Context, incomplete: str) -> list[str]:
 SessionArg = Annotated[str, typer.Argument(metavar="SESSION", help="Session id, file stem, or path to a .json file.",
                                            autocompletion=_complete_sessions)]
 ForceFlag = Annotated[bool, typer.Option("--force", help="Act even if the session was written in the last minute.")]
+KeyFileOption = Annotated[str | None, typer.Option(
+    "--key-file", metavar="PATH", help="The key of encrypted sessions (a private file holding the Fernet key; "
+                                       "default: PRAISONAI_SESSION_KEY).")]
 ScopeOption = Annotated[sessions.Scope | None, typer.Option("--scope", help="Only sessions of this scope.")]
 
 
@@ -107,6 +110,9 @@ def _table(out: Any, rows: list[dict[str, Any]]) -> None:
     out.table(headers, table_rows, row_styles=styles, wrap=["AGENT", "TITLE"], optional=optional)
 
 
+_KEY_HINT = "set PRAISONAI_SESSION_KEY or give --key-file to decrypt them"
+
+
 def _stem(path: str) -> str:
     name = path.rsplit("/", 1)[-1]
     return name[: -len(".json")] if name.endswith(".json") else name
@@ -121,33 +127,43 @@ def show_command(
     working: Annotated[
         bool, typer.Option("--working", help="The working history the agent would resume with.")
     ] = False,
+    key_file: KeyFileOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Show a session as a readable transcript.
 
     Tool calls are shown with their arguments and tool results with the call
     they answer; the compaction summary, partial (interrupted) turns and turns
-    still waiting in the spill dir are marked; encrypted values stay opaque.
-    --json prints the stored document as it is on disk, except that DEL, C1
-    and bidi controls and U+2028/U+2029 are written as \\uXXXX escapes (the
-    same JSON data).
+    still waiting in the spill dir are marked. Encrypted values (praisonai's
+    EncryptedSessionStore) are decrypted with the session key
+    (PRAISONAI_SESSION_KEY or --key-file) and stay opaque without it. --json
+    prints the stored document as it is on disk (encrypted values as stored),
+    except that DEL, C1 and bidi controls and U+2028/U+2029 are written as
+    \\uXXXX escapes (the same JSON data); with --tail, --archived or --working
+    it prints the turns, decrypted.
 
     Example:
 
         praisonmem session show history_fea3173a --tail 10
     """
     state = state_of(ctx)
-    view = sessions.show(state.paths, session, archived=archived, working=working, tail=tail)
+    view = sessions.show(state.paths, session, archived=archived, working=working, tail=tail,
+                         key=sessions.session_key(key_file))
     out = state.output(as_json)
-    if out.machine:
-        if view.selected:
-            out.json([t.to_json() for t in view.turns])
-        else:
-            out.json_text(view.raw.decode("utf-8"))
+    if out.machine and not view.selected:
+        out.json_text(view.raw.decode("utf-8"))
+        if view.stored_encrypted:
+            note(f"--json prints the session as stored, its {view.stored_encrypted} encrypted value(s) encrypted; "
+                 "the transcript and --tail N --json decrypt them with the key")
         return
-    from praisonmem.cli.render.transcript import render_session
+    if out.machine:
+        out.json([t.to_json() for t in view.turns])
+    else:
+        from praisonmem.cli.render.transcript import render_session
 
-    render_session(out, view)
+        render_session(out, view)
+    if view.opaque:
+        note(f"{view.opaque} encrypted value(s) not shown: {_KEY_HINT}")
 
 
 @app.command("search")
@@ -155,6 +171,7 @@ def search_command(
     ctx: typer.Context,
     query: Annotated[str, typer.Argument(metavar="QUERY", help="Text to find (case-insensitive).")],
     limit: LimitOption = 20,
+    key_file: KeyFileOption = None,
     as_json: JsonFlag = False,
     as_ndjson: NdjsonFlag = False,
 ) -> None:
@@ -163,18 +180,23 @@ def search_command(
     Ranking: each matching message scores 2 when it contains the whole query
     and 1 more for each query word it contains (case-insensitive). Hits are
     ordered by score, then newest session first, then position in the session.
-    Archived messages are marked with an 'a' (#a3). Encrypted messages are not
-    searched.
+    Archived messages are marked with an 'a' (#a3). Encrypted messages are
+    searched decrypted with the session key (PRAISONAI_SESSION_KEY or
+    --key-file); without it they are skipped, and counted on stderr.
 
     Example:
 
         praisonmem session search "hotel alfama" --limit 5
     """
     state = state_of(ctx)
+    key = sessions.session_key(key_file)
     with file_progress("Searching sessions") as progress:
-        result = sessions.search_sessions(state.paths, query, limit=limit, progress=progress)
+        result = sessions.search_sessions(state.paths, query, limit=limit, progress=progress, key=key)
     for path, reason in result.unreadable:
         warn(f"skipped unreadable session file {path}: {reason}")
+    if result.opaque:
+        note(f"{result.opaque} encrypted message(s) in {result.opaque_sessions} session(s) not searched: "
+             "set PRAISONAI_SESSION_KEY or give --key-file to decrypt and search them")
     out = state.output(as_json, as_ndjson)
     if not out.records(result.hits):
         from praisonmem.cli.render.transcript import render_hits
@@ -341,6 +363,7 @@ def export_command(
     output: Annotated[str | None, typer.Option("--output", "-o", metavar="FILE",
                                                help="Write here instead of stdout: '-' is stdout, a pipe or device is "
                                                     "written to, a regular file is replaced atomically.")] = None,
+    key_file: KeyFileOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Export sessions as JSON (lossless, importable), JSON lines or Markdown.
@@ -349,6 +372,9 @@ def export_command(
     "sessions": [...]}), so the library's import_sessions reads it too. With
     --output, --json prints a summary of what was written; without it, the
     export itself goes to stdout and --json selects the json format.
+    Encrypted values stay as stored in json (the lossless copy: importing it
+    restores them encrypted); jsonl and markdown decrypt them with the
+    session key (PRAISONAI_SESSION_KEY or --key-file).
 
     Example:
 
@@ -361,9 +387,16 @@ def export_command(
         raise UsageError(f"--json writes the json format; it cannot be combined with --format {format_.value}")
     # A configured JSON default asks for the summary, but never overrides an explicit --format.
     out = state.output(as_json or (state.json_default and format_ is None))
+    key = sessions.session_key(key_file)
     summary = sessions.export(state.paths, session or [], every=all_, format=format_ or sessions.ExportFormat.json,
-                              output="-" if output is None else output, stdout=binary_stdout())
+                              output="-" if output is None else output, stdout=binary_stdout(), key=key)
     report_written(out, summary, output, f"exported {summary['count']} session(s) as {summary['format']} to {output}")
+    kept = summary["encrypted_kept"]
+    if kept and summary["format"] == sessions.ExportFormat.json.value:
+        note(f"{kept} encrypted value(s) exported as stored (json is the lossless copy: importing it restores them "
+             "encrypted); jsonl and markdown decrypt them with the key")
+    elif kept:
+        note(f"{kept} encrypted value(s) left encrypted: {_KEY_HINT}")
 
 
 @app.command("import")
@@ -373,6 +406,7 @@ def import_command(
     on_conflict: Annotated[sessions.OnConflict, typer.Option("--on-conflict",
                                                              help="When a session already exists.")
                            ] = sessions.OnConflict.fail,
+    key_file: KeyFileOption = None,
     dry_run: DryRunFlag = False,
     yes: YesFlag = False,
     as_json: JsonFlag = False,
@@ -382,12 +416,15 @@ def import_command(
     Every session is validated, and every conflict decided, before the first
     write: with --on-conflict fail (the default) one existing session stops
     the whole import. Each session is then written under its lock, verbatim.
-    Replacing existing sessions asks for confirmation (or --yes).
+    Replacing existing sessions asks for confirmation (or --yes). Replacing
+    an encrypted session encrypts the messages the import brings in with its
+    key (PRAISONAI_SESSION_KEY or --key-file), and is refused without it.
 
     Example:
 
         praisonmem session import sessions-backup.json --on-conflict skip --dry-run
     """
     state = state_of(ctx)
-    plan = sessions.plan_import(state.paths, file, on_conflict=on_conflict, timeout=state.lock_timeout)
+    plan = sessions.plan_import(state.paths, file, on_conflict=on_conflict, timeout=state.lock_timeout,
+                                key=sessions.session_key(key_file))
     return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run)

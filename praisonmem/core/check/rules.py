@@ -15,7 +15,7 @@ from typing import Any, Literal
 from praisonmem.core import learn, memory
 from praisonmem.core.io.jsonfile import json_kind
 from praisonmem.core.io.timeutil import epoch_of
-from praisonmem.core.sessions import ROLES, safe_file_stem, tool_calls_of
+from praisonmem.core.sessions import ROLES, is_encrypted, safe_file_stem, tool_calls_of
 
 Severity = Literal["error", "warning", "info"]
 Report = Callable[[Severity, str, str], None]  # (severity, code, message)
@@ -56,7 +56,13 @@ def session(doc: dict[str, Any], stem: str, report: Report) -> None:
     for key, messages in (("archived_messages", archived), ("messages", active)):
         for index, message in enumerate(messages):
             _message(message, f"{key}[{index}]", report)
-    _tool_pairing([m for m in archived + active if isinstance(m, dict)], report)
+    everything = [m for m in archived + active if isinstance(m, dict)]
+    sealed = sum(1 for m in everything if is_encrypted(m.get("content")))
+    if sealed:
+        report("info", "session.encrypted", f"{sealed} of {len(everything)} message(s) encrypted "
+                                            "(EncryptedSessionStore): readable only with the session key")
+    if not any(is_encrypted(m.get("tool_calls")) for m in everything):  # encrypted calls: their ids are unseen
+        _tool_pairing(everything, report)
     _compaction(doc.get("last_compaction"), len(active), "last_compaction" in doc, report)
 
 
@@ -90,7 +96,7 @@ def _message(message: Any, where: str, report: Report) -> None:
     if "metadata" in message and not isinstance(meta, dict):
         report("warning", "message.metadata", f"{where} metadata is {json_kind(meta)}, not an object")
     calls = message.get("tool_calls")
-    if calls is not None:
+    if calls is not None and not is_encrypted(calls):  # the wrapper stores encrypted calls as one token string
         if not isinstance(calls, list):
             report("error", "message.tool_calls", f"{where} tool_calls is {json_kind(calls)}, not a list")
         else:

@@ -8,8 +8,9 @@ One function per command, each in the module named after what it does:
   workspace and history ids, exactly as praisonaiagents computes them.
 
 Under them: :mod:`.documents` (pure functions over one session document), :mod:`.merge`
-(uniting two histories), and :mod:`.stores` (where sessions are kept: the one interface
-everything above talks to, and the JSON-directory store behind it).
+(uniting two histories), :mod:`.crypto` (encrypted sessions: decrypting with the session key,
+keeping writes encrypted), and :mod:`.stores` (where sessions are kept: the one interface
+everything above talks to, the JSON-directory store behind it, and the search index beside it).
 
 Names are loaded on first use (:mod:`praisonmem.core.lazy`), so ``import
 praisonmem.core.sessions`` costs nothing until a command needs one; a submodule is not
@@ -28,6 +29,7 @@ _EXPORTS = {
     "stores": ("SessionStore", "open_store"),
     "stores.jsondir": ("safe_file_stem", "session_file_name"),
     "stores.index": ("INDEX_NAME", "IndexRows"),
+    "crypto": ("KEY_ENV", "Key"),
     "listing": ("ListResult", "SortKey", "list_sessions"),
     "view": ("SessionView", "Turn", "show"),
     "search": ("SearchResult",),
@@ -40,12 +42,14 @@ _EXPORTS = {
 }
 # A name that is also a submodule's would be shadowed by the submodule once it is imported.
 _ALIASES = {"describe_workspace": ("workspace", "describe"), "search_sessions": ("search", "search"),
-            "read_index": ("stores.index", "read_rows")}
+            "read_index": ("stores.index", "read_rows"), "session_key": ("crypto", "key_from")}
 __getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS, _ALIASES)
 
 
 if TYPE_CHECKING:
     from praisonmem.core.sessions.adopt import plan_adopt
+    from praisonmem.core.sessions.crypto import KEY_ENV, Key
+    from praisonmem.core.sessions.crypto import key_from as session_key
     from praisonmem.core.sessions.documents import (ROLES, is_encrypted, messages_of, metadata_of, summarise,
                                                     title_of, tool_calls_of, validate, with_session_id)
     from praisonmem.core.sessions.listing import ListResult, SortKey, list_sessions

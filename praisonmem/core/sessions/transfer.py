@@ -11,11 +11,17 @@ Export formats:
 * ``markdown``: a readable transcript; control characters in it are shown escaped,
   as in every human view (core/io/safetext.py).
 
+Encrypted values (:mod:`.crypto`): ``json`` keeps them exactly as stored (it is the lossless,
+importable copy: a decrypted one would put plaintext in a backup file, and its import plaintext
+into the session); ``jsonl`` and ``markdown`` decrypt them with the session key, and leave them
+encrypted without one. The summary counts what was left encrypted.
+
 Import reads the json format, the library's own portable payloads, and bare
 session documents (a session file copied from another machine). Everything is
 validated, and every conflict decided, before the first write; each session is
 then written under its own lock, verbatim (a restore keeps ``updated_at`` and
-unknown keys).
+unknown keys). Replacing an encrypted session encrypts the messages the import brings
+in with the session's key (refused without it), so no plaintext lands in it.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from praisonmem import __version__
 from praisonmem.core.errors import PraisonMemError, TargetExists, UsageError
@@ -35,6 +41,9 @@ from praisonmem.core.result import Action, Outcome, Plan
 from praisonmem.core.sessions.documents import ROLES, is_encrypted, messages_of, summarise, tool_calls_of, validate
 from praisonmem.core.sessions.ops import file_name, resolve_all, session_change
 from praisonmem.core.sessions.stores import SessionStore, open_store
+
+if TYPE_CHECKING:
+    from praisonmem.core.sessions.crypto import Key
 
 PORTABLE_VERSION = 1  # DefaultSessionStore.PORTABLE_VERSION in 1.7.17
 FORMAT = "praisonmem-sessions"
@@ -63,18 +72,26 @@ Documents = list[tuple[str, str, dict[str, Any]]]  # (file, session id, document
 
 
 def export(paths: Paths, names: list[str], *, every: bool = False, format: ExportFormat | str = ExportFormat.json,
-           output: str = outfile.STDOUT, stdout: BinaryIO | None = None) -> dict[str, Any]:
+           output: str = outfile.STDOUT, stdout: BinaryIO | None = None, key: Key | None = None) -> dict[str, Any]:
     """Write the sessions ``names`` (or ``every`` session) to ``output`` (core/io/outfile.py's rule: ``-`` is
-    ``stdout``); what was written. Every session is read, and any unreadable one stops the export, first."""
+    ``stdout``); what was written. Every session is read, and any unreadable one stops the export, first.
+    ``jsonl`` and ``markdown`` decrypt encrypted values with ``key``; ``encrypted_kept`` counts those written
+    as stored."""
+    from praisonmem.core.sessions.crypto import encrypted_values, opened
+
     if every == bool(names):
         raise UsageError("give one or more SESSION names, or --all")
     fmt = ExportFormat(format)
     docs = load_for_export(paths, names, everything=every)
+    if fmt is not ExportFormat.json and key is not None:
+        cipher = key.cipher()
+        docs = [(file, sid, opened(doc, cipher, f"session '{sid}'")) for file, sid, doc in docs]
     text = {ExportFormat.json: export_json, ExportFormat.jsonl: export_jsonl,
             ExportFormat.markdown: export_markdown}[fmt](docs)
     outfile.write(output, text.encode("utf-8"), stdout=stdout)
-    return {"output": str(output), "format": fmt.value, "count": len(docs), "sessions": [d.get("session_id")
-                                                                                        for _, _, d in docs]}
+    return {"output": str(output), "format": fmt.value, "count": len(docs),
+            "sessions": [d.get("session_id") for _, _, d in docs],
+            "encrypted_kept": sum(1 for _, _, doc in docs for _ in encrypted_values(doc))}
 
 
 def load_for_export(paths: Paths, names: list[str], *, everything: bool = False) -> Documents:
@@ -136,6 +153,8 @@ def export_markdown(docs: Documents) -> str:
                 elif content:
                     text = content if isinstance(content, str) else jsonfile.dumps(content)
                     out.append(printable(text, multiline=True))
+                if is_encrypted(message.get("tool_calls")):
+                    out.append("\n*(tool calls encrypted)*")
                 for call_id, name, arguments in tool_calls_of(message):
                     out.append(f"\n**Tool call** `{printable(str(name))}` (`{printable(str(call_id))}`):\n")
                     out.append(f"```json\n{printable(str(arguments), multiline=True)}\n```")
@@ -152,6 +171,7 @@ def export_markdown(docs: Documents) -> str:
 @dataclass
 class ImportPlan:
     items: list[tuple[dict[str, Any], Any, Action]]  # document, target, imported | replaced | skipped
+    key: Key | None = None  # encrypts messages brought into an encrypted session
 
 
 def read_payload(file: str | os.PathLike[str]) -> list[dict[str, Any]]:
@@ -207,17 +227,35 @@ def validate_session(doc: Any, index: int) -> str:
 
 
 def plan_import(paths: Paths, file: str | os.PathLike[str], *, on_conflict: OnConflict | str = OnConflict.fail,
-                timeout: float = jsonfile.LOCK_TIMEOUT) -> Plan:
+                timeout: float = jsonfile.LOCK_TIMEOUT, key: Key | None = None) -> Plan:
     """``session import``: every session in ``file`` validated and every conflict decided before the first
-    write; replacing existing sessions is asked first."""
+    write; replacing existing sessions is asked first. ``key`` encrypts what an import brings into an
+    encrypted session."""
     docs = read_payload(file)
     paths.require_home()
     store = open_store(paths)
     plan = plan_documents(store, docs, OnConflict(on_conflict))
+    plan.key = key
+    _refuse_unsealable(store, plan)
     replacing = sum(1 for _, _, action in plan.items if action is Action.replaced)
     return Plan(f"Replace {replacing} existing session(s)?" if replacing else None,
                 lambda dry_run, progress: run_import(store, plan, on_conflict=OnConflict(on_conflict),
                                                      dry_run=dry_run, timeout=timeout))
+
+
+def _refuse_unsealable(store: SessionStore, plan: ImportPlan) -> None:
+    """Before anything is written: an import that replaces an encrypted session with plaintext messages needs
+    that session's key (and the key must open it)."""
+    from praisonmem.core.sessions.crypto import seal
+
+    for doc, target, action in plan.items:
+        if action is not Action.replaced:
+            continue
+        try:
+            current = store.read(target)
+        except PraisonMemError:
+            continue  # refused under the lock, as any unreadable target
+        seal(current, doc, plan.key.cipher() if plan.key else None, f"session '{doc['session_id']}'")
 
 
 def plan_documents(store: SessionStore, docs: list[dict[str, Any]], on_conflict: OnConflict) -> ImportPlan:
@@ -243,6 +281,8 @@ def plan_documents(store: SessionStore, docs: list[dict[str, Any]], on_conflict:
 def run_import(store: SessionStore, plan: ImportPlan, *, on_conflict: OnConflict, dry_run: bool = False,
                timeout: float = jsonfile.LOCK_TIMEOUT) -> Outcome:
     """Write each planned session under its lock; per-session outcome, failures recorded."""
+    from praisonmem.core.sessions.crypto import seal
+
     changes = []
     for doc, target, action in plan.items:
         change = session_change(action, doc["session_id"], target, dry_run=dry_run, where=file_name(target),
@@ -258,9 +298,9 @@ def run_import(store: SessionStore, plan: ImportPlan, *, on_conflict: OnConflict
                 elif exists and on_conflict is not OnConflict.replace:
                     change.fail(TargetExists(f"{file_name(target)} appeared during the import; not replaced"))
                 else:
-                    if exists:
-                        tx.read(target)  # refuse to replace a file that does not parse
-                    tx.write(target, doc)
+                    current = tx.read(target) if exists else None  # refuse to replace a file that does not parse
+                    cipher = plan.key.cipher() if plan.key else None
+                    tx.write(target, seal(current, doc, cipher, f"session '{doc['session_id']}'"))
                     change.action = Action.replaced if exists else Action.imported
         except PraisonMemError as exc:
             change.fail(exc)

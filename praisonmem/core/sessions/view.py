@@ -15,6 +15,7 @@ from typing import Any, Literal
 from praisonmem.core.errors import UsageError
 from praisonmem.core.io import jsonfile
 from praisonmem.core.paths import Paths
+from praisonmem.core.sessions.crypto import Cipher, Key, is_envelope, message_values, open_message
 from praisonmem.core.sessions.documents import is_encrypted, messages_of, tool_calls_of
 from praisonmem.core.sessions.stores import SessionStore, open_store
 
@@ -30,8 +31,10 @@ class Turn:
     role: str
     content: str
     timestamp: Any
-    encrypted: bool = False
+    encrypted: bool = False  # the content is stored encrypted
     encrypted_metadata: bool = False
+    encrypted_tool_calls: bool = False
+    decrypted: bool = False  # ... and is shown decrypted (a key was given)
     partial: bool = False
     compaction: int | None = None  # compacted_count of a [Session Summary] message
     tool_calls: list[dict[str, str]] = field(default_factory=list)
@@ -42,7 +45,7 @@ class Turn:
     def to_json(self) -> dict[str, Any]:
         return {"section": self.section, "index": self.index, "role": self.role, "content": self.content,
                 "timestamp": self.timestamp, "tool_calls": self.tool_calls, "tool_call_id": self.tool_call_id,
-                "partial": self.partial, "encrypted": self.encrypted}
+                "partial": self.partial, "encrypted": self.encrypted, "decrypted": self.decrypted}
 
 
 @dataclass
@@ -55,25 +58,33 @@ class SessionView:
     spilled: int = 0
     raw: bytes = b""  # the document as stored
     selected: bool = False  # turns were chosen (--tail, --archived, --working), not the whole document
+    opaque: int = 0  # encrypted values in the turns shown, left encrypted (no key)
+    stored_encrypted: int = 0  # encrypted values in the stored document (``--json`` prints them as stored)
 
 
 def show(paths: Paths, name: str, *, archived: bool = False, working: bool = False,
-         tail: int | None = None) -> SessionView:
-    """The session ``name`` (an id, stem, unique prefix or path), read once, as ``session show`` renders it."""
+         tail: int | None = None, key: Key | None = None) -> SessionView:
+    """The session ``name`` (an id, stem, unique prefix or path), read once, as ``session show`` renders it;
+    encrypted values decrypted with ``key``."""
     if archived and working:
         raise UsageError("--archived and --working show different views; give one")
     store = open_store(paths)
     ref = store.find(name, allow_prefix=True)
     raw = store.read_bytes(ref)
-    shown = view(store, ref, store.parse(ref, raw), archived=archived, working=working, tail=tail)
+    doc = store.parse(ref, raw)
+    shown = view(store, ref, doc, archived=archived, working=working, tail=tail,
+                 cipher=key.cipher() if key else None)
     shown.raw, shown.selected = raw, tail is not None or archived or working
+    shown.stored_encrypted = sum(1 for m in (*messages_of(doc, "archived_messages"), *messages_of(doc))
+                                 for _ in message_values(m))
     return shown
 
 
 def view(store: SessionStore, ref: Any, doc: dict[str, Any], *, archived: bool = False, working: bool = False,
-         tail: int | None = None) -> SessionView:
+         tail: int | None = None, cipher: Cipher | None = None) -> SessionView:
     """The transcript of ``doc``: archived (opt-in), active (or the working history) and spilled turns."""
     sid = store.session_id(ref, doc)
+    where = f"session '{sid}'"
     active = messages_of(doc)
     turns: list[Turn] = []
     if working:
@@ -84,32 +95,35 @@ def view(store: SessionStore, ref: Any, doc: dict[str, Any], *, archived: bool =
             start = max(0, min(index if isinstance(index, int) else 0, len(active)))
             turns.append(Turn("checkpoint", None, str(checkpoint.get("role") or "system"),
                               _text(checkpoint.get("summary")), checkpoint.get("timestamp")))
-        turns += _turns("active", active, offset=start)
+        turns += _turns("active", active, cipher, where, offset=start)
     else:
         if archived:
-            turns += _turns("archived", messages_of(doc, "archived_messages"))
-        turns += _turns("active", active)
+            turns += _turns("archived", messages_of(doc, "archived_messages"), cipher, where)
+        turns += _turns("active", active, cipher, where)
     spilled = store.spilled(sid, present=active)
-    turns += _turns("spilled", spilled)
+    turns += _turns("spilled", spilled, cipher, where)
     _link_tool_results(turns)
     hidden = 0
     if tail is not None and tail < len(turns):
         hidden = len(turns) - tail
         turns = turns[hidden:] if tail else []
-    return SessionView(str(ref), doc, sid, turns, hidden, len(spilled))
+    opaque = sum(t.encrypted + t.encrypted_metadata + t.encrypted_tool_calls for t in turns if not t.decrypted)
+    return SessionView(str(ref), doc, sid, turns, hidden, len(spilled), opaque=opaque)
 
 
-def _turns(section: Section, messages: list[Any], offset: int = 0) -> list[Turn]:
-    return [_turn(section, i, m) for i, m in enumerate(messages[offset:], offset)]
+def _turns(section: Section, messages: list[Any], cipher: Cipher | None, where: str, offset: int = 0) -> list[Turn]:
+    return [_turn(section, i, m, cipher, where) for i, m in enumerate(messages[offset:], offset)]
 
 
-def _turn(section: Section, index: int, message: Any) -> Turn:
-    if not isinstance(message, dict):
-        return Turn(section, index, "?", jsonfile.dumps(message, compact=True), None, malformed=True)
+def _turn(section: Section, index: int, stored: Any, cipher: Cipher | None = None, where: str = "") -> Turn:
+    if not isinstance(stored, dict):
+        return Turn(section, index, "?", jsonfile.dumps(stored, compact=True), None, malformed=True)
+    message = open_message(stored, cipher, where)
     meta = message.get("metadata")
     meta = meta if isinstance(meta, dict) else {}
     content = message.get("content")
     calls = [{"id": i, "name": n, "arguments": a} for i, n, a in tool_calls_of(message)]
+    sealed = next(message_values(stored), None) is not None
     compacted = meta.get("compacted_count") if meta.get("compaction") else None
     return Turn(
         section=section,
@@ -117,8 +131,10 @@ def _turn(section: Section, index: int, message: Any) -> Turn:
         role=str(message.get("role") or "?"),
         content=_text(content),
         timestamp=message.get("timestamp"),
-        encrypted=is_encrypted(content),
-        encrypted_metadata=set(meta) == {"__enc__"},
+        encrypted=is_encrypted(stored.get("content")),
+        encrypted_metadata=is_envelope(stored.get("metadata")),
+        encrypted_tool_calls=is_encrypted(stored.get("tool_calls")),
+        decrypted=sealed and cipher is not None,
         partial=meta.get("partial") is True,
         compaction=compacted if isinstance(compacted, int) else (0 if meta.get("compaction") else None),
         tool_calls=calls,

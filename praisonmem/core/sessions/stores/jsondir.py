@@ -314,7 +314,12 @@ class Transaction:
         return index
 
     def write(self, ref: Path, doc: dict[str, Any]) -> None:
+        from praisonmem.core.sessions.crypto import unsealed
+
         current = _current_or_none(ref)
+        problem = unsealed(current, doc)
+        if problem:  # the one place every write passes: no plaintext into an encrypted session
+            raise Refused(f"{ref}: {problem}; nothing changed")
         index = self._index(ref)
         jsonfile.write_locked(ref, doc)
         if index is not None:

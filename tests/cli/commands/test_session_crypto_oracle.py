@@ -1,0 +1,66 @@
+"""Encrypted sessions praisonmem wrote are read by the real EncryptedSessionStore (praisonai 4.7.19's venv, with
+its cryptography): same plaintext, new title, and no plaintext anywhere on disk."""
+
+from __future__ import annotations
+
+import json
+
+from tests.indexstate import holding
+from tests.realhomes import HOME_4719, expected
+
+ENC_1 = expected(HOME_4719)["encrypted"]["enc-1 (JSON, EncryptedSessionStore(DefaultSessionStore))"]
+READ = """
+    import json, sys
+    from praisonaiagents.session import EncryptedSessionStore
+    from praisonaiagents.session.store import DefaultSessionStore
+    sessions, key, sid = sys.argv[1:4]
+    store = EncryptedSessionStore(DefaultSessionStore(session_dir=sessions), key=key)
+    session = store.get_session(sid)
+    print(json.dumps({"history": store.get_chat_history(sid), "title": session.metadata.get("title"),
+                      "metadata": [m.metadata for m in session.messages]}))
+"""
+PLAINTEXTS = [b"my card is", b"PLANTED-TOKEN-ENC", b"Card noted", b"streaming partial", b"lookup"]  # in no file
+
+
+def library_reads(oracle, gateway_home, sid: str) -> dict:
+    return oracle.json(READ, gateway_home.sessions, gateway_home.key, sid, home=gateway_home.home)
+
+
+def test_an_encrypted_session_retitled_by_praisonmem_still_decrypts_and_holds_no_plaintext(cli, oracle, gateway_home):
+    assert cli("--home", gateway_home.home, "session", "rename", "enc-1", "--title", "Card question, solved"
+               ).exit_code == 0
+    got = library_reads(oracle, gateway_home, "enc-1")
+    assert got["history"] == ENC_1 and got["title"] == "Card question, solved"
+    assert got["metadata"][0] == {"channel": "web"}
+    for text in PLAINTEXTS:
+        assert holding(gateway_home.home, text) == [], text
+
+
+def test_a_renamed_encrypted_session_decrypts_under_its_new_id(cli, oracle, gateway_home):
+    assert cli("--home", gateway_home.home, "session", "rename", "enc-1", "enc-renamed", "--force").exit_code == 0
+    assert library_reads(oracle, gateway_home, "enc-renamed")["history"] == ENC_1
+    for text in PLAINTEXTS:
+        assert holding(gateway_home.home, text) == [], text
+
+
+def test_what_an_import_brings_into_an_encrypted_session_is_encrypted_with_its_key(cli, oracle, gateway_home,
+                                                                                   tmp_path):
+    doc = json.loads((gateway_home.sessions / "enc-1.json").read_text())
+    doc["messages"].append({"role": "user", "content": "PLANTED-IMPORTED-PLAIN", "timestamp": 1796032900.0,
+                            "metadata": {"channel": "import"}})
+    doc["messages"].append({"role": "assistant", "content": "", "timestamp": 1796032901.0, "metadata": {},
+                            "tool_calls": [{"id": "call_x", "type": "function",
+                                            "function": {"name": "refund", "arguments": "{}"}}]})
+    payload = tmp_path / "payload.json"
+    payload.write_text(json.dumps(doc))
+    result = cli("--home", gateway_home.home, "session", "import", payload, "--on-conflict", "replace", "--yes",
+                 "--key-file", gateway_home.key_file)
+    assert result.exit_code == 0, result.stderr
+    got = library_reads(oracle, gateway_home, "enc-1")
+    assert got["history"] == ENC_1 + [
+        {"role": "user", "content": "PLANTED-IMPORTED-PLAIN"},
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "call_x", "type": "function",
+                                                             "function": {"name": "refund", "arguments": "{}"}}]}]
+    assert got["metadata"][5] == {"channel": "import"}
+    for text in PLAINTEXTS + [b"PLANTED-IMPORTED-PLAIN", b"refund", b"call_x", b"channel"]:
+        assert holding(gateway_home.home / "sessions" / "enc-1.json", text) == [], text
