@@ -89,6 +89,7 @@ def test_session_list_imports_the_json_store_and_nothing_it_does_not_use(tmp_pat
         "praisonmem.core.io.jsonfile", "praisonmem.core.io.outfile", "praisonmem.core.io.parallel",
         "praisonmem.core.io.timeutil", "praisonmem.core.sessions.documents", "praisonmem.core.sessions.listing",
         "praisonmem.core.sessions.ops", "praisonmem.core.sessions.stores", "praisonmem.core.sessions.stores.jsondir",
+        "praisonmem.core.sessions.stores.combined", "praisonmem.core.sessions.stores.praisonai_cli",
         "praisonmem.core.sessions.transfer", "praisonmem.core.sessions.workspace"}
 
 

@@ -56,6 +56,14 @@ def list_command(
 ) -> None:
     """List sessions in the PraisonAI home, newest first.
 
+    STORE tells where a session is kept: json (the sessions directory, what
+    an Agent and the bots load), project:<id> (the praisonai CLI's store of
+    one project, sessions/projects/<id>/; the current directory's is named on
+    stderr, and in JSON "current_project" is true), unified (the praisonai
+    REPL/TUI's sessions; in JSON, "last_session" marks the one its /continue
+    resumes) or legacy-run (the praisonai CLI's older sessions/<run id>/
+    directories).
+
     SCOPE tells where a session belongs relative to the current workspace:
     workspace (this workspace's history id for its agent), global (the
     PRAISONAI_GLOBAL_SESSIONS id), legacy (a name-only id from before
@@ -84,23 +92,28 @@ def list_command(
     readable_shown = sum(1 for r in result.rows if not r["unreadable"])
     if readable_shown < result.total and not out.machine:
         note(f"showing {readable_shown} of {result.total} sessions; --limit 0 shows all")
+    if result.project is not None and not out.machine:
+        project = result.project
+        note(f"project:{project.project_id} is this directory's praisonai project store ({project.source}"
+             + (f" {project.detail}" if project.detail else "") + ")")
 
 
 def _table(out: Any, rows: list[dict[str, Any]]) -> None:
     """All columns when piped; on a terminal, no CREATED and SPILLED only when something waits."""
-    headers = ["ID", "AGENT", "USER", "TITLE", "MSGS", "ARCHIVED", "CREATED", "UPDATED", "SCOPE", "MODEL",
+    headers = ["ID", "AGENT", "USER", "TITLE", "MSGS", "ARCHIVED", "CREATED", "UPDATED", "SCOPE", "STORE", "MODEL",
                "TOKENS", "COST", "SPILLED"]
     table_rows = []
     styles = []
     for r in rows:
         if r["unreadable"]:
-            table_rows.append([_stem(r["file"]), "", "", f"UNREADABLE: {r['error']}"] + [""] * 9)
+            table_rows.append([_stem(r["file"]), "", "", f"UNREADABLE: {r['error']}"] + [""] * 5
+                              + [fmt_value(r["store"])] + [""] * 4)
             styles.append("red")
             continue
         table_rows.append([
             r["session_id"], fmt_value(r["agent_name"]), fmt_value(r["user_id"]), fmt_value(r["title"]),
             str(r["message_count"]), str(r["archived_count"]), fmt_time(r["created_at"], short=out.tty),
-            fmt_time(r["updated_at"], short=out.tty), r["scope"], fmt_value(r["model"]),
+            fmt_time(r["updated_at"], short=out.tty), r["scope"], fmt_value(r["store"]), fmt_value(r["model"]),
             fmt_value(r["total_tokens"]), fmt_value(r["cost"]), str(r["spilled_count"]) if r["spilled_count"] else "",
         ])
         styles.append(None)

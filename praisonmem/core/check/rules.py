@@ -66,6 +66,53 @@ def session(doc: dict[str, Any], stem: str, report: Report) -> None:
     _compaction(doc.get("last_compaction"), len(active), "last_compaction" in doc, report)
 
 
+def unified_session(doc: dict[str, Any], stem: str, report: Report) -> None:
+    """A praisonai REPL/TUI session: what its loader (``UnifiedSession(**data)``) and the TUI need."""
+    if doc.get("session_id") != stem:
+        report("warning", "unified.file_name", f"session_id {doc.get('session_id')!r} is not the file's name "
+                                               f"'{stem}': the TUI finds a session by its file name")
+    messages = doc.get("messages")
+    if not isinstance(messages, list):
+        report("error", "unified.type", f"'messages' is {json_kind(messages)}, not a list: the TUI cannot use it")
+        return
+    for index, message in enumerate(messages):
+        if not isinstance(message, dict) or not {"role", "content"} <= set(message):
+            report("error", "unified.message", f"messages[{index}] is not a {{role, content, timestamp}} object: "
+                                               "the TUI's chat history fails on it")
+    for key in ("metadata",):
+        if not isinstance(doc.get(key, {}), dict):
+            report("error", "unified.type", f"'{key}' is {json_kind(doc[key])}, not an object")
+
+
+def run_metadata(meta: Any, report: Report) -> None:
+    """A ``SessionManager`` run's ``metadata.json``: ``from_dict`` needs five keys and ISO times."""
+    if not isinstance(meta, dict):
+        report("error", "run.metadata", f"top-level JSON value is {json_kind(meta)}, not an object")
+        return
+    missing = [k for k in ("session_id", "run_id", "trace_id", "created_at", "updated_at") if k not in meta]
+    if missing:
+        report("error", "run.metadata", f"no {', '.join(map(repr, missing))}: praisonai's SessionManager skips "
+                                        "this run")
+    for key in ("created_at", "updated_at"):
+        if key in meta and (not isinstance(meta[key], str) or epoch_of(meta[key]) is None):
+            report("error", "run.metadata", f"'{key}' is not an ISO-8601 time: praisonai's SessionManager skips "
+                                            "this run")
+
+
+def run_events(lines: list[bytes], report: Report) -> None:
+    import json
+
+    bad = 0
+    for line in lines:
+        if line.strip():
+            try:
+                json.loads(line)
+            except ValueError:
+                bad += 1
+    if bad:
+        report("warning", "run.events", f"{bad} line(s) are not JSON: praisonai's SessionManager skips them")
+
+
 def _kind_names(kinds: tuple[type, ...]) -> str:
     names = {list: "a list", dict: "an object", str: "a string", type(None): "null"}
     return " or ".join(names.get(k, k.__name__) for k in kinds)

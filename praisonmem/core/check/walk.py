@@ -128,6 +128,8 @@ class Checker:
                 for project in _entries(entry):
                     if project.is_dir():  # the praisonai CLI's per-project stores: JSON directories of their own
                         self.sessions_dir(project)
+            elif entry.is_dir() and (entry / "metadata.json").is_file():
+                self.run_dir(entry)
             elif name.endswith(".json.lock"):
                 if not (root / name[: -len(".lock")]).exists():
                     self.add("info", entry, "lock file without a session (left after a delete; harmless, and "
@@ -147,8 +149,26 @@ class Checker:
         if not isinstance(doc, dict):
             self.add("error", path, f"top-level JSON value is {jsonfile.json_kind(doc)}, not an object", "parse")
             return None
-        rules.session(doc, path.name[: -len(".json")], self.reporter(path))
+        if sessions.is_unified(doc):
+            rules.unified_session(doc, path.name[: -len(".json")], self.reporter(path))
+        else:
+            rules.session(doc, path.name[: -len(".json")], self.reporter(path))
         return doc
+
+    def run_dir(self, root: Path) -> None:
+        """A praisonai CLI run (``SessionManager``): ``metadata.json`` it can load, ``events.jsonl`` lines it reads."""
+        ok, meta = self._parse(root / "metadata.json")
+        if ok:
+            rules.run_metadata(meta, self.reporter(root / "metadata.json"))
+        events = root / "events.jsonl"
+        if events.is_file():
+            self.report.files_checked += 1
+            try:
+                lines = events.read_bytes().splitlines()
+            except OSError as exc:
+                self.add("error", events, io_failure(events, exc).message.split(": ", 1)[-1], "run.events")
+                return
+            rules.run_events(lines, self.reporter(events))
 
     def session_index(self, path: Path, held: dict[str, Any]) -> None:
         """``sessions_index.db`` against the sessions beside it (``held``: id -> ``updated_at``): rows of sessions

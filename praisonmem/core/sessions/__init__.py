@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING
 from praisonmem.core.lazy import lazy_exports
 
 _EXPORTS = {
-    "documents": ("ROLES", "is_encrypted", "messages_of", "metadata_of", "summarise", "title_of", "tool_calls_of",
-                  "validate", "with_session_id"),
+    "documents": ("ROLES", "is_encrypted", "is_unified", "messages_of", "metadata_of", "summarise", "title_of",
+                  "tool_calls_of", "validate", "with_session_id"),
     "stores": ("SessionStore", "open_store"),
     "stores.jsondir": ("safe_file_stem", "session_file_name"),
     "stores.index": ("INDEX_NAME", "IndexRows"),
@@ -50,8 +50,8 @@ if TYPE_CHECKING:
     from praisonmem.core.sessions.adopt import plan_adopt
     from praisonmem.core.sessions.crypto import KEY_ENV, Key
     from praisonmem.core.sessions.crypto import key_from as session_key
-    from praisonmem.core.sessions.documents import (ROLES, is_encrypted, messages_of, metadata_of, summarise,
-                                                    title_of, tool_calls_of, validate, with_session_id)
+    from praisonmem.core.sessions.documents import (ROLES, is_encrypted, is_unified, messages_of, metadata_of,
+                                                    summarise, title_of, tool_calls_of, validate, with_session_id)
     from praisonmem.core.sessions.listing import ListResult, SortKey, list_sessions
     from praisonmem.core.sessions.merge import merge_documents
     from praisonmem.core.sessions.ops import plan_delete, plan_prune, rename, retitle

@@ -15,6 +15,7 @@ from typing import Any
 from praisonmem.core.paths import Paths
 from praisonmem.core.sessions.documents import summarise, unreadable_row
 from praisonmem.core.sessions.stores import Scanned, open_store
+from praisonmem.core.sessions.stores.praisonai_cli import UNIFIED, last_session
 from praisonmem.core.sessions.workspace import Scope, scope_of
 
 
@@ -34,14 +35,15 @@ class ListResult:
     hidden_unreadable: int = 0  # unreadable files left out because filters were given
     unreadable: int = 0
     missing: str | None = None  # why there is nothing to list: the sessions directory does not exist
+    project: Any = None  # the current directory's praisonai CLI project (a ProjectIdentity), if it has a store
 
 
 def summary_rows(item: Scanned) -> list[dict[str, Any]]:
     """The ``session list`` row of one session (runs in a worker process for large directories)."""
     if item.doc is None:
         assert item.error is not None
-        return [unreadable_row(item.where, item.error)]
-    return [summarise(item.doc, session_id=item.session_id, file=item.where)]
+        return [{**unreadable_row(item.where, item.error), "store": item.store}]
+    return [{**summarise(item.doc, session_id=item.session_id, file=item.where), "store": item.store}]
 
 
 def choice(vocabulary: type[StrEnum], value: str | StrEnum | None, what: str) -> Any:
@@ -79,7 +81,11 @@ def list_sessions(
     rows: list[dict[str, Any]] = []
     bad: list[dict[str, Any]] = []
     waiting = None
+    project, current = _current_project(store)
+    last = last_session(paths.sessions_dir)
     for row in store.scan(summary_rows, progress=progress):
+        row["current_project"] = row["store"] == current
+        row["last_session"] = row["store"] == UNIFIED and row["session_id"] == last
         if row["unreadable"]:
             bad.append(row)
             continue
@@ -95,8 +101,20 @@ def list_sessions(
         rows = rows[:limit]
     missing = store.absent()
     if agent is not None or user is not None or wanted is not None:
-        return ListResult(rows, total, hidden_unreadable=len(bad), unreadable=len(bad), missing=missing)
-    return ListResult(bad + rows, total, unreadable=len(bad), missing=missing)
+        return ListResult(rows, total, hidden_unreadable=len(bad), unreadable=len(bad), missing=missing,
+                          project=project)
+    return ListResult(bad + rows, total, unreadable=len(bad), missing=missing, project=project)
+
+
+def _current_project(store: Any) -> tuple[Any, str | None]:
+    """The praisonai CLI project of the current directory and its store's label, when the home holds that store
+    (its id is computed only then: it runs git)."""
+    labels = {getattr(s, "label", None) for s in getattr(store, "stores", [])}
+    if not any(isinstance(label, str) and label.startswith("project:") for label in labels):
+        return None, None
+    project = store.current_project()
+    label = f"project:{project.project_id}" if project is not None else None
+    return (project, label) if label in labels else (None, None)
 
 
 def _scope_function(workspace: Callable[[], str]) -> Callable[[str, str | None], str]:

@@ -21,7 +21,8 @@ FIXTURE_IDS = {
 LIST_KEYS = {
     "session_id", "file", "agent_name", "user_id", "title", "message_count", "archived_count", "created_at",
     "updated_at", "model", "total_tokens", "cost", "scope", "agent_id", "source", "parent_id",
-    "spilled_count", "unreadable", "error",
+    "spilled_count", "unreadable", "error", "store", "input_tokens", "output_tokens", "children_ids", "current_project",
+    "last_session",
 }
 
 

@@ -39,6 +39,7 @@ def test_open_store_gives_the_homes_json_directory(fixture_home):
 
     paths = resolve(fixture_home, env={})
     store = stores.open_store(paths)
-    assert (store.directory, store.spill_dir) == (paths.sessions_dir, paths.spill_dir)
+    home = store.primary  # the first of the home's stores; the praisonai CLI's follow (test_cli_stores.py)
+    assert (home.directory, home.spill_dir, home.label) == (paths.sessions_dir, paths.spill_dir, "json")
     assert store.ref("support/ticket #1234") == paths.sessions_dir / "support_ticket__1234.json"
     assert store.name(store.find("support/ticket #1234")) == "support_ticket__1234"

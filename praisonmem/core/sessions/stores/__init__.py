@@ -36,6 +36,7 @@ class Scanned:
     session_id: str | None  # None when it could not be read
     doc: dict[str, Any] | None
     error: PraisonMemError | None
+    store: str = "json"  # the label of the store that holds it (``session list``'s STORE column)
 
 
 class Transaction(Protocol):
@@ -110,7 +111,11 @@ class SessionStore(Protocol):
 
 
 def open_store(paths: Paths) -> SessionStore:
-    """The session store of a resolved PraisonAI home."""
+    """The session store of a resolved PraisonAI home: its JSON directory and the praisonai CLI's stores."""
+    from praisonmem.core.sessions.documents import is_unified
+    from praisonmem.core.sessions.stores.combined import CombinedStore
     from praisonmem.core.sessions.stores.jsondir import JsonDirStore
+    from praisonmem.core.sessions.stores.praisonai_cli import cli_stores
 
-    return JsonDirStore.of(paths)
+    home = JsonDirStore(paths.sessions_dir, paths.spill_dir, paths, foreign=is_unified)  # unified files: not its
+    return CombinedStore([home, *cli_stores(paths)])

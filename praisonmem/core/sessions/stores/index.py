@@ -210,13 +210,30 @@ class IndexWriter:
         self.kind: Kind | None = None
         self.notes: list[str] = []
         self.begun = False
+        self.users = 0
         self._removed: list[str] = []  # texts whose rows were removed in this transaction
         self._kept: set[str] = set()  # texts rows hold after it (a rename moves a text, it does not remove it)
 
     @classmethod
     def of(cls, directory: Path) -> IndexWriter | None:
+        """The directory's writer, shared by every store transaction open on it in this process (two stores
+        share ``sessions/``: a second connection would wait on the first's write lock); ``None``: no index."""
         path = index_path(directory)
-        return cls(path) if path.is_file() else None
+        if not path.is_file():
+            return None
+        writer = _OPEN.get(path)
+        if writer is None:
+            writer = _OPEN[path] = cls(path)
+        writer.users += 1
+        return writer
+
+    def _release(self) -> bool:
+        """One user done; whether it was the last (then the transaction ends)."""
+        self.users -= 1
+        if self.users > 0:
+            return False
+        _OPEN.pop(self.path, None)
+        return True
 
     def begin(self) -> None:
         """Open the index and take its write lock; refuse (nothing changed yet) when that cannot be done
@@ -317,7 +334,7 @@ class IndexWriter:
     def commit(self) -> list[str]:
         """Purge what was removed, commit, and clear the old page versions out of ``-wal`` and the free pages;
         what could not be cleared is said in the notes returned."""
-        if self.conn is None:
+        if not self._release() or self.conn is None:
             return self.notes
         conn, self.conn = self.conn, None
         try:
@@ -348,10 +365,13 @@ class IndexWriter:
         return True
 
     def rollback(self) -> None:
-        if self.conn is not None:
+        if self._release() and self.conn is not None:
             conn, self.conn = self.conn, None
             _rollback(conn)
             conn.close()
+
+
+_OPEN: dict[Path, IndexWriter] = {}
 
 
 def _rollback(conn: sqlite3.Connection) -> None:

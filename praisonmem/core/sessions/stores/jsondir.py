@@ -73,11 +73,18 @@ def name_of(path: Path | str) -> str:
 
 @dataclass(frozen=True)
 class JsonDirStore:
-    """Sessions as ``<directory>/<safe id>.json``, spilled turns in ``spill_dir``. A ref is the file's path."""
+    """Sessions as ``<directory>/<safe id>.json``, spilled turns in ``spill_dir``. A ref is the file's path.
+
+    ``label`` names the store in listings (``json``; the praisonai CLI's per-project stores are
+    ``project:<id>``). ``foreign`` recognises documents in the directory that another store owns
+    (the REPL/TUI's unified files share ``sessions/``): this store neither lists, finds nor writes them.
+    """
 
     directory: Path
     spill_dir: Path
     paths: Paths | None = None  # where the directory came from, to refuse a home that is not a directory
+    label: str = "json"
+    foreign: Callable[[Any], bool] | None = None  # a module-level function (scans pickle it)
 
     @classmethod
     def of(cls, paths: Paths) -> JsonDirStore:
@@ -105,7 +112,10 @@ class JsonDirStore:
     def refs(self) -> list[Path]:
         """Every session file, in name order."""
         self._check_home()
-        return [Path(p) for p in session_paths(self.directory)]
+        return [Path(p) for p in session_paths(self.directory) if not self._foreign(p)]
+
+    def _foreign(self, path: Path | str) -> bool:
+        return self.foreign is not None and is_foreign(path, self.foreign)
 
     def exists(self, ref: Path) -> bool:
         return ref.is_file()
@@ -130,7 +140,8 @@ class JsonDirStore:
         """``fn`` over every session file, concatenated in name order; forked workers read large directories
         (``fn`` must be picklable: a module-level function or a ``partial`` of one)."""
         self._check_home()
-        return parallel.map_chunks(partial(_scan_chunk, fn=fn), session_paths(self.directory), progress=progress)
+        return parallel.map_chunks(partial(_scan_chunk, fn=fn, label=self.label, foreign=self.foreign),
+                                   session_paths(self.directory), progress=progress)
 
     def find(self, name: str, *, allow_prefix: bool = False) -> Path:
         """Resolve SESSION: a path to a ``.json`` file, a raw session id, or a file stem.
@@ -142,13 +153,13 @@ class JsonDirStore:
         if not name:
             raise NotFound("no session named '' (give a session id, file stem or path)")
         as_path = Path(name).expanduser()
-        if (os.sep in name or name.endswith(".json")) and as_path.is_file():
+        if (os.sep in name or name.endswith(".json")) and as_path.is_file() and not self._foreign(as_path):
             return as_path
         self._check_home()
         candidates = [self.directory / session_file_name(name)]
         if "/" not in name and "\\" not in name:  # a stem names a file in the sessions dir, never elsewhere
             candidates.append(self.directory / f"{name}.json")
-        exact = [p for p in dict.fromkeys(candidates) if p.is_file()]
+        exact = [p for p in dict.fromkeys(candidates) if p.is_file() and not self._foreign(p)]
         if len(exact) == 1:
             return exact[0]
         if len(exact) > 1:
@@ -317,6 +328,7 @@ class Transaction:
         from praisonmem.core.sessions.crypto import unsealed
 
         current = _current_or_none(ref)
+        self._refuse_foreign(ref, current)
         problem = unsealed(current, doc)
         if problem:  # the one place every write passes: no plaintext into an encrypted session
             raise Refused(f"{ref}: {problem}; nothing changed")
@@ -330,10 +342,16 @@ class Transaction:
 
     def delete(self, ref: Path) -> None:
         current = _current_or_none(ref)
+        self._refuse_foreign(ref, current)
         index = self._index(ref)
         jsonfile.delete_locked(ref)
         if index is not None:
             index.forget(self.store.session_id(ref, current) if current is not None else name_of(ref))
+
+    def _refuse_foreign(self, ref: Path, current: dict[str, Any] | None) -> None:
+        if self.store.foreign is not None and current is not None and self.store.foreign(current):
+            raise Refused(f"{ref}: this file is another store's session (a REPL/TUI session), which a JSON-store "
+                          "write would make unloadable for its owner; nothing changed")
 
     def _finish(self, *, failed: bool = False) -> None:
         """Commit the index changes (they follow file changes already made, so they are kept even when the
@@ -342,8 +360,7 @@ class Transaction:
         for index in filter(None, self.indexes.values()):
             try:
                 self.notes += index.commit()
-            except PraisonMemError as exc:
-                index.rollback()
+            except PraisonMemError as exc:  # commit has rolled back and closed
                 error = error or exc
         if error is not None and not failed:
             raise error
@@ -367,17 +384,27 @@ class Transaction:
                 jsonfile.delete_locked(path)
 
 
-def _scan_chunk(paths: list[str], *, fn: Callable[[Scanned], list[R]]) -> list[R]:
+def _scan_chunk(paths: list[str], *, fn: Callable[[Scanned], list[R]], label: str = "json",
+                foreign: Callable[[Any], bool] | None = None) -> list[R]:
     """``fn`` over a chunk of session files (runs in a worker process for large directories)."""
     out: list[R] = []
     for path in paths:
         try:
             doc = load(path)
         except PraisonMemError as exc:
-            out += fn(Scanned(path, None, None, exc))
+            out += fn(Scanned(path, None, None, exc, label))
         else:
-            out += fn(Scanned(path, session_id_of(doc, name_of(path)), doc, None))
+            if foreign is None or not foreign(doc):
+                out += fn(Scanned(path, session_id_of(doc, name_of(path)), doc, None, label))
     return out
+
+
+def is_foreign(path: Path | str, foreign: Callable[[Any], bool]) -> bool:
+    """The file holds a document ``foreign`` recognises (a file that does not parse is nobody else's)."""
+    try:
+        return foreign(jsonfile.read(path))
+    except PraisonMemError:
+        return False
 
 
 def _current_or_none(ref: Path) -> dict[str, Any] | None:
