@@ -272,6 +272,7 @@ def adopt_command(
                                                   help="Adopt for this directory's workspace.")] = None,
     all_: Annotated[bool, typer.Option("--all", help="Adopt every legacy file whose agent_name matches its id "
                                                      "(the unnamed agent's too).")] = False,
+    key_file: KeyFileOption = None,
     dry_run: DryRunFlag = False,
     yes: YesFlag = False,
     as_json: JsonFlag = False,
@@ -291,7 +292,9 @@ def adopt_command(
     checkpoint re-anchored) and --replace overwrites it; an empty one (what an
     Agent writes when it first starts) is simply replaced. A target that
     already holds what adopting writes (an interrupted run) is finished: the
-    legacy files are removed.
+    legacy files are removed. Encrypted turns are copied as stored; turns a
+    merge brings into an encrypted session are encrypted with its key
+    (PRAISONAI_SESSION_KEY or --key-file), and refused without it.
 
     With PRAISONAI_GLOBAL_SESSIONS set and no --workspace, nothing changes:
     the library already loads the legacy file (exit 0), or the agent uses its
@@ -304,7 +307,7 @@ def adopt_command(
     """
     state = state_of(ctx)
     plan = sessions.plan_adopt(state.paths, agent, every=all_, workspace_dir=workspace, copy=copy, merge=merge,
-                               replace=replace, timeout=state.lock_timeout)
+                               replace=replace, timeout=state.lock_timeout, key=sessions.session_key(key_file))
     return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run,
                            progress="Adopting" if all_ else None, minimum=1)
 

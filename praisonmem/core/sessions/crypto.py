@@ -27,7 +27,7 @@ import binascii
 import json
 import os
 import stat
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -281,3 +281,28 @@ def seal(current: dict[str, Any] | None, doc: dict[str, Any], cipher: Cipher | N
         if isinstance(doc.get(key), list):
             sealed[key] = [seal_message(m, cipher) if id(m) in fresh else m for m in doc[key]]
     return sealed
+
+
+def merge_opened(merge: Callable[[dict[str, Any], dict[str, Any], Any], dict[str, Any]], first: dict[str, Any],
+                 second: dict[str, Any], where: Any, cipher: Cipher | None) -> dict[str, Any]:
+    """``merge(first, second, where)`` judged on the decrypted turns: two encryptions of one text differ, so a
+    merge of ciphertexts would keep a turn twice. Every turn that comes out as one stored encrypted comes back
+    as stored, byte for byte (the first document's copy first); the rest is plaintext for :func:`seal`."""
+    if cipher is None or not (is_encrypted_doc(first) or is_encrypted_doc(second)):
+        return merge(first, second, where)
+    stored: dict[str, Any] = {}
+    for doc in (first, second):
+        for message in messages(doc):
+            key = _turn_key(open_message(message, cipher, str(where)))
+            kept = stored.get(key)
+            if kept is None or (next(message_values(kept), None) is None and next(message_values(message), None)):
+                stored[key] = message
+    merged = merge(opened(first, cipher, str(where)), opened(second, cipher, str(where)), where)
+    for key in MESSAGE_LISTS:
+        if isinstance(merged.get(key), list):
+            merged[key] = [stored.get(_turn_key(m), m) for m in merged[key]]
+    return merged
+
+
+def _turn_key(message: Any) -> str:
+    return json.dumps(message, sort_keys=True, default=str)

@@ -239,3 +239,51 @@ def test_check_knows_encrypted_sessions_are_no_damage(cli, gateway_home):
     assert [(f["severity"], f["code"], f["message"]) for f in report["findings"]] == [
         ("info", "session.encrypted", "5 of 5 message(s) encrypted (EncryptedSessionStore): readable only with the "
                                       "session key")]
+
+
+ADOPT_KEY = "YWRvcHQtdGVzdC1rZXktMzItYnl0ZXMtbG9uZy4uLi4="  # a Fernet key for this test
+
+
+def encrypt_file(path, key: str) -> None:
+    """Encrypt every message of a session file as EncryptedSessionStore would have written it."""
+    cipher = crypto.Key(key, "test").cipher()
+    doc = json.loads(path.read_text())
+    doc["messages"] = [crypto.seal_message(m, cipher) for m in doc["messages"]]
+    path.write_text(json.dumps(doc, indent=2))
+
+
+def test_adopt_moves_an_encrypted_history_token_for_token(cli, fixture_home):
+    legacy = fixture_home / "sessions" / "history_8fe938c0.json"
+    encrypt_file(legacy, ADOPT_KEY)
+    before = tokens(legacy)
+    moved = cli("--home", fixture_home, "session", "adopt", "Legacy Bot", "--json").json()[0]
+    assert tokens(__import__("pathlib").Path(moved["target"])) == before and len(before) == 4
+
+
+def test_adopt_merge_into_an_encrypted_history_encrypts_what_it_brings(cli, fixture_home, monkeypatch, tmp_path):
+    from pathlib import Path
+
+    legacy = fixture_home / "sessions" / "history_8fe938c0.json"
+    plain = json.loads(legacy.read_text())
+    target = Path(cli("--home", fixture_home, "session", "adopt", "Legacy Bot", "--copy", "--json").json()[0]["target"])
+    encrypt_file(target, ADOPT_KEY)  # the workspace history is encrypted from now on
+    sealed_before = tokens(target)
+    plain["messages"].append({"role": "user", "content": "PLANTED-MERGED-TURN", "timestamp": 1.9e9, "metadata": {}})
+    legacy.write_text(json.dumps(plain, indent=2))
+    before = snapshot(fixture_home)
+    refused = cli("--home", fixture_home, "session", "adopt", "Legacy Bot", "--merge")
+    assert refused.exit_code == 4 and "the session is encrypted; writing new messages into it needs its key" in \
+        refused.stderr
+    assert snapshot(fixture_home) == before
+    key_file = tmp_path / "k"
+    key_file.write_text(ADOPT_KEY)
+    key_file.chmod(0o600)
+    done = cli("--home", fixture_home, "session", "adopt", "Legacy Bot", "--merge", "--key-file", key_file)
+    assert done.exit_code == 0, done.stderr
+    raw = target.read_bytes()
+    assert b"PLANTED-MERGED-TURN" not in raw and b"(old version)" not in raw and b"continuing the legacy" not in raw
+    now = tokens(target)
+    assert now[:4] == sealed_before and len(now) == 5  # each turn once: the merge compares them decrypted
+    shown = cli("--home", fixture_home, "session", "show", target, "--tail", "1", "--json", "--key-file",
+                key_file).json()
+    assert shown[0]["content"] == "PLANTED-MERGED-TURN"

@@ -64,3 +64,26 @@ def test_what_an_import_brings_into_an_encrypted_session_is_encrypted_with_its_k
     assert got["metadata"][5] == {"channel": "import"}
     for text in PLAINTEXTS + [b"PLANTED-IMPORTED-PLAIN", b"refund", b"call_x", b"channel"]:
         assert holding(gateway_home.home / "sessions" / "enc-1.json", text) == [], text
+
+
+def test_an_adopt_merge_into_an_encrypted_history_decrypts_with_the_library(cli, oracle, fixture_home, tmp_path):
+    from praisonmem.core.sessions import crypto
+
+    key = "YWRvcHQtdGVzdC1rZXktMzItYnl0ZXMtbG9uZy4uLi4="
+    cipher = crypto.Key(key, "test").cipher()
+    legacy = fixture_home / "sessions" / "history_8fe938c0.json"
+    plain = json.loads(legacy.read_text())
+    target = cli("--home", fixture_home, "session", "adopt", "Legacy Bot", "--copy", "--json").json()[0]["target"]
+    doc = json.loads(open(target).read())
+    doc["messages"] = [crypto.seal_message(m, cipher) for m in doc["messages"]]
+    open(target, "w").write(json.dumps(doc, indent=2))
+    plain["messages"].append({"role": "user", "content": "one more turn", "timestamp": 1.9e9, "metadata": {}})
+    legacy.write_text(json.dumps(plain, indent=2))
+    key_file = tmp_path / "k"
+    key_file.write_text(key)
+    key_file.chmod(0o600)
+    assert cli("--home", fixture_home, "session", "adopt", "Legacy Bot", "--merge", "--key-file", key_file
+               ).exit_code == 0
+    sid = json.loads(open(target).read())["session_id"]
+    got = oracle.json(READ, fixture_home / "sessions", key, sid, home=fixture_home)
+    assert [m["content"] for m in got["history"]] == [m["content"] for m in plain["messages"]]
