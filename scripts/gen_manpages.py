@@ -164,13 +164,14 @@ def group_page(name: str, group: Any, see_also: list[str]) -> str:
     lines = header(f"praisonmem-{name}", summary[0] if summary else name)
     lines += [".SH SYNOPSIS", f"\\fBpraisonmem {esc(name)}\\fR \\fICOMMAND\\fR [\\fIOPTIONS\\fR] [\\fIARGS\\fR]...",
               ".SH DESCRIPTION", *[f".PP\n{esc(p)}" for p in summary]]
-    if name != "check":
+    grouped = bool(getattr(group, "commands", None))  # check and migrate are single commands
+    if grouped:
         lines.append(".SH COMMANDS")
     examples: list[str] = []
-    for path, command in leaves(group, ["praisonmem", name] if name != "check" else ["praisonmem", "check"]):
+    for path, command in leaves(group, ["praisonmem", name]):
         paras, ex = paragraphs(command.help)
         examples += ex
-        if name != "check":
+        if grouped:
             lines.append(f'.SS "{" ".join(path)}"')
         lines += [".PP", synopsis(path, command), *[f".PP\n{esc(p)}" for p in paras]]
         lines += [".PP", "Options:", ".RS 4", *param_items(command), ".RE"]

@@ -28,6 +28,7 @@ SCRUBBED = (
     "PRAISONAI_HOME", "PRAISONAI_GLOBAL_SESSIONS", "PRAISONAI_SESSION_RETENTION",
     "PRAISONAI_SESSION_ACTIVE_WINDOW", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME",
     "XDG_CACHE_HOME", "NO_COLOR", "PRAISONMEM_DEBUG", "GIT_DIR", "GIT_WORK_TREE",
+    "PRAISONMEM_CACHE", "PRAISONMEM_CACHE_DIR",
 )
 
 
@@ -55,6 +56,16 @@ def isolated(tmp_path_factory, monkeypatch):
     workspace._resolve.cache_clear()
     yield root
     time.tzset()
+
+
+@pytest.fixture(autouse=True)
+def _forget_passwords():
+    """praisonmem remembers every database password it parses, to mask it in any message; one
+    invocation parses one or two URLs, the test process thousands: forget them after each test."""
+    yield
+    from praisonmem.core.io import pgurl
+
+    pgurl.forget()
 
 
 @pytest.fixture

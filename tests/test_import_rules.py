@@ -32,6 +32,7 @@ COMMAND_PACKAGES = {  # command group -> the one core package its module talks t
     "learn": "learn",
     "upsonic": "upsonic",
     "check": "check",
+    "migrate": "migrate",
     "backup": "backup",
     "config": "config",
 }
@@ -158,3 +159,45 @@ def test_session_commands_reach_session_files_only_through_the_store(path):
     assert used == []
     text = path.read_text(encoding="utf-8")
     assert "spill_dir" not in text and "sessions_dir /" not in text
+
+
+PGURL = PACKAGE / "core" / "io" / "pgurl.py"
+
+
+def driver_imports(tree: ast.AST) -> list[tuple[int, bool]]:
+    """Every ``import psycopg…`` in a module: its line, and whether it runs when the module is imported
+    (at the top level, not in a function or under ``if TYPE_CHECKING``)."""
+    found = []
+
+    def visit(node: ast.AST, eager: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                visit(child, False)
+            elif isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                visit(child, False)
+            else:
+                names = ([a.name for a in child.names] if isinstance(child, ast.Import)
+                         else [child.module or ""] if isinstance(child, ast.ImportFrom) else [])
+                if any(n.split(".")[0] == "psycopg" for n in names):
+                    found.append((child.lineno, eager))
+                visit(child, eager)
+
+    visit(tree, True)
+    return found
+
+
+@pytest.mark.parametrize("path", modules("core") + modules("cli"), ids=lambda p: str(p.relative_to(REPO)))
+def test_the_postgres_driver_is_imported_only_by_pgurl_and_only_when_used(path):
+    """psycopg is an extra: only core/io/pgurl.py imports it, inside :func:`driver`, when a
+    postgresql:// URL is opened; every other module reaches it through pgurl."""
+    found = driver_imports(ast.parse(path.read_text(encoding="utf-8")))
+    if path == PGURL:
+        assert found and not any(eager for _, eager in found)
+    else:
+        assert found == []
+
+
+def test_the_driver_rule_catches_an_eager_import():
+    assert driver_imports(ast.parse("import psycopg\n")) == [(1, True)]
+    assert driver_imports(ast.parse("def f():\n    from psycopg.rows import dict_row\n")) == [(2, False)]
+    assert driver_imports(ast.parse("if TYPE_CHECKING:\n    import psycopg\n")) == [(2, False)]

@@ -17,11 +17,12 @@ from __future__ import annotations
 import math
 import os
 import sys
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Callable, Iterator, MutableMapping
 from typing import Annotated, Any
 
 import typer
 from typer.core import TyperGroup
+from typer.models import DefaultPlaceholder
 
 from praisonmem import __version__
 from praisonmem.cli.state import State
@@ -33,7 +34,8 @@ from praisonmem.core.errors import (EXIT_BROKEN_PIPE, EXIT_INTERNAL, EXIT_INTERR
 # signature analysis is most of the start-up cost, so `praisonmem workspace id`
 # must not pay for the other 45 commands.
 SUBCOMMANDS = {name: f"praisonmem.cli.commands.{name}" for name in (
-    "workspace", "session", "memory", "episodic", "learn", "upsonic", "check", "backup", "config")}
+    "workspace", "session", "memory", "episodic", "learn", "upsonic", "check", "migrate", "backup", "config")}
+SINGLE = ("check", "migrate")  # one command each, not a group
 _built: dict[str, Any] = {}
 
 
@@ -43,42 +45,69 @@ def _build(name: str) -> Any:
         import importlib
 
         sub_app = importlib.import_module(SUBCOMMANDS[name]).app
-        # get_group, not get_command: no completion options on sub-groups, and
-        # `check` (one command, no callback) still becomes a plain command.
-        built = typer.main.get_command(sub_app) if name == "check" else typer.main.get_group(sub_app)
+        # `check` and `migrate` (one command, no callback) become plain commands; a group's own commands are
+        # built only when looked up, like the groups themselves (each costs Typer a signature analysis).
+        built = typer.main.get_command(sub_app) if name in SINGLE else _lazy_group(sub_app)
         built.name = name
         _built[name] = built
     return _built[name]
 
 
+def _lazy_group(sub_app: typer.Typer) -> Any:
+    """``typer.main.get_group(sub_app)`` (no completion options on sub-groups), its commands built on demand."""
+    if not isinstance(sub_app.info.cls, DefaultPlaceholder):  # a group class of its own: build it as Typer does
+        return typer.main.get_group(sub_app)
+    infos, placeholder = sub_app.registered_commands, sub_app.info.cls
+    sub_app.registered_commands, sub_app.info.cls = [], _LazyGroup
+    try:
+        group = typer.main.get_group(sub_app)
+    finally:
+        sub_app.registered_commands, sub_app.info.cls = infos, placeholder
+
+    def builder(info: Any) -> Callable[[], Any]:
+        return lambda: typer.main.get_command_from_info(info, pretty_exceptions_short=sub_app.pretty_exceptions_short,
+                                                        rich_markup_mode=sub_app.rich_markup_mode)
+
+    builders = {info.name or typer.main.get_command_name(info.callback.__name__): builder(info) for info in infos}
+    nested = {n: (lambda c=c: c) for n, c in group.commands.items()}  # sub-groups Typer built eagerly
+    group.commands = _LazyCommands({**builders, **nested})
+    return group
+
+
 class _LazyCommands(MutableMapping):
-    """``TyperGroup.commands`` whose values are built when first looked up."""
+    """A group's ``commands``: the names known up front, each command built when first looked up."""
+
+    def __init__(self, builders: dict[str, Callable[[], Any]]) -> None:
+        self._builders = builders
+        self._commands: dict[str, Any] = {}
 
     def __iter__(self) -> Iterator[str]:
-        return iter(SUBCOMMANDS)
+        return iter(self._builders)
 
     def __len__(self) -> int:
-        return len(SUBCOMMANDS)
+        return len(self._builders)
 
     def __getitem__(self, name: str) -> Any:
-        if name not in SUBCOMMANDS:
-            raise KeyError(name)
-        return _build(name)
+        if name not in self._commands:
+            self._commands[name] = self._builders[name]()  # KeyError for an unknown name, as a dict
+        return self._commands[name]
 
     def __setitem__(self, name: str, command: Any) -> None:
-        raise TypeError("praisonmem's sub-commands are listed in SUBCOMMANDS")
+        raise TypeError("praisonmem's commands are declared in their modules")
 
     def __delitem__(self, name: str) -> None:
-        raise TypeError("praisonmem's sub-commands are listed in SUBCOMMANDS")
+        raise TypeError("praisonmem's commands are declared in their modules")
 
 
-class _LazyRoot(TyperGroup):
+class _LazyGroup(TyperGroup):
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(self.commands)  # TyperGroup's uses .items(), which would build them all
+
+
+class _LazyRoot(_LazyGroup):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.commands = _LazyCommands()
-
-    def list_commands(self, ctx: Any) -> list[str]:
-        return list(SUBCOMMANDS)  # TyperGroup's uses .items(), which would build them all
+        self.commands = _LazyCommands({name: (lambda name=name: _build(name)) for name in SUBCOMMANDS})
 
 
 app = typer.Typer(
@@ -121,6 +150,8 @@ def root(
         typer.Option("--lock-timeout", min=0.0, metavar="SECONDS",
                      help="How long to wait for a lock held by an agent (default 5; config lock_timeout)."),
     ] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither use nor write praisonmem's cache "
+                                                               "(also: config cache = false).")] = False,
     version: Annotated[
         bool,
         typer.Option("--version", callback=_version, is_eager=True, help="Print 'praisonmem X.Y.Z' and exit."),
@@ -135,6 +166,7 @@ def root(
     state = ctx.obj if isinstance(ctx.obj, State) else State()
     state.home, state.memory_dir, state.lock_timeout_flag = home, memory_dir, lock_timeout
     state.no_color = no_color or bool(os.environ.get("NO_COLOR"))
+    state.no_cache = no_cache
     ctx.obj = state
     # `config` must work even when the config file is broken: that is how it gets fixed.
     name = ctx.invoked_subcommand
@@ -157,8 +189,10 @@ def _configured_json(state: State | None) -> bool:
 
 
 def _report(message: str, code: str, exit_code: int, as_json: bool, state: State | None = None) -> int:
+    from praisonmem.core.io.pgurl import scrub
     from praisonmem.core.io.safetext import json_safe, printable
 
+    message = scrub(message)  # a database password that reached a message by any path is masked here
     if as_json or _configured_json(state):
         import json
 
@@ -217,6 +251,10 @@ def _run(argv: list[str], state: State) -> int:
         except UnicodeEncodeError:
             return _report(f"argument {arg!r} is not valid UTF-8 (praisonmem reads and writes UTF-8 only)",
                            "usage", EXIT_USAGE, as_json)
+        if "://" in arg:  # even a misplaced database URL's password is masked in any message
+            from praisonmem.core.io import pgurl
+
+            pgurl.remember(arg)
     command = typer.main.get_command(app)
     try:
         result = command.main(args=argv, prog_name="praisonmem", standalone_mode=False, obj=state)

@@ -24,8 +24,19 @@ def sessions(ctx: Any, incomplete: str) -> list[str]:
         from praisonmem.core.sessions import open_store
 
         store = open_store(_paths(ctx))
-        return [name for name in map(store.name, store.refs()) if name.startswith(incomplete)][:200]
+        names = dict.fromkeys(map(store.name, store.refs()))  # a session two stores hold is offered once
+        return [name for name in names if name.startswith(incomplete)][:200]
     except Exception:  # completion must never break the shell
+        return []
+
+
+def stores(ctx: Any, incomplete: str) -> list[str]:
+    """``--store``'s values: the labels of the home's stores (json, sessions.db, project:<id>, unified, legacy-run)."""
+    try:
+        from praisonmem.core.sessions import open_store
+
+        return [label for label in open_store(_paths(ctx)).stores if label.startswith(incomplete)]
+    except Exception:
         return []
 
 
@@ -33,6 +44,6 @@ def users(ctx: Any, incomplete: str) -> list[str]:
     try:
         from praisonmem.core.memory import file_users
 
-        return [u for u in file_users(_paths(ctx).memory_dir) if u.startswith(incomplete) and u != "."]
+        return [u for u in file_users(_paths(ctx).memory_dir, legacy=False) if u.startswith(incomplete) and u != "."]
     except Exception:
         return []

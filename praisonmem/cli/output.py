@@ -21,14 +21,15 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterable, Sequence
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from praisonmem.core.io.safetext import json_safe, printable
-from praisonmem.core.result import Action, Change, Outcome
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from praisonmem.core.result import Change, Outcome
 
 
 def stdout_is_tty() -> bool:
@@ -225,31 +226,34 @@ def binary_stdout() -> Any:
 
 
 # What each action says for ``--dry-run``, and when done (the JSON ``action`` is the same either way).
-WOULD: dict[Action, tuple[str, str]] = {
-    Action.renamed: ("rename", "renamed"),
-    Action.retitled: ("set the title of", "set the title of"),
-    Action.untitled: ("clear the title of", "cleared the title of"),
-    Action.adopt_moved: ("move", "moved"),
-    Action.adopt_copied: ("copy", "copied"),
-    Action.adopt_merged: ("merge", "merged"),
-    Action.adopt_replaced: ("replace", "replaced"),
-    Action.added: ("add", "added"),
-    Action.deleted: ("delete", "deleted"),
-    Action.imported: ("import", "imported"),
-    Action.inserted: ("insert", "inserted"),
-    Action.kept: ("keep", "kept"),
-    Action.removed: ("remove", "removed"),
-    Action.replaced: ("replace", "replaced"),
-    Action.restored: ("restore", "restored"),
-    Action.set: ("set", "set"),
-    Action.stored: ("store", "stored"),
-    Action.unset: ("unset", "unset"),
-    Action.updated: ("update", "updated"),
-    Action.wrote: ("write", "wrote"),
-    Action.skipped: ("skip", "skipped"),
-    Action.failed: ("fail", "failed"),
+# Keyed by Action's values (a StrEnum): read commands need not import core.result to print.
+WOULD: dict[str, tuple[str, str]] = {
+    "renamed": ("rename", "renamed"),
+    "retitled": ("set the title of", "set the title of"),
+    "untitled": ("clear the title of", "cleared the title of"),
+    "adopt-moved": ("move", "moved"),
+    "adopt-copied": ("copy", "copied"),
+    "adopt-merged": ("merge", "merged"),
+    "adopt-replaced": ("replace", "replaced"),
+    "added": ("add", "added"),
+    "copied": ("copy", "copied"),
+    "deleted": ("delete", "deleted"),
+    "imported": ("import", "imported"),
+    "inserted": ("insert", "inserted"),
+    "kept": ("keep", "kept"),
+    "merged": ("merge", "merged"),
+    "removed": ("remove", "removed"),
+    "replaced": ("replace", "replaced"),
+    "restored": ("restore", "restored"),
+    "set": ("set", "set"),
+    "stored": ("store", "stored"),
+    "unset": ("unset", "unset"),
+    "updated": ("update", "updated"),
+    "wrote": ("write", "wrote"),
+    "skipped": ("skip", "skipped"),
+    "failed": ("fail", "failed"),
 }
-UNFINISHED = (Action.failed, Action.skipped)  # their detail is why; they name no files
+UNFINISHED = ("failed", "skipped")  # their detail is why; they name no files
 
 
 def change_line(change: Change) -> str:
@@ -299,8 +303,10 @@ def _tsv_cell(value: str) -> str:
     return printable(str(value).replace("\\", "\\\\"))
 
 
-def fmt_time(value: Any, short: bool = False) -> str:
-    """An ISO string or epoch float as local ``YYYY-MM-DD HH:MM:SS`` (``short``: no seconds)."""
+def fmt_time(value: Any, short: bool = False, *, naive_utc: bool = False) -> str:
+    """An ISO string or epoch float as local ``YYYY-MM-DD HH:MM:SS`` (``short``: no seconds). A string without
+    a zone is local time unless ``naive_utc`` (learn stores before 1.7.17 and SQLite's ``CURRENT_TIMESTAMP``
+    write UTC without saying so)."""
     if isinstance(value, bool) or value is None:
         return "" if value is None else str(value)
     try:
@@ -308,6 +314,8 @@ def fmt_time(value: Any, short: bool = False) -> str:
             moment = datetime.fromtimestamp(value)
         elif isinstance(value, str):
             moment = datetime.fromisoformat(value)
+            if moment.tzinfo is None and naive_utc:
+                moment = moment.replace(tzinfo=timezone.utc)
             if moment.tzinfo is not None:
                 moment = moment.astimezone()
         else:

@@ -11,6 +11,7 @@ import typer
 if TYPE_CHECKING:
     from praisonmem.cli.output import Output
     from praisonmem.core.config import Settings
+    from praisonmem.core.io.cache import Cache
     from praisonmem.core.paths import Paths
 
 
@@ -20,6 +21,7 @@ class State:
     memory_dir: str | None = None
     no_color: bool = False
     lock_timeout_flag: float | None = None
+    no_cache: bool = False
     json_default: bool = False  # config/env ``output = "json"``: every command as if --json were given
     _paths: Paths | None = field(default=None, repr=False)
     _settings: Settings | None = field(default=None, repr=False)
@@ -56,6 +58,15 @@ class State:
         import dataclasses
 
         return dataclasses.replace(self, home=home, _paths=None)
+
+    @property
+    def cache(self) -> Cache:
+        """praisonmem's cache (off with ``--no-cache``, ``cache = false`` or ``PRAISONMEM_CACHE=0``)."""
+        from praisonmem.core.io.cache import Cache
+
+        enabled = bool(self.setting("cache", False if self.no_cache else None))
+        directory = self.setting("cache_dir")
+        return Cache(directory, enabled=enabled) if directory is not None else Cache.default(enabled=enabled)
 
     @property
     def lock_timeout(self) -> float:

@@ -1,6 +1,7 @@
 """praisonmem's own settings: a TOML file, environment variables, and their precedence.
 
-The file is ``platformdirs.user_config_dir("praisonmem")/config.toml``, or
+The file is ``platformdirs.user_config_dir("praisonmem")/config.toml`` (on Linux the XDG rule,
+computed without importing platformdirs: :func:`praisonmem.core.paths.user_dir`), or
 ``$PRAISONMEM_CONFIG``. Every setting resolves as flag > environment > config file
 > default, and remembers which of them applied (``workspace paths`` and ``config
 show`` say so). An unknown key, a wrong type, or a file that is not TOML is a
@@ -13,10 +14,12 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from praisonmem.core.errors import NotFound, UsageError
-from praisonmem.core.result import Action, Change, Outcome
+
+if TYPE_CHECKING:
+    from praisonmem.core.result import Outcome
 
 CONFIG_ENV = "PRAISONMEM_CONFIG"
 
@@ -25,6 +28,25 @@ def _str(key: str, value: Any) -> str:
     if not isinstance(value, str) or not value:
         raise UsageError(f"config {key} must be a non-empty string, got {value!r}")
     return value
+
+
+def _database(key: str, value: Any) -> str:
+    """A file path, or a database URL that parses (its password is never shown: :func:`shown`)."""
+    from praisonmem.core.io import pgurl
+
+    if pgurl.is_url(_str(key, value)):
+        try:
+            pgurl.parse(value)
+        except UsageError as exc:
+            raise UsageError(f"config {key}: {exc.message}") from exc
+    return value
+
+
+def shown(value: Any) -> Any:
+    """A value as praisonmem prints it: a database URL with its password masked."""
+    from praisonmem.core.io import pgurl
+
+    return pgurl.redact(value) if isinstance(value, str) and pgurl.is_url(value) else value
 
 
 def _provider(key: str, value: Any) -> str:
@@ -52,6 +74,17 @@ def _timeout(key: str, value: Any) -> float:
     if number is None or not math.isfinite(number) or number < 0:
         raise UsageError(f"config {key} must be a number of seconds, 0 or more, got {value!r}")
     return number
+
+
+TRUE_WORDS, FALSE_WORDS = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+
+
+def _bool(key: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in TRUE_WORDS + FALSE_WORDS:
+        return value.strip().lower() in TRUE_WORDS
+    raise UsageError(f"config {key} must be true or false, got {value!r}")
 
 
 def _count(key: str, value: Any) -> int:
@@ -88,9 +121,12 @@ KEYS: dict[str, Key] = {k.name: k for k in (
     Key("provider", "PRAISONMEM_PROVIDER", _provider, "file", "memory provider (flag --provider)"),
     Key("output", "PRAISONMEM_OUTPUT", _output, "table", "table or json (flag --json)"),
     Key("lock_timeout", "PRAISONMEM_LOCK_TIMEOUT", _timeout, 5.0, "seconds to wait for a lock (flag --lock-timeout)"),
-    Key("upsonic.db", "PRAISONMEM_UPSONIC_DB", _str, None, "Upsonic SQLite file (flag --db)"),
+    Key("upsonic.db", "PRAISONMEM_UPSONIC_DB", _database, None,
+        "Upsonic SQLite file, sqlite:///PATH or postgresql:// URL (flag --db)"),
     Key("backup.dir", "PRAISONMEM_BACKUP_DIR", _str, None, "where backups go (flag --output)"),
     Key("backup.keep", "PRAISONMEM_BACKUP_KEEP", _count, 0, "backups to keep, 0 = all (flag --keep)"),
+    Key("cache", "PRAISONMEM_CACHE", _bool, True, "keep praisonmem's cache of derived data (flag --no-cache)"),
+    Key("cache_dir", "PRAISONMEM_CACHE_DIR", _str, None, "where the cache lives (default: the user cache dir)"),
 )}
 
 
@@ -106,9 +142,9 @@ def config_path(env: Mapping[str, str] | None = None) -> tuple[Path, str]:
     env = os.environ if env is None else env
     if env.get(CONFIG_ENV):
         return Path(env[CONFIG_ENV]).expanduser(), CONFIG_ENV
-    import platformdirs
+    from praisonmem.core.paths import user_dir
 
-    return Path(platformdirs.user_config_dir("praisonmem")) / "config.toml", "platformdirs user_config_dir"
+    return user_dir("config", env) / "config.toml", "platformdirs user_config_dir"
 
 
 def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -177,28 +213,53 @@ class Settings:
         return Setting(spec.default, "default")
 
     def rows(self) -> list[dict[str, Any]]:
-        """``config show``: every key, its value, the rule that gave it, its environment variable, its meaning."""
-        return [{"key": key, "value": setting.value, "source": setting.source, "env": spec.env, "help": spec.help}
-                for key, spec in KEYS.items() for setting in (self.get(key),)]
+        """``config show``: every key, its value (:func:`shown`), the rule that gave it, its environment variable,
+        its meaning."""
+        return [{"key": key, "value": shown(setting.value), "source": setting.source, "env": spec.env,
+                 "help": spec.help} for key, spec in KEYS.items() for setting in (self.get(key),)]
 
     def lookup(self, key: str) -> dict[str, Any]:
-        """``config get``: one key's value and where it came from; :class:`NotFound` when it is set nowhere."""
+        """``config get``: one key's value (:func:`shown`) and where it came from; :class:`NotFound` when it is
+        set nowhere."""
         setting = self.get(key_spec(key).name)
         if setting.value is None:
             raise NotFound(f"config key '{key}' is not set")
-        return {"key": key, "value": setting.value, "source": setting.source}
+        return {"key": key, "value": shown(setting.value), "source": setting.source}
+
+    def database_rows(self) -> list[dict[str, Any]]:
+        """``workspace paths``: each configured database (``upsonic.db``), shown (:func:`shown`), with the rule
+        that gave it and whether the file exists (None for a server, which is not contacted)."""
+        from praisonmem.core.io import pgurl
+
+        rows = []
+        for name, key in (("upsonic_db", "upsonic.db"),):
+            setting = self.get(key)
+            if setting.value is None:
+                continue
+            url = pgurl.parse(setting.value) if pgurl.is_url(setting.value) else None
+            if url is not None and url.is_postgres:
+                rows.append({"name": name, "path": url.display, "source": setting.source, "exists": None})
+                continue
+            path = url.path if url is not None and url.path else Path(setting.value).expanduser()
+            rows.append({"name": name, "path": os.path.abspath(path), "source": setting.source,
+                         "exists": path.exists()})
+        return rows
 
 
 def set_value(path: Path, key: str, text: str, *, timeout: float = 5.0) -> Outcome:
     """``config set``: one key (validated) written into the file; other keys and tables are kept."""
+    from praisonmem.core.result import Action, Change, Outcome  # writers only
+
     value = key_spec(key).check(key, text)
     _rewrite(path, lambda flat: {**flat, key: value}, timeout)
-    return Outcome([Change(Action.set, f"{key} = {value!r} in {path}",
-                           fields={"key": key, "value": value, "path": str(path)})])
+    return Outcome([Change(Action.set, f"{key} = {shown(value)!r} in {path}",
+                           fields={"key": key, "value": shown(value), "path": str(path)})])
 
 
 def unset_value(path: Path, key: str, *, timeout: float = 5.0) -> Outcome:
     """``config unset``: one key removed from the file (skipped when it is not there)."""
+    from praisonmem.core.result import Action, Change, Outcome  # writers only
+
     key_spec(key)
     removed: list[bool] = []
 

@@ -95,6 +95,18 @@ class IOFailure(PraisonMemError):
     code = "io_error"
 
 
+class ConnectionFailed(IOFailure):
+    """A database server that cannot be reached, or refuses the connection."""
+
+    code = "connection_failed"
+
+
+class AuthFailed(ConnectionFailed):
+    """A database server that refused the password (or got none)."""
+
+    code = "auth_failed"
+
+
 class ProblemsFound(PraisonMemError):
     exit_code = EXIT_PROBLEMS
     code = "problems"

@@ -28,7 +28,7 @@ from typing import Any
 
 from praisonmem.core.errors import AmbiguousName, CorruptFile, LockTimeout, NotFound, UsageError, io_failure
 from praisonmem.core.io import jsonfile
-from praisonmem.core.io.timeutil import now_iso
+from praisonmem.core.io.timeutil import epoch_of, now_iso
 from praisonmem.core.paths import Paths
 from praisonmem.core.result import Action, Change, Outcome, Plan
 
@@ -176,9 +176,16 @@ def entries(learn_dir: Path, *, store: str | None = None, scope: str | None = No
                     continue
                 rows = [Entry(scope_dir.name, user_dir.name, name, path, e) for e in data.values()
                         if isinstance(e, dict)]
-                rows.sort(key=lambda r: str(r.entry.get("updated_at") or ""), reverse=True)
+                rows.sort(key=_updated, reverse=True)
                 found += rows
     return found, unreadable
+
+
+def _updated(row: Entry) -> float:
+    """When an entry was last updated, for sorting: releases before 1.7.17 wrote naive UTC (``utcnow()``), so
+    a time without a zone is UTC, as the library reads it; an unreadable one sorts last."""
+    stamp = epoch_of(row.entry.get("updated_at"))
+    return float("-inf") if stamp is None else stamp
 
 
 def find(learn_dir: Path, entry_id: str, **filters: str | None) -> Entry:

@@ -15,12 +15,14 @@ say why a path is what it is.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from praisonmem.core.errors import UsageError
 
+APP_NAME = "praisonmem"
 DEFAULT_DIR_NAME = ".praisonai"
 LEGACY_DIR_NAME = ".praison"
 XDG_APP_NAME = "praisonai"
@@ -156,3 +158,33 @@ def _memory_dir(memory_dir: str | os.PathLike[str] | None, env_memory_dir: str |
     if config_memory_dir:
         return Resolved(Path(config_memory_dir).expanduser(), "config memory_dir")
     return Resolved(Path(DEFAULT_DIR_NAME) / "memory", "default ./.praisonai/memory (project dir, as the library writes)")
+
+
+XDG_USER_DIRS = {"config": ("XDG_CONFIG_HOME", ".config"), "cache": ("XDG_CACHE_HOME", ".cache")}
+
+
+def user_dir(kind: str, env: Mapping[str, str] | None = None) -> Path:
+    """praisonmem's own ``config`` or ``cache`` directory: platformdirs' ``user_<kind>_dir("praisonmem")``.
+
+    On Linux and the BSDs that is the XDG rule (``$XDG_<KIND>_HOME`` when absolute, else
+    ``$HOME/.<kind>``), computed here without importing platformdirs (a few ms on every command);
+    anything else (macOS, Windows, Android, a relative or unset ``HOME``) asks platformdirs.
+    """
+    env = os.environ if env is None else env
+    variable, default = XDG_USER_DIRS[kind]
+    xdg, home = env.get(variable, ""), env.get("HOME", "")
+    if _plain_unix(env):
+        if os.path.isabs(xdg):
+            return Path(xdg) / APP_NAME
+        if not xdg and os.path.isabs(home):
+            return Path(home) / default / APP_NAME
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir(APP_NAME) if kind == "config" else platformdirs.user_cache_dir(APP_NAME))
+
+
+def _plain_unix(env: Mapping[str, str]) -> bool:
+    """Where platformdirs uses its Unix (XDG) rules: not Windows, macOS, iOS or an Android app."""
+    if sys.platform in ("win32", "cygwin", "darwin", "ios") or hasattr(sys, "getandroidapilevel"):
+        return False
+    return not (env.get("ANDROID_DATA") == "/data" and env.get("ANDROID_ROOT") == "/system")

@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from praisonmem import __version__
 
 
@@ -47,7 +49,8 @@ def test_not_found_as_json(cli, fixture_home):
     result = cli("--home", fixture_home, "session", "show", "nope", "--json")
     assert (result.exit_code, result.stdout) == (3, "")
     assert json.loads(result.stderr) == {"error": {
-        "code": "not_found", "message": f"no session 'nope' in {fixture_home / 'sessions'}", "exit_code": 3}}
+        "code": "not_found", "message": f"no session 'nope' in any store of {fixture_home / 'sessions'} (json, "
+        "unified, legacy-run)", "exit_code": 3}}
 
 
 def test_no_arguments_prints_help(cli):
@@ -59,15 +62,15 @@ IMPORTED = """
 import sys
 from praisonmem.cli.app import run
 assert run(sys.argv[1:]) == 0
-heavy = ("rich", "filelock", "tarfile", "sqlite3", "multiprocessing", "tomli_w", "pydantic")
+heavy = ("rich", "filelock", "tarfile", "sqlite3", "multiprocessing", "tomli_w", "pydantic", "hashlib", "tempfile",
+         "platformdirs", "orjson", "tomllib")
 print()
 print(" ".join(sorted(m for m in sys.modules if m.startswith("praisonmem") or m in heavy)))
 """
 BASE = {"praisonmem", "praisonmem.cli", "praisonmem.cli.app", "praisonmem.cli.commands", "praisonmem.cli.options",
         "praisonmem.cli.output", "praisonmem.cli.state", "praisonmem.core", "praisonmem.core.config",
         "praisonmem.core.errors", "praisonmem.core.io", "praisonmem.core.io.safetext", "praisonmem.core.lazy",
-        "praisonmem.core.paths",
-        "praisonmem.core.result", "praisonmem.core.sessions"}
+        "praisonmem.core.paths", "praisonmem.core.sessions"}
 
 
 def imported_by(tmp_path, *args: str) -> set[str]:
@@ -78,8 +81,10 @@ def imported_by(tmp_path, *args: str) -> set[str]:
 
 def test_workspace_id_imports_only_its_own_modules(tmp_path):
     """Start-up cost: `workspace id` loads its group and the sessions package's workspace module, nothing else
-    (no other group, no file store, no Rich, no filelock)."""
+    (no other group, no file store, no Rich, no filelock, no hashlib, tempfile or platformdirs)."""
     assert imported_by(tmp_path, "workspace", "id", "--json") == BASE | {
+        "praisonmem.cli.commands.workspace", "praisonmem.core.sessions.workspace"}
+    assert imported_by(tmp_path, "workspace", "id") == BASE | {
         "praisonmem.cli.commands.workspace", "praisonmem.core.sessions.workspace"}
 
 
@@ -88,9 +93,12 @@ def test_session_list_imports_the_json_store_and_nothing_it_does_not_use(tmp_pat
         "praisonmem.cli.commands.session", "praisonmem.cli.progress", "praisonmem.cli.prompts",
         "praisonmem.core.io.jsonfile", "praisonmem.core.io.outfile", "praisonmem.core.io.parallel",
         "praisonmem.core.io.timeutil", "praisonmem.core.sessions.documents", "praisonmem.core.sessions.listing",
-        "praisonmem.core.sessions.ops", "praisonmem.core.sessions.stores", "praisonmem.core.sessions.stores.jsondir",
-        "praisonmem.core.sessions.stores.combined", "praisonmem.core.sessions.stores.praisonai_cli",
-        "praisonmem.core.sessions.transfer", "praisonmem.core.sessions.workspace"}
+        "praisonmem.core.sessions.ops", "praisonmem.core.sessions.stores", "praisonmem.core.sessions.stores.home",
+        "praisonmem.core.sessions.stores.jsondir", "praisonmem.core.sessions.stores.praisonai_cli",
+        "praisonmem.core.sessions.transfer", "praisonmem.core.sessions.workspace",
+        "praisonmem.core.io.fastjson", "orjson",  # the one JSON reader
+        "praisonmem.core.result",  # the session package's writers share its modules
+        "hashlib"}  # history ids: the scope of each history_* file
 
 
 def test_a_call_builds_only_the_sub_command_it_names(tmp_path):
@@ -108,3 +116,50 @@ def test_root_help_lists_every_sub_command_in_order(cli):
     panel = cli("--help").stdout.split("Commands", 1)[1]
     first_words = [line.strip("│ ").split(" ", 1)[0] for line in panel.splitlines()]
     assert [word for word in first_words if word in SUBCOMMANDS] == list(SUBCOMMANDS)
+
+
+def test_memory_search_imports_neither_sqlite_nor_the_writers_tools(tmp_path):
+    """The file provider's search: no sqlite3, no AutoMemory patterns, no lock library, no OpenSSL, no tempfile."""
+    found = imported_by(tmp_path, "memory", "search", "dark", "--json")
+    assert not found & {"sqlite3", "filelock", "hashlib", "tempfile", "platformdirs", "rich",
+                        "praisonmem.core.memory.sqlitememory", "praisonmem.core.memory.automemory"}
+    assert {"praisonmem.core.memory.searchindex", "praisonmem.core.io.cache"} <= found
+
+
+def test_every_change_action_has_its_wording():
+    from praisonmem.cli.output import UNFINISHED, WOULD
+    from praisonmem.core.result import Action
+
+    assert set(WOULD) == {action.value for action in Action}
+    assert set(UNFINISHED) <= set(WOULD)
+
+
+def test_workspace_id_outside_any_repository_asks_no_git(tmp_path, monkeypatch):
+    import subprocess
+
+    from praisonmem.core.sessions import workspace
+
+    monkeypatch.chdir(tmp_path)
+    assert not workspace._maybe_in_repository(str(tmp_path.resolve()))
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: pytest.fail("git was run"))
+    workspace._resolve.cache_clear()
+    assert workspace.workspace_id() == f"dir:{tmp_path.resolve()}"
+
+
+@pytest.mark.parametrize("marker", [".git", "HEAD", "GIT_DIR"])
+def test_workspace_id_asks_git_wherever_a_repository_may_be(tmp_path, monkeypatch, marker):
+    import subprocess
+
+    from praisonmem.core.sessions import workspace
+
+    inner = tmp_path / "a" / "b"
+    inner.mkdir(parents=True)
+    if marker == "GIT_DIR":
+        monkeypatch.setenv("GIT_DIR", str(tmp_path / "elsewhere.git"))
+    else:
+        (tmp_path / marker).write_text("")  # a file is enough: worktrees' .git is one, bare repos have HEAD
+    calls = []
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: calls.append(a) or subprocess.CompletedProcess(a, 128))
+    workspace._resolve.cache_clear()
+    assert workspace.workspace_id(inner) == f"dir:{inner.resolve()}"
+    assert len(calls) == 1

@@ -10,18 +10,26 @@ from tests.helpers import snapshot
 from tests.sqlitestate import crashed_wal
 
 RUN = "run_20261128_110000_ec9910"
-SHOWN = ["bot_telegram_42", "enc-1", "tui0001a", "tui0002b", "db5b5fab", RUN, "proj-sess-1", "gw-legacy"]
+# each session once per store that holds it (--store picks a copy of an id two stores hold)
+SHOWN = [["bot_telegram_42", "--store", "json"], ["bot_telegram_42", "--store", "sessions.db"], ["enc-1"],
+         ["enc-db-1"], ["tui0001a", "--store", "unified"], ["tui0002b", "--store", "sessions.db"],
+         ["db5b5fab", "--store", "unified"], [RUN], ["proj-sess-1"], ["gw-legacy", "--store", "sessions.db"],
+         ["gw-1"]]
 READ = [
     (["session", "list"], 0), (["session", "list", "--json"], 0), (["session", "list", "--ndjson"], 0),
     (["session", "list", "--sort", "messages", "--limit", "3"], 0),
     (["session", "search", "refund"], 0), (["session", "search", "4111", "--json"], 0),
     (["session", "search", "PLANTED", "--ndjson", "--limit", "0"], 0),
     (["session", "export", "--all"], 0), (["session", "export", "--all", "--format", "jsonl"], 0),
-    (["session", "export", "enc-1", RUN, "tui0001a", "--format", "markdown"], 0),
-    (["session", "show", "no-such-session"], 3),
-    (["check"], 0), (["check", "--json", "--strict"], 0),
+    (["session", "export", "enc-1", RUN, "proj-sess-1", "--format", "markdown"], 0),
+    (["session", "export", "tui0001a", "--store", "unified", "--format", "markdown"], 0),
+    (["session", "show", "no-such-session"], 3), (["session", "show", "tui0001a"], 2),
+    (["session", "search", "IBAN", "--store", "sessions.db"], 0), (["session", "list", "--store", "unified"], 0),
+    (["session", "export", "enc-db-1", "--format", "jsonl"], 0),
+    # the warnings are sessions.db's imported TUI rows (tests/cli/commands/test_check_layouts.py)
+    (["check"], 0), (["check", "--json", "--strict"], 1),
     (["workspace", "id", "--json"], 0), (["workspace", "paths"], 0),
-] + [(["session", "show", name, *flags], 0) for name in SHOWN
+] + [(["session", "show", *name, *flags], 0) for name in SHOWN
      for flags in ([], ["--json"], ["--tail", "2", "--json"], ["--archived"])]
 
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -49,17 +51,28 @@ BUILD_AND_SEARCH = """
 """
 
 
+@pytest.mark.parametrize("cache", ["--no-cache", "cold", "warm"])
 @pytest.mark.parametrize("seed", [1, 2])
-def test_search_equals_filememory_search_on_random_corpora(cli, tmp_path, monkeypatch, seed):
+def test_search_equals_filememory_search_on_random_corpora(cli, tmp_path, monkeypatch, seed, cache):
+    """With no cache, with indexes built for each search (files this new are never cached), and from cached
+    indexes (the cache told to trust new files)."""
+    from praisonmem.core.io import cache as cachemod
+
     data = corpus(seed)
     expected = last_json(run_library(BUILD_AND_SEARCH, json.dumps(data), home=tmp_path / "h", cwd=tmp_path))
     monkeypatch.chdir(tmp_path)
+    flags = ["--no-cache"] if cache == "--no-cache" else []
+    if cache == "warm":
+        monkeypatch.setattr(cachemod, "GRANULARITY_NS", 0)
+        cli("memory", "search", "warm up", "--user-id", "corpus")
+        entries = Path(os.environ["HOME"], ".cache", "praisonmem", "memory-search")
+        assert len(list(entries.glob("*.bin"))) == 4  # short, long, entities, today's episodes
     for query, library_hits in expected.items():
-        ours = cli("memory", "search", query, "--user-id", "corpus", "--limit", "1000", "--json").json()
+        ours = cli(*flags, "memory", "search", query, "--user-id", "corpus", "--limit", "1000", "--json").json()
         assert [(h["type"], h["item"]["id"], h["score"]) for h in ours] == \
             [(h["type"], h["item"]["id"], h["score"]) for h in library_hits], query
         assert [h["item"] for h in ours] == [h["item"] for h in library_hits], query
-        top = cli("memory", "search", query, "--user-id", "corpus", "--json").json()
+        top = cli(*flags, "memory", "search", query, "--user-id", "corpus", "--json").json()
         assert [h["item"]["id"] for h in top] == [h["item"]["id"] for h in library_hits[:10]]
 
 

@@ -18,6 +18,8 @@ CASES = {
     "upsonic.db": ("/flag.db", "/env.db", "/env.db", '[upsonic]\ndb = "/cfg.db"', "/cfg.db", None),
     "backup.dir": ("/flag", "/env", "/env", '[backup]\ndir = "/cfg"', "/cfg", None),
     "backup.keep": (1, "2", 2, "[backup]\nkeep = 3", 3, 0),
+    "cache": (False, "yes", True, "cache = false", False, True),
+    "cache_dir": ("/flag", "/env", "/env", 'cache_dir = "/cfg"', "/cfg", None),
 }
 
 

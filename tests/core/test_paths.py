@@ -88,3 +88,23 @@ def test_rows_name_every_path_with_its_rule(home):
         "data_dir", "sessions_dir", "state_dir", "spill_dir", "learn_dir", "memory_dir", "sqlite_memory_dir"]
     assert all(set(r) == {"name", "path", "source", "exists"} for r in rows)
     assert rows[0] == {"name": "data_dir", "path": "/h", "source": "--home", "exists": False}
+
+
+@pytest.mark.parametrize("kind", ["config", "cache"])
+@pytest.mark.parametrize("xdg, home", [(None, "/home/u"), ("/xdg", "/home/u"), ("", "/home/u"), ("rel/xdg", "/home/u"),
+                                       ("  ", "/home/u"), (None, "relative-home"), (None, ""), (None, None),
+                                       ("/xdg/with space ", "/h")])
+def test_user_dir_is_platformdirs_own_answer(monkeypatch, kind, xdg, home):
+    """The XDG rule computed without platformdirs, or platformdirs itself where the rule is not plain."""
+    import platformdirs
+
+    from praisonmem.core.paths import user_dir
+
+    variable = {"config": "XDG_CONFIG_HOME", "cache": "XDG_CACHE_HOME"}[kind]
+    for name, value in ((variable, xdg), ("HOME", home)):
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, value)
+    expected = getattr(platformdirs, f"user_{kind}_dir")("praisonmem")
+    assert user_dir(kind) == Path(expected)

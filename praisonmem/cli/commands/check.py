@@ -33,7 +33,11 @@ def check_command(
     than they are). Encrypted sessions are noted, not faulted. FileMemory: exact item keys
     (the library crashes on extra keys), types, episodic file names that are
     real dates, config.json values the library would raise on or delete items
-    for. Learn stores, spill files, quarantined and temp files. Exits 1 when an
+    for. Learn stores, spill files, quarantined and temp files. What an upgrade
+    left where praisonaiagents 1.7.17 does not look (name-only history, raw-date
+    episodic files, shared SQLite memory, user directories named by raw ids) is
+    a warning, with the command that fixes it when there is one (see
+    'praisonmem migrate'). Exits 1 when an
     error is found (with --strict, a warning too), else 0. Nothing is written:
     FileMemory files are read under a shared flock on each file, as the
     library's readers do (a writer holding it past --lock-timeout is an error
@@ -50,7 +54,8 @@ def check_command(
     out = state.output(as_json)
     if not out.document(report.to_json(strict)):
         for finding in report.findings:
-            out.line(f"{finding.severity:<8}{finding.file}: {finding.message}", style=STYLES[finding.severity])
+            fix = f" (fix: {finding.fix})" if finding.fix else ""
+            out.line(f"{finding.severity:<8}{finding.file}: {finding.message}{fix}", style=STYLES[finding.severity])
         out.line(f"checked {report.files_checked} file(s) in {len(report.roots)} location(s): "
                  f"{report.count('error')} error(s), {report.count('warning')} warning(s), "
                  f"{report.count('info')} note(s)", style="bold")

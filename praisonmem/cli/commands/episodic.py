@@ -38,7 +38,8 @@ def add_command(
     metadata = parse_pairs(meta, "--meta")
     state = state_of(ctx)
     outcome = memory.add_episode(state.paths, state.setting("user_id", user_id), text, date=date,
-                                 importance=importance, metadata=metadata, timeout=state.lock_timeout)
+                                 importance=importance, metadata=metadata, timeout=state.lock_timeout,
+                                 cache=state.cache)
     return render_outcome(state.output(as_json), outcome, ids=True)
 
 
@@ -87,5 +88,5 @@ def delete_command(
     """
     state = state_of(ctx)
     plan = memory.plan_delete_episode(state.paths, state.setting("user_id", user_id), memory_id, date=date,
-                                      timeout=state.lock_timeout)
+                                      timeout=state.lock_timeout, cache=state.cache)
     return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run)

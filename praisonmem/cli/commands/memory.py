@@ -17,7 +17,7 @@ from praisonmem.cli.options import (
     YesFlag,
     parse_pairs,
 )
-from praisonmem.cli.output import fmt_time, fmt_value, render_outcome, warn
+from praisonmem.cli.output import fmt_time, fmt_value, note, render_outcome, warn
 from praisonmem.cli.prompts import confirm_and_run
 from praisonmem.cli.state import State, state_of
 from praisonmem.core import memory
@@ -33,7 +33,13 @@ TypeOption = Annotated[list[str] | None, typer.Option("--type", metavar="TYPE",
 def _provider(state: State, name: str | None, user: str | None) -> Any:
     """The chosen provider (flag > environment > config > file) for the chosen user."""
     return memory.open_provider(state.setting("provider", name), user_id=state.setting("user_id", user),
-                                paths=state.paths, timeout=state.lock_timeout)
+                                paths=state.paths, timeout=state.lock_timeout, cache=state.cache)
+
+
+def _say(provider: Any) -> None:
+    """What the provider says about where it read or wrote (e.g. an older release's shared SQLite files)."""
+    for message in provider.notes:
+        note(message)
 
 
 @app.command("store")
@@ -63,8 +69,9 @@ def store_command(
     """
     metadata = parse_pairs(meta, "--meta")
     state = state_of(ctx)
-    outcome = memory.store_memory(_provider(state, provider, user_id), text, long=long, importance=importance,
-                                  metadata=metadata)
+    chosen = _provider(state, provider, user_id)
+    outcome = memory.store_memory(chosen, text, long=long, importance=importance, metadata=metadata)
+    _say(chosen)
     return render_outcome(state.output(as_json), outcome, ids=True)
 
 
@@ -97,8 +104,9 @@ def search_command(
     """
     filters = parse_pairs(filter_, "--filter")
     state = state_of(ctx)
-    hits = memory.search_memory(_provider(state, provider, user_id), query, types=type_, limit=limit,
-                                filters=filters)
+    chosen = _provider(state, provider, user_id)
+    hits = memory.search_memory(chosen, query, types=type_, limit=limit, filters=filters)
+    _say(chosen)
     out = state.output(as_json, as_ndjson)
     if not out.records(hits):
         out.table(["TYPE", "SCORE", "ID", "TEXT"],
@@ -125,7 +133,9 @@ def list_command(
         praisonmem memory list --type entity --user-id alice
     """
     state = state_of(ctx)
-    rows = memory.list_memory(_provider(state, provider, user_id), types=type_)
+    chosen = _provider(state, provider, user_id)
+    rows = memory.list_memory(chosen, types=type_)
+    _say(chosen)
     out = state.output(as_json, as_ndjson)
     if out.records(rows):
         return
@@ -140,7 +150,9 @@ def list_command(
                 (f" {{{rels}}}" if rels else "")
         else:
             text = memory.item_text(item)
-        when = row.get("date") or fmt_time(item.get("created_at") or item.get("timestamp"), short=out.tty)
+        # FileMemory stamps are epoch floats; SQLite's CURRENT_TIMESTAMP is UTC without a zone
+        when = row.get("date") or fmt_time(item.get("created_at") or item.get("timestamp"), short=out.tty,
+                                           naive_utc=True)
         table.append([row["type"], str(item.get("id", "")), fmt_value(item.get("importance")), when, text])
     out.table(["TYPE", "ID", "IMPORTANCE", "WHEN", "TEXT"], table, wrap=["TEXT"])
 
@@ -205,21 +217,35 @@ def users_command(
 ) -> None:
     """List the memory users found, with item counts per tier.
 
+    FileMemory user directories are listed by their real names, those an
+    older release made from a raw user id (" alice ", team/alice; before
+    praisonaiagents 1.6.58) too, with a warning saying why 1.7.17 does not
+    read them (--json: "legacy").
+
     Example:
 
         praisonmem memory users --json
     """
     state = state_of(ctx)
     report = memory.provider_users(state.setting("provider", provider), state.paths, state.lock_timeout)
+    for message in report.notes:
+        warn(message)
     out = state.output(as_json, as_ndjson)
     if out.records(report.rows):
         return
     out.table(["USER"] + [k.upper().replace("_", "-") for k in report.counts],
-              [[r["user_id"] or "(no user)"] + ["?" if r.get(k) is None else str(r.get(k)) for k in report.counts]
+              [[_user_cell(r["user_id"])] + ["?" if r.get(k) is None else str(r.get(k)) for k in report.counts]
                for r in report.rows])
     for row in report.rows:
         for problem in row.get("unreadable") or []:
             warn(problem)
+
+
+def _user_cell(user_id: str) -> str:
+    """A user as the table shows it: quoted when spaces around it would otherwise be invisible."""
+    if not user_id:
+        return "(no user)"
+    return f'"{user_id}"' if user_id != user_id.strip() else user_id
 
 
 @app.command("providers")
@@ -261,5 +287,5 @@ def extract_command(
     """
     state = state_of(ctx)
     outcome = memory.extract_memories(state.paths, state.setting("user_id", user_id), text, assistant=assistant,
-                                      store=store, timeout=state.lock_timeout)
+                                      store=store, timeout=state.lock_timeout, cache=state.cache)
     return render_outcome(state.output(as_json), outcome)

@@ -30,12 +30,24 @@ def _complete_sessions(ctx: typer.Context, incomplete: str) -> list[str]:
     return complete(ctx, incomplete)
 
 
+def _complete_stores(ctx: typer.Context, incomplete: str) -> list[str]:
+    from praisonmem.cli.completion import stores as complete
+
+    return complete(ctx, incomplete)
+
+
 SessionArg = Annotated[str, typer.Argument(metavar="SESSION", help="Session id, file stem, or path to a .json file.",
                                            autocompletion=_complete_sessions)]
 ForceFlag = Annotated[bool, typer.Option("--force", help="Act even if the session was written in the last minute.")]
 KeyFileOption = Annotated[str | None, typer.Option(
     "--key-file", metavar="PATH", help="The key of encrypted sessions (a private file holding the Fernet key; "
                                        "default: PRAISONAI_SESSION_KEY).")]
+StoreOption = Annotated[str | None, typer.Option("--store", metavar="STORE", autocompletion=_complete_stores,
+                                                 help="Only this store of the home, as 'session list' shows it: "
+                                                      "json (the JSON files), sessions.db (the gateway's "
+                                                      "database), project:<id> (a praisonai project's store), "
+                                                      "unified (the REPL/TUI's files) or legacy-run (run_*/ "
+                                                      "directories).")]
 ScopeOption = Annotated[sessions.Scope | None, typer.Option("--scope", help="Only sessions of this scope.")]
 
 
@@ -51,10 +63,18 @@ def list_command(
     sort: Annotated[sessions.SortKey, typer.Option("--sort", help="Sort key (updated/created/messages: newest or "
                                                                   "most first).")] = sessions.SortKey.updated,
     limit: LimitOption = 50,
+    store: StoreOption = None,
     as_json: JsonFlag = False,
     as_ndjson: NdjsonFlag = False,
 ) -> None:
-    """List sessions in the PraisonAI home, newest first.
+    """List sessions in the PraisonAI home, newest first, once per store that holds them.
+
+    STORE is json (a JSON file in the sessions dir: what an Agent with the
+    default store, the bots and the praisonai CLI load) or sessions.db (a row
+    of the gateway's database). When both hold a session id (the gateway
+    copies the JSON files into its database once, then each side is written
+    on its own), PAIR says whether the copies are the same or have diverged,
+    and marks the copy the other has overtaken as stale.
 
     STORE tells where a session is kept: json (the sessions directory, what
     an Agent and the bots load), project:<id> (the praisonai CLI's store of
@@ -78,7 +98,7 @@ def list_command(
     state = state_of(ctx)
     with file_progress("Reading sessions") as progress:
         result = sessions.list_sessions(state.paths, workspace=sessions.workspace_id, agent=agent, user=user,
-                                        scope=scope, sort=sort, limit=limit, progress=progress)
+                                        scope=scope, sort=sort, limit=limit, store=store, progress=progress)
     out = state.output(as_json, as_ndjson)
     if not out.records(result.rows):
         _table(out, result.rows)
@@ -100,30 +120,43 @@ def list_command(
 
 def _table(out: Any, rows: list[dict[str, Any]]) -> None:
     """All columns when piped; on a terminal, no CREATED and SPILLED only when something waits."""
-    headers = ["ID", "AGENT", "USER", "TITLE", "MSGS", "ARCHIVED", "CREATED", "UPDATED", "SCOPE", "STORE", "MODEL",
-               "TOKENS", "COST", "SPILLED"]
+    headers = ["ID", "AGENT", "USER", "TITLE", "MSGS", "ARCHIVED", "CREATED", "UPDATED", "SCOPE", "MODEL",
+               "TOKENS", "COST", "SPILLED", "STORE", "PAIR"]
     table_rows = []
     styles = []
     for r in rows:
         if r["unreadable"]:
-            table_rows.append([_stem(r["file"]), "", "", f"UNREADABLE: {r['error']}"] + [""] * 5
-                              + [fmt_value(r["store"])] + [""] * 4)
+            name = r["session_id"] if r["session_id"] is not None else _stem(r["file"])
+            table_rows.append([name, "", "", f"UNREADABLE: {r['error']}"] + [""] * 9 + [fmt_value(r["store"]), ""])
             styles.append("red")
             continue
         table_rows.append([
             r["session_id"], fmt_value(r["agent_name"]), fmt_value(r["user_id"]), fmt_value(r["title"]),
             str(r["message_count"]), str(r["archived_count"]), fmt_time(r["created_at"], short=out.tty),
-            fmt_time(r["updated_at"], short=out.tty), r["scope"], fmt_value(r["store"]), fmt_value(r["model"]),
+            fmt_time(r["updated_at"], short=out.tty), r["scope"], fmt_value(r["model"]),
             fmt_value(r["total_tokens"]), fmt_value(r["cost"]), str(r["spilled_count"]) if r["spilled_count"] else "",
+            fmt_value(r["store"]), pair_text(r),
         ])
-        styles.append(None)
+        styles.append("yellow" if r["stale"] else None)
     optional = ["CREATED", "COST", "TOKENS", "MODEL", "ARCHIVED", "USER", "SCOPE"]
     if not any(r["spilled_count"] for r in rows):
         optional.insert(0, "SPILLED")
+    if len({r["store"] for r in rows}) < 2:
+        optional[:0] = ["PAIR", "STORE"]
     out.table(headers, table_rows, row_styles=styles, wrap=["AGENT", "TITLE"], optional=optional)
 
 
 _KEY_HINT = "set PRAISONAI_SESSION_KEY or give --key-file to decrypt them"
+
+
+def pair_text(row: dict[str, Any]) -> str:
+    """The PAIR cell: how this copy compares with the same session in the other stores."""
+    others = ", ".join(row.get("paired_with") or [])
+    if not others:
+        return ""
+    if row["pair"] == "equal":
+        return f"same as {others}"
+    return f"STALE: {others} newer" if row["stale"] else f"differs from {others}"
 
 
 def _stem(path: str) -> str:
@@ -140,6 +173,7 @@ def show_command(
     working: Annotated[
         bool, typer.Option("--working", help="The working history the agent would resume with.")
     ] = False,
+    store: StoreOption = None,
     key_file: KeyFileOption = None,
     as_json: JsonFlag = False,
 ) -> None:
@@ -149,20 +183,28 @@ def show_command(
     they answer; the compaction summary, partial (interrupted) turns and turns
     still waiting in the spill dir are marked. Encrypted values (praisonai's
     EncryptedSessionStore) are decrypted with the session key
-    (PRAISONAI_SESSION_KEY or --key-file) and stay opaque without it. --json
-    prints the stored document as it is on disk (encrypted values as stored),
-    except that DEL, C1 and bidi controls and U+2028/U+2029 are written as
-    \\uXXXX escapes (the same JSON data); with --tail, --archived or --working
-    it prints the turns, decrypted.
+    (PRAISONAI_SESSION_KEY or --key-file) and stay opaque without it.
+    A gateway session's chat, which the gateway keeps only inside its
+    "Session ..." snapshots, follows the snapshots (#g0, #g1, ...). A session
+    that several stores hold (the JSON files and sessions.db, say) is
+    ambiguous: pick the copy with --store; the header says how it compares
+    with the other copies. --json prints the stored document as it is on disk
+    (encrypted values as stored), except that DEL, C1 and bidi controls and
+    U+2028/U+2029 are written as \\uXXXX escapes (the same JSON data); with
+    --tail, --archived or --working it prints the turns, decrypted.
 
     Example:
 
         praisonmem session show history_fea3173a --tail 10
+        praisonmem session show gw-legacy --store sessions.db
     """
     state = state_of(ctx)
-    view = sessions.show(state.paths, session, archived=archived, working=working, tail=tail,
+    view = sessions.show(state.paths, session, archived=archived, working=working, tail=tail, store=store,
                          key=sessions.session_key(key_file))
     out = state.output(as_json)
+    if view.copies.get("stale"):
+        warn(f"this copy ({view.store}) is stale: {', '.join(view.copies['paired_with'])} holds a newer, "
+             "different copy of the session")
     if out.machine and not view.selected:
         out.json_text(view.raw.decode("utf-8"))
         if view.stored_encrypted:
@@ -184,18 +226,21 @@ def search_command(
     ctx: typer.Context,
     query: Annotated[str, typer.Argument(metavar="QUERY", help="Text to find (case-insensitive).")],
     limit: LimitOption = 20,
+    store: StoreOption = None,
     key_file: KeyFileOption = None,
     as_json: JsonFlag = False,
     as_ndjson: NdjsonFlag = False,
 ) -> None:
-    """Search the messages of every session, active and archived.
+    """Search the messages of every session in every store, active and archived.
 
     Ranking: each matching message scores 2 when it contains the whole query
     and 1 more for each query word it contains (case-insensitive). Hits are
     ordered by score, then newest session first, then position in the session.
-    Archived messages are marked with an 'a' (#a3). Encrypted messages are
-    searched decrypted with the session key (PRAISONAI_SESSION_KEY or
-    --key-file); without it they are skipped, and counted on stderr.
+    Archived messages are marked with an 'a' (#a3), a gateway session's chat
+    (kept inside its snapshots) with a 'g' (#g1). Each hit names its store.
+    Encrypted messages are searched decrypted with the session key
+    (PRAISONAI_SESSION_KEY or --key-file); without it they are skipped, and
+    counted on stderr.
 
     Example:
 
@@ -204,7 +249,7 @@ def search_command(
     state = state_of(ctx)
     key = sessions.session_key(key_file)
     with file_progress("Searching sessions") as progress:
-        result = sessions.search_sessions(state.paths, query, limit=limit, progress=progress, key=key)
+        result = sessions.search_sessions(state.paths, query, limit=limit, store=store, progress=progress, key=key)
     for path, reason in result.unreadable:
         warn(f"skipped unreadable session file {path}: {reason}")
     if result.opaque:
@@ -230,6 +275,7 @@ def rename_command(
     title: Annotated[str | None, typer.Option("--title", metavar="TEXT", help="Set metadata.title instead "
                                                                                "(empty clears it).")] = None,
     force: ForceFlag = False,
+    store: StoreOption = None,
     dry_run: DryRunFlag = False,
     as_json: JsonFlag = False,
 ) -> int:
@@ -243,7 +289,9 @@ def rename_command(
     --force. A rerun finishes an interrupted rename: when the target already
     holds exactly what the rename writes, the old file is removed (a target
     holding anything else is refused, exit 4). --title sets metadata.title in
-    place, as the library's rename_session does.
+    place, as the library's rename_session does. A session in sessions.db is
+    renamed in one transaction of the database (refused when NEW_ID exists
+    there); a session both stores hold needs --store.
 
     Example:
 
@@ -254,10 +302,11 @@ def rename_command(
         raise UsageError("give NEW_ID to rename the session, or --title TEXT to set its title (not both)")
     state = state_of(ctx)
     if title is not None:
-        outcome = sessions.retitle(state.paths, session, title, dry_run=dry_run, timeout=state.lock_timeout)
+        outcome = sessions.retitle(state.paths, session, title, dry_run=dry_run, timeout=state.lock_timeout,
+                                   store=store)
     else:
         outcome = sessions.rename(state.paths, session, new_id, force=force, dry_run=dry_run,
-                                  timeout=state.lock_timeout)
+                                  timeout=state.lock_timeout, store=store)
     return render_outcome(state.output(as_json), outcome)
 
 
@@ -272,6 +321,10 @@ def adopt_command(
                                                   help="Adopt for this directory's workspace.")] = None,
     all_: Annotated[bool, typer.Option("--all", help="Adopt every legacy file whose agent_name matches its id "
                                                      "(the unnamed agent's too).")] = False,
+    from_workspace: Annotated[str | None, typer.Option(
+        "--from-workspace", metavar="DIR|ID",
+        help="Adopt the history the agent had in another workspace (a project that moved): its old directory, "
+             "which need not exist any more, or its id (git:<sha>, dir:/path).")] = None,
     key_file: KeyFileOption = None,
     dry_run: DryRunFlag = False,
     yes: YesFlag = False,
@@ -300,14 +353,24 @@ def adopt_command(
     the library already loads the legacy file (exit 0), or the agent uses its
     global-scope file, which adopting cannot reach (exit 4).
 
+    --from-workspace takes the history the agent had in another workspace
+    instead, by the same rules: a plain directory's workspace id is its real
+    path, so moving or re-cloning a project strands its history (scope
+    "other"). Give the old directory (it need not exist any more: its id is
+    dir:<its real path>; one that still exists gives its own id, git:<root
+    commit> for a repository) or the id itself (git:<sha>, dir:/path,
+    global). With --all, every agent's history in that workspace.
+
     Example:
 
         praisonmem session adopt "Legacy Bot" --dry-run
         praisonmem session adopt --all --copy
+        praisonmem session adopt "Weather Bot" --from-workspace ~/old/place/project
     """
     state = state_of(ctx)
     plan = sessions.plan_adopt(state.paths, agent, every=all_, workspace_dir=workspace, copy=copy, merge=merge,
-                               replace=replace, timeout=state.lock_timeout, key=sessions.session_key(key_file))
+                               replace=replace, from_workspace=from_workspace, timeout=state.lock_timeout,
+                               key=sessions.session_key(key_file))
     return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run,
                            progress="Adopting" if all_ else None, minimum=1)
 
@@ -318,6 +381,7 @@ def delete_command(
     session: Annotated[list[str], typer.Argument(metavar="SESSION...", help="Sessions to delete.",
                                                  autocompletion=_complete_sessions)],
     force: ForceFlag = False,
+    store: StoreOption = None,
     yes: YesFlag = False,
     dry_run: DryRunFlag = False,
     as_json: JsonFlag = False,
@@ -325,15 +389,21 @@ def delete_command(
     """Delete sessions, each under its lock; the .lock files stay.
 
     Every name is resolved first (exact ids, stems or paths; no prefixes), so a
-    typo deletes nothing. Asks for confirmation on a terminal; give --yes in
-    scripts.
+    typo deletes nothing; a session both stores hold needs --store. Deleting
+    from sessions.db leaves none of its text in the database files (it zeroes
+    and vacuums them, and empties sessions.db-wal; when another process is
+    reading, the change says what is left until the next checkpoint). The last
+    session in sessions.db is not deleted while JSON session files lie beside
+    it: the gateway would import them all again. Asks for confirmation on a
+    terminal; give --yes in scripts.
 
     Example:
 
         praisonmem session delete my_chat "support/ticket #1234" --yes
+        praisonmem session delete gw-legacy --store sessions.db --yes
     """
     state = state_of(ctx)
-    plan = sessions.plan_delete(state.paths, session, force=force, timeout=state.lock_timeout)
+    plan = sessions.plan_delete(state.paths, session, force=force, timeout=state.lock_timeout, store=store)
     return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run)
 
 
@@ -346,12 +416,14 @@ def prune_command(
                                       help="Always keep the N most recently updated matching sessions.")] = 0,
     agent: Annotated[str | None, typer.Option("--agent", metavar="NAME", help="Only this agent_name.")] = None,
     scope: ScopeOption = None,
+    store: StoreOption = None,
     yes: YesFlag = False,
     dry_run: DryRunFlag = False,
     as_json: JsonFlag = False,
 ) -> int:
     """Delete sessions whose updated_at is older than a duration.
 
+    Every store is pruned (or only --store's); --keep keeps N in each store.
     Unreadable files and sessions without a parseable updated_at are never
     pruned (they are reported). Asks for confirmation on a terminal; give
     --yes in scripts and cron.
@@ -363,7 +435,7 @@ def prune_command(
     state = state_of(ctx)
     with file_progress("Reading sessions") as progress:
         plan = sessions.plan_prune(state.paths, older_than, keep=keep, agent=agent, scope=scope,
-                                   timeout=state.lock_timeout, progress=progress)
+                                   timeout=state.lock_timeout, progress=progress, store=store)
     return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run, progress="Pruning")
 
 
@@ -379,13 +451,16 @@ def export_command(
     output: Annotated[str | None, typer.Option("--output", "-o", metavar="FILE",
                                                help="Write here instead of stdout: '-' is stdout, a pipe or device is "
                                                     "written to, a regular file is replaced atomically.")] = None,
+    store: StoreOption = None,
     key_file: KeyFileOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Export sessions as JSON (lossless, importable), JSON lines or Markdown.
 
     The json format is praisonaiagents' portable payload ({"version": 1,
-    "sessions": [...]}), so the library's import_sessions reads it too. With
+    "sessions": [...]}), so the library's import_sessions reads it too.
+    --all exports every store's sessions (a session two stores hold, twice);
+    --store exports one store's. With
     --output, --json prints a summary of what was written; without it, the
     export itself goes to stdout and --json selects the json format.
     Encrypted values stay as stored in json (the lossless copy: importing it
@@ -405,7 +480,8 @@ def export_command(
     out = state.output(as_json or (state.json_default and format_ is None))
     key = sessions.session_key(key_file)
     summary = sessions.export(state.paths, session or [], every=all_, format=format_ or sessions.ExportFormat.json,
-                              output="-" if output is None else output, stdout=binary_stdout(), key=key)
+                              output="-" if output is None else output, stdout=binary_stdout(), store=store,
+                              key=key)
     report_written(out, summary, output, f"exported {summary['count']} session(s) as {summary['format']} to {output}")
     kept = summary["encrypted_kept"]
     if kept and summary["format"] == sessions.ExportFormat.json.value:
@@ -422,6 +498,9 @@ def import_command(
     on_conflict: Annotated[sessions.OnConflict, typer.Option("--on-conflict",
                                                              help="When a session already exists.")
                            ] = sessions.OnConflict.fail,
+    store: Annotated[str | None, typer.Option("--store", metavar="STORE", autocompletion=_complete_stores,
+                                              help="Import into this store: json (default), sessions.db or "
+                                                   "project:<id>.")] = None,
     key_file: KeyFileOption = None,
     dry_run: DryRunFlag = False,
     yes: YesFlag = False,
@@ -431,7 +510,9 @@ def import_command(
 
     Every session is validated, and every conflict decided, before the first
     write: with --on-conflict fail (the default) one existing session stops
-    the whole import. Each session is then written under its lock, verbatim.
+    the whole import. Each session is then written under its lock, verbatim,
+    into the JSON files or, with --store, into another store (sessions.db,
+    the gateway's database, which must exist; a project:<id> store).
     Replacing existing sessions asks for confirmation (or --yes). Replacing
     an encrypted session encrypts the messages the import brings in with its
     key (PRAISONAI_SESSION_KEY or --key-file), and is refused without it.
@@ -441,6 +522,6 @@ def import_command(
         praisonmem session import sessions-backup.json --on-conflict skip --dry-run
     """
     state = state_of(ctx)
-    plan = sessions.plan_import(state.paths, file, on_conflict=on_conflict, timeout=state.lock_timeout,
+    plan = sessions.plan_import(state.paths, file, on_conflict=on_conflict, timeout=state.lock_timeout, store=store,
                                 key=sessions.session_key(key_file))
     return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run)

@@ -1,4 +1,4 @@
-"""``praisonmem upsonic``: Upsonic's SQLite memory (sessions and user memory) over plain sqlite3."""
+"""``praisonmem upsonic``: Upsonic's storage (sessions and user memory), an SQLite file or PostgreSQL."""
 
 from __future__ import annotations
 
@@ -15,18 +15,23 @@ from praisonmem.cli.state import State, state_of
 from praisonmem.core import upsonic
 from praisonmem.core.errors import UsageError
 
-app = typer.Typer(help="Upsonic SqliteStorage: sessions, user memory, export/import, conversion to PraisonAI."
-                       "\n\nExample:\n\n    praisonmem upsonic sessions --db data.db", no_args_is_help=True)
+app = typer.Typer(help="Upsonic SqliteStorage or PostgresStorage: sessions, user memory, export/import, conversion "
+                       "to PraisonAI.\n\nExample:\n\n    praisonmem upsonic sessions --db data.db\n\n"
+                       "    praisonmem upsonic sessions --db postgresql://me@db.example/agents", no_args_is_help=True)
 
-DbOption = Annotated[str | None, typer.Option("--db", metavar="PATH", help="The Upsonic SQLite file "
-                                                                            "(config: upsonic.db).")]
+DbOption = Annotated[str | None, typer.Option("--db", metavar="PATH|URL", help="The Upsonic SQLite file, "
+                                              "sqlite:///PATH or postgresql://USER@HOST/DB (config: upsonic.db). "
+                                              "Give a password with PGPASSWORD, ~/.pgpass or a service file: "
+                                              "one in the URL is visible to other users in ps.")]
+SchemaOption = Annotated[str | None, typer.Option("--schema", metavar="NAME", help="PostgreSQL schema of the "
+                                                  "tables (PostgresStorage's db_schema; default: public).")]
 SessionTableOption = Annotated[str, typer.Option("--session-table", metavar="NAME", help="Sessions table.")]
 UserTableOption = Annotated[str, typer.Option("--user-memory-table", metavar="NAME", help="User-memory table.")]
 
 
-def _store(state: State, db: str | None, session_table: str, user_table: str) -> Any:
+def _store(state: State, db: str | None, session_table: str, user_table: str, schema: str | None = None) -> Any:
     return upsonic.open_store(db or state.setting("upsonic.db"), session_table=session_table,
-                              user_memory_table=user_table, timeout=state.lock_timeout)
+                              user_memory_table=user_table, timeout=state.lock_timeout, schema=schema)
 
 
 @app.command("sessions")
@@ -39,6 +44,7 @@ def sessions_command(
     limit: LimitOption = 50,
     session_table: SessionTableOption = "upsonic_sessions",
     user_memory_table: UserTableOption = "upsonic_user_memories",
+    schema: SchemaOption = None,
     as_json: JsonFlag = False,
     as_ndjson: NdjsonFlag = False,
 ) -> None:
@@ -49,8 +55,8 @@ def sessions_command(
         praisonmem upsonic sessions --db data.db --user user_123
     """
     state = state_of(ctx)
-    rows = _store(state, db, session_table, user_memory_table).sessions(user=user, agent=agent, session_type=type_,
-                                                                        limit=limit)
+    store = _store(state, db, session_table, user_memory_table, schema)
+    rows = store.sessions(user=user, agent=agent, session_type=type_, limit=limit)
     out = state.output(as_json, as_ndjson)
     if not out.records(rows):
         out.table(["ID", "TYPE", "AGENT", "USER", "MSGS", "RUNS", "SUMMARY", "CREATED", "UPDATED"],
@@ -68,6 +74,7 @@ def show_command(
     runs: Annotated[bool, typer.Option("--runs", help="Also summarise the runs (id, status, prompt, output).")] = False,
     session_table: SessionTableOption = "upsonic_sessions",
     user_memory_table: UserTableOption = "upsonic_user_memories",
+    schema: SchemaOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Show a session: the conversation, summary, metadata and usage.
@@ -82,7 +89,7 @@ def show_command(
         praisonmem upsonic show session_001 --db data.db --runs
     """
     state = state_of(ctx)
-    row = _store(state, db, session_table, user_memory_table).session(session_id)
+    row = _store(state, db, session_table, user_memory_table, schema).session(session_id)
     out = state.output(as_json)
     if not out.document(row):
         render_session(out, row, runs)
@@ -110,6 +117,7 @@ def user_memory_show(
     db: DbOption = None,
     session_table: SessionTableOption = "upsonic_sessions",
     user_memory_table: UserTableOption = "upsonic_user_memories",
+    schema: SchemaOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Show a user's traits (the one memory row per user).
@@ -119,16 +127,16 @@ def user_memory_show(
         praisonmem upsonic user-memory user_123 --db data.db
     """
     state = state_of(ctx)
-    row = _store(state, db, session_table, user_memory_table).user(user_id)
+    row = _store(state, db, session_table, user_memory_table, schema).user(user_id)
     out = state.output(as_json)
     if not out.document(row):
         render_traits(out, row.get("user_memory") or {})
 
 
-def _edit(ctx: typer.Context, db: str | None, session_table: str, user_memory_table: str, user_id: str,
-          dry_run: bool, as_json: bool, **edit: Any) -> int:
+def _edit(ctx: typer.Context, db: str | None, session_table: str, user_memory_table: str, schema: str | None,
+          user_id: str, dry_run: bool, as_json: bool, **edit: Any) -> int:
     state = state_of(ctx)
-    outcome = upsonic.edit_user_memory(_store(state, db, session_table, user_memory_table), user_id,
+    outcome = upsonic.edit_user_memory(_store(state, db, session_table, user_memory_table, schema), user_id,
                                        dry_run=dry_run, **edit)
     out = state.output(as_json)
     code = render_outcome(out, outcome)
@@ -146,6 +154,7 @@ def user_memory_set(
     db: DbOption = None,
     session_table: SessionTableOption = "upsonic_sessions",
     user_memory_table: UserTableOption = "upsonic_user_memories",
+    schema: SchemaOption = None,
     dry_run: DryRunFlag = False,
     as_json: JsonFlag = False,
 ) -> int:
@@ -158,7 +167,7 @@ def user_memory_set(
 
         praisonmem upsonic user-memory set user_123 detected_tone=formal key_entities='{"bank": "ING"}' --db data.db
     """
-    return _edit(ctx, db, session_table, user_memory_table, user_id, dry_run, as_json,
+    return _edit(ctx, db, session_table, user_memory_table, schema, user_id, dry_run, as_json,
                  set_traits=parse_pairs(pairs, "trait"))
 
 
@@ -170,6 +179,7 @@ def user_memory_unset(
     db: DbOption = None,
     session_table: SessionTableOption = "upsonic_sessions",
     user_memory_table: UserTableOption = "upsonic_user_memories",
+    schema: SchemaOption = None,
     dry_run: DryRunFlag = False,
     as_json: JsonFlag = False,
 ) -> int:
@@ -179,7 +189,7 @@ def user_memory_unset(
 
         praisonmem upsonic user-memory unset user_123 current_goal --db data.db
     """
-    return _edit(ctx, db, session_table, user_memory_table, user_id, dry_run, as_json, unset=keys)
+    return _edit(ctx, db, session_table, user_memory_table, schema, user_id, dry_run, as_json, unset=keys)
 
 
 @user_memory.command("replace")
@@ -190,6 +200,7 @@ def user_memory_replace(
     db: DbOption = None,
     session_table: SessionTableOption = "upsonic_sessions",
     user_memory_table: UserTableOption = "upsonic_user_memories",
+    schema: SchemaOption = None,
     dry_run: DryRunFlag = False,
     as_json: JsonFlag = False,
 ) -> int:
@@ -199,7 +210,7 @@ def user_memory_replace(
 
         praisonmem upsonic user-memory replace user_456 --from traits.json --db data.db
     """
-    return _edit(ctx, db, session_table, user_memory_table, user_id, dry_run, as_json, replace_from=source)
+    return _edit(ctx, db, session_table, user_memory_table, schema, user_id, dry_run, as_json, replace_from=source)
 
 
 @app.command("export")
@@ -213,6 +224,7 @@ def export_command(
     sessions: Annotated[bool, typer.Option("--sessions", help="Export sessions (default: both).")] = False,
     session_table: SessionTableOption = "upsonic_sessions",
     user_memory_table: UserTableOption = "upsonic_user_memories",
+    schema: SchemaOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Export user memory and sessions as one JSON document (epoch-integer
@@ -223,7 +235,7 @@ def export_command(
         praisonmem upsonic export --db data.db --users -o users.json
     """
     state = state_of(ctx)
-    summary = upsonic.export_to(_store(state, db, session_table, user_memory_table), output, users=users,
+    summary = upsonic.export_to(_store(state, db, session_table, user_memory_table, schema), output, users=users,
                                 sessions=sessions, stdout=binary_stdout())
     report_written(state.output(as_json), summary, output,
                    f"exported {summary['users']} user(s) and {summary['sessions']} session(s) to {output}")
@@ -236,6 +248,7 @@ def import_command(
     db: DbOption = None,
     session_table: SessionTableOption = "upsonic_sessions",
     user_memory_table: UserTableOption = "upsonic_user_memories",
+    schema: SchemaOption = None,
     dry_run: DryRunFlag = False,
     yes: YesFlag = False,
     as_json: JsonFlag = False,
@@ -249,7 +262,7 @@ def import_command(
         praisonmem upsonic import users.json --db data.db --dry-run
     """
     state = state_of(ctx)
-    plan = upsonic.plan_import(_store(state, db, session_table, user_memory_table), file)
+    plan = upsonic.plan_import(_store(state, db, session_table, user_memory_table, schema), file)
     return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run)
 
 
@@ -267,6 +280,7 @@ def convert_command(
                        ] = False,
     session_table: SessionTableOption = "upsonic_sessions",
     user_memory_table: UserTableOption = "upsonic_user_memories",
+    schema: SchemaOption = None,
     dry_run: DryRunFlag = False,
     yes: YesFlag = False,
     as_json: JsonFlag = False,
@@ -277,7 +291,7 @@ def convert_command(
     calls, and tool results linked by tool_call_id; timestamps are converted;
     Upsonic's summary and usage are kept in the PraisonAI session's metadata.
     PraisonAI files are written with the library's lock and atomic write; Upsonic
-    rows as SqliteStorage writes them.
+    rows as SqliteStorage or PostgresStorage writes them.
 
     Example:
 
@@ -287,6 +301,7 @@ def convert_command(
     if to_praisonai == from_praisonai:
         raise UsageError("give exactly one of --to-praisonai and --from-praisonai")
     state = state_of(ctx)
-    plan = upsonic.plan_convert(_store(state, db, session_table, user_memory_table), state.with_home(home).paths,
-                                sessions, into_praisonai=to_praisonai, replace=replace, timeout=state.lock_timeout)
+    store = _store(state, db, session_table, user_memory_table, schema)
+    plan = upsonic.plan_convert(store, state.with_home(home).paths, sessions, into_praisonai=to_praisonai,
+                                replace=replace, timeout=state.lock_timeout)
     return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run)

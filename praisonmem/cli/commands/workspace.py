@@ -67,6 +67,8 @@ def paths_command(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     Sessions live under the PraisonAI data dir (--home, PRAISONAI_HOME,
     ~/.praisonai, ~/.praison, XDG_DATA_HOME). FileMemory does not: the library
     writes it under the project, ./.praisonai/memory (--memory-dir overrides).
+    A database the config names (upsonic.db) is listed too, a URL's password
+    masked.
 
     Example:
 
@@ -77,10 +79,12 @@ def paths_command(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     config = state.settings
     rows.append({"name": "config_file", "path": str(config.path), "source": config.path_source,
                  "exists": config.path.exists()})
+    rows += config.database_rows()
     out = state.output(as_json)
     if out.document(rows):
         return
     out.table(
         ["NAME", "PATH", "EXISTS", "CHOSEN BY"],
-        [[str(r["name"]), str(r["path"]), "yes" if r["exists"] else "no", str(r["source"])] for r in rows],
+        [[str(r["name"]), str(r["path"]), {True: "yes", False: "no", None: "-"}[r["exists"]], str(r["source"])]
+         for r in rows],
     )

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from praisonmem.cli.output import Output, fmt_time, fmt_value
-from praisonmem.core.sessions import SessionView, Turn, summarise
+from praisonmem.core.sessions import SessionView, Turn, gateway_chat, messages_of, summarise
 
+PREFIXES = {"archived": "a", "spilled": "s", "gateway": "g"}  # before a turn's index: #a3, #s0, #g1
 ROLE_STYLES = {"user": "bold cyan", "assistant": "bold green", "system": "bold magenta", "tool": "bold yellow"}
 
 
@@ -16,6 +17,7 @@ def render_session(out: Output, view: SessionView) -> None:
     header = [
         ("Session", view.session_id),
         ("File", view.file),
+        ("Store", view.store),
         ("Agent", fmt_value(row["agent_name"]) or "-"),
         ("User", fmt_value(row["user_id"]) or "-"),
         ("Title", row["title"] or "-"),
@@ -26,6 +28,8 @@ def render_session(out: Output, view: SessionView) -> None:
         ("Updated", fmt_time(row["updated_at"]) or "-"),
         ("Messages", _counts(row, view)),
     ]
+    if view.copies:
+        header.insert(3, ("Copies", _copies(view)))
     checkpoint = doc.get("last_compaction")
     if isinstance(checkpoint, dict) and checkpoint:
         header.append(("Checkpoint", _checkpoint(checkpoint)))
@@ -42,7 +46,19 @@ def render_session(out: Output, view: SessionView) -> None:
         _render_turn(out, turn)
 
 
+def _copies(view: SessionView) -> str:
+    others = ", ".join(view.copies["paired_with"])
+    if view.copies["pair"] == "equal":
+        return f"{others} holds the same session"
+    if view.copies["stale"]:
+        return f"STALE: {others} holds a newer, different copy"
+    return f"{others} holds a different, older copy"
+
+
 def _counts(row: dict[str, Any], view: SessionView) -> str:
+    if gateway_chat(view.doc) is not None:
+        return (f"{row['message_count']} chat message(s) in {len(messages_of(view.doc))} gateway snapshot(s), "
+                f"{row['archived_count']} archived")
     text = f"{row['message_count']} active, {row['archived_count']} archived"
     if view.spilled:
         text += f", {view.spilled} spilled (waiting in the spill dir, merged on the next load)"
@@ -65,7 +81,7 @@ def _kv(out: Output, key: str, value: str, width: int) -> None:
 def _label(turn: Turn) -> str:
     if turn.section == "checkpoint":
         return "summary"
-    prefix = "a" if turn.section == "archived" else "s" if turn.section == "spilled" else ""
+    prefix = PREFIXES.get(turn.section, "")
     return f"#{prefix}{turn.index}"
 
 
@@ -77,6 +93,8 @@ def _markers(turn: Turn) -> list[str]:
         marks.append("spilled: not yet merged into the file")
     if turn.section == "checkpoint":
         marks.append("compaction checkpoint: what the agent resumes with")
+    if turn.section == "gateway":
+        marks.append(f"gateway chat from {turn.sender or '?'}")
     if turn.compaction is not None:
         marks.append(f"summary of {turn.compaction} compacted messages")
     if turn.partial:
@@ -118,14 +136,16 @@ def _render_turn(out: Output, turn: Turn) -> None:
 def render_hits(out: Output, hits: list[dict[str, Any]]) -> None:
     if not out.tty:
         out.table(
-            ["SESSION", "INDEX", "ARCHIVED", "ROLE", "SCORE", "SNIPPET"],
+            ["SESSION", "INDEX", "ARCHIVED", "ROLE", "SCORE", "SNIPPET", "STORE", "SECTION"],
             [[str(h["session_id"]), str(h["index"]), "yes" if h["archived"] else "no", str(h["role"]),
-              f"{h['score']:g}", h["snippet"]] for h in hits],
+              f"{h['score']:g}", h["snippet"], h["store"], h["section"]] for h in hits],
         )
         return
     for hit in hits:
-        where = f"#{'a' if hit['archived'] else ''}{hit['index']}"
+        where = f"#{PREFIXES.get(hit['section'], '')}{hit['index']}"
         out.styled((str(hit["session_id"]), "bold"), " ", (where, "cyan"), " ",
                    (str(hit["role"]), ROLE_STYLES.get(str(hit["role"]), "")), (f"  score {hit['score']:g}", "dim"),
-                   *([(" [archived]", "italic")] if hit["archived"] else []))
+                   (f"  {hit['store']}", "dim"),
+                   *([(" [archived]", "italic")] if hit["archived"] else []),
+                   *([(" [gateway chat]", "italic")] if hit["section"] == "gateway" else []))
         out.marked(hit["snippet"], hit["highlights"], style="bold reverse", indent="    ")

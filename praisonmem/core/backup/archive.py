@@ -5,9 +5,11 @@ An archive is untrusted input. Only what ``backup create`` itself writes is acce
 * ``manifest.json`` first (at most :data:`MANIFEST_MAX` bytes), then regular files only (no
   links, devices, directories or sparse files);
 * each file under one of the manifest's roots as create lays them out (:data:`LAYOUT`): a file
-  directly in ``home/sessions/`` or ``home/state/session_spill/``, any file below ``home/learn/``
-  or ``memory/``; no empty, ``.`` or ``..`` component, no lock or temp file, no path twice, no path
-  that is also another's directory;
+  directly in ``home/sessions/`` or in one of its store directories (``projects/<8 hex>/``, the
+  praisonai CLI's project stores, and ``run_<date>_<time>_<6 hex>/``, its old runs), or directly in
+  ``home/state/session_spill/``, any file below ``home/learn/`` or ``memory/``; no empty, ``.`` or
+  ``..`` component, no lock or temp file, no path twice, no path that is also another's directory;
+* a database (``"sqlite": true``: a snapshot ``backup create`` took) passes ``PRAGMA quick_check``;
 * each file's size and sha256 as the manifest says. Members are streamed in chunks while hashing,
   a member larger than its manifest size is refused before a byte of it is read, and the bytes
   read in all never exceed the manifest's total, so a tiny archive claiming gigabytes cannot
@@ -22,6 +24,7 @@ import math
 import os
 import re
 import tarfile
+import tempfile
 import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -29,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Literal
 
+from praisonmem.core.backup import sqlite
 from praisonmem.core.errors import NotFound, Refused
 from praisonmem.core.result import Progress
 
@@ -49,7 +53,15 @@ LAYOUT = (
     ("home/learn/", "learn", True),
     ("memory/", "memory", True),
 )
+# The store directories inside sessions/: a praisonai CLI project store, an old SessionManager run.
+SESSION_SUBDIRS = (re.compile(r"projects/[0-9a-f]{8}"), re.compile(r"run_\d{8}_\d{6}_[0-9a-f]{6}"))
 
+
+def session_path_ok(parts: list[str] | tuple[str, ...]) -> bool:
+    """A file (path below ``sessions/``) directly there or in ``projects/<id>/`` or ``run_…/``."""
+    if len(parts) == 1:
+        return True
+    return any(pattern.fullmatch("/".join(parts[:-1])) for pattern in SESSION_SUBDIRS)
 
 
 class _BoundedTarInfo(tarfile.TarInfo):
@@ -122,7 +134,7 @@ def layout_reason(name: str, roots: set[str]) -> str | None:
             return f"under {prefix} but the manifest has no '{root}' root"
         if any(part in ("", ".") for part in rest):
             return "a path with an empty or '.' component"
-        if not nested and len(rest) > 1:
+        if not nested and len(rest) > 1 and not (root == "sessions" and session_path_ok(rest)):
             return f"in a sub-directory of {prefix}, which backups never hold"
         if rest[-1].endswith(SKIPPED_SUFFIXES):
             return "a lock or temp file, which backups never hold"
@@ -193,6 +205,8 @@ def _entry_reason(entry: Any, roots: set[str]) -> str | None:
         return "a manifest entry whose mtime is not a time"
     if "damaged" in entry and not isinstance(entry["damaged"], str):
         return "a manifest entry whose 'damaged' note is not text"
+    if "sqlite" in entry and entry["sqlite"] is not True:
+        return "a manifest entry whose 'sqlite' mark is not true"
     return layout_reason(entry["path"], roots)
 
 
@@ -292,10 +306,24 @@ def _member_problem(tar: tarfile.TarFile, member: tarfile.TarInfo, roots: set[st
                                     "not read", "mismatch")
     if not budget.take(want["size"]):
         return Problem(member.name, "more data than the manifest's total; not read", "mismatch")
+    if want.get("sqlite") and "damaged" not in want:
+        return _database_problem(tar.extractfile(member), member.name, want)
     size, digest = copy_member(tar.extractfile(member), want["size"])
     if size != want["size"] or digest != want["sha256"]:
         return Problem(member.name, "checksum mismatch", "mismatch")
     return None
+
+
+def _database_problem(source: IO[bytes], name: str, want: dict[str, Any]) -> Problem | None:
+    """A database snapshot: its checksum, then ``quick_check`` on a private copy opened read-only."""
+    with tempfile.TemporaryDirectory(prefix="praisonmem-") as private:
+        copy = Path(private) / "check.db"
+        with open(copy, "wb") as handle:
+            size, digest = copy_member(source, want["size"], handle.write)
+        if size != want["size"] or digest != want["sha256"]:
+            return Problem(name, "checksum mismatch", "mismatch")
+        problem = sqlite.quick_check(copy)
+    return None if problem is None else Problem(name, f"the database fails its check ({problem})", "damaged")
 
 
 def verify(archive: str | os.PathLike[str], progress: Progress = None) -> dict[str, Any]:

@@ -4,7 +4,9 @@ Layout inside the archive (so that ``restore --to DIR`` yields a usable
 ``DIR/home`` and ``DIR/memory``)::
 
     manifest.json                      first, so listing reads only the head
-    home/sessions/…                    each session read while holding its lock
+    home/sessions/…                    each session read while holding its lock; sessions.db and
+                                       sessions_index.db as snapshots (:mod:`.sqlite`); projects/<id>/…
+                                       (the praisonai CLI's project stores) and run_*/… (its old runs)
     home/state/session_spill/…
     home/learn/<scope>/<user>/…        read under the learn-store lock
     memory/<user>/…
@@ -48,6 +50,7 @@ from typing import Any, BinaryIO, Literal
 
 from praisonmem import __version__
 from praisonmem.core import learn, memory
+from praisonmem.core.backup import archive, sqlite
 from praisonmem.core.backup.archive import FORMAT, MANIFEST, SKIPPED_SUFFIXES, read_manifest
 from praisonmem.core.errors import IOFailure, NotFound, PraisonMemError, TargetExists, UsageError, io_failure
 from praisonmem.core.io import jsonfile, outfile
@@ -63,7 +66,7 @@ INCLUDES = ("sessions", "memory", "learn")
 
 @dataclass
 class Entry:
-    kind: Literal["session", "learn", "memory", "file"]  # which lock it is read under ("file": none)
+    kind: Literal["session", "sqlite", "learn", "memory", "file"]  # how it is read ("file": as it is, no lock)
     source: Path
     name: str  # path inside the archive
 
@@ -102,6 +105,28 @@ def _files(root: Path) -> list[Path]:
     return found
 
 
+def session_entries(sessions_dir: Path) -> list[Entry]:
+    """Everything the session stores keep in ``sessions/``: the JSON and unified files and ``.last_session``,
+    ``sessions.db`` and ``sessions_index.db`` (snapshots: their ``-wal``/``-shm`` are never copied on their
+    own), each praisonai CLI project store ``projects/<id>/``, and the old ``run_*/`` directories."""
+    entries = []
+    for path in _files(sessions_dir):
+        relative = path.relative_to(sessions_dir)
+        if not archive.session_path_ok(relative.parts):
+            continue  # another application's directory: not a session store
+        if sqlite.is_sidecar(path.name):
+            continue
+        in_run = len(relative.parts) > 1 and relative.parts[0].startswith("run_")
+        if path.name in sqlite.STORES:
+            kind = "sqlite"
+        elif path.name.endswith(".json") and not in_run:
+            kind = "session"
+        else:
+            kind = "file"  # .last_session, run_*/ metadata and events (written with no lock), quarantined copies
+        entries.append(Entry(kind, path, f"home/sessions/{relative.as_posix()}"))
+    return entries
+
+
 def collect(paths: Paths, include: tuple[str, ...]) -> tuple[list[Entry], dict[str, str]]:
     """What a backup holds, and the roots it came from."""
     entries: list[Entry] = []
@@ -109,10 +134,7 @@ def collect(paths: Paths, include: tuple[str, ...]) -> tuple[list[Entry], dict[s
     if "sessions" in include:
         roots["sessions"] = os.path.abspath(paths.sessions_dir)
         roots["spill"] = os.path.abspath(paths.spill_dir)
-        for path in _files(paths.sessions_dir):
-            if path.parent == paths.sessions_dir:
-                kind = "session" if path.name.endswith(".json") else "file"
-                entries.append(Entry(kind, path, f"home/sessions/{path.name}"))
+        entries += session_entries(paths.sessions_dir)
         entries += [Entry("file", p, f"home/state/session_spill/{p.name}") for p in _files(paths.spill_dir)
                     if p.parent == paths.spill_dir]
     if "learn" in include:
@@ -135,8 +157,12 @@ def _read(entry: Entry, timeout: float) -> tuple[bytes, str | None] | None:
             raw, _, error = memory.read_last(entry.source, timeout)
             return raw, None if error is None else error.reason
         if entry.kind == "session":
+            # the JSON store's lock, and a shared lock on the file itself, which the unified (REPL/TUI) store
+            # holds exclusively while it rewrites a file in place
             with jsonfile.locked(entry.source, timeout):
-                return entry.source.read_bytes(), None
+                return memory.read_shared(entry.source, timeout), None
+        if entry.kind == "sqlite":
+            return sqlite.snapshot(entry.source, timeout)
         if entry.kind == "learn":
             with learn.locked(entry.source, timeout):
                 return entry.source.read_bytes(), None
@@ -200,6 +226,8 @@ def create(paths: Paths, *, output: Path, include: tuple[str, ...] = INCLUDES, k
                         manifest_files.append({"path": entry.name, "size": len(data),
                                                "mode": f"{st.st_mode & 0o7777:04o}", "mtime": st.st_mtime,
                                                "sha256": hashlib.sha256(data).hexdigest()})
+                        if entry.kind == "sqlite":
+                            manifest_files[-1]["sqlite"] = True  # a snapshot: verify runs quick_check on it
                         if reason is not None:  # kept, as it is on disk, but never passed off as good
                             manifest_files[-1]["damaged"] = reason
                             damaged.append({"path": entry.name, "file": str(entry.source), "problem": reason})

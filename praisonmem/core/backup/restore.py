@@ -12,15 +12,19 @@ backup recorded as damaged is not restored.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import tempfile
-from contextlib import AbstractContextManager, nullcontext
+import time
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 from praisonmem.core import learn, memory
+from praisonmem.core.backup import sqlite
 from praisonmem.core.backup.archive import (
     DAMAGE,
     EXTRA_MEMBERS,
@@ -33,7 +37,7 @@ from praisonmem.core.backup.archive import (
     read_manifest,
     shown,
 )
-from praisonmem.core.errors import PraisonMemError, ProblemsFound, Refused, io_failure
+from praisonmem.core.errors import LockTimeout, PraisonMemError, ProblemsFound, Refused, io_failure
 from praisonmem.core.io import jsonfile
 from praisonmem.core.paths import Paths
 from praisonmem.core.result import Action, Change, Outcome, Plan, Progress
@@ -72,6 +76,7 @@ class RestoreItem:
     sha256: str
     mtime: float
     detail: str | None = None
+    database: bool = False  # an SQLite file: put back only while nobody has it open (:func:`sqlite.exclusive`)
 
     @property
     def writes(self) -> bool:
@@ -100,8 +105,8 @@ def plan_restore(archive: str | os.PathLike[str], paths: Paths, *, to: str | os.
 
     def run(dry_run: bool, progress: Progress) -> Outcome:
         if dry_run:
-            return Outcome([i.change(detail="already exists" if i.action == "skip" else None, dry_run=True)
-                            for i in items])
+            return Outcome([i.change(detail=i.detail or ("already exists" if i.action == "skip" else None),
+                                     dry_run=True) for i in items])
         return Outcome(restore(archive, items, paths, to=to, timeout=timeout, progress=progress))
 
     return Plan(question, run)
@@ -129,19 +134,36 @@ def plan_items(archive: Path, paths: Paths, *, to: Path | None, on_conflict: Res
     items = []
     for entry in files:
         target = destination(entry["path"], paths, to)
-        item = RestoreItem(entry["path"], target, "restore", entry["size"], entry["sha256"], entry["mtime"])
+        item = RestoreItem(entry["path"], target, "restore", entry["size"], entry["sha256"], entry["mtime"],
+                           database=entry.get("sqlite") is True or target.name in sqlite.STORES)
         if entry["path"] in damaged:
             item.action, item.detail = "fail", f"{damaged[entry['path']]}; not restored (tar -xzf the archive to see it)"
+        elif sqlite.is_sidecar(target.name):
+            item.action, item.detail = "skip", ("a SQLite sidecar an older praisonmem copied as it was; not restored "
+                                                "(beside another copy of its database it could corrupt it)")
         elif os.path.lexists(target):
             item.action = "replace" if on_conflict is RestoreConflict.replace else "skip"
+        if item.writes and item.database:
+            item.action, item.detail = _database_in_use(target) or (item.action, item.detail)
         items.append(item)
     return items
+
+
+def _database_in_use(target: Path) -> tuple[ItemAction, str] | None:
+    """Why a database cannot be put back now (seen before anything is written; checked again under its lock)."""
+    holder = sqlite.open_by(target)
+    if holder is not None:
+        return "fail", f"the database is open in another process (pid {holder}); stop it, then restore"
+    waiting = sqlite.pending_changes(target)
+    if waiting is not None:
+        return "fail", f"{waiting} beside it holds changes a writer did not finish; not restored"
+    return None
 
 
 def restore(archive: Path, items: list[RestoreItem], paths: Paths, *, to: Path | None,
             timeout: float = jsonfile.LOCK_TIMEOUT, progress: Progress = None) -> list[Change]:
     wanted = {i.name: i for i in items if i.writes}
-    results = [i.change(detail="already exists") for i in items if i.action == "skip"]
+    results = [i.change(detail=i.detail or "already exists") for i in items if i.action == "skip"]
     results += [i.change() for i in items if i.action == "fail"]
     try:
         results += _restore_members(archive, wanted, len(items) + 1 + EXTRA_MEMBERS, timeout, progress)
@@ -228,13 +250,51 @@ def private_dirs(directory: Path) -> None:
 
 
 def _is_session(name: str) -> bool:
-    return name.startswith("home/sessions/") and name.endswith(".json")
+    """A JSON-store or unified session (``sessions/`` or a project store), not a ``run_*/`` file."""
+    if not (name.startswith("home/sessions/") and name.endswith(".json")):
+        return False
+    rest = name[len("home/sessions/"):].split("/")
+    return len(rest) == 1 or rest[0] == "projects"
+
+
+@contextmanager
+def _session_locks(target: Path, timeout: float) -> Iterator[None]:
+    """The JSON store's sidecar lock, and ``LOCK_EX`` on the file itself, which the unified (REPL/TUI) store
+    takes to rewrite a file in place: no such writer is half-way through it when it is replaced."""
+    with jsonfile.locked(target, timeout):
+        try:
+            fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except FileNotFoundError:
+            yield
+            return
+        except OSError as exc:
+            raise io_failure(target, exc, "cannot lock") from exc
+        try:
+            _flock_exclusive(fd, target, timeout)
+            yield
+        finally:
+            os.close(fd)
+
+
+def _flock_exclusive(fd: int, target: Path, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise LockTimeout(f"{target}: a writer has held it locked for over {timeout:g}s; not restored") \
+                    from None
+            time.sleep(0.02)
 
 
 def _store_lock(item: RestoreItem, timeout: float) -> AbstractContextManager[None]:
     name, target = item.name, item.target
+    if item.database:
+        return sqlite.exclusive(target, timeout)
     if _is_session(name):
-        return jsonfile.locked(target, timeout)
+        return _session_locks(target, timeout)
     if name.startswith("home/learn/") and name.endswith(".json") and not name.endswith(".archive.json"):
         return learn.locked(target, timeout)
     if name.startswith("memory/"):  # memory/<user>/… (or a store in the base itself: memory/<file>)

@@ -295,14 +295,11 @@ def config(doc: Any, report: Report) -> None:
 
 
 def episodic_date(stem: str, report: Report) -> None:
+    """A name that is no date at all; a raw date (``2026-3-5``) is ``migrate``'s (``episodic.raw_date``)."""
     try:
-        normal = datetime.strptime(stem, "%Y-%m-%d").strftime("%Y-%m-%d")
+        datetime.strptime(stem, "%Y-%m-%d")
     except ValueError:
         report("error", "episodic.date", f"'{stem}' is not a valid YYYY-MM-DD date: the library never reads it")
-        return
-    if normal != stem:
-        report("warning", "episodic.date", f"written under an older release's raw date; the library now reads "
-                                           f"{normal}.json and does not see this file")
 
 
 # ---------------------------------------------------------------- learn stores

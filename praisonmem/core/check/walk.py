@@ -3,7 +3,11 @@
 A path may be a PraisonAI home, a sessions dir, a spill dir, a learn dir, a
 FileMemory base or user dir, or a single file; it is recognised by its shape.
 Each finding has a severity (``error``, ``warning``, ``info``), the file and a
-message; the rules themselves live in :mod:`praisonmem.core.check.rules`.
+message; the rules themselves live in :mod:`praisonmem.core.check.rules`. What an
+upgrade left where praisonaiagents 1.7.17 does not look comes from
+:mod:`praisonmem.core.migrate`'s finders: each proposal is a warning with the
+command that fixes it (``fix``). ``sessions.db`` is read read-only (never through the
+library's opener, which repairs and imports).
 Nothing is written: files are read once, as a plain reader, except that a
 FileMemory file is read under ``flock(LOCK_SH)`` on it (as the library's readers
 do) and re-read when it does not parse, so an older release rewriting it in
@@ -15,16 +19,16 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from praisonmem.core import learn, memory, sessions
+from praisonmem.core import learn, memory, migrate, sessions
 from praisonmem.core.check import rules
 from praisonmem.core.check.rules import Severity
 from praisonmem.core.errors import LockTimeout, NotFound, PraisonMemError, UsageError, io_failure
 from praisonmem.core.io import jsonfile
-from praisonmem.core.paths import Paths
+from praisonmem.core.paths import Paths, Resolved, resolve
 
 
 @dataclass
@@ -33,8 +37,9 @@ class Finding:
     file: str
     message: str
     code: str
+    fix: str | None = None  # the command that fixes it, when praisonmem has one (the migrate findings)
 
-    def to_json(self) -> dict[str, str]:
+    def to_json(self) -> dict[str, str | None]:
         return asdict(self)
 
 
@@ -61,15 +66,17 @@ class Report:
 
 class Checker:
     def __init__(self, progress: Callable[[int], None] | None = None,
-                 sessions_dirs: dict[Path, Path] | None = None, timeout: float = jsonfile.LOCK_TIMEOUT) -> None:
+                 sessions_dirs: dict[Path, Path] | None = None, timeout: float = jsonfile.LOCK_TIMEOUT,
+                 paths: Paths | None = None) -> None:
         self.report = Report()
         self.progress = progress
         self.sessions_dirs = sessions_dirs or {}  # spill dir -> its sessions dir, where they are not siblings
         self.timeout = timeout
+        self.paths = paths  # the resolved paths: a root that is one of them keeps its source (and fix commands)
         self._seen: set[str] = set()
 
-    def add(self, severity: Severity, path: Path | str, message: str, code: str) -> None:
-        self.report.findings.append(Finding(severity, str(path), message, code))
+    def add(self, severity: Severity, path: Path | str, message: str, code: str, fix: str | None = None) -> None:
+        self.report.findings.append(Finding(severity, str(path), message, code, fix))
 
     def leftover_temp(self, path: Path, writer: str = "write") -> None:
         self.add("warning", path, f"temp file left by an interrupted {writer}", "leftover.temp")
@@ -124,6 +131,8 @@ class Checker:
                 if doc is not None:
                     sid = doc.get("session_id")
                     held[sid if isinstance(sid, str) else name[: -len(".json")]] = doc.get("updated_at")
+            elif name == sessions.TRANSCRIPT_DB and entry.is_file():
+                self.transcript_db(entry)
             elif name == "projects" and entry.is_dir():
                 for project in _entries(entry):
                     if project.is_dir():  # the praisonai CLI's per-project stores: JSON directories of their own
@@ -199,6 +208,67 @@ class Checker:
                              "PraisonAI's search and gateway routing keep using it until an indexed write"
                              if routed else "PraisonAI's search refreshes it"), "index.stale")
 
+    def transcript_db(self, path: Path) -> None:
+        """``sessions.db``: read-only, like every read (never the library's opener, which repairs)."""
+        if str(path) in self._seen:
+            return
+        self._seen.add(str(path))
+        self.report.files_checked += 1
+        if self.progress:
+            self.progress(self.report.files_checked)
+        try:
+            found = sessions.inspect_db(path)
+        except PraisonMemError as exc:
+            self.add("error", path, f"{getattr(exc, 'reason', exc.message)}: the library's opener moves it aside and "
+                                    "starts an empty database, then imports every JSON file beside it again",
+                     "sessions_db.unreadable")
+            return
+        if found.quick_check != "ok":
+            self.add("error", path, f"quick_check found damage ({found.quick_check}): the library's opener copies it "
+                                    "aside and rebuilds or replaces it the next time it opens it; back it up first",
+                     "sessions_db.integrity")
+        beside = sessions.json_files_beside(path.parent)
+        if not found.rows and beside:
+            self.add("info", path, f"no sessions yet: the gateway imports the {len(beside)} JSON file(s) beside it on "
+                                   "its next start", "sessions_db.import_pending")
+        for sid, raw, columns in found.rows:
+            self.transcript_row(path, sid, raw, columns)
+        if found.rows and path.parent.name == "sessions":
+            self.missing_from_db(path)
+
+    def transcript_row(self, db: Path, sid: str, raw: bytes, columns: tuple) -> None:
+        where = f"{db}:{sid}"
+        try:
+            doc = jsonfile.parse(raw, where)
+        except PraisonMemError as exc:
+            doc = exc
+        if not isinstance(doc, dict):
+            reason = getattr(doc, "reason", None) or f"top-level JSON value is {jsonfile.json_kind(doc)}, not an object"
+            self.add("error", where, f"{reason}: the library loads it as a new, empty session and overwrites it on "
+                                     "its next write", "parse")
+            return
+        named = doc.get("session_id")
+        rules.session(doc, sessions.safe_file_stem(named) if isinstance(named, str) else sid, self.reporter(where))
+        if isinstance(named, str) and named != sid:
+            self.add("warning", where, f"its document names session '{named}': the library finds it by the row's key "
+                                       f"'{sid}' and writes '{named}' back into it", "sessions_db.key")
+        wanted = tuple(doc.get(k) for k in ("agent_name", "gateway_session_id", "agent_id", "updated_at"))
+        if columns != wanted:
+            self.add("warning", where, "its columns (agent_name, gateway_session_id, agent_id, updated_at) disagree "
+                                       "with its document: the gateway's lookups by agent and gateway session use "
+                                       "the columns", "sessions_db.columns")
+
+    def missing_from_db(self, db: Path) -> None:
+        from praisonmem.core.paths import resolve
+
+        found = sessions.db_import_candidates(resolve(db.parent.parent, env={}))
+        fix = migrate.command(self._paths_for(home=db.parent.parent), "migrate")
+        if found and found[0]:
+            ids = ", ".join(c.session_id for c in found[0][:5]) + (" …" if len(found[0]) > 5 else "")
+            self.add("info", db, f"{len(found[0])} JSON session(s) the gateway does not see ({ids}): sessions.db holds "
+                                 "sessions, so its one-time import of the JSON files will not run again; import them "
+                                 "with 'praisonmem migrate'", "sessions_db.missing_json", fix)
+
     def spill_dir(self, root: Path) -> None:
         for entry in _entries(root):
             if entry.name.endswith(".tmp"):
@@ -272,9 +342,13 @@ class Checker:
     def memory_base(self, root: Path) -> None:
         if memory.looks_like_user(root):
             self.memory_user(root)
-        for entry in _entries(root):
-            if entry.is_dir() and not entry.name.startswith("."):
-                self.memory_user(entry)
+        nested = [name for name in memory.file_users(root) if "/" in name]  # team/alice: before 1.6.58
+        for entry in sorted([e for e in _entries(root) if e.is_dir() and not e.name.startswith(".")]
+                            + [root / name for name in nested]):
+            reason = memory.legacy_user_reason(entry.relative_to(root).as_posix())
+            if reason:
+                self.add("warning", entry, reason, "memory.legacy_user_dir")
+            self.memory_user(entry)
 
     def memory_user(self, root: Path) -> None:
         ids: dict[str, list[str]] = {}
@@ -326,6 +400,37 @@ class Checker:
         self.report.roots.append(str(path))
         kind = classify(path)
         getattr(self, kind)(path)
+        self.migrations(kind, path)
+
+    # -------------------------------------------------------- what an upgrade left behind (praisonmem migrate)
+
+    def migrations(self, kind: str, root: Path) -> None:
+        """``migrate``'s proposals for the home or FileMemory tree ``root`` is (or holds), as warnings with
+        their fix; a user directory gets only its own."""
+        if kind in ("home", "sessions_dir"):
+            home = root if kind == "home" else root.parent
+            proposals = migrate.find(self._paths_for(home=home), where="home", timeout=self.timeout)
+        elif kind in ("memory_base", "memory_user"):
+            base = root if kind == "memory_base" else root.parent
+            proposals = migrate.find(self._paths_for(memory_dir=base), where="project", timeout=self.timeout)
+            if kind == "memory_user":
+                proposals = [p for p in proposals if _within(Path(p.subject), root)]
+        else:
+            return
+        seen = {(f.file, f.code) for f in self.report.findings}
+        for proposal in proposals:
+            if (proposal.subject, proposal.kind) not in seen:  # sessions.db's own walk may have said it already
+                self.add("warning", proposal.subject, proposal.detail, proposal.kind, proposal.fix_command or None)
+
+    def _paths_for(self, *, home: Path | None = None, memory_dir: Path | None = None) -> Paths:
+        """The paths migrate's finders look at for a checked root: the resolved ones when the root is one of
+        them, else the root as if given with ``--home`` / ``--memory-dir`` (so fix commands name it)."""
+        base = self.paths or resolve()
+        if home is not None and not _same(home, base.data.path):
+            base = replace(base, data=Resolved(home, "--home"), state=Resolved(home, "--home"))
+        if memory_dir is not None and not _same(memory_dir, base.memory.path):
+            base = replace(base, memory=Resolved(memory_dir, "--memory-dir"))
+        return base
 
 
 def _entries(directory: Path) -> list[Path]:
@@ -341,6 +446,8 @@ def _entries(directory: Path) -> list[Path]:
 def classify(path: Path) -> str:
     """The kind of PraisonAI path this is, by its shape; a usage error when it is none."""
     if path.is_file():
+        if path.name == sessions.TRANSCRIPT_DB:
+            return "transcript_db"
         if path.parent.name == "sessions":
             return "session_file"
         if path.parent.name == "episodic" or path.name in memory.MEMORY_FILES:
@@ -381,6 +488,13 @@ def default_roots(paths: Paths) -> list[Path]:
     return roots
 
 
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
+
+
 def _within(path: Path, root: Path) -> bool:
     try:
         path.resolve().relative_to(root.resolve())
@@ -392,7 +506,8 @@ def _within(path: Path, root: Path) -> bool:
 def check(targets: Iterable[str | os.PathLike[str]], progress: Callable[[int], None] | None = None,
           paths: Paths | None = None, timeout: float = jsonfile.LOCK_TIMEOUT) -> Report:
     """Check each target; ``paths`` tells which sessions dir the resolved spill dir belongs to."""
-    checker = Checker(progress, {paths.spill_dir: paths.sessions_dir} if paths is not None else None, timeout)
+    checker = Checker(progress, {paths.spill_dir: paths.sessions_dir} if paths is not None else None, timeout,
+                      paths)
     for target in targets:
         checker.path(Path(target))
     return checker.report

@@ -25,6 +25,10 @@ Serialisation is byte-identical to ``json.dump(indent=2, ensure_ascii=False)``
 with no trailing newline; documents carrying ``snapshot_storage`` are written
 compact, as ``HierarchicalSessionStore`` does. Key order and unknown keys are
 kept because documents are plain dicts loaded in file order.
+
+orjson, when installed, does the work where it provably gives the standard
+library's result (:mod:`praisonmem.core.io.fastjson`); everything else, every
+error message included, is the standard library's.
 """
 
 from __future__ import annotations
@@ -32,12 +36,12 @@ from __future__ import annotations
 import json
 import os
 import stat
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, BinaryIO
 
 from praisonmem.core.errors import CorruptFile, IOFailure, LockTimeout, NotFound, Refused, io_failure
+from praisonmem.core.io import fastjson
 
 LOCK_TIMEOUT = 5.0
 LOCK_POLL = 0.05  # the library retries every 50 ms
@@ -55,15 +59,35 @@ def is_compact_document(doc: Any) -> bool:
     return isinstance(doc, dict) and "snapshot_storage" in doc
 
 
-def serialise(doc: Any) -> bytes:
+def serialise(doc: Any, *, known: frozenset[int] = frozenset()) -> bytes:
+    """The bytes the library would write for ``doc``. ``known``: ids of containers in ``doc`` that
+    :func:`parse_proven` vouched for and the caller has not changed since (not checked again)."""
+    compact = is_compact_document(doc)
+    if not compact:
+        fast = fastjson.dumps_indented(doc, known)
+        if fast is not None:
+            return fast
     try:
-        return dumps(doc, compact=is_compact_document(doc)).encode("utf-8")
+        return dumps(doc, compact=compact).encode("utf-8")
     except UnicodeEncodeError as exc:
         raise Refused(f"document holds text that is not valid Unicode ({exc.reason}); not written") from exc
 
 
+def parse_proven(raw: bytes, path: str | os.PathLike[str]) -> tuple[Any, frozenset[int]]:
+    """:func:`parse`, and the ids of the document's members (a list's items, an object's values) that
+    :func:`serialise` may encode without checking them again: all of them when ``raw`` is exactly what both
+    encoders write for the document, else none. Valid while the caller keeps them unchanged and alive."""
+    fast = fastjson.loads_proven(raw)
+    if fast is not fastjson.REFUSED:
+        return fast
+    return parse(raw, path), frozenset()
+
+
 def parse(raw: bytes, path: str | os.PathLike[str]) -> Any:
     """Decode strict UTF-8 JSON, saying what is wrong and where when it is not."""
+    fast = fastjson.loads(raw)
+    if fast is not fastjson.REFUSED:
+        return fast
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -259,6 +283,8 @@ def replacing(path: str | os.PathLike[str], *, mode: int | None = None) -> Itera
     """A handle on a temp file beside ``path`` (0600, or ``mode``) that replaces ``path`` when the
     block ends: fsynced, renamed over it, the directory fsynced. On an error the temp file is removed
     and ``path`` is untouched."""
+    import tempfile  # writers only: keeps read commands fast
+
     path = os.fspath(path)
     directory = os.path.dirname(path) or "."
     makedirs(directory)

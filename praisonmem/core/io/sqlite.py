@@ -1,40 +1,169 @@
-"""Opening SQLite files safely: read-only for readers, a bounded busy timeout for writers."""
+"""Opening SQLite files safely: read-only for readers, a bounded busy timeout for writers.
+
+A read-only open is not free of side effects (spec-11 §2.8, measured on SQLite 3.40): on a WAL
+database that no connection has open, ``mode=ro`` makes the reader the first connection, so it
+rebuilds the wal-index: it creates ``-wal`` and ``-shm`` (and leaves them), or rewrites a ``-shm``
+a killed writer left. ``immutable=1`` changes nothing but reads only the main file, so it misses
+committed frames still in ``-wal``. :func:`connect_ro` therefore looks first:
+
+* whether a connection is open: every open WAL connection holds a POSIX read lock on byte 128
+  of ``-shm`` (SQLite's DMS lock), which ``F_GETLK`` reports without taking anything;
+* whether ``-wal`` holds frames (anything beyond its 32-byte header).
+
+Then: no connection and no frames → ``immutable=1``; no connection but frames (a writer that
+died) → a private copy of the database and its ``-wal`` in a 0700 temp dir, read there and
+removed on close; a live connection → ``mode=ro``, which creates nothing and only updates the
+read marks inside ``-shm`` (unavoidable while another process has it open; should that process
+close in the microseconds between the look and the open, this reader rebuilds ``-shm`` as the
+library's own readers would). A rollback-journal database is opened ``mode=ro``. Nothing here ever runs a checkpoint, recovery, a schema change
+or ``PRAGMA journal_mode``.
+"""
 
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
+import struct
+import sys
+import tempfile
 from pathlib import Path
+from typing import Literal
 
 from praisonmem.core.errors import CorruptFile, IOFailure, LockTimeout, NotFound, UsageError
 
+WalState = Literal["rollback", "idle", "idle-frames", "live"]
+WAL_HEADER_SIZE = 32
+DMS_BYTE = 128  # UNIX_SHM_DMS: the byte every open WAL connection read-locks in -shm
 
-def _is_idle_wal(path: Path) -> bool:
-    """A WAL database no connection has open: read-only opens would leave -wal/-shm files behind."""
+
+def _is_wal_file(path: Path) -> bool:
     try:
         with open(path, "rb") as handle:
             header = handle.read(20)
     except OSError:
         return False
-    wal = len(header) == 20 and header.startswith(b"SQLite format 3\x00") and header[18] == 2 and header[19] == 2
-    return wal and not Path(f"{path}-shm").exists()
+    return len(header) == 20 and header.startswith(b"SQLite format 3\x00") and header[18] == 2 and header[19] == 2
+
+
+def _dms_query() -> tuple[bytes, str, int]:
+    """A ``struct flock`` asking for a write lock on the DMS byte, its layout, and where ``l_type`` is."""
+    import fcntl
+
+    if sys.platform.startswith("linux"):  # l_type, l_whence, l_start, l_len, l_pid (native alignment pads)
+        return struct.pack("hhqqi", fcntl.F_WRLCK, os.SEEK_SET, DMS_BYTE, 1, 0), "hhqqi", 0
+    if sys.platform == "darwin" or "bsd" in sys.platform:  # l_start, l_len, l_pid, l_type, l_whence
+        return struct.pack("qqihh", DMS_BYTE, 1, 0, fcntl.F_WRLCK, os.SEEK_SET), "qqihh", 3
+    raise OSError("no known struct flock layout on this platform")
+
+
+def shm_in_use(path: Path) -> bool:
+    """Whether some process has the WAL database ``path`` open (its DMS lock on ``-shm`` is held).
+
+    Opening ``-shm`` read-only and asking ``F_GETLK`` changes nothing. Where the lock cannot be
+    asked about, an existing ``-shm`` is taken to be in use (``mode=ro`` is then the safe read).
+    """
+    import fcntl
+
+    try:
+        fd = os.open(f"{path}-shm", os.O_RDONLY)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+    try:
+        query, layout, type_at = _dms_query()
+        return struct.unpack(layout, fcntl.fcntl(fd, fcntl.F_GETLK, query))[type_at] != fcntl.F_UNLCK
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+
+
+def _wal_has_frames(path: Path) -> bool:
+    try:
+        return os.stat(f"{path}-wal").st_size > WAL_HEADER_SIZE
+    except FileNotFoundError:
+        return False
+
+
+def wal_state(path: Path) -> WalState:
+    """What a reader of ``path`` meets (see the module docstring)."""
+    if not _is_wal_file(path):
+        return "rollback"
+    if shm_in_use(path):
+        return "live"
+    return "idle-frames" if _wal_has_frames(path) else "idle"
+
+
+class _PrivateCopy(sqlite3.Connection):
+    """A connection to a private copy of a database; closing it removes the copy."""
+
+    scratch: str | None = None
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            if self.scratch is not None:
+                shutil.rmtree(self.scratch, ignore_errors=True)
+                self.scratch = None
+
+    def __del__(self) -> None:
+        self.close()
+
+
+def _copy_privately(path: Path, timeout: float) -> sqlite3.Connection | None:
+    """The database and its ``-wal`` copied into a 0700 temp dir and opened there (the copy's own
+    recovery replays the frames); ``None`` when a writer appeared or the files changed meanwhile."""
+    scratch = tempfile.mkdtemp(prefix="praisonmem-sqlite-")
+    try:
+        target = Path(scratch) / path.name
+        states = []
+        for suffix in ("", "-wal"):
+            states.append(_stamp(Path(f"{path}{suffix}")))
+            with open(f"{path}{suffix}", "rb") as src:
+                fd = os.open(f"{target}{suffix}", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                with os.fdopen(fd, "wb") as dst:
+                    shutil.copyfileobj(src, dst)
+        if states != [_stamp(path), _stamp(Path(f"{path}-wal"))] or shm_in_use(path):
+            shutil.rmtree(scratch, ignore_errors=True)
+            return None
+        conn = sqlite3.connect(str(target), timeout=timeout, factory=_PrivateCopy)
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+    conn.scratch = scratch
+    return conn
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    st = os.stat(path)
+    return st.st_size, st.st_mtime_ns
 
 
 def connect_ro(path: Path, timeout: float = 5.0) -> sqlite3.Connection:
-    """``mode=ro``: never creates the file, a table, or a journal-mode change.
-
-    A WAL file that no process has open (no ``-shm``) is opened ``immutable``: an
-    ordinary read-only open would create ``-wal``/``-shm`` files and leave them;
-    with nothing open on it, nothing can change it during the read.
-    """
+    """A read-only connection that changes nothing on disk (see the module docstring): never creates
+    the file, a sidecar, a table, or a journal-mode change, and never checkpoints."""
     if not path.is_file():
         if path.exists():
             raise UsageError(f"{path}: not a database file (a directory or device)")
         raise NotFound(f"{path}: no such database")
-    uri = path.absolute().as_uri() + ("?mode=ro&immutable=1" if _is_idle_wal(path) else "?mode=ro")
     try:
-        return sqlite3.connect(uri, uri=True, timeout=timeout)
-    except sqlite3.Error as exc:
+        state = wal_state(path)
+        if state == "idle-frames":
+            try:
+                copy = _copy_privately(path, timeout)
+            except FileNotFoundError:  # -wal went away: a writer came and closed it cleanly meanwhile
+                copy = None
+            if copy is not None:
+                return copy
+            state = wal_state(path)
+            if state == "idle-frames":
+                state = "live"  # still changing under us: mode=ro sees a consistent snapshot
+        mode = "?mode=ro&immutable=1" if state == "idle" else "?mode=ro"
+        return sqlite3.connect(path.absolute().as_uri() + mode, uri=True, timeout=timeout)
+    except (OSError, sqlite3.Error) as exc:
         raise IOFailure(f"{path}: cannot open: {exc}") from exc
 
 
@@ -49,6 +178,20 @@ def connect_rw(path: Path, timeout: float = 5.0) -> sqlite3.Connection:
         return sqlite3.connect(str(path), timeout=timeout)
     except (OSError, sqlite3.Error) as exc:
         raise IOFailure(f"{path}: cannot open: {exc}") from exc
+
+
+def connect_existing(path: Path, timeout: float) -> sqlite3.Connection:
+    """A writer's connection to a database that must already exist (``mode=rw``: never creates it), in
+    autocommit mode with ``busy_timeout`` set, so the caller's ``BEGIN IMMEDIATE`` waits like the library's."""
+    if not path.is_file():
+        raise NotFound(f"{path}: no such database")
+    try:
+        conn = sqlite3.connect(path.absolute().as_uri() + "?mode=rw", uri=True, timeout=timeout,
+                               isolation_level=None)
+        conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
+        return conn
+    except sqlite3.Error as exc:
+        raise translate(exc, path, timeout) from exc
 
 
 def _create_private(path: Path) -> None:

@@ -6,6 +6,7 @@ The commands, one function each: :mod:`.ops` (``store_memory``, ``search_memory`
 ``available_providers``). Under them, one module per kind of store: :mod:`.filememory` (with
 :mod:`.filememory_io`, its locked reads, and :mod:`.filememory_config`, what each ``config.json``
 value does), :mod:`.sqlitememory`, and :mod:`.automemory` (AutoMemory's pattern extraction).
+:mod:`.layouts` finds what older releases left where 1.7.17 does not look, each with its fix (``migrate``).
 
 Names are loaded on first use (:mod:`praisonmem.core.lazy`); a submodule is not part of the API.
 """
@@ -22,9 +23,10 @@ _EXPORTS = {
     "episodic": ("add_episode", "episodes", "plan_delete_episode"),
     "providers": ("ProviderFailed", "ResetTier", "Unsupported", "UsersReport", "open_provider", "provider_names",
                   "provider_users"),
-    "filememory": ("ENTITY_KEYS", "ITEM_KEYS", "MEMORY_FILES", "FileMemoryStore", "looks_like_user",
-                   "sanitise_user_id", "user_lock"),
-    "filememory_io": ("read_last", "read_settled"),
+    "filememory": ("ENTITY_KEYS", "ITEM_KEYS", "MEMORY_FILES", "FileMemoryStore", "legacy_user_reason",
+                   "looks_like_user", "sanitise_user_id", "user_lock"),
+    "filememory_io": ("read_last", "read_settled", "read_shared"),
+    "layouts": ("EpisodicMerge", "SqliteSplit", "raw_date_merges", "shared_splits"),
 }
 # A name that is also a submodule's would be shadowed by the submodule once it is imported.
 _ALIASES = {"available_providers": ("providers", "available"), "file_users": ("filememory", "users"),
@@ -35,10 +37,12 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS, _ALIASES)
 if TYPE_CHECKING:
     from praisonmem.core.memory.episodic import add_episode, episodes, plan_delete_episode
     from praisonmem.core.memory.filememory import (ENTITY_KEYS, ITEM_KEYS, MEMORY_FILES, FileMemoryStore,
-                                                   looks_like_user, sanitise_user_id, user_lock)
+                                                   legacy_user_reason, looks_like_user, sanitise_user_id,
+                                                   user_lock)
     from praisonmem.core.memory.filememory import users as file_users
     from praisonmem.core.memory.filememory_config import problem as config_problem
-    from praisonmem.core.memory.filememory_io import read_last, read_settled
+    from praisonmem.core.memory.filememory_io import read_last, read_settled, read_shared
+    from praisonmem.core.memory.layouts import EpisodicMerge, SqliteSplit, raw_date_merges, shared_splits
     from praisonmem.core.memory.ops import (extract_memories, item_text, list_memory, plan_delete_memory,
                                             plan_reset_memory, search_memory, store_memory)
     from praisonmem.core.memory.providers import (ProviderFailed, ResetTier, Unsupported, UsersReport,

@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from praisonmem.core.errors import NotFound, UsageError
 from praisonmem.core.io import jsonfile
@@ -15,17 +15,20 @@ from praisonmem.core.memory.ops import check_importance
 from praisonmem.core.paths import Paths
 from praisonmem.core.result import Action, Change, Outcome, Plan
 
+if TYPE_CHECKING:
+    from praisonmem.core.io.cache import Cache
+
 GET_DAYS = 7  # get_episodic(days_back=7)
 
 
 def add_episode(paths: Paths, user_id: str | None, text: str, *, date: str | None = None,
                 importance: float | None = None, metadata: dict[str, Any] | None = None,
-                timeout: float = jsonfile.LOCK_TIMEOUT) -> Outcome:
+                timeout: float = jsonfile.LOCK_TIMEOUT, cache: Cache | None = None) -> Outcome:
     """``episodic add``: an episode for ``date`` (default today); its record holds the date and the item."""
     if not text.strip():
         raise UsageError("the episode text must not be empty")
     check_importance(importance)
-    store = FileMemoryStore(paths.memory_dir, user_id, timeout=timeout)
+    store = FileMemoryStore(paths.memory_dir, user_id, timeout=timeout, cache=cache)
     day, item = store.add_episodic(text, date, metadata, 0.5 if importance is None else importance)
     return Outcome([Change(Action.added, item["id"], fields={"date": day, "item": item})])
 
@@ -41,9 +44,9 @@ def episodes(paths: Paths, user_id: str | None, *, date: str | None = None, days
 
 
 def plan_delete_episode(paths: Paths, user_id: str | None, memory_id: str, *, date: str | None = None,
-                        timeout: float = jsonfile.LOCK_TIMEOUT) -> Plan:
+                        timeout: float = jsonfile.LOCK_TIMEOUT, cache: Cache | None = None) -> Plan:
     """``episodic delete``: found first on ``date``, or without it today and the 29 days before."""
-    store = FileMemoryStore(paths.memory_dir, user_id, timeout=timeout)
+    store = FileMemoryStore(paths.memory_dir, user_id, timeout=timeout, cache=cache)
     day = store.find_episode(memory_id, date)
 
     def run(dry_run: bool, progress: Any) -> Outcome:

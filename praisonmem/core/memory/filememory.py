@@ -19,17 +19,21 @@ write, as the library does.
 
 from __future__ import annotations
 
-import hashlib
+import math
 import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime, timedelta
+from itertools import repeat
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from praisonmem.core.errors import CorruptFile, NotFound, UsageError
 from praisonmem.core.io import jsonfile, timeutil
 from praisonmem.core.memory import filememory_config, filememory_io
+
+if TYPE_CHECKING:
+    from praisonmem.core.io.cache import Cache
 
 DEFAULT_CONFIG: dict[str, Any] = {
     "short_term_limit": 100,
@@ -96,6 +100,41 @@ def normalised_entity(entity: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def check_items(path: Path, items: list[Any]) -> list[dict[str, Any]]:
+    """``items`` when every one is a MemoryItem FileMemory() can load and search; else :class:`CorruptFile`."""
+    if _plainly_items(items):
+        return items
+    for index, item in enumerate(items):
+        if not (isinstance(item, dict) and isinstance(item.get("content"), str) and "id" in item):
+            raise CorruptFile(str(path), f"item {index} is not a memory item with an id and text content "
+                                         "(FileMemory() would crash on it)")
+        importance = item.get("importance", 0.5)
+        if isinstance(importance, bool) or not isinstance(importance, (int, float)):
+            raise CorruptFile(str(path), f"item {index} has a non-numeric importance "
+                                         "(FileMemory.search would crash on it)")
+    return items
+
+
+def _plainly_items(items: list[Any]) -> bool:
+    """The common case of :func:`check_items`, decided by C-level passes (a 60,000-item store in ms)."""
+    if not items:
+        return True
+    if set(map(type, items)) != {dict} or not all(map(dict.__contains__, items, repeat("id"))):
+        return False
+    if set(map(type, map(dict.get, items, repeat("content")))) != {str}:
+        return False
+    return set(map(type, map(dict.get, items, repeat("importance"), repeat(0.5)))) <= {int, float}
+
+
+def check_entities(path: Path, entities: dict[str, Any]) -> dict[str, Any]:
+    for key, entity in entities.items():
+        if not (isinstance(entity, dict) and isinstance(entity.get("name"), str)
+                and isinstance(entity.get("attributes", {}), dict)
+                and isinstance(entity.get("relationships", []), list)):
+            raise CorruptFile(str(path), f"entity '{key}' is not an entity with a name, attributes and relationships")
+    return entities
+
+
 def user_lock(user_dir: Path, timeout: float = jsonfile.LOCK_TIMEOUT) -> AbstractContextManager[None]:
     """praisonmem's writer lock for one FileMemory user, ``<user dir>/.praisonmem.lock`` (the library has none)."""
     return jsonfile.locked(user_dir / ".praisonmem", timeout)
@@ -113,13 +152,30 @@ def score_match(text: str, query_lower: str, query_words: set[str]) -> float:
 
 
 class FileMemoryStore:
+    """One FileMemory user. ``cache``: praisonmem's cache, which ``search`` uses when it is enabled
+    (:mod:`.searchindex`) and every write clears for the file it replaces."""
+
     def __init__(self, base: Path, user_id: str | None = "default", *,
-                 timeout: float = jsonfile.LOCK_TIMEOUT) -> None:
+                 timeout: float = jsonfile.LOCK_TIMEOUT, cache: Cache | None = None) -> None:
         self.user_id = sanitise_user_id(user_id)
         self.base = Path(base)
         self.user_dir = self.base / self.user_id
         self.episodic_dir = self.user_dir / "episodic"
         self.timeout = timeout
+        self.cache = cache
+        # While writing: for each list file read, the document and the ids of its items that
+        # jsonfile.serialise need not check again (the document is kept so no id is reused).
+        self._proofs: dict[Path, tuple[Any, frozenset[int]]] | None = None
+
+    @classmethod
+    def at(cls, base: Path, name: str, *, timeout: float = jsonfile.LOCK_TIMEOUT) -> FileMemoryStore:
+        """The store in directory ``name`` under ``base`` exactly as :func:`users` names it, a raw id from
+        before 1.6.58 included (``" alice "``, ``team/alice``): for reading what is there."""
+        store = cls(base, "default", timeout=timeout)
+        store.user_id = name
+        store.user_dir = store.base / name
+        store.episodic_dir = store.user_dir / "episodic"
+        return store
 
     # -------------------------------------------------------- reading
 
@@ -131,13 +187,18 @@ class FileMemoryStore:
 
     def read(self, path: Path, default: Any) -> Any:
         """A JSON file's value; ``default`` when absent; :class:`CorruptFile` when unusable."""
+        writing = self._proofs is not None and type(default) is list  # no writer changes a list file's items
         try:
-            data = filememory_io.read_settled(path, self.timeout)[1]
+            data = filememory_io.read_settled(path, self.timeout, jsonfile.parse_proven if writing
+                                              else jsonfile.parse)[1]
         except NotFound:
             return default
         except CorruptFile as exc:
             raise CorruptFile(str(path), f"{exc.reason} (FileMemory would read it as empty and overwrite it; "
                                          "praisonmem leaves it alone: fix or move it)") from exc
+        if writing:
+            data, proven = data
+            self._proofs[path] = (data, proven)
         if type(data) is not type(default):
             raise CorruptFile(str(path), f"holds {jsonfile.json_kind(data)}, not {jsonfile.json_kind(default)}")
         return data
@@ -147,26 +208,10 @@ class FileMemoryStore:
 
     def read_items(self, path: Path) -> list[dict[str, Any]]:
         """A list of MemoryItems; one FileMemory() could not load is refused, naming it."""
-        items = self.read(path, [])
-        for index, item in enumerate(items):
-            if not (isinstance(item, dict) and isinstance(item.get("content"), str) and "id" in item):
-                raise CorruptFile(str(path), f"item {index} is not a memory item with an id and text content "
-                                             "(FileMemory() would crash on it)")
-            importance = item.get("importance", 0.5)
-            if isinstance(importance, bool) or not isinstance(importance, (int, float)):
-                raise CorruptFile(str(path), f"item {index} has a non-numeric importance "
-                                             "(FileMemory.search would crash on it)")
-        return items
+        return check_items(path, self.read(path, []))
 
     def entities(self) -> dict[str, Any]:
-        entities = self.read(self.path("entities.json"), {})
-        for key, entity in entities.items():
-            if not (isinstance(entity, dict) and isinstance(entity.get("name"), str)
-                    and isinstance(entity.get("attributes", {}), dict)
-                    and isinstance(entity.get("relationships", []), list)):
-                raise CorruptFile(str(self.path("entities.json")), f"entity '{key}' is not an entity with a name, "
-                                                                   "attributes and relationships")
-        return entities
+        return check_entities(self.path("entities.json"), self.read(self.path("entities.json"), {}))
 
     def episodes(self, day: str) -> list[dict[str, Any]]:
         """The items of one episodic file, by its (normalised or legacy raw) date."""
@@ -199,8 +244,17 @@ class FileMemoryStore:
     # -------------------------------------------------------- search
 
     def search(self, query: str, types: list[str] | None = None, limit: int = 10) -> list[dict[str, Any]]:
-        """Exactly ``FileMemory.search``: same scores, same stable order (spec §4.4)."""
+        """Exactly ``FileMemory.search``: same scores, same stable order (spec §4.4); from the cached
+        indexes (:mod:`.searchindex`) when the cache is enabled, else by reading every file."""
         types = list(TYPES) if types is None else types
+        if self.cache is not None and self.cache.enabled:
+            from praisonmem.core.memory import searchindex
+
+            return searchindex.search(self, query, types, limit)
+        return self.search_files(query, types, limit)
+
+    def search_files(self, query: str, types: list[str], limit: int) -> list[dict[str, Any]]:
+        """``search`` by decoding every file, as the library does."""
         query_lower = query.lower()
         query_words = set(query_lower.split())
         found: list[tuple[float, str, dict[str, Any]]] = []  # items are normalised after the cut
@@ -257,12 +311,27 @@ class FileMemoryStore:
             config = self.path("config.json")
             if not config.exists():
                 jsonfile.replace_atomically(config, jsonfile.serialise(dict(DEFAULT_CONFIG)))
-            yield
+            self._proofs = {}
+            try:
+                yield
+            finally:
+                self._proofs = None
 
     def _write(self, path: Path, data: Any) -> None:
-        jsonfile.replace_atomically(path, jsonfile.serialise(data))
+        proof = self._proofs.pop(path, None) if self._proofs is not None else None
+        jsonfile.replace_atomically(path, jsonfile.serialise(data, known=proof[1] if proof else frozenset()))
+        self.forget(path)
+
+    def forget(self, path: Path) -> None:
+        """Drop the cached index of a file praisonmem just replaced or removed (it would hold the old texts)."""
+        if self.cache is not None:
+            from praisonmem.core.memory import searchindex
+
+            self.cache.drop(searchindex.KIND, path)
 
     def new_id(self, content: str) -> str:
+        import hashlib  # writers only: a read command does not load OpenSSL
+
         return hashlib.sha256(f"{content}{time.time()}{self.user_id}".encode()).hexdigest()[:16]
 
     def new_item(self, content: str, metadata: dict[str, Any] | None, importance: float) -> dict[str, Any]:
@@ -309,9 +378,7 @@ class FileMemoryStore:
             items.append(item)
             limit = config["long_term_limit"]
             if len(items) > limit:
-                items.sort(key=lambda i: (normalised_item(i)["importance"], normalised_item(i)["created_at"]),
-                           reverse=True)
-                items = items[:limit]
+                items = ranked(items)[:limit]
             self._write(self.path(TIER_FILES["long_term"]), items)
             return item
 
@@ -347,6 +414,18 @@ class FileMemoryStore:
             episodes.append(item)
             self._write(path, episodes)
         return day, item
+
+    def replace_episodes(self, day: str, episodes: list[dict[str, Any]] | None, merged: list[Path]) -> None:
+        """Write ``day``'s episodic file (``None``: it holds them already), then remove the raw-date files
+        ``merged`` into it (written before removed: an interruption leaves entries twice, never lost). The
+        caller holds :func:`user_lock`."""
+        if episodes is not None:
+            self._write(self.episodic_dir / f"{day}.json", episodes)
+        for path in merged:
+            try:
+                jsonfile.delete_locked(path)
+            except NotFound:  # FileMemory itself takes no lock: its cleanup may have removed it
+                pass
 
     # -------------------------------------------------------- deleting
 
@@ -465,7 +544,26 @@ class FileMemoryStore:
                         jsonfile.delete_locked(path)
                     except NotFound:  # FileMemory itself takes no lock: it may have removed it
                         pass
+                    self.forget(path)
         return plan
+
+
+def ranked(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The library's ``sort(key=lambda x: (x.importance, x.created_at), reverse=True)`` of
+    ``MemoryItem(**item)``s (defaults 0.5 and now): stable, most important first, then newest."""
+    importance = [i["importance"] if "importance" in i else ITEM_DEFAULTS["importance"] for i in items]
+    created = [i["created_at"] if "created_at" in i else time.time() for i in items]
+    try:
+        total = sum(importance) + sum(created)
+    except TypeError:
+        total = math.nan
+    if total == total:  # numbers, no NaN: two stable sorts on plain numbers equal one on the pairs
+        order = sorted(range(len(items)), key=created.__getitem__, reverse=True)
+        order.sort(key=importance.__getitem__, reverse=True)
+    else:  # NaN (or worse): exactly the library's comparison of the pairs
+        keys = list(zip(importance, created))
+        order = sorted(range(len(items)), key=keys.__getitem__, reverse=True)
+    return [items[k] for k in order]
 
 
 def find_entity(entities: dict[str, Any], name: str, entity_type: str | None) -> dict[str, Any] | None:
@@ -478,15 +576,41 @@ def find_entity(entities: dict[str, Any], name: str, entity_type: str | None) ->
     return None
 
 
-def users(base: Path) -> list[str]:
-    """User directories under a FileMemory base (``.`` when the base itself holds a store)."""
+NESTING = 4  # how deep a pre-1.6.58 user id with '/' (``team/alice``) is looked for
+
+
+def users(base: Path, *, legacy: bool = True) -> list[str]:
+    """User directories under a FileMemory base, by their path below it (``.`` when the base itself holds a
+    store). Releases before 1.6.58 used the raw user id as the path, so ``" alice "`` and nested
+    ``team/alice`` appear as they are (:func:`legacy_user_reason`); ``legacy=False`` leaves them out."""
     if not base.is_dir():
         return []
-    found = sorted(p.name for p in base.iterdir() if p.is_dir() and not p.name.startswith("."))
-    found = [name for name in found if looks_like_user(base / name)]
-    if looks_like_user(base):
-        found.insert(0, ".")
+    found = ["."] if looks_like_user(base) else []
+    found += _user_dirs(base, "", NESTING)
+    return found if legacy else [name for name in found if legacy_user_reason(name) is None]
+
+
+def _user_dirs(directory: Path, prefix: str, depth: int) -> list[str]:
+    found = []
+    for child in sorted(p for p in directory.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        if looks_like_user(child):
+            found.append(prefix + child.name)
+        elif depth > 1:
+            found += _user_dirs(child, f"{prefix}{child.name}/", depth - 1)
     return found
+
+
+def legacy_user_reason(name: str) -> str | None:
+    """Why praisonaiagents 1.7.17 does not read the user directory ``name`` (a raw id from before 1.6.58)."""
+    if name == ".":
+        return None
+    if "/" in name or "\\" in name or ".." in name:
+        return (f"user directory '{name}' is a raw user id from before praisonaiagents 1.6.58; 1.7.17 refuses "
+                "ids with '/', '\\' or '..', so no FileMemory reads this directory")
+    if name != name.strip():
+        return (f"user directory '{name}' is a raw user id from before praisonaiagents 1.6.58; 1.7.17 strips "
+                f"ids, so FileMemory(user_id='{name}') reads '{sanitise_user_id(name)}', not this directory")
+    return None
 
 
 def looks_like_user(path: Path) -> bool:

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from praisonmem.core.errors import NotFound, UsageError
 from praisonmem.core.io import jsonfile
-from praisonmem.core.memory import automemory
 from praisonmem.core.memory.filememory import FileMemoryStore
 from praisonmem.core.memory.providers import Provider, ResetTier, parse_types
 from praisonmem.core.paths import Paths
 from praisonmem.core.result import Action, Change, Outcome, Plan
+
+if TYPE_CHECKING:
+    from praisonmem.core.io.cache import Cache
 
 
 def check_importance(value: float | None) -> float | None:
@@ -101,10 +103,12 @@ def plan_reset_memory(provider: Provider, tier: ResetTier | str = ResetTier.shor
 
 
 def extract_memories(paths: Paths, user_id: str | None, text: str, *, assistant: str | None = None,
-                     store: bool = False, timeout: float = jsonfile.LOCK_TIMEOUT) -> Outcome:
+                     store: bool = False, timeout: float = jsonfile.LOCK_TIMEOUT, cache: Cache | None = None) -> Outcome:
     """``memory extract``: AutoMemory's patterns over ``text``; with ``store``, what the library would write
     (skipping what the user's memory already holds), else a preview (a dry run)."""
-    target = FileMemoryStore(paths.memory_dir, user_id, timeout=timeout)
+    from praisonmem.core.memory import automemory
+
+    target = FileMemoryStore(paths.memory_dir, user_id, timeout=timeout, cache=cache)
     writes = automemory.planned_writes(target, automemory.extract(text, assistant))
     if store:
         automemory.store_writes(target, writes)

@@ -26,13 +26,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from praisonmem.core.errors import IOFailure, PraisonMemError, Refused, UsageError
-from praisonmem.core.memory.filememory import (TYPES, FileMemoryStore, normalised_entity, normalised_item,
-                                               sanitise_user_id)
+from praisonmem.core.memory.filememory import (TYPES, FileMemoryStore, legacy_user_reason, normalised_entity,
+                                               normalised_item, sanitise_user_id)
 from praisonmem.core.memory.filememory import users as file_users
-from praisonmem.core.memory.sqlitememory import SqliteMemoryStore
-from praisonmem.core.memory.sqlitememory import users as sqlite_users
 
 if TYPE_CHECKING:
+    from praisonmem.core.io.cache import Cache
     from praisonmem.core.paths import Paths
 
 ENTRY_POINT_GROUP = "praisonmem.providers"
@@ -78,6 +77,7 @@ class ProviderInfo:
 class UsersReport:
     rows: list[dict[str, Any]]
     counts: tuple[str, ...]  # the count keys every row has, in the order to show them
+    notes: list[str] = field(default_factory=list)  # warnings about what was found
 
 
 def parse_types(values: list[str] | None) -> list[str]:
@@ -100,6 +100,7 @@ class Provider:
     supports: list[str] = []
     kinds: ClassVar[tuple[str, ...]] = TIERS  # the memory types it holds
     user_id = ""
+    notes: tuple[str, ...] = ()  # what to say on stderr about where it read (one line each)
 
     def require(self, operation: str, what: str) -> None:
         if operation not in self.supports:
@@ -176,8 +177,8 @@ class FileProvider(Provider):
     kinds = TYPES
     counts = ("short_term", "long_term", "entities", "episodic", "summaries")
 
-    def __init__(self, memory_dir: Path, user_id: str | None, timeout: float) -> None:
-        self.store_ = FileMemoryStore(memory_dir, user_id, timeout=timeout)
+    def __init__(self, memory_dir: Path, user_id: str | None, timeout: float, cache: Cache | None = None) -> None:
+        self.store_ = FileMemoryStore(memory_dir, user_id, timeout=timeout, cache=cache)
         self.user_id = self.store_.user_id
 
     def _store(self, text, *, long, importance, metadata):
@@ -212,41 +213,76 @@ class FileProvider(Provider):
 
     @classmethod
     def users(cls, paths: Paths, timeout: float) -> UsersReport:
-        rows = []
+        """Every user directory by its real name, a raw pre-1.6.58 one too (``legacy``: why 1.7.17 does not
+        read it)."""
+        rows, notes = [], []
         for user in file_users(paths.memory_dir):
-            store = FileMemoryStore(paths.memory_dir, user, timeout=timeout)
-            rows.append({"user_id": user, "path": str(store.user_dir), **store.counts()})
-        return UsersReport(rows, cls.counts)
+            store = FileMemoryStore.at(paths.memory_dir, user, timeout=timeout)
+            legacy = legacy_user_reason(user)
+            rows.append({"user_id": user, "path": str(store.user_dir), **store.counts(), "legacy": legacy})
+            if legacy:
+                notes.append(legacy)
+        return UsersReport(rows, cls.counts, notes)
 
 
 class SqliteProvider(Provider):
+    """The SQLite adapter's files. A named user without files of its own is read from the shared unsuffixed
+    files of praisonaiagents ≤ 1.7.0 (its rows only, and it says so); writes always go to the per-user files
+    1.7.17 uses, and deleting or resetting there is refused until ``praisonmem migrate`` has copied them."""
+
     name = "sqlite"
     supports = ["store_short_term", "store_long_term", "search", "list", "delete", "reset_short_term",
                 "reset_long_term", "users"]
     counts = TIERS
 
     def __init__(self, project_dir: Path, user_id: str | None, timeout: float) -> None:
+        from praisonmem.core.memory.sqlitememory import SqliteMemoryStore  # sqlite3 only for this provider
+
         self.store_ = SqliteMemoryStore(project_dir, user_id, timeout=timeout)
         self.user_id = self.store_.user_id  # the library's own rule: a blank id is the unsuffixed files
+        self.shared = SqliteMemoryStore.shared(project_dir, self.user_id, timeout=timeout)
+        self.reader = self.shared or self.store_
+        self.notes = (self._shared_note(),) if self.shared else ()
+
+    def _shared_note(self) -> str:
+        own = " or ".join(p.name for p in self.store_.files.values())
+        shared = " and ".join(p.name for p in self.shared.files.values() if p.is_file())
+        return (f"user '{self.user_id}' has no {own}: reading this user's rows in the shared {shared} "
+                "(the layout of praisonaiagents 1.7.0 and before), which 1.7.17 does not read for a named user; "
+                "'praisonmem migrate' copies them into the per-user files")
+
+    def _refuse_shared(self, what: str) -> None:
+        if self.shared:
+            raise Refused(f"user '{self.user_id}' has rows only in the shared "
+                          f"{' and '.join(p.name for p in self.shared.files.values() if p.is_file())} "
+                          f"(praisonaiagents 1.7.0 and before), where other users' rows live too; run "
+                          f"'praisonmem migrate' to copy them into the per-user files first; nothing {what}")
 
     def _store(self, text, *, long, importance, metadata):
         meta = dict(metadata)
         if importance is not None:
             meta.setdefault("importance", importance)
-        return self.store_.store("long_term" if long else "short_term", text, meta)
+        tier = "long_term" if long else "short_term"
+        row = self.store_.store(tier, text, meta)
+        if self.shared:
+            self.notes = (f"stored in {self.store_.files[tier].name}, the file praisonaiagents 1.7.17 reads; this "
+                          "user's rows in the shared files are no longer read for this user (by praisonmem or "
+                          "1.7.17) until 'praisonmem migrate' copies them there",)
+        return row
 
     def _search(self, query, types, limit):
         hits = []
         for tier in TIERS:
             if tier in types:
-                hits += [{"type": tier, "score": None, "item": row} for row in self.store_.search(tier, query, limit)]
+                hits += [{"type": tier, "score": None, "item": row} for row in self.reader.search(tier, query, limit)]
         return hits[:limit]
 
     def _list(self, types):
-        return [{"type": tier, "item": row} for tier in TIERS if tier in types for row in self.store_.all(tier)]
+        return [{"type": tier, "item": row} for tier in TIERS if tier in types for row in self.reader.all(tier)]
 
     def _locate(self, memory_id, tier):
         """The tier holding the id; the tiers number separately, so an id in both needs ``tier``."""
+        self._refuse_shared("deleted")
         found = [t for t in TIERS if tier in (None, t) and any(row["id"] == memory_id for row in self.store_.all(t))]
         if len(found) > 1:
             raise UsageError(f"id {memory_id} is in both short- and long-term memory (the tiers number "
@@ -261,6 +297,7 @@ class SqliteProvider(Provider):
         return {"type": where["type"], "id": memory_id} if hit else None
 
     def _reset(self, tier, dry_run):
+        self._refuse_shared("reset")
         tiers = RESET_TIERS[tier]
         plan = {name: len(self.store_.all(name)) for name in tiers}
         if not dry_run:
@@ -270,6 +307,9 @@ class SqliteProvider(Provider):
 
     @classmethod
     def users(cls, paths: Paths, timeout: float) -> UsersReport:
+        from praisonmem.core.memory.sqlitememory import SqliteMemoryStore
+        from praisonmem.core.memory.sqlitememory import users as sqlite_users
+
         rows = []
         for user in sqlite_users(paths.project_dir):
             store = SqliteMemoryStore(paths.project_dir, user, timeout=timeout)
@@ -398,11 +438,13 @@ def available() -> list[ProviderInfo]:
     return infos
 
 
-def open_provider(name: str, *, user_id: str | None, paths: Paths, timeout: float) -> Provider:
+def open_provider(name: str, *, user_id: str | None, paths: Paths, timeout: float,
+                  cache: Cache | None = None) -> Provider:
     """The provider ``name`` for ``user_id``. SQLite keeps the library's own user rule (a blank id means the
-    unsuffixed files); the others FileMemory's (blank means ``default``; separators and ``..`` refused)."""
+    unsuffixed files); the others FileMemory's (blank means ``default``; separators and ``..`` refused).
+    ``cache``: praisonmem's cache, which the file provider's search uses (and its writes clear)."""
     if name == "file":
-        return FileProvider(paths.memory_dir, user_id, timeout)
+        return FileProvider(paths.memory_dir, user_id, timeout, cache)
     if name == "sqlite":
         return SqliteProvider(paths.project_dir, user_id or "", timeout)
     for ep in _entry_points():

@@ -2,12 +2,19 @@
 
 Files live beside the FileMemory base, in ``<cwd>/.praisonai/``:
 ``short_term[_<user>].db`` and ``long_term[_<user>].db``, one table each
-(``short_term_memory`` / ``long_term_memory``). praisonmem's ``default`` user
-maps to the unsuffixed files, which a ``Memory(provider="sqlite")`` without a
-``user_id`` uses. Rows are written as the adapter writes them (metadata is
-``json.dumps`` with its default ASCII escaping, the user's id included), and
-searched with the adapter's own SQL. Readers open the files read-only and never
-create them; writers create the table with the adapter's exact DDL.
+(``short_term_memory`` / ``long_term_memory``). A blank user id maps to the
+unsuffixed files, which a ``Memory(provider="sqlite")`` without a ``user_id``
+uses. Rows are written as the adapter writes them (metadata is ``json.dumps``
+with its default ASCII escaping, the user's id included), and searched with the
+adapter's own SQL. Readers open the files read-only and never create them;
+writers create the table with the adapter's exact DDL.
+
+praisonaiagents ≤ 1.7.0 kept every user in the unsuffixed files, telling them
+apart only by ``metadata.user_id``; 1.7.1+ opens ``<tier>_<user>.db`` for a named
+user and never looks there. :meth:`SqliteMemoryStore.shared` reads a user's rows
+in those files (when the user has no file of its own), and :func:`plan_split`
+copies them into the per-user files 1.7.17 reads, leaving the shared files as
+they are.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +55,7 @@ def user_suffix(user_id: str | None) -> str:
     return f"_{safe}" if safe else ""
 
 
-def _metadata_user_id(raw: Any) -> str | None:
+def metadata_user_id(raw: Any) -> str | None:
     try:
         metadata = json.loads(raw) if raw else {}
         if isinstance(metadata, dict) and metadata.get("user_id") is not None:
@@ -58,11 +66,22 @@ def _metadata_user_id(raw: Any) -> str | None:
 
 
 class SqliteMemoryStore:
-    def __init__(self, project_dir: Path, user_id: str | None = "default", *, timeout: float = 5.0) -> None:
+    def __init__(self, project_dir: Path, user_id: str | None = "default", *, timeout: float = 5.0,
+                 suffix: str | None = None) -> None:
         self.user_id = user_id or ""
-        suffix = user_suffix(self.user_id)
+        suffix = user_suffix(self.user_id) if suffix is None else suffix
         self.files = {tier: Path(project_dir) / f"{tier}{suffix}.db" for tier in TABLES}
         self.timeout = timeout
+
+    @classmethod
+    def shared(cls, project_dir: Path, user_id: str, *, timeout: float = 5.0) -> SqliteMemoryStore | None:
+        """The user's rows in the unsuffixed files (praisonaiagents ≤ 1.7.0), when the user has no file of its
+        own and a shared one exists; ``None`` otherwise."""
+        own = cls(project_dir, user_id, timeout=timeout)
+        if not own.scoped or any(path.exists() for path in own.files.values()):
+            return None
+        shared = cls(project_dir, user_id, timeout=timeout, suffix="")
+        return shared if any(path.is_file() for path in shared.files.values()) else None
 
     @property
     def scoped(self) -> bool:
@@ -89,6 +108,53 @@ class SqliteMemoryStore:
             conn.close()
         return _row(row)
 
+    def rows(self, tier: str) -> list[tuple[int, str, Any, Any]]:
+        """Every row of a tier as stored, ``(id, content, metadata, timestamp)`` in id order, of all users."""
+        path = self.files[tier]
+        if not path.is_file():
+            return []
+        conn = connect_ro(path, self.timeout)
+        try:
+            return conn.execute(f"SELECT id, content, metadata, timestamp FROM {TABLES[tier]} ORDER BY id").fetchall()
+        except sqlite3.OperationalError as exc:
+            if "no such table" in str(exc):
+                return []
+            raise translate(exc, path, self.timeout) from exc
+        except sqlite3.Error as exc:
+            raise translate(exc, path, self.timeout) from exc
+        finally:
+            conn.close()
+
+    def add_rows(self, tier: str, rows: list[tuple[str, Any, Any]]) -> int:
+        """Copy rows ``(content, metadata, timestamp)`` in, as stored (their own time kept), in one ``BEGIN
+        IMMEDIATE`` transaction; a row already there as it is (the same three values) is not copied again.
+        Creates the file and table as the adapter does; the number of rows added."""
+        path = self.files[tier]
+        conn = connect_rw(path, self.timeout)
+        conn.isolation_level = None
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.execute(_DDL.format(table=TABLES[tier]))
+                present = Counter(conn.execute(f"SELECT content, metadata, timestamp FROM {TABLES[tier]}"))
+                added = 0
+                for row in rows:
+                    if present[row] > 0:
+                        present[row] -= 1
+                        continue
+                    conn.execute(f"INSERT INTO {TABLES[tier]} (content, metadata, timestamp) VALUES (?, ?, ?)", row)
+                    added += 1
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise translate(exc, path, self.timeout) from exc
+        finally:
+            conn.close()
+        return added
+
     def search(self, tier: str, query: str, limit: int = 5) -> list[dict[str, Any]]:
         """The adapter's ``_execute_search``: phrase or any significant word; phrase, words, recency."""
         path = self.files[tier]
@@ -103,7 +169,7 @@ class SqliteMemoryStore:
         params = patterns + ([self.user_id] if self.scoped else []) + patterns + [limit]
         conn = connect_ro(path, self.timeout)
         try:
-            conn.create_function("memory_user_id", 1, _metadata_user_id, deterministic=True)
+            conn.create_function("memory_user_id", 1, metadata_user_id, deterministic=True)
             rows = conn.execute(
                 f"SELECT id, content, metadata, timestamp FROM {TABLES[tier]} WHERE ({match}){user_filter} "
                 f"ORDER BY (content LIKE ?) DESC, {score}timestamp DESC LIMIT ?", params).fetchall()

@@ -19,11 +19,16 @@ to the workspace id:
   change nothing), the rerun finishes it, removing the legacy files, and says
   so; a target holding anything else is refused as before.
 * Spilled turns of the legacy ids move to the target id with them.
+
+``from_workspace`` adopts another workspace's history instead (a project that moved: a plain
+directory's id is its path, so the agent's history stays under the old path's id): the agent's
+history id there becomes its history id here, by the same rules.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -38,8 +43,9 @@ from praisonmem.core.sessions.merge import merge_documents
 from praisonmem.core.sessions.ops import file_name, session_change, vanished
 from praisonmem.core.sessions.stores import SessionStore, open_store
 from praisonmem.core.sessions.workspace import (agent_name_or_default, choose_history_id, global_from_env,
-                                                history_id, legacy_ids, workspace_id)
+                                                history_id, legacy_ids, named_workspace, workspace_id)
 
+JSON = "json"  # history files are the JSON directory's: what an Agent with the default store loads
 AdoptAction = Literal["move", "copy", "merge", "replace", "skip"]  # what is asked; "skip": global scope
 ACTIONS = {"move": Action.adopt_moved, "copy": Action.adopt_copied, "merge": Action.adopt_merged,
            "replace": Action.adopt_replaced}
@@ -59,6 +65,7 @@ class AdoptPlan:
     merge: bool = False
     replace: bool = False
     reason: str | None = None  # why a "skip" changes nothing
+    from_workspace: str | None = None  # the workspace whose history this is (None: the name-only files)
     key: Any = None  # the session key (crypto.Key): what a merge brings into an encrypted session is encrypted
 
     @property
@@ -107,9 +114,10 @@ def _one_of_merge_and_replace(merge: bool, replace: bool) -> None:
 
 def plan_adopt(paths: Paths, agent: str | None = None, *, every: bool = False,
                workspace_dir: str | os.PathLike[str] | None = None, copy: bool = False, merge: bool = False,
-               replace: bool = False, global_scope: bool | None = None,
+               replace: bool = False, global_scope: bool | None = None, from_workspace: str | None = None,
                timeout: float = jsonfile.LOCK_TIMEOUT, key: Any = None) -> Plan:
-    """``session adopt``: one agent's legacy history, or with ``every`` each agent's, into the workspace.
+    """``session adopt``: one agent's legacy history, or with ``every`` each agent's, into the workspace;
+    with ``from_workspace`` (a directory or a workspace id) the history the agent had in that workspace.
 
     Replacing a workspace history with content is asked first. With ``every`` an agent that cannot be
     adopted is recorded as failed and the others are adopted.
@@ -117,19 +125,26 @@ def plan_adopt(paths: Paths, agent: str | None = None, *, every: bool = False,
     _one_of_merge_and_replace(merge, replace)  # before the agents: it is the command's, not one agent's, error
     if every == (agent is not None):
         raise UsageError("give AGENT_NAME, or --all to adopt every legacy file")
-    options = dict(workspace_dir=workspace_dir, copy=copy, merge=merge, replace=replace,
-                   global_scope=global_from_env() if global_scope is None else global_scope)
-    store = open_store(paths)
+    scope = global_from_env() if global_scope is None else global_scope
+    source_wid = None if from_workspace is None else _source_workspace(from_workspace, workspace_dir, scope)
+    options = dict(workspace_dir=workspace_dir, copy=copy, merge=merge, replace=replace, global_scope=scope,
+                   from_workspace=source_wid)
+    store = open_store(paths, JSON)
     if not every:
         plan = plan_agent(paths, agent, **options)
         plan.key = key
         question = None
         if plan.action == "replace" and not plan.finishing:
-            question = f"Replace {file_name(plan.target)} with the legacy history of '{agent}'?"
+            whose = "legacy history" if source_wid is None else f"history from {source_wid}"
+            question = f"Replace {file_name(plan.target)} with the {whose} of '{agent}'?"
         return Plan(question, lambda dry_run, progress: Outcome(adopt_agent(store, plan, dry_run=dry_run,
                                                                             timeout=timeout)))
-    legacy = legacy_sessions(paths)
-    notes = [] if legacy else [f"no legacy name-only sessions in {paths.sessions_dir}"]
+    if source_wid is None:
+        legacy = legacy_sessions(paths)
+        notes = [] if legacy else [f"no legacy name-only sessions in {paths.sessions_dir}"]
+    else:
+        legacy = workspace_sessions(paths, source_wid)
+        notes = [] if legacy else [f"no history of workspace {source_wid} in {paths.sessions_dir}"]
     question = (f"Adopt the legacy sessions of {len(legacy)} agent(s), replacing existing workspace histories?"
                 if replace and legacy else None)
 
@@ -150,33 +165,64 @@ def plan_adopt(paths: Paths, agent: str | None = None, *, every: bool = False,
     return Plan(question, run, notes)
 
 
+def _source_workspace(value: str, workspace_dir: str | os.PathLike[str] | None, global_scope: bool) -> str:
+    """The workspace ``--from-workspace`` names; refused when it is the target itself, or when agents use
+    global-scope history (which adopting into a workspace would not reach)."""
+    source = named_workspace(value)
+    if global_scope and workspace_dir is None:
+        raise Refused("PRAISONAI_GLOBAL_SESSIONS is set: agents use global-scope history, not a workspace's, so "
+                      "adopting into this workspace would not reach them; nothing changed (give --workspace DIR to "
+                      "adopt into that directory's workspace anyway)")
+    here = workspace_id(workspace_dir)
+    if source == here:
+        raise UsageError(f"--from-workspace {value} is this workspace ({here}): its history is already the one "
+                         "the agent loads here")
+    return source
+
+
+def _sources(store: SessionStore, paths: Paths, name: str, from_workspace: str | None) -> list[Any]:
+    """The sessions to adopt for agent ``name``: its name-only files, or its history in ``from_workspace``."""
+    if from_workspace is None:
+        found = legacy_files(store, name)
+        if not found:
+            ids = legacy_ids(name)
+            raise NotFound(f"no legacy session for agent '{name}' in {paths.sessions_dir} "
+                           f"(looked for {ids['sha256']}.json and {ids['md5']}.json)")
+        return found
+    ref = store.ref(history_id(from_workspace, name))
+    if not store.exists(ref):
+        raise NotFound(f"no history for agent '{name}' from workspace {from_workspace} in {paths.sessions_dir} "
+                       f"(looked for {file_name(ref)})")
+    return [ref]
+
+
 def plan_agent(paths: Paths, agent: str | None, *, workspace_dir: str | os.PathLike[str] | None = None,
                copy: bool = False, merge: bool = False, replace: bool = False,
-               sources: list[Any] | None = None, global_scope: bool = False) -> AdoptPlan:
-    """Which legacy sessions become which workspace history session; raises when it cannot be done."""
+               sources: list[Any] | None = None, global_scope: bool = False,
+               from_workspace: str | None = None) -> AdoptPlan:
+    """Which legacy sessions (or, ``from_workspace``, which history of another workspace) become which
+    workspace history session; raises when it cannot be done."""
     _one_of_merge_and_replace(merge, replace)
-    store = open_store(paths)
+    store = open_store(paths, JSON)
     paths.require_home()
     name = agent_name_or_default(agent)
-    found = legacy_files(store, name) if sources is None else sources
-    if not found:
-        ids = legacy_ids(name)
-        raise NotFound(f"no legacy session for agent '{name}' in {paths.sessions_dir} "
-                       f"(looked for {ids['sha256']}.json and {ids['md5']}.json)")
     if workspace_dir is not None and not Path(workspace_dir).is_dir():
         raise UsageError(f"--workspace {workspace_dir} is not a directory")
+    found = _sources(store, paths, name, from_workspace) if sources is None else sources
     ordered = oldest_first(store, name, [(ref, store.read(ref)) for ref in found])
     files = [ref for ref, _ in ordered]
     if global_scope and workspace_dir is None:
+        if from_workspace is not None:
+            _source_workspace(from_workspace, workspace_dir, global_scope)  # refuses
         return _global_plan(store, name, files, copy)
     wid = workspace_id(workspace_dir)
     target_id = history_id(wid, name)
     target = store.ref(target_id)
     plan = AdoptPlan(name, files, target, target_id, wid, "copy" if copy else "move", copy, merge=merge,
-                     replace=replace)
+                     replace=replace, from_workspace=from_workspace)
     newest_id = store.session_id(files[-1], ordered[-1][1])
     for ref, doc in ordered:
-        store.refuse_spill_clash(store.session_id(ref, doc), newest_id, target_id)
+        store.refuse_spill_clash(ref, store.session_id(ref, doc), newest_id, target_id)
     if not store.exists(target):
         return plan
     current = store.read(target)
@@ -212,7 +258,8 @@ def _global_plan(store: SessionStore, name: str, files: list[Any], copy: bool) -
 
 def _details(store: SessionStore, plan: AdoptPlan, source: Any, raw_id: str) -> str:
     unnamed = plan.agent == "agent" and _unnamed(store, source)
-    notes = [f"agent '{plan.agent}'{' (unnamed)' if unnamed else ''}, workspace {plan.workspace_id}"]
+    notes = [f"agent '{plan.agent}'{' (unnamed)' if unnamed else ''}, workspace {plan.workspace_id}"
+             + (f", from workspace {plan.from_workspace}" if plan.from_workspace else "")]
     if plan.finishing:
         notes.append(f"finishes an interrupted adopt: {file_name(plan.target)} already holds this history")
     if len(plan.sources) > 1:
@@ -222,7 +269,7 @@ def _details(store: SessionStore, plan: AdoptPlan, source: Any, raw_id: str) -> 
         notes.append("legacy file removed")
     if plan.target_empty:
         notes.append("replaces an empty workspace session (no messages)")
-    spilled = store.spill_note(raw_id, plan.target_id, "copied" if plan.keep_source else "move")
+    spilled = store.spill_note(source, raw_id, plan.target_id, "copied" if plan.keep_source else "move")
     return "; ".join(notes + ([spilled] if spilled else []))
 
 
@@ -266,7 +313,7 @@ def adopt_agent(store: SessionStore, plan: AdoptPlan, *, dry_run: bool = False,
             new = _sealed(plan, new, [current, *reversed(docs)])
         newest_id = store.session_id(plan.sources[-1], docs[-1])
         for doc, ref in zip(docs, plan.sources):
-            store.refuse_spill_clash(store.session_id(ref, doc), newest_id, plan.target_id)
+            store.refuse_spill_clash(ref, store.session_id(ref, doc), newest_id, plan.target_id)
         sources = plan.sources
         if len(sources) > 1 and not plan.keep_source:
             sources, docs = _fold_into_newest(store, tx, plan, sources, docs)
@@ -337,7 +384,17 @@ def already_holds(target_doc: dict[str, Any], legacy_doc: dict[str, Any], where:
 def legacy_sessions(paths: Paths) -> list[tuple[str, list[Any]]]:
     """Every agent with legacy name-only sessions, each with its sessions: a session counts when its
     ``agent_name`` (``agent`` for an unnamed agent, as the library names it) hashes to its name."""
-    store = open_store(paths)
+    return _history_groups(paths, lambda name: legacy_ids(name).values())
+
+
+def workspace_sessions(paths: Paths, workspace: str) -> list[tuple[str, list[Any]]]:
+    """Every agent with a history in ``workspace`` (its ``agent_name`` hashes, with that workspace id, to the
+    session's name), each with that one session."""
+    return _history_groups(paths, lambda name: (history_id(workspace, name),))
+
+
+def _history_groups(paths: Paths, ids_of: Callable[[str], Iterable[str]]) -> list[tuple[str, list[Any]]]:
+    store = open_store(paths, JSON)
     groups: dict[str, list[Any]] = {}
     for ref in store.refs():
         if not store.name(ref).startswith("history_"):
@@ -350,6 +407,6 @@ def legacy_sessions(paths: Paths) -> list[tuple[str, list[Any]]]:
         if agent is not None and not isinstance(agent, str):
             continue
         name = agent_name_or_default(agent)
-        if store.name(ref) in legacy_ids(name).values():
+        if store.name(ref) in ids_of(name):
             groups.setdefault(name, []).append(ref)
     return sorted(groups.items())

@@ -19,9 +19,10 @@ ROLES = ("user", "assistant", "system", "tool")  # the roles the library writes 
 LIST_FIELDS = (
     "session_id", "file", "agent_name", "user_id", "title", "message_count", "archived_count", "created_at",
     "updated_at", "model", "total_tokens", "cost", "scope", "agent_id", "source", "parent_id", "spilled_count",
-    "unreadable", "error", "store", "input_tokens", "output_tokens", "children_ids", "current_project",
-    "last_session",
+    "unreadable", "error", "store", "paired_with", "pair", "stale", "input_tokens", "output_tokens", "children_ids",
+    "current_project", "last_session",
 )
+MIRRORED = ("model", "llm", "total_tokens", "token_count", "cost", "source", "reasoning_effort")  # store.py:286
 
 # The praisonai CLI's REPL/TUI sessions (praisonai-code's UnifiedSession, spec-11 §5.2): exactly these fields,
 # in this order; its loader rejects any other key.
@@ -109,18 +110,22 @@ def message_key(message: dict[str, Any]) -> tuple[str, str, str]:
 def summarise(doc: dict[str, Any], *, session_id: str, file: str) -> dict[str, Any]:
     """One ``session list`` row: the library's ``list_sessions`` fields plus counts.
 
-    ``scope`` and ``spilled_count`` are filled in by the listing.
+    A gateway document's ``message_count`` counts the chat its snapshots hold (:func:`gateway_chat`),
+    not the snapshots, and its ``agent_id`` falls back to the snapshots' agent. ``scope`` and
+    ``spilled_count`` are filled in by the listing, which adds the store fields.
     """
     meta = metadata_of(doc)
     if is_unified(doc):
         return _unified_summary(doc, session_id=session_id, file=file)
+    chat = gateway_chat(doc)
+    snapshot = gateway_snapshots(doc)[-1] if chat is not None else {}
     return {
         "session_id": session_id,
         "file": file,
         "agent_name": doc.get("agent_name"),
         "user_id": doc.get("user_id"),
         "title": title_of(doc),
-        "message_count": len(messages_of(doc)),
+        "message_count": len(messages_of(doc)) if chat is None else len(chat),
         "archived_count": len(messages_of(doc, "archived_messages")),
         "created_at": doc.get("created_at"),
         "updated_at": doc.get("updated_at"),
@@ -128,7 +133,7 @@ def summarise(doc: dict[str, Any], *, session_id: str, file: str) -> dict[str, A
         "total_tokens": doc.get("total_tokens") or doc.get("token_count") or meta.get("total_tokens"),
         "cost": doc.get("cost") or meta.get("cost"),
         "scope": None,
-        "agent_id": doc.get("agent_id") or meta.get("agent_id"),
+        "agent_id": doc.get("agent_id") or meta.get("agent_id") or snapshot.get("agent_id"),
         "source": doc.get("source") or meta.get("source"),
         "parent_id": doc.get("parent_id") or meta.get("parent_id"),
         "spilled_count": 0,
@@ -156,9 +161,132 @@ def _unified_summary(doc: dict[str, Any], *, session_id: str, file: str) -> dict
             "current_project": False, "last_session": False}
 
 
-def unreadable_row(file: str, error: PraisonMemError) -> dict[str, Any]:
-    """A ``session list`` row for a session that could not be read: its file and why."""
+def unreadable_row(file: str, error: PraisonMemError, session_id: str | None = None) -> dict[str, Any]:
+    """A ``session list`` row for a session that could not be read: its file (and id, when its store knows
+    it without the document) and why."""
     row: dict[str, Any] = dict.fromkeys(LIST_FIELDS)
     reason = error.reason if isinstance(error, CorruptFile) else error.message
-    row.update(file=file, spilled_count=0, unreadable=True, error=reason, current_project=False, last_session=False)
+    row.update(session_id=session_id, file=file, spilled_count=0, unreadable=True, error=reason,
+               current_project=False, last_session=False)
     return row
+
+
+# ---------------------------------------------------------------- gateway documents (spec-11 §2.7)
+
+
+def gateway_snapshots(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """The ``session_data`` of each system snapshot the WebSocket gateway stored, archived ones first.
+
+    The gateway never stores chat turns as messages: it adds a system message ("Session initialized",
+    "Session closed", ...) whose ``metadata.session_data`` is its whole session, chat included.
+    """
+    found = []
+    for key in ("archived_messages", "messages"):  # a tight loop: session list runs it over every session
+        for message in messages_of(doc, key):
+            if type(message) is dict and message.get("role") == "system":
+                meta = message.get("metadata")
+                data = meta.get("session_data") if type(meta) is dict else None
+                if type(data) is dict and type(data.get("messages")) is list:
+                    found.append(data)
+    return found
+
+
+def gateway_chat(doc: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The chat the gateway's snapshots hold, each message once, in order (``None``: not a gateway document).
+
+    Each snapshot holds the whole conversation up to then, so later ones repeat earlier ones; a message is
+    the same one when its ``message_id`` is (else its sender, content and time are).
+    """
+    snapshots = gateway_snapshots(doc)
+    if not snapshots:
+        return None
+    seen: set[Any] = set()
+    chat = []
+    for data in snapshots:
+        for message in data["messages"]:
+            if not isinstance(message, dict):
+                continue
+            key = message.get("message_id") if isinstance(message.get("message_id"), str) else (
+                repr(message.get("sender_id")), repr(message.get("content")), repr(message.get("timestamp")))
+            if key not in seen:
+                seen.add(key)
+                chat.append({**message, "role": gateway_role(message, data)})
+    return chat
+
+
+def gateway_role(message: dict[str, Any], session_data: dict[str, Any]) -> str:
+    """``assistant`` for what the gateway's agent sent, ``user`` for everything a client sent."""
+    sender = message.get("sender_id")
+    return "assistant" if sender is not None and sender == session_data.get("agent_id") else "user"
+
+
+# ---------------------------------------------------------------- the library's normalisation
+
+
+def library_form(doc: dict[str, Any], *, now: float | None = None) -> dict[str, Any]:
+    """``SessionData.from_dict(doc).to_dict()`` of praisonaiagents 1.7.17 (store.py:157-363), without it.
+
+    What the library keeps of a document when it loads and saves it, and what its one-time import
+    writes into ``sessions.db``: unknown keys dropped, non-object messages dropped (a checkpoint
+    anchored after them moves down), defaults filled in, mirrored metadata keys folded into
+    ``metadata`` and written again at the top. Missing times get ``now`` (the library: the clock).
+    A document the library cannot load raises :class:`ValueError`.
+    """
+    import time
+    from datetime import datetime, timezone
+
+    stamp = time.time() if now is None else now
+    iso = datetime.fromtimestamp(stamp, timezone.utc).isoformat()
+    try:
+        raw = doc.get("messages", [])
+        messages = [_message_form(m, stamp) for m in raw if isinstance(m, dict)]
+        archived = [_message_form(m, stamp) for m in (doc.get("archived_messages") or []) if isinstance(m, dict)]
+        checkpoint = doc.get("last_compaction")
+        compaction = _checkpoint_form(checkpoint, stamp) if checkpoint else None
+        if compaction is not None:
+            anchor = compaction["message_index"]
+            dropped = sum(1 for m in raw[:anchor] if not isinstance(m, dict))
+            if dropped:
+                compaction["message_index"] = max(0, anchor - dropped)
+        metadata = dict(doc.get("metadata") or {})
+    except (AttributeError, TypeError, ValueError) as exc:
+        raise ValueError(f"the library cannot load it ({exc})") from exc
+    for key in MIRRORED:
+        if key not in metadata and doc.get(key) is not None:
+            metadata[key] = doc[key]
+    out = {
+        "session_id": doc.get("session_id", ""),
+        "messages": messages,
+        "created_at": doc.get("created_at", iso),
+        "updated_at": doc.get("updated_at", iso),
+        "agent_name": doc.get("agent_name"),
+        "user_id": doc.get("user_id"),
+        "metadata": metadata,
+        "gateway_session_id": doc.get("gateway_session_id"),
+        "agent_id": doc.get("agent_id"),
+        "runtime_state": doc.get("runtime_state") or {},
+        "archived_messages": archived,
+    }
+    if compaction is not None:
+        out["last_compaction"] = compaction
+    for key in MIRRORED:
+        if key in metadata:
+            out[key] = metadata[key]
+    return out
+
+
+def _message_form(message: dict[str, Any], now: float) -> dict[str, Any]:
+    out = {"role": message.get("role", "user"), "content": message.get("content", ""),
+           "timestamp": message.get("timestamp", now), "metadata": message.get("metadata", {})}
+    if message.get("tool_calls"):
+        out["tool_calls"] = message["tool_calls"]
+    if message.get("tool_call_id") is not None:
+        out["tool_call_id"] = message["tool_call_id"]
+    return out
+
+
+def _checkpoint_form(checkpoint: dict[str, Any], now: float) -> dict[str, Any]:
+    return {"summary": checkpoint.get("summary", ""), "message_index": checkpoint.get("message_index", 0),
+            "role": checkpoint.get("role", "system"), "tokens_before": checkpoint.get("tokens_before", 0),
+            "tokens_after": checkpoint.get("tokens_after", 0), "timestamp": checkpoint.get("timestamp", now),
+            "metadata": checkpoint.get("metadata", {})}

@@ -1,8 +1,17 @@
-"""``session list``: every session summarised, filtered, sorted and cut (read-only).
+"""``session list``: every session of every store summarised, filtered, sorted and cut (read-only).
 
 Unreadable sessions are listed first with their reason, never skipped silently; the
 scope of each session says where it belongs relative to the current workspace
 (:class:`~praisonmem.core.sessions.workspace.Scope`).
+
+A session is listed once per store that holds it (``store``: ``json``, ``sessions.db``, ``project:<id>``,
+``unified``, ``legacy-run``). When
+several stores hold one id (the gateway's one-time import copies the JSON files into
+``sessions.db``, after which each side is written by its own consumers), each copy says so:
+``paired_with`` names the other stores, ``pair`` is ``equal`` when every copy holds the same
+document after the library's normalisation (``SessionData.from_dict(...).to_dict()``, so an
+untouched import is equal) and ``diverged`` when not, and ``stale`` marks a diverged copy that
+another copy has overtaken (a later ``updated_at``).
 """
 
 from __future__ import annotations
@@ -13,9 +22,10 @@ from enum import StrEnum
 from typing import Any
 
 from praisonmem.core.paths import Paths
-from praisonmem.core.sessions.documents import summarise, unreadable_row
-from praisonmem.core.sessions.stores import Scanned, open_store
-from praisonmem.core.sessions.stores.praisonai_cli import UNIFIED, last_session
+from praisonmem.core.sessions.documents import library_form, summarise, unreadable_row
+from praisonmem.core.errors import PraisonMemError
+from praisonmem.core.sessions.stores import Scanned, SessionStore, open_store
+from praisonmem.core.sessions.stores.praisonai_cli import PROJECT, UNIFIED, last_session
 from praisonmem.core.sessions.workspace import Scope, scope_of
 
 
@@ -35,15 +45,38 @@ class ListResult:
     hidden_unreadable: int = 0  # unreadable files left out because filters were given
     unreadable: int = 0
     missing: str | None = None  # why there is nothing to list: the sessions directory does not exist
+    refs: list[Any] | None = None  # each row's ref, in the rows' order (to act on what was listed)
     project: Any = None  # the current directory's praisonai CLI project (a ProjectIdentity), if it has a store
 
 
-def summary_rows(item: Scanned) -> list[dict[str, Any]]:
+Summary = tuple[dict[str, Any], Any]  # a row and its ref (a plain tuple: it comes back from worker processes)
+
+
+def summary_rows(item: Scanned) -> list[Summary]:
     """The ``session list`` row of one session (runs in a worker process for large directories)."""
     if item.doc is None:
         assert item.error is not None
-        return [{**unreadable_row(item.where, item.error), "store": item.store}]
-    return [{**summarise(item.doc, session_id=item.session_id, file=item.where), "store": item.store}]
+        row = unreadable_row(item.where, item.error, item.session_id)
+        row["store"] = item.store
+        return [(row, item.ref)]
+    row = summarise(item.doc, session_id=item.session_id, file=item.where)
+    row["store"], row["spilled_count"] = item.store, item.spilled
+    return [(row, item.ref)]
+
+
+def normalised(store: SessionStore, ref: Any) -> str | None:
+    """A copy's document as the library would keep it, serialised; ``None`` when it cannot be read now."""
+    import json
+
+    try:
+        doc = store.read(ref)
+    except PraisonMemError:
+        return None
+    try:
+        doc = library_form(doc, now=0.0)
+    except ValueError:
+        pass
+    return json.dumps(doc, ensure_ascii=False)
 
 
 def choice(vocabulary: type[StrEnum], value: str | StrEnum | None, what: str) -> Any:
@@ -66,9 +99,11 @@ def list_sessions(
     scope: Scope | str | None = None,
     sort: SortKey | str = SortKey.updated,
     limit: int = 50,
+    store: str | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> ListResult:
-    """Summaries of every session, filtered, sorted and cut to ``limit`` (0 = all).
+    """Summaries of every session (``store``: of that store only), filtered, sorted and cut to ``limit``
+    (0 = all).
 
     Unreadable files are listed first with their reason (never skipped silently)
     and do not count against ``limit``; when filters are given they cannot be
@@ -76,45 +111,81 @@ def list_sessions(
     """
     wanted = choice(Scope, scope, "scope")
     order = choice(SortKey, sort, "sort key")
-    store = open_store(paths)
+    home = open_store(paths, store)
     scope_fn = _scope_function(workspace)
-    rows: list[dict[str, Any]] = []
-    bad: list[dict[str, Any]] = []
-    waiting = None
-    project, current = _current_project(store)
+    summaries = home.scan(summary_rows, progress=progress)
+    project, current = _current_project(home)
     last = last_session(paths.sessions_dir)
-    for row in store.scan(summary_rows, progress=progress):
-        row["current_project"] = row["store"] == current
-        row["last_session"] = row["store"] == UNIFIED and row["session_id"] == last
+    for row, _ in summaries:  # added here, not in the workers: less to send back
+        row.update(paired_with=[], pair=None, stale=False, current_project=row["store"] == current,
+                   last_session=row["store"] == UNIFIED and row["session_id"] == last)
+    mark_pairs(home, summaries)
+    good: list[Summary] = []
+    bad: list[Summary] = []
+    for item in summaries:
+        row = item[0]
         if row["unreadable"]:
-            bad.append(row)
+            bad.append(item)
             continue
-        waiting = store.spill_counts() if waiting is None else waiting
         agent_name = row["agent_name"] if isinstance(row["agent_name"], str) else None
         row["scope"] = scope_fn(row["session_id"], agent_name)
-        row["spilled_count"] = waiting.get(row["session_id"], 0)
         if _matches(row, agent, user, wanted):
-            rows.append(row)
-    _sort_rows(rows, order)
-    total = len(rows)
+            good.append(item)
+    _sort(good, order)
+    total = len(good)
     if limit:
-        rows = rows[:limit]
-    missing = store.absent()
+        good = good[:limit]
+    missing = home.absent()
     if agent is not None or user is not None or wanted is not None:
-        return ListResult(rows, total, hidden_unreadable=len(bad), unreadable=len(bad), missing=missing,
-                          project=project)
-    return ListResult(bad + rows, total, unreadable=len(bad), missing=missing, project=project)
+        return ListResult([row for row, _ in good], total, hidden_unreadable=len(bad), unreadable=len(bad),
+                          missing=missing, refs=[ref for _, ref in good], project=project)
+    shown = bad + good
+    return ListResult([row for row, _ in shown], total, unreadable=len(bad), missing=missing,
+                      refs=[ref for _, ref in shown], project=project)
 
 
-def _current_project(store: Any) -> tuple[Any, str | None]:
+def _current_project(home: Any) -> tuple[Any, str | None]:
     """The praisonai CLI project of the current directory and its store's label, when the home holds that store
     (its id is computed only then: it runs git)."""
-    labels = {getattr(s, "label", None) for s in getattr(store, "stores", [])}
-    if not any(isinstance(label, str) and label.startswith("project:") for label in labels):
+    from praisonmem.core.sessions.stores.praisonai_cli import project_identity
+
+    labels = set(getattr(home, "stores", {}))
+    if not any(label.startswith(PROJECT) for label in labels):
         return None, None
-    project = store.current_project()
-    label = f"project:{project.project_id}" if project is not None else None
+    project = project_identity()
+    label = f"{PROJECT}{project.project_id}" if project is not None else None
     return (project, label) if label in labels else (None, None)
+
+
+def mark_pairs(home: SessionStore, summaries: list[Summary]) -> None:
+    """Mark every copy of a session id that more than one store holds (see the module docstring); only
+    those copies are read again, to compare them."""
+    by_id: dict[str, list[Summary]] = {}
+    for row, ref in summaries:
+        if not row["unreadable"] and isinstance(row["session_id"], str):
+            by_id.setdefault(row["session_id"], []).append((row, ref))
+    for copies in by_id.values():
+        if len({row["store"] for row, _ in copies}) < 2:
+            continue
+        marks = compare_copies(home, [(row["store"], row["updated_at"], ref) for row, ref in copies])
+        for (row, _), mark in zip(copies, marks):
+            row.update(mark)
+
+
+def compare_copies(home: SessionStore, copies: list[tuple[str, Any, Any]]) -> list[dict[str, Any]]:
+    """``paired_with``, ``pair`` and ``stale`` for each of a session's copies ``(store, updated_at, ref)``."""
+    from praisonmem.core.io.timeutil import epoch_of
+
+    def when(value: Any) -> float:
+        stamp = epoch_of(value)
+        return float("-inf") if stamp is None else stamp
+
+    stores = {label for label, _, _ in copies}
+    forms = {normalised(home, ref) for _, _, ref in copies}
+    equal = len(forms) == 1 and None not in forms
+    newest = max(when(updated) for _, updated, _ in copies)
+    return [{"paired_with": sorted(stores - {label}), "pair": "equal" if equal else "diverged",
+             "stale": not equal and when(updated) < newest} for label, updated, _ in copies]
 
 
 def _scope_function(workspace: Callable[[], str]) -> Callable[[str, str | None], str]:
@@ -141,15 +212,16 @@ def _matches(row: dict[str, Any], agent: str | None, user: str | None, scope: Sc
     )
 
 
-def _sort_rows(rows: list[dict[str, Any]], sort: SortKey) -> None:
-    def text(value: Any) -> str:
-        return value if isinstance(value, str) else ""
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
 
+
+def _sort(items: list[Summary], sort: SortKey) -> None:
     if sort is SortKey.updated:
-        rows.sort(key=lambda r: text(r["updated_at"]), reverse=True)
+        items.sort(key=lambda s: _text(s[0]["updated_at"]), reverse=True)
     elif sort is SortKey.created:
-        rows.sort(key=lambda r: text(r["created_at"]), reverse=True)
+        items.sort(key=lambda s: _text(s[0]["created_at"]), reverse=True)
     elif sort is SortKey.messages:
-        rows.sort(key=lambda r: r["message_count"], reverse=True)
+        items.sort(key=lambda s: s[0]["message_count"], reverse=True)
     else:
-        rows.sort(key=lambda r: r["session_id"])
+        items.sort(key=lambda s: s[0]["session_id"])

@@ -8,6 +8,13 @@ them). A target is always written before its source is removed, so an
 interruption leaves a duplicate, never a loss, and the rerun finishes the
 move when the target holds exactly what the move writes. A session's spilled
 turns move with it.
+
+Every command works on each store of the home (``store``: the label of one, as
+``session list`` shows it); a name held by several stores is ambiguous until
+``store`` picks one. A rename stays in its store: in ``sessions.db`` the new row
+and the old row's removal are one transaction. What a store could not finish after
+committing (``sessions.db``: old copies left in ``-wal`` because a reader held it)
+is added to the change's detail.
 """
 
 from __future__ import annotations
@@ -32,8 +39,23 @@ RECENT_SECONDS = 60
 
 
 def file_name(ref: Any) -> str:
-    """The last part of a ref, as change lines and messages show it (``my_chat.json``)."""
+    """The last part of a ref, as change lines and messages show it (``my_chat.json``, ``sessions.db``)."""
     return Path(str(ref)).name
+
+
+def shown(store: SessionStore, ref: Any) -> str:
+    """How a question names a session: its file, or for a session sharing its file, ``<file>:<name>``."""
+    name = file_name(ref)
+    return name if name.endswith(".json") else f"{name}:{store.name(ref)}"
+
+
+def with_notes(change: Change, notes: list[str]) -> Change:
+    """``change`` with what the store said after committing added to its detail."""
+    if notes:
+        change.detail = "; ".join([change.detail, *notes] if change.detail else notes)
+        if "detail" in change.fields:
+            change.fields["detail"] = change.detail
+    return change
 
 
 def session_change(action: Action, session_id: str | None, ref: Any, *, dry_run: bool = False,
@@ -63,8 +85,8 @@ def vanished(ref: Any) -> NotFound:
 
 
 def rename(paths: Paths, name: str, new_id: str, *, force: bool = False, dry_run: bool = False,
-           timeout: float = jsonfile.LOCK_TIMEOUT) -> Outcome:
-    """Move a session to the place for ``new_id`` and set its ``session_id``; nothing else changes.
+           timeout: float = jsonfile.LOCK_TIMEOUT, store: str | None = None) -> Outcome:
+    """Move a session to the place for ``new_id`` in its store and set its ``session_id``; nothing else changes.
 
     Its spilled turns move with it. When the target already holds exactly what
     the rename writes (an earlier run was interrupted after writing it), the
@@ -72,7 +94,12 @@ def rename(paths: Paths, name: str, new_id: str, *, force: bool = False, dry_run
     """
     if not new_id.strip():
         raise UsageError("the new session id must not be blank")
-    store = open_store(paths)
+    home = open_store(paths, store)
+    return _rename(home, name, new_id, force=force, dry_run=dry_run, timeout=timeout)
+
+
+def _rename(store: SessionStore, name: str, new_id: str, *, force: bool, dry_run: bool,
+            timeout: float) -> Outcome:
     src = store.find(name)
     doc = store.read(src)
     old_id = store.session_id(src, doc)
@@ -80,16 +107,16 @@ def rename(paths: Paths, name: str, new_id: str, *, force: bool = False, dry_run
     same = dst == src
     finishing = not same and store.exists(dst) and store.holds(dst, with_session_id(doc, new_id))
     if not same and store.exists(dst) and not finishing:
-        raise TargetExists(f"cannot rename to '{new_id}': {dst} already exists")
+        raise TargetExists(f"cannot rename to '{new_id}': {_existing(store, dst)} already exists")
     if not same:
         refuse_if_live(store, src, doc, "rename it", force)
-    store.refuse_spill_clash(old_id, new_id)
-    notes = [store.spill_note(old_id, new_id)]
+    store.refuse_spill_clash(src, old_id, new_id)
+    notes = [store.spill_note(src, old_id, new_id)]
     if finishing:
         notes.insert(0, f"finishes an interrupted rename: {file_name(dst)} already holds exactly this session")
     change = session_change(Action.renamed, old_id, src, dry_run=dry_run, new_session_id=new_id, target=dst,
                             detail="; ".join(n for n in notes if n) or None, target_name=f"'{old_id}' → '{new_id}'",
-                            where=f"{file_name(src)} → {file_name(dst)}")
+                            where=file_name(src) if str(src) == str(dst) else f"{file_name(src)} → {file_name(dst)}")
     if dry_run:
         return Outcome([change])
     with store.transaction([src, dst], timeout) as tx:
@@ -98,21 +125,31 @@ def rename(paths: Paths, name: str, new_id: str, *, force: bool = False, dry_run
             raise vanished(src)
         current_id = store.session_id(src, current)
         expected = with_session_id(current, new_id)
-        store.refuse_spill_clash(current_id, new_id)
+        store.refuse_spill_clash(src, current_id, new_id)
         if same or not tx.exists(dst):
             tx.write(dst, expected)
         elif not store.holds(dst, expected):
-            raise TargetExists(f"cannot rename to '{new_id}': {dst} already exists")
+            raise TargetExists(f"cannot rename to '{new_id}': {_existing(store, dst)} already exists")
         tx.carry_spill(current_id, new_id)
         if not same:
             tx.delete(src)
-    return Outcome([change])
+    return Outcome([with_notes(change, tx.notes)])
+
+
+def _existing(store: SessionStore, ref: Any) -> str:
+    """What a refusal names as already there: the file, or the session in a shared file."""
+    name = file_name(ref)
+    return str(ref) if name.endswith(".json") else f"session '{store.name(ref)}' in {ref}"
 
 
 def retitle(paths: Paths, name: str, title: str, *, dry_run: bool = False,
-            timeout: float = jsonfile.LOCK_TIMEOUT) -> Outcome:
+            timeout: float = jsonfile.LOCK_TIMEOUT, store: str | None = None) -> Outcome:
     """Set ``metadata.title`` in place, as the library's ``rename_session`` does (blank clears it)."""
-    store = open_store(paths)
+    home = open_store(paths, store)
+    return _retitle(home, name, title, dry_run=dry_run, timeout=timeout)
+
+
+def _retitle(store: SessionStore, name: str, title: str, *, dry_run: bool, timeout: float) -> Outcome:
     src = store.find(name)
     sid = store.session_id(src, store.read(src))
     title = title.strip()
@@ -134,7 +171,7 @@ def retitle(paths: Paths, name: str, title: str, *, dry_run: bool = False,
             meta.pop("title", None)
         current["updated_at"] = now_iso()
         tx.write(src, current)
-    return Outcome([change])
+    return Outcome([with_notes(change, tx.notes)])
 
 
 # ---------------------------------------------------------------- delete / prune
@@ -180,17 +217,18 @@ def still_older_than(cutoff: float) -> Recheck:
 
 
 def plan_delete(paths: Paths, names: list[str], *, force: bool = False,
-                timeout: float = jsonfile.LOCK_TIMEOUT) -> Plan:
+                timeout: float = jsonfile.LOCK_TIMEOUT, store: str | None = None) -> Plan:
     """Delete the named sessions (every name resolved first, so a typo deletes nothing); a session written in
     the last minute is refused unless ``force``, and checked again under its lock."""
-    store = open_store(paths)
+    store = open_store(paths, store)
     targets = resolve_all(store, names)
     for ref in targets:
         _, doc = _describe(store, ref)
         if doc is not None:
             refuse_if_live(store, ref, doc, "delete it", force)
-    shown = ", ".join(file_name(r) for r in targets[:5]) + (" …" if len(targets) > 5 else "")
-    return Plan(f"Delete {len(targets)} session file(s) ({shown})?",
+    store.refuse(deleting=targets)
+    names_shown = ", ".join(shown(store, r) for r in targets[:5]) + (" …" if len(targets) > 5 else "")
+    return Plan(f"Delete {len(targets)} session file(s) ({names_shown})?",
                 lambda dry_run, progress: delete(store, targets, dry_run=dry_run, timeout=timeout,
                                                  recheck=None if force else not_live, progress=progress))
 
@@ -217,6 +255,7 @@ def delete(store: SessionStore, targets: list[Any], *, dry_run: bool = False, ti
                         change.action, change.detail = Action.skipped, reason
                     else:
                         tx.delete(ref)
+                with_notes(change, tx.notes)
             except PraisonMemError as exc:
                 change.fail(exc)
         changes.append(change)
@@ -234,29 +273,37 @@ def _current_or_none(tx: Any, ref: Any) -> dict[str, Any] | None:
 
 def plan_prune(paths: Paths, older_than: str | timedelta, *, keep: int = 0, agent: str | None = None,
                scope: Scope | str | None = None, timeout: float = jsonfile.LOCK_TIMEOUT, now: float | None = None,
-               progress: Progress = None) -> Plan:
+               progress: Progress = None, store: str | None = None) -> Plan:
     """Delete sessions whose ``updated_at`` is older than ``older_than`` (a duration such as ``30d``), sparing
-    the ``keep`` newest matching ones; each is checked again under its lock."""
+    the ``keep`` newest matching ones (per store: each copy of a session counts where it is); each is checked
+    again under its lock."""
     from praisonmem.core.io.timeutil import parse_duration
 
     age = parse_duration(older_than) if isinstance(older_than, str) else older_than
     listing = list_sessions(paths, workspace=workspace_id, agent=agent, scope=scope, sort="updated", limit=0,
-                            progress=progress)
+                            store=store, progress=progress)
     now = time.time() if now is None else now
-    rows = [r for r in listing.rows if not r["unreadable"]]
-    undated = [r for r in rows if epoch_of(r["updated_at"]) is None]
-    dated = sorted((r for r in rows if epoch_of(r["updated_at"]) is not None),
-                   key=lambda r: epoch_of(r["updated_at"]), reverse=True)
+    rows = [(r, ref) for r, ref in zip(listing.rows, listing.refs or []) if not r["unreadable"]]
+    undated = [r for r, _ in rows if epoch_of(r["updated_at"]) is None]
+    dated = [(r, ref) for r, ref in rows if epoch_of(r["updated_at"]) is not None]
+    dated.sort(key=lambda item: epoch_of(item[0]["updated_at"]), reverse=True)
     cutoff = now - age.total_seconds()
-    old = [r for r in dated[keep:] if epoch_of(r["updated_at"]) < cutoff]
+    old = []
+    for label in dict.fromkeys(r["store"] for r, _ in dated):
+        in_store = [(r, ref) for r, ref in dated if r["store"] == label]
+        old += [(r, ref) for r, ref in in_store[keep:] if epoch_of(r["updated_at"]) < cutoff]
     notes = [f"kept {r['session_id']}: no parseable updated_at" for r in undated]
     if listing.unreadable:
         notes.append(f"{listing.unreadable} unreadable session file(s) not considered (see 'praisonmem check')")
     if not old:
         notes.append(f"nothing older than {older_than} to prune")
-    store = open_store(paths)
-    targets = [Path(r["file"]) for r in old]
+    home = open_store(paths, store)
+    targets = [ref for _, ref in old]
+    try:
+        home.refuse(deleting=targets)
+    except Refused as exc:
+        raise Refused(f"{exc.message} (--keep 1 keeps the newest)") from exc
     return Plan(f"Delete {len(targets)} session(s) not updated in {older_than}?" if targets else None,
-                lambda dry_run, progress: delete(store, targets, dry_run=dry_run, timeout=timeout,
+                lambda dry_run, progress: delete(home, targets, dry_run=dry_run, timeout=timeout,
                                                  recheck=still_older_than(cutoff), progress=progress),
                 notes)

@@ -1,11 +1,13 @@
-"""Full-text search over session messages, active and archived (read-only).
+"""Full-text search over session messages, active and archived, in every store (read-only).
 
 Ranking, per message (the library's per-message score, spec §2.7): 2 points when
 the whole query occurs in the content, plus 1 for each whitespace-separated query
 term that occurs, all case-insensitive. Hits are ordered by score, then by
 their session's ``updated_at`` (newest first), then by position in the session.
 Encrypted contents are decrypted with the session key when one is given; without it they are
-opaque, never matched, and counted (``SearchResult.opaque``) so the caller can say so.
+opaque, never matched, and counted (``SearchResult.opaque``) so the caller can say so. A gateway
+document's chat, which lives only inside its snapshots (spec-11 §2.7), is searched too (``section``
+``gateway``); the library's own search never finds it.
 """
 
 from __future__ import annotations
@@ -17,11 +19,13 @@ from typing import Any
 
 from praisonmem.core.errors import UsageError
 from praisonmem.core.paths import Paths
+from praisonmem.core.io import jsonfile
 from praisonmem.core.sessions.crypto import Key
-from praisonmem.core.sessions.documents import is_encrypted, messages_of
+from praisonmem.core.sessions.documents import gateway_chat, is_encrypted, messages_of
 from praisonmem.core.sessions.stores import Scanned, open_store
 
 SNIPPET_WIDTH = 120
+SECTIONS = ("archived", "active", "gateway")  # the order of a session's hits at the same score
 
 
 @dataclass
@@ -44,6 +48,7 @@ def search(
     query: str,
     *,
     limit: int = 20,
+    store: str | None = None,
     progress: Callable[[int, int], None] | None = None,
     key: Key | None = None,
 ) -> SearchResult:
@@ -54,7 +59,8 @@ def search(
     hits: list[dict[str, Any]] = []
     unreadable: list[tuple[str, str]] = []
     opaque = opaque_sessions = 0
-    for item in open_store(paths).scan(partial(session_hits, needle=needle, terms=terms, key=key), progress=progress):
+    for item in open_store(paths, store).scan(partial(session_hits, needle=needle, terms=terms, key=key),
+                                              progress=progress):
         if "error" in item:
             unreadable.append((item["file"], item["error"]))
         elif "opaque" in item:
@@ -62,7 +68,7 @@ def search(
         else:
             hits.append(item)
     # Stable sorts, least significant key first.
-    hits.sort(key=lambda h: (not h["archived"], h["index"]))
+    hits.sort(key=lambda h: (SECTIONS.index(h["section"]), h["index"]))
     hits.sort(key=lambda h: h["updated_at"] if isinstance(h["updated_at"], str) else "", reverse=True)
     hits.sort(key=lambda h: h["score"], reverse=True)
     total = len(hits)
@@ -79,8 +85,10 @@ def session_hits(item: Scanned, *, needle: str, terms: list[str], key: Key | Non
     cipher = key.cipher() if key else None
     found: list[dict[str, Any]] = []
     opaque = 0
-    for archived, field in ((True, "archived_messages"), (False, "messages")):
-        for index, message in enumerate(messages_of(doc, field)):
+    sections = (("archived", messages_of(doc, "archived_messages")), ("active", messages_of(doc)),
+                ("gateway", gateway_chat(doc) or []))
+    for section, messages in sections:
+        for index, message in enumerate(messages):
             if not isinstance(message, dict):
                 continue
             content = message.get("content")
@@ -89,6 +97,8 @@ def session_hits(item: Scanned, *, needle: str, terms: list[str], key: Key | Non
                     opaque += 1
                     continue
                 content = cipher.decrypt(content, f"session '{sid}'")
+            if section == "gateway" and isinstance(content, dict):  # the gateway's structured messages
+                content = jsonfile.dumps(content, compact=True)
             if not isinstance(content, str) or not content:
                 continue
             points = score(content, needle, terms)
@@ -98,8 +108,10 @@ def session_hits(item: Scanned, *, needle: str, terms: list[str], key: Key | Non
             found.append({
                 "session_id": sid,
                 "file": str(path),
+                "store": item.store,
                 "index": index,
-                "archived": archived,
+                "archived": section == "archived",
+                "section": section,
                 "role": message.get("role"),
                 "score": points,
                 "timestamp": message.get("timestamp"),

@@ -8,8 +8,9 @@ Export formats:
   ``exported_at`` keys, which the library ignores.
 * ``jsonl``: one message a line, each with its ``session_id`` (archived first,
   marked), for grep, jq and spreadsheets. Not importable: it drops session fields.
-* ``markdown``: a readable transcript; control characters in it are shown escaped,
-  as in every human view (core/io/safetext.py).
+* ``markdown``: a readable transcript (a gateway session's chat, kept inside its snapshots,
+  after them); control characters in it are shown escaped, as in every human view
+  (core/io/safetext.py).
 
 Encrypted values (:mod:`.crypto`): ``json`` keeps them exactly as stored (it is the lossless,
 importable copy: a decrypted one would put plaintext in a backup file, and its import plaintext
@@ -38,8 +39,9 @@ from praisonmem.core.io.safetext import json_safe, printable
 from praisonmem.core.io.timeutil import epoch_of, now_iso
 from praisonmem.core.paths import Paths
 from praisonmem.core.result import Action, Outcome, Plan
-from praisonmem.core.sessions.documents import ROLES, is_encrypted, messages_of, summarise, tool_calls_of, validate
-from praisonmem.core.sessions.ops import file_name, resolve_all, session_change
+from praisonmem.core.sessions.documents import (ROLES, gateway_chat, is_encrypted, messages_of, summarise,
+                                                tool_calls_of, validate)
+from praisonmem.core.sessions.ops import file_name, resolve_all, session_change, shown
 from praisonmem.core.sessions.stores import SessionStore, open_store
 
 if TYPE_CHECKING:
@@ -72,17 +74,19 @@ Documents = list[tuple[str, str, dict[str, Any]]]  # (file, session id, document
 
 
 def export(paths: Paths, names: list[str], *, every: bool = False, format: ExportFormat | str = ExportFormat.json,
-           output: str = outfile.STDOUT, stdout: BinaryIO | None = None, key: Key | None = None) -> dict[str, Any]:
-    """Write the sessions ``names`` (or ``every`` session) to ``output`` (core/io/outfile.py's rule: ``-`` is
-    ``stdout``); what was written. Every session is read, and any unreadable one stops the export, first.
-    ``jsonl`` and ``markdown`` decrypt encrypted values with ``key``; ``encrypted_kept`` counts those written
-    as stored."""
+           output: str = outfile.STDOUT, stdout: BinaryIO | None = None, store: str | None = None,
+           key: Key | None = None) -> dict[str, Any]:
+    """Write the sessions ``names`` (or ``every`` session; of ``store`` only, when given) to ``output``
+    (core/io/outfile.py's rule: ``-`` is ``stdout``); what was written. Every session is read, and any
+    unreadable one stops the export, first. With ``every`` and several stores, a session two stores hold
+    is exported twice; an import takes the last copy of an id. ``jsonl`` and ``markdown`` decrypt encrypted
+    values with ``key``; ``encrypted_kept`` counts those written as stored."""
     from praisonmem.core.sessions.crypto import encrypted_values, opened
 
     if every == bool(names):
         raise UsageError("give one or more SESSION names, or --all")
     fmt = ExportFormat(format)
-    docs = load_for_export(paths, names, everything=every)
+    docs = load_for_export(paths, names, everything=every, store=store)
     if fmt is not ExportFormat.json and key is not None:
         cipher = key.cipher()
         docs = [(file, sid, opened(doc, cipher, f"session '{sid}'")) for file, sid, doc in docs]
@@ -94,9 +98,10 @@ def export(paths: Paths, names: list[str], *, every: bool = False, format: Expor
             "encrypted_kept": sum(1 for _, _, doc in docs for _ in encrypted_values(doc))}
 
 
-def load_for_export(paths: Paths, names: list[str], *, everything: bool = False) -> Documents:
+def load_for_export(paths: Paths, names: list[str], *, everything: bool = False,
+                    store: str | None = None) -> Documents:
     """Every requested session, read and validated; any unreadable one stops the export."""
-    store = open_store(paths)
+    store = open_store(paths, store)
     refs = store.refs() if everything else resolve_all(store, names)
     out = []
     for ref in refs:
@@ -161,6 +166,17 @@ def export_markdown(docs: Documents) -> str:
                 if message.get("tool_call_id"):
                     out.append(f"\n*(result of tool call `{printable(str(message['tool_call_id']))}`)*")
                 out.append("")
+        for index, message in enumerate(gateway_chat(doc) or []):  # the chat a gateway keeps in its snapshots
+            stamp = when(message.get("timestamp"))
+            sender = printable(str(message.get("sender_id")))
+            out.append(f"### gateway #g{index} {message['role']} ({sender})" + (f" · {stamp}" if stamp else ""))
+            out.append("")
+            content = message.get("content")
+            if is_encrypted(content):
+                out.append("*(encrypted)*")
+            elif content:
+                out.append(printable(content if isinstance(content, str) else jsonfile.dumps(content), multiline=True))
+            out.append("")
         out.append("")
     return "\n".join(out).rstrip("\n") + "\n"
 
@@ -227,13 +243,14 @@ def validate_session(doc: Any, index: int) -> str:
 
 
 def plan_import(paths: Paths, file: str | os.PathLike[str], *, on_conflict: OnConflict | str = OnConflict.fail,
-                timeout: float = jsonfile.LOCK_TIMEOUT, key: Key | None = None) -> Plan:
+                timeout: float = jsonfile.LOCK_TIMEOUT, store: str | None = None, key: Key | None = None) -> Plan:
     """``session import``: every session in ``file`` validated and every conflict decided before the first
-    write; replacing existing sessions is asked first. ``key`` encrypts what an import brings into an
-    encrypted session."""
+    write; replacing existing sessions is asked first. The sessions go to the JSON directory, or to
+    ``store``; a conflict is a session that store already holds. ``key`` encrypts what an import brings
+    into an encrypted session."""
     docs = read_payload(file)
     paths.require_home()
-    store = open_store(paths)
+    store = open_store(paths, store)
     plan = plan_documents(store, docs, OnConflict(on_conflict))
     plan.key = key
     _refuse_unsealable(store, plan)
@@ -265,16 +282,17 @@ def plan_documents(store: SessionStore, docs: list[dict[str, Any]], on_conflict:
         sid = validate_session(doc, index)
         target = store.ref(sid)
         if target in targets:
-            raise UsageError(f"session {index} ('{sid}') and '{targets[target]}' both map to {file_name(target)}")
+            raise UsageError(f"session {index} ('{sid}') and '{targets[target]}' both map to {shown(store, target)}")
         targets[target] = sid
         items.append((doc, target, Action.replaced if store.exists(target) else Action.imported))
     conflicts = [target for _, target, action in items if action is Action.replaced]
     if conflicts and on_conflict is OnConflict.fail:
-        shown = ", ".join(file_name(t) for t in conflicts[:5]) + (" …" if len(conflicts) > 5 else "")
-        raise TargetExists(f"{len(conflicts)} session(s) already exist ({shown}); nothing imported: "
+        listed = ", ".join(shown(store, t) for t in conflicts[:5]) + (" …" if len(conflicts) > 5 else "")
+        raise TargetExists(f"{len(conflicts)} session(s) already exist ({listed}); nothing imported: "
                            "use --on-conflict skip or --on-conflict replace")
     if on_conflict is OnConflict.skip:
         items = [(d, t, Action.skipped if a is Action.replaced else a) for d, t, a in items]
+    store.refuse(creating=[t for _, t, a in items if a is Action.imported])
     return ImportPlan(items)
 
 

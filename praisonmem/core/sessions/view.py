@@ -5,6 +5,11 @@ The transcript holds the archived turns (on request), the active window (or, for
 and the messages after it, spec §2.7) and the turns still waiting in the spill dir.
 Each turn carries what the renderer marks: tool calls and the calls results answer,
 compaction summaries, partial turns, encrypted values.
+
+A gateway document stores no chat turns, only system snapshots of the gateway's session
+(spec-11 §2.7): after its stored messages come the chat turns the snapshots hold
+(section ``gateway``, each message once, ``user`` for what a client sent and
+``assistant`` for the agent, ``sender`` its ``sender_id``).
 """
 
 from __future__ import annotations
@@ -12,14 +17,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from praisonmem.core.errors import UsageError
+from praisonmem.core.errors import PraisonMemError, UsageError
 from praisonmem.core.io import jsonfile
 from praisonmem.core.paths import Paths
 from praisonmem.core.sessions.crypto import Cipher, Key, is_envelope, message_values, open_message
-from praisonmem.core.sessions.documents import is_encrypted, messages_of, tool_calls_of
+from praisonmem.core.sessions.documents import gateway_chat, is_encrypted, messages_of, tool_calls_of
 from praisonmem.core.sessions.stores import SessionStore, open_store
 
-Section = Literal["archived", "active", "spilled", "checkpoint"]
+Section = Literal["archived", "active", "spilled", "checkpoint", "gateway"]
 
 
 @dataclass
@@ -41,11 +46,13 @@ class Turn:
     tool_call_id: str | None = None
     tool_name: str | None = None  # the call this tool result answers
     malformed: bool = False
+    sender: str | None = None  # a gateway message's sender_id
 
     def to_json(self) -> dict[str, Any]:
         return {"section": self.section, "index": self.index, "role": self.role, "content": self.content,
                 "timestamp": self.timestamp, "tool_calls": self.tool_calls, "tool_call_id": self.tool_call_id,
-                "partial": self.partial, "encrypted": self.encrypted, "decrypted": self.decrypted}
+                "partial": self.partial, "encrypted": self.encrypted, "decrypted": self.decrypted,
+                "sender": self.sender}
 
 
 @dataclass
@@ -60,24 +67,45 @@ class SessionView:
     selected: bool = False  # turns were chosen (--tail, --archived, --working), not the whole document
     opaque: int = 0  # encrypted values in the turns shown, left encrypted (no key)
     stored_encrypted: int = 0  # encrypted values in the stored document (``--json`` prints them as stored)
+    store: str = ""  # the label of the store holding it
+    copies: dict[str, Any] = field(default_factory=dict)  # paired_with, pair, stale: as `session list` marks it
 
 
 def show(paths: Paths, name: str, *, archived: bool = False, working: bool = False,
-         tail: int | None = None, key: Key | None = None) -> SessionView:
-    """The session ``name`` (an id, stem, unique prefix or path), read once, as ``session show`` renders it;
-    encrypted values decrypted with ``key``."""
+         tail: int | None = None, store: str | None = None, key: Key | None = None) -> SessionView:
+    """The session ``name`` (an id, stem, unique prefix or path; in ``store`` only, when given), read once,
+    as ``session show`` renders it; encrypted values decrypted with ``key``."""
     if archived and working:
         raise UsageError("--archived and --working show different views; give one")
-    store = open_store(paths)
-    ref = store.find(name, allow_prefix=True)
-    raw = store.read_bytes(ref)
-    doc = store.parse(ref, raw)
-    shown = view(store, ref, doc, archived=archived, working=working, tail=tail,
+    home = open_store(paths, store)
+    ref = home.find(name, allow_prefix=True)
+    raw = home.read_bytes(ref)
+    doc = home.parse(ref, raw)
+    shown = view(home, ref, doc, archived=archived, working=working, tail=tail,
                  cipher=key.cipher() if key else None)
     shown.raw, shown.selected = raw, tail is not None or archived or working
     shown.stored_encrypted = sum(1 for m in (*messages_of(doc, "archived_messages"), *messages_of(doc))
                                  for _ in message_values(m))
+    shown.store = home.store_of(ref)
+    shown.copies = _copies(open_store(paths) if store else home, ref, shown)
     return shown
+
+
+def _copies(home: SessionStore, ref: Any, shown: SessionView) -> dict[str, Any]:
+    """How this copy compares with the same session in the home's other stores (empty: there is none)."""
+    from praisonmem.core.sessions.listing import compare_copies
+
+    others = home.copies(ref, shown.session_id)
+    if not others:
+        return {}
+    items = [(shown.store, shown.doc.get("updated_at"), ref)]
+    for other in others:
+        try:
+            updated = home.read(other).get("updated_at")
+        except PraisonMemError:
+            updated = None
+        items.append((home.store_of(other), updated, other))
+    return compare_copies(home, items)[0]
 
 
 def view(store: SessionStore, ref: Any, doc: dict[str, Any], *, archived: bool = False, working: bool = False,
@@ -100,7 +128,8 @@ def view(store: SessionStore, ref: Any, doc: dict[str, Any], *, archived: bool =
         if archived:
             turns += _turns("archived", messages_of(doc, "archived_messages"), cipher, where)
         turns += _turns("active", active, cipher, where)
-    spilled = store.spilled(sid, present=active)
+    turns += _gateway_turns(doc, cipher, where)
+    spilled = store.spilled(ref, sid, present=active)
     turns += _turns("spilled", spilled, cipher, where)
     _link_tool_results(turns)
     hidden = 0
@@ -140,6 +169,19 @@ def _turn(section: Section, index: int, stored: Any, cipher: Cipher | None = Non
         tool_calls=calls,
         tool_call_id=message.get("tool_call_id") if isinstance(message.get("tool_call_id"), str) else None,
     )
+
+
+def _gateway_turns(doc: dict[str, Any], cipher: Cipher | None = None, where: str = "") -> list[Turn]:
+    chat = gateway_chat(doc) or []
+    turns = []
+    for i, m in enumerate(chat):
+        content, sealed = m.get("content"), is_encrypted(m.get("content"))
+        if sealed and cipher is not None:
+            content = cipher.decrypt(content, where)
+        turns.append(Turn("gateway", i, m["role"], _text(content), m.get("timestamp"), encrypted=sealed,
+                          decrypted=sealed and cipher is not None,
+                          sender=m.get("sender_id") if isinstance(m.get("sender_id"), str) else None))
+    return turns
 
 
 def _text(value: Any) -> str:

@@ -12,13 +12,15 @@ Nothing here reads a session file: :func:`choose_history_id` is told which ids e
 
 from __future__ import annotations
 
-import hashlib
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
+
+from praisonmem.core.errors import UsageError
 
 if TYPE_CHECKING:
     from praisonmem.core.paths import Paths
@@ -54,6 +56,8 @@ def _resolve(real_cwd: str) -> str:
 
 
 def _git_root_commit(cwd: str) -> str | None:
+    if not _maybe_in_repository(cwd):
+        return None  # what git would say: not a git repository (git itself takes ~10 ms to say it)
     import subprocess  # only commands that need a workspace id pay for it
 
     try:
@@ -74,18 +78,60 @@ def _git_root_commit(cwd: str) -> str | None:
     return lines[-1] if lines else None
 
 
+def _maybe_in_repository(cwd: str) -> bool:
+    """``False`` only when git cannot find a repository from ``cwd``: no ``GIT_DIR``, and neither ``cwd`` nor
+    any parent holds a ``.git`` entry or is itself a repository (has a ``HEAD``). Git's discovery stops
+    earlier (ceiling directories, file-system boundaries, ownership checks), never later."""
+    if os.environ.get("GIT_DIR"):
+        return True
+    path = cwd
+    while True:
+        if os.path.lexists(os.path.join(path, ".git")) or os.path.lexists(os.path.join(path, "HEAD")):
+            return True
+        parent = os.path.dirname(path)
+        if parent == path:
+            return False
+        path = parent
+
+
+_COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # a SHA-1 or SHA-256 repository's commit id
+
+
+def named_workspace(value: str, option: str = "--from-workspace") -> str:
+    """The workspace id ``value`` names: ``git:<sha>``, ``dir:<absolute path>`` or ``global`` as given, else a
+    directory's id, computed even when it no longer exists (a plain directory's id is just its real path)."""
+    if not value:
+        raise UsageError(f"{option} must not be empty")
+    if value == "global":
+        return value
+    kind, colon, rest = value.partition(":")
+    if colon and kind == "git":
+        if not _COMMIT.fullmatch(rest):
+            raise UsageError(f"{option} {value}: a git: workspace id is git: and a commit id (40 or 64 hex digits)")
+        return value
+    if colon and kind == "dir":
+        if not os.path.isabs(rest):
+            raise UsageError(f"{option} {value}: a dir: workspace id holds an absolute path")
+        return value
+    return workspace_id(value)
+
+
 def agent_name_or_default(name: str | None) -> str:
     return name or "agent"
 
 
 def history_id(workspace: str, name: str | None) -> str:
     """``history_`` + sha256 of ``"<workspace>:<name>"``; ``workspace`` is ``global`` in global scope."""
+    import hashlib  # only the commands that name history ids load OpenSSL
+
     digest = hashlib.sha256(f"{workspace}:{agent_name_or_default(name)}".encode()).hexdigest()
     return f"history_{digest[:8]}"
 
 
 def legacy_ids(name: str | None) -> dict[str, str]:
     """Pre-workspace name-only ids, in the library's adoption order (sha256, then md5)."""
+    import hashlib
+
     raw = agent_name_or_default(name).encode()
     return {
         "sha256": f"history_{hashlib.sha256(raw).hexdigest()[:8]}",
@@ -130,7 +176,7 @@ def describe(paths: Paths, agent: str | None = None, *, global_scope: bool = Fal
     if agent is not None:
         from praisonmem.core.sessions.stores import open_store
 
-        store = open_store(paths)
+        store = open_store(paths, "json")  # an Agent's history is in the JSON directory
         choice = choose_history_id(agent, lambda sid: store.exists(store.ref(sid)), workspace=wid,
                                    global_scope=is_global)
         ref = store.ref(choice.session_id)

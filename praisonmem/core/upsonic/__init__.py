@@ -1,6 +1,8 @@
-"""Upsonic 0.77.3's SqliteStorage (sessions and user memory) over plain sqlite3, never unpickling.
+"""Upsonic 0.77.3's storage (sessions and user memory): SqliteStorage over plain sqlite3, PostgresStorage over
+psycopg 3 (imported only for a postgresql:// URL), never unpickling.
 
-The commands: :mod:`.store` (``open_store``, the ``Store`` readers, ``edit_user_memory``) and
+The commands: :mod:`.store` (``open_store``, the backend-neutral ``Store`` readers, ``edit_user_memory``; the
+backends are :mod:`.sqlite_backend` and :mod:`.postgres_backend`) and
 :mod:`.transfer` (``export_to``, ``plan_import``, ``plan_convert``); :mod:`.convert` maps messages
 between Upsonic's pydantic-ai parts and PraisonAI sessions (``parts`` for showing them).
 
@@ -14,8 +16,9 @@ from typing import TYPE_CHECKING
 from praisonmem.core.lazy import lazy_exports
 
 _EXPORTS = {
-    "store": ("UPSONIC_VERSION", "SessionType", "Store", "decode", "edit_user_memory", "open_store", "parse_value",
-              "session_ddl", "user_memory_ddl"),
+    "store": ("UPSONIC_VERSION", "SessionType", "Store", "decode", "edit_user_memory", "open_store", "parse_value"),
+    "sqlite_backend": ("session_ddl", "user_memory_ddl"),
+    "postgres_backend": ("pg_session_ddl", "pg_user_memory_ddl"),
     "transfer": ("export", "export_to", "plan_convert", "plan_import", "read_export", "run_import",
                  "write_converted"),
     "convert": ("from_praisonai", "opaque", "parts", "to_praisonai"),
@@ -25,7 +28,9 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:
     from praisonmem.core.upsonic.convert import from_praisonai, opaque, parts, to_praisonai
+    from praisonmem.core.upsonic.postgres_backend import pg_session_ddl, pg_user_memory_ddl
+    from praisonmem.core.upsonic.sqlite_backend import session_ddl, user_memory_ddl
     from praisonmem.core.upsonic.store import (UPSONIC_VERSION, SessionType, Store, decode, edit_user_memory,
-                                               open_store, parse_value, session_ddl, user_memory_ddl)
+                                               open_store, parse_value)
     from praisonmem.core.upsonic.transfer import (export, export_to, plan_convert, plan_import, read_export,
                                                   run_import, write_converted)

@@ -1,19 +1,19 @@
 """Upsonic export and import, conversion to and from PraisonAI sessions, and writing session rows as the
-library writes them.
+library writes them (on either backend: the values are encoded by the store's backend).
 
 Export: one JSON document with epoch-integer timestamps and decoded JSON fields
 (``{"format": "praisonmem-upsonic", "users": [...], "sessions": [...]}``), read in
-one short transaction. Import: every row validated first, then one ``BEGIN
-IMMEDIATE`` transaction of upserts: user memory ``ON CONFLICT(user_id)`` keeps
-``created_at``; sessions ``ON CONFLICT(session_id)`` update every column but
-``session_id`` and ``created_at``, with the session JSON fields double-encoded and
-``None`` written as the JSON text ``null``, as SqliteStorage does.
+one short transaction. Import: every row validated first, then one write
+transaction of upserts: user memory ``ON CONFLICT(user_id)`` keeps ``created_at``;
+sessions ``ON CONFLICT(session_id)`` update every column but ``session_id`` and
+``created_at``, the values encoded as the backend's library stores them
+(SqliteStorage: JSON fields double-encoded, ``None`` as the text ``null``;
+PostgresStorage: JSONB encoded once).
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from typing import Any, BinaryIO
 
@@ -26,23 +26,21 @@ from praisonmem.core.paths import Paths
 from praisonmem.core.result import Action, Change, Outcome, Plan
 from praisonmem.core.upsonic.convert import from_praisonai, to_praisonai
 from praisonmem.core.upsonic.store import (
-    DOUBLE_ENCODED,
     EXPORT_FORMAT,
     SESSION_COLUMNS,
     SESSION_TYPES,
     UPSONIC_VERSION,
     USER_COLUMNS,
     Store,
-    _quote,
-    encode_double,
-    encode_once,
+    Transaction,
+    Upsert,
 )
 
 
 def export(store: Store, *, users: bool = True, sessions: bool = True) -> dict[str, Any]:
     payload: dict[str, Any] = {"format": EXPORT_FORMAT, "version": 1, "upsonic_version": UPSONIC_VERSION,
                                "praisonmem_version": __version__, "exported_at": int(time.time()),
-                               "source": str(store.path), "session_table": store.session_table,
+                               "source": store.label, "session_table": store.session_table,
                                "user_memory_table": store.user_memory_table}
     if users:
         payload["users"] = [{k: row[k] for k in USER_COLUMNS} for row in store.users()]
@@ -125,51 +123,9 @@ def _validate_session(row: Any, index: int) -> None:
             raise UsageError(f"{where}: {key} must be epoch seconds (an integer)")
 
 
-def _session_values(row: dict[str, Any], now: int) -> dict[str, Any]:
-    """Column values as SqliteStorage binds them for this row."""
-    values: dict[str, Any] = {k: row.get(k) for k in ("session_id", "session_type", "agent_id", "team_id",
-                                                      "workflow_id", "user_id", "summary")}
-    for key in DOUBLE_ENCODED:
-        value = row.get(key)
-        if key in ("team_data", "workflow_data") and row.get("session_type") == "agent" and value is None:
-            values[key] = None  # the agent upsert never binds them: SQL NULL
-        else:
-            values[key] = "null" if value is None else encode_double(value)
-    values["usage"] = "null" if row.get("usage") is None else encode_once(row["usage"])
-    values["created_at"] = row.get("created_at") or now
-    values["updated_at"] = row.get("updated_at") or now
-    return values
-
-
-def session_statement(table: str, row: dict[str, Any], now: int) -> tuple[str, list[Any]]:
-    """``INSERT … ON CONFLICT(session_id) DO UPDATE`` every column but the id and ``created_at``,
-    with the values encoded (before any lock is taken)."""
-    values = _session_values(row, now)
-    columns = list(values)
-    updates = ", ".join(f"{c} = excluded.{c}" for c in columns if c not in ("session_id", "created_at"))
-    sql = (f"INSERT INTO {_quote(table)} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))}) "
-           f"ON CONFLICT(session_id) DO UPDATE SET {updates}")
-    return sql, [values[c] for c in columns]
-
-
-def user_statement(table: str, row: dict[str, Any], now: int) -> tuple[str, list[Any]]:
-    """The upsert SqliteStorage runs for user memory: ``created_at`` is kept on conflict."""
-    sql = (f"INSERT INTO {_quote(table)} (user_id, user_memory, agent_id, team_id, created_at, updated_at) "
-           "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(user_id) DO UPDATE SET user_memory = excluded.user_memory, "
-           "agent_id = excluded.agent_id, team_id = excluded.team_id, updated_at = excluded.updated_at")
-    return sql, [row["user_id"], encode_once(row["user_memory"]), row.get("agent_id"), row.get("team_id"),
-                 row.get("created_at") or now, row.get("updated_at") or now]
-
-
-def run_statements(conn: sqlite3.Connection, table: str, key: str,
-                   statements: list[tuple[str, str, list[Any]]]) -> list[Action]:
-    """Execute prepared upserts (id, sql, params), saying which ones updated an existing row."""
-    outcomes = []
-    for row_id, sql, params in statements:
-        exists = conn.execute(f"SELECT 1 FROM {_quote(table)} WHERE {key} = ?", (row_id,)).fetchone()
-        conn.execute(sql, params)
-        outcomes.append(Action.updated if exists else Action.inserted)
-    return outcomes
+def run_upserts(tx: Transaction, upserts: list[Upsert]) -> list[Action]:
+    """Execute prepared upserts, saying which ones updated an existing row."""
+    return [tx.upsert(upsert) for upsert in upserts]
 
 
 def existing(store: Store, users: list[dict[str, Any]], sessions: list[dict[str, Any]]) -> tuple[set, set]:
@@ -187,7 +143,7 @@ def plan_import(store: Store, file: str) -> Plan:
     users, sessions = read_export(file)
     preview = run_import(store, users, sessions, dry_run=True)
     updating = sum(1 for c in preview.changes if c.action is Action.updated)
-    return Plan(f"Overwrite {updating} existing Upsonic row(s) in {store.path}?" if updating else None,
+    return Plan(f"Overwrite {updating} existing Upsonic row(s) in {store.label}?" if updating else None,
                 lambda dry_run, progress: preview if dry_run else run_import(store, users, sessions))
 
 
@@ -202,13 +158,13 @@ def run_import(store: Store, users: list[dict[str, Any]], sessions: list[dict[st
                                      else Action.inserted, True) for r in sessions])
     now = int(time.time())
     changes: list[Change] = []
-    user_sql = [(r["user_id"], *user_statement(store.user_memory_table, r, now)) for r in users]
-    session_sql = [(r["session_id"], *session_statement(store.session_table, r, now)) for r in sessions]
+    user_sql = [store.prepare("users", r, now) for r in users]
+    session_sql = [store.prepare("sessions", r, now) for r in sessions]
 
-    def body(conn: sqlite3.Connection) -> None:
-        for row, outcome in zip(users, run_statements(conn, store.user_memory_table, "user_id", user_sql)):
+    def body(tx: Transaction) -> None:
+        for row, outcome in zip(users, run_upserts(tx, user_sql)):
             changes.append(row_change("user", row["user_id"], outcome, False))
-        for row, outcome in zip(sessions, run_statements(conn, store.session_table, "session_id", session_sql)):
+        for row, outcome in zip(sessions, run_upserts(tx, session_sql)):
             changes.append(row_change("session", row["session_id"], outcome, False))
 
     if need:
@@ -248,15 +204,15 @@ def write_converted(store: Store, rows: list[dict[str, Any]], *, replace: bool =
         return Outcome([_converted(r["session_id"], Action.updated if r["session_id"] in have else Action.inserted,
                                    True) for r in rows])
     changes: list[Change] = []
-    statements = [(r["session_id"], *session_statement(store.session_table, r, int(time.time()))) for r in rows]
+    now = int(time.time())
+    statements = [store.prepare("sessions", r, now) for r in rows]
 
-    def body(conn: sqlite3.Connection) -> None:
-        if not replace:  # re-check inside the write lock
+    def body(tx: Transaction) -> None:
+        if not replace:  # re-check inside the write transaction
             for row in rows:
-                if conn.execute(f"SELECT 1 FROM {_quote(store.session_table)} WHERE session_id = ?",
-                                (row["session_id"],)).fetchone():
+                if tx.exists("sessions", row["session_id"]):
                     raise TargetExists(f"Upsonic session '{row['session_id']}' appeared meanwhile; nothing written")
-        for row, outcome in zip(rows, run_statements(conn, store.session_table, "session_id", statements)):
+        for row, outcome in zip(rows, run_upserts(tx, statements)):
             changes.append(_converted(row["session_id"], outcome, False))
 
     store.write(("sessions",), body, create=True)

@@ -8,7 +8,7 @@ def test_a_clean_home_passes_with_its_json_report(cli, fixture_home):
     report = clean.json()
     assert clean.exit_code == 0 and report["ok"] is True and report["errors"] == 0
     assert set(report) == {"ok", "strict", "roots", "files_checked", "errors", "warnings", "info", "findings"}
-    assert set(report["findings"][0]) == {"severity", "file", "message", "code"}
+    assert set(report["findings"][0]) == {"severity", "file", "message", "code", "fix"}
 
 
 def test_strict_fails_on_warnings(cli, fixture_home):
@@ -22,7 +22,7 @@ def test_an_error_finding_exits_1_naming_the_file(cli, fixture_home):
     broken = cli("check", fixture_home)
     assert broken.exit_code == 1
     assert f"error   {target}: invalid JSON at line 1 column 2" in broken.stdout
-    assert broken.stdout.splitlines()[-1].endswith(": 1 error(s), 2 warning(s), 2 note(s)")
+    assert broken.stdout.splitlines()[-1].endswith(": 1 error(s), 4 warning(s), 2 note(s)")  # 2: name-only history
 
 
 def test_check_defaults_to_the_resolved_home(cli, fixture_home, monkeypatch):

@@ -13,12 +13,25 @@ def findings(cli, root) -> list[tuple[str, str, str, str]]:
     return [(f["severity"], f["code"], "/".join(f["file"].split("/")[-2:]), f["message"]) for f in report["findings"]]
 
 
-def test_the_real_home_has_no_error_nor_warning(cli, gateway_home):
+def test_the_real_home_has_no_error_and_warns_only_of_the_imported_tui_timestamps(cli, gateway_home):
+    # Each layout is judged by its own reader: the REPL/TUI files, the run and the project store pass. The one
+    # thing warned of is in sessions.db, whose rows are checked like JSON-store files: the gateway's one-time
+    # import copied the TUI's sessions in with their ISO-string message timestamps.
     result = cli("check", gateway_home.home, "--strict")
-    assert result.exit_code == 0, result.stdout
-    assert [f[:2] for f in findings(cli, gateway_home.home)] == [("info", "session.encrypted")]
+    assert result.exit_code == 1
+    assert [f[:3] for f in findings(cli, gateway_home.home)] == [
+        ("info", "session.encrypted", "sessions/enc-1.json"),
+        ("warning", "message.timestamp", "sessions/sessions.db:db5b5fab"),
+        ("info", "session.encrypted", "sessions/sessions.db:enc-db-1"),
+        ("warning", "message.timestamp", "sessions/sessions.db:tui0001a"),
+        ("warning", "message.timestamp", "sessions/sessions.db:tui0001a"),
+        ("warning", "message.timestamp", "sessions/sessions.db:tui0002b"),
+        ("warning", "message.timestamp", "sessions/sessions.db:tui0002b"),
+        ("info", "sessions_db.missing_json", "sessions/sessions.db")]
     report = cli("check", gateway_home.home, "--json").json()
-    assert report["files_checked"] == 12  # 7 files in sessions/, the project session, 2 indexes, 2 run files
+    # 7 files in sessions/, sessions.db, the project session, 2 indexes, 2 run files
+    assert report["files_checked"] == 13
+    assert cli("check", gateway_home.home).exit_code == 0  # warnings fail only --strict
 
 
 def test_a_run_its_session_manager_cannot_load_is_an_error(cli, gateway_home):

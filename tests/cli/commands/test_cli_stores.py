@@ -28,8 +28,12 @@ def run(cli, gateway_home, monkeypatch):
     return lambda *args: cli("--home", gateway_home.home, "session", *args)
 
 
+DB_ROWS = {"agent-chat-1", "bot_telegram_42", "db5b5fab", "enc-db-1", "gw-1", "gw-legacy", "tui0001a", "tui0002b"}
+
+
 def listed(run) -> dict[str, dict]:
-    return {r["session_id"]: r for r in run("list", "--json").json()}
+    """The rows of every store but sessions.db (whose rows tests/cli/commands/test_session_stores.py checks)."""
+    return {r["session_id"]: r for r in run("list", "--json").json() if r["store"] != "sessions.db"}
 
 
 # ---------------------------------------------------------------- reading
@@ -38,9 +42,13 @@ def listed(run) -> dict[str, dict]:
 def test_list_shows_every_store_once_with_its_counts(run, gateway_home):
     result = run("list", "--json")
     assert (result.exit_code, result.stderr) == (0, "")
-    got = {r["session_id"]: r for r in result.json()}
+    got = {r["session_id"]: r for r in result.json() if r["store"] != "sessions.db"}
     assert {sid: r["store"] for sid, r in got.items()} == STORES
-    assert len(result.json()) == len(STORES)
+    assert {r["session_id"] for r in result.json() if r["store"] == "sessions.db"} == DB_ROWS
+    assert len(result.json()) == len(STORES) + len(DB_ROWS)
+    # the gateway imported the REPL/TUI's files: each copy is paired, untouched since, so equal
+    assert {sid: (r["paired_with"], r["pair"]) for sid, r in got.items() if r["store"] == "unified"} == {
+        sid: (["sessions.db"], "equal") for sid in ("db5b5fab", "tui0001a", "tui0002b")}
     assert {sid: r["message_count"] for sid, r in got.items()} == {
         "bot_slack_7": 2, "bot_telegram_42": 3, "enc-1": 5, "gw-legacy": 2, "proj-sess-1": 2, "tui0001a": 2,
         "tui0002b": 2, "db5b5fab": 1, RUN: 2}
@@ -60,7 +68,7 @@ def test_list_says_which_project_store_is_this_directorys(run, cli, gateway_home
     result = run("list")
     assert result.stderr == ("praisonmem: project:8ccfb8a2 is this directory's praisonai project store (git-remote "
                              "github.com/Acme/Demo-Repo)\n")
-    assert result.stdout.splitlines()[0].split("\t")[9] == "STORE"
+    assert result.stdout.splitlines()[0].split("\t")[-2:] == ["STORE", "PAIR"]
     monkeypatch.chdir(gateway_home.root)  # not a git repository: another project, with no store here
     elsewhere = cli("--home", gateway_home.home, "session", "list", "--json")
     assert elsewhere.stderr == "" and not any(r["current_project"] for r in elsewhere.json())
@@ -75,15 +83,16 @@ def test_the_praisonai_cli_lists_the_same_sessions_with_the_same_counts(run, ora
                               text=True, timeout=120, check=True)
         theirs |= {r["session_id"]: r["event_count"] for r in json.loads(done.stdout)["sessions"]}
     mine = {sid: r["message_count"] for sid, r in listed(run).items()}
-    assert mine == theirs
+    assert mine == theirs  # praisonai's CLI reads the JSON files, not sessions.db
 
 
 def test_show_renders_a_unified_session_and_json_is_its_file(run, gateway_home):
-    shown = run("show", "tui0001a")
+    shown = run("show", "tui0001a", "--store", "unified")
     assert shown.exit_code == 0 and shown.stderr == ""
+    assert "\nStore     unified\n" in shown.stdout and "\nCopies    sessions.db holds the same session\n" in shown.stdout
     assert "Refunds take 5 days. PLANTED-TOKEN-UNIFIED" in shown.stdout and "Title     Refund policy chat" in shown.stdout
     assert "Model     gpt-4o" in shown.stdout
-    raw = run("show", "tui0002b", "--json").stdout
+    raw = run("show", "tui0002b", "--store", "unified", "--json").stdout
     assert json.loads(raw) == json.loads((gateway_home.sessions / "tui0002b.json").read_text())
 
 
@@ -105,7 +114,9 @@ def test_search_finds_text_in_every_store(run):
 
 def test_export_all_takes_every_store(run):
     exported = json.loads(run("export", "--all").stdout)
-    assert sorted(d["session_id"] for d in exported["sessions"]) == sorted(STORES)
+    assert sorted(d["session_id"] for d in exported["sessions"]) == sorted([*STORES, *DB_ROWS])
+    unified = json.loads(run("export", "--all", "--store", "unified").stdout)
+    assert sorted(d["session_id"] for d in unified["sessions"]) == ["db5b5fab", "tui0001a", "tui0002b"]
 
 
 def test_one_id_in_two_stores_is_ambiguous_and_a_path_chooses(run, gateway_home):
@@ -113,10 +124,14 @@ def test_one_id_in_two_stores_is_ambiguous_and_a_path_chooses(run, gateway_home)
     (gateway_home.sessions / "proj-sess-1.json").write_text(json.dumps(copy))  # the TUI writes one id to two stores
     result = run("show", "proj-sess-1")
     assert (result.exit_code, result.stdout) == (2, "")
-    assert result.stderr == (f"praisonmem: error: 'proj-sess-1' names sessions in several stores (json "
-                             f"{gateway_home.sessions / 'proj-sess-1.json'}, project:8ccfb8a2 "
-                             f"{gateway_home.project_store / 'proj-sess-1.json'}); give the path of the one you mean\n")
-    assert run("show", str(gateway_home.project_store / "proj-sess-1.json")).exit_code == 0
+    assert result.stderr == ("praisonmem: error: 'proj-sess-1' is in several stores: json (proj-sess-1.json), "
+                             "project:8ccfb8a2 (projects/8ccfb8a2/proj-sess-1.json); give --store json or --store "
+                             "project:8ccfb8a2\n")
+    by_path = run("show", str(gateway_home.project_store / "proj-sess-1.json"))
+    assert by_path.exit_code == 0 and "\nStore     project:8ccfb8a2\n" in by_path.stdout
+    by_store = run("show", "proj-sess-1", "--store", "project:8ccfb8a2")
+    assert by_store.exit_code == 0 and "\nStore     project:8ccfb8a2\n" in by_store.stdout
+    assert "\nCopies    json holds the same session\n" in by_store.stdout
 
 
 # ---------------------------------------------------------------- unified: its own protocol
@@ -138,7 +153,7 @@ UNIFIED_LOAD = """
 def test_retitling_a_unified_session_rewrites_it_in_place_as_the_tui_does(run, oracle, gateway_home):
     path = gateway_home.sessions / "tui0002b.json"
     before, inode, mode = json.loads(path.read_text()), path.stat().st_ino, path.stat().st_mode
-    result = run("rename", "tui0002b", "--title", "Ünïcode title")
+    result = run("rename", "tui0002b", "--title", "Ünïcode title", "--store", "unified")
     assert result.exit_code == 0, result.stderr
     raw = path.read_bytes()
     doc = json.loads(raw)
@@ -155,7 +170,7 @@ def test_retitling_a_unified_session_rewrites_it_in_place_as_the_tui_does(run, o
 
 def test_a_unified_session_is_not_renamed(run, gateway_home):
     before = snapshot(gateway_home.home)
-    result = run("rename", "tui0001a", "tui-new", "--force")
+    result = run("rename", "tui0001a", "tui-new", "--force", "--store", "unified")
     assert (result.exit_code, result.stdout) == (4, "")
     assert result.stderr == ("praisonmem: error: tui0001a is a REPL/TUI session: the TUI names it by its file and "
                              "keeps the same id in its project store and in its forks' parent_id/children_ids, so "
@@ -181,7 +196,7 @@ def test_a_unified_file_waits_for_the_tuis_lock(cli, run, gateway_home):
     try:
         before = snapshot(gateway_home.home)
         result = cli("--home", gateway_home.home, "--lock-timeout", "0.3", "session", "rename", "tui0001a",
-                     "--title", "x")
+                     "--title", "x", "--store", "unified")
         assert snapshot(gateway_home.home) == before
     finally:
         holder.kill()
@@ -191,7 +206,7 @@ def test_a_unified_file_waits_for_the_tuis_lock(cli, run, gateway_home):
 
 def test_deleting_a_unified_session_removes_its_file_and_index_rows(run, gateway_home):
     last = (gateway_home.sessions / ".last_session").read_bytes()
-    assert run("delete", "tui0001a", "--yes", "--force").exit_code == 0
+    assert run("delete", "tui0001a", "--yes", "--force", "--store", "unified").exit_code == 0
     assert not (gateway_home.sessions / "tui0001a.json").exists()
     assert "tui0001a" not in {sid for sid, _ in rows(gateway_home.index)["meta"]}
     # sessions.db keeps its imported copy: that store is not this change's (issue 11 item 2)
@@ -206,7 +221,9 @@ def test_importing_over_a_unified_file_is_refused(run, gateway_home, tmp_path):
     before = snapshot(gateway_home.home)
     result = run("import", payload, "--on-conflict", "replace", "--yes")
     assert (result.exit_code, result.stdout) == (4, "")
-    assert "writing another kind of session over it would make it unloadable for the TUI" in result.stderr
+    assert result.stderr == (f"praisonmem: error: failed tui0001a: {gateway_home.sessions / 'tui0001a.json'}: this "
+                             "file is another store's session (a REPL/TUI session), which a JSON-store write would "
+                             "make unloadable for its owner; nothing changed\n")
     assert snapshot(gateway_home.home) == before
 
 

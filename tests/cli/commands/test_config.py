@@ -175,3 +175,21 @@ def test_backup_dir_and_keep_precedence(cli, config, monkeypatch, fixture_home, 
     for _ in range(3):
         made_in("--keep", "3")
     assert len(list((tmp_path / "env").iterdir())) == 3
+
+
+def test_a_database_url_in_upsonic_db_is_validated_and_its_password_never_shown(cli, config, monkeypatch):
+    bad = cli("config", "set", "upsonic.db", "mysql://u:Hunter2x@h/db")
+    assert (bad.exit_code, bad.stderr) == (2, "praisonmem: error: config upsonic.db: unsupported database URL "
+                                              "mysql://u:***@h/db: praisonmem opens postgresql://…, sqlite:///PATH "
+                                              "or a file path\n")
+    assert not config.exists()
+    monkeypatch.setenv("PRAISONMEM_UPSONIC_DB", "postgresql://u:Hunter2x@h/db")
+    for args in (["config", "show"], ["config", "show", "--json"], ["config", "get", "upsonic.db", "--json"],
+                 ["workspace", "paths"], ["workspace", "paths", "--json"]):
+        result = cli(*args)
+        assert result.exit_code == 0 and "Hunter2x" not in result.stdout + result.stderr, args
+    assert cli("config", "get", "upsonic.db").stdout == "postgresql://u:***@h/db\n"
+    monkeypatch.setenv("PRAISONMEM_UPSONIC_DB", "sqlite:///agents.db")
+    paths = {r["name"]: r for r in cli("workspace", "paths", "--json").json()}
+    assert paths["upsonic_db"] == {"name": "upsonic_db", "path": str(Path.cwd() / "agents.db"),
+                                   "source": "env PRAISONMEM_UPSONIC_DB", "exists": False}

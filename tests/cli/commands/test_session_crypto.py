@@ -119,13 +119,16 @@ def test_a_value_that_is_no_fernet_key_is_a_usage_error(run, monkeypatch):
 
 
 def test_search_decrypts_with_the_key_and_counts_what_it_skipped_without(run, with_key, monkeypatch):
+    plain = ("agent-chat-1", "sessions.db", 0, "Cancel my subscription, card 4111 1111 1111 1111 PLANTED-TOKEN-AGENTDB")
     hits = run("search", "4111", "--json").json()
-    assert [(h["session_id"], h["index"], h["snippet"]) for h in hits] == [
-        ("enc-1", 0, "my card is 4111 1111 1111 1111 PLANTED-TOKEN-ENC")]
+    assert [(h["session_id"], h["store"], h["index"], h["snippet"]) for h in hits] == [
+        ("enc-1", "json", 0, "my card is 4111 1111 1111 1111 PLANTED-TOKEN-ENC"), plain]
+    in_db = run("search", "PLANTED-TOKEN-ENCDB", "--json").json()  # an encrypted sessions.db row
+    assert [(h["session_id"], h["store"], h["index"]) for h in in_db] == [("enc-db-1", "sessions.db", 0)]
     monkeypatch.delenv("PRAISONAI_SESSION_KEY")
     blind = run("search", "4111", "--json")
-    assert blind.json() == []
-    assert blind.stderr == ("praisonmem: 5 encrypted message(s) in 1 session(s) not searched: set "
+    assert [(h["session_id"], h["store"], h["index"], h["snippet"]) for h in blind.json()] == [plain]
+    assert blind.stderr == ("praisonmem: 7 encrypted message(s) in 2 session(s) not searched: set "
                             "PRAISONAI_SESSION_KEY or give --key-file to decrypt and search them\n")
 
 

@@ -21,8 +21,8 @@ FIXTURE_IDS = {
 LIST_KEYS = {
     "session_id", "file", "agent_name", "user_id", "title", "message_count", "archived_count", "created_at",
     "updated_at", "model", "total_tokens", "cost", "scope", "agent_id", "source", "parent_id",
-    "spilled_count", "unreadable", "error", "store", "input_tokens", "output_tokens", "children_ids", "current_project",
-    "last_session",
+    "spilled_count", "unreadable", "error", "store", "paired_with", "pair", "stale", "input_tokens", "output_tokens",
+    "children_ids", "current_project", "last_session",
 }
 
 
@@ -161,6 +161,7 @@ def test_show_resolves_stems_paths_and_unique_prefixes(cli, fixture_home):
 TOOL_EXCHANGE = """\
 Session   history_ec9d38c8
 File      {home}/sessions/history_ec9d38c8.json
+Store     json
 Agent     Stream Bot
 User      bob
 Title     -
@@ -187,6 +188,7 @@ The tool said: Sunny in Paris, 21C
 COMPACTED_HEADER = """\
 Session     compacted-demo
 File        {home}/sessions/compacted-demo.json
+Store       json
 Agent       Compactor
 User        alice
 Title       -
@@ -346,8 +348,8 @@ def test_search_warns_about_unreadable_files(cli, fixture_home):
 
 def test_search_human_output_when_piped(cli, fixture_home):
     out = cli("--home", fixture_home, "session", "search", "Paris").stdout.splitlines()
-    assert out[0] == "SESSION\tINDEX\tARCHIVED\tROLE\tSCORE\tSNIPPET"
-    assert "history_ec9d38c8\t0\tno\tuser\t3\tWhat is the weather in Paris?" in out
+    assert out[0] == "SESSION\tINDEX\tARCHIVED\tROLE\tSCORE\tSNIPPET\tSTORE\tSECTION"
+    assert "history_ec9d38c8\t0\tno\tuser\t3\tWhat is the weather in Paris?\tjson\tactive" in out
 
 
 # ---------------------------------------------------------------- bad inputs
@@ -356,7 +358,8 @@ def test_search_human_output_when_piped(cli, fixture_home):
 def test_show_missing_session_exits_3(cli, fixture_home):
     result = cli("--home", fixture_home, "session", "show", "no-such-session")
     assert result.exit_code == 3
-    assert result.stderr == f"praisonmem: error: no session 'no-such-session' in {fixture_home / 'sessions'}\n"
+    assert result.stderr == (f"praisonmem: error: no session 'no-such-session' in any store of {fixture_home / 'sessions'} "
+                             "(json, unified, legacy-run)\n")
 
 
 def test_show_ambiguous_name_lists_the_candidates(cli, fixture_home):

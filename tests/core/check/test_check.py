@@ -28,7 +28,9 @@ def codes(report: check.Report, severity: str | None = None) -> list[str]:
 def test_clean_fixture_copy_has_no_errors_and_reports_quarantine_and_spill(tree):
     report = check.check([tree / "home", tree / "project/.praisonai/memory", tree / "agent_workspace/.praisonai/memory"])
     assert codes(report, "error") == []
-    assert sorted(codes(report, "warning")) == ["leftover.quarantined", "leftover.spill"]
+    # two name-only histories (Legacy Bot, Old Bot) that 1.7.17 loads only in global scope: migrate's findings
+    assert sorted(codes(report, "warning")) == ["history.name_only", "history.name_only", "leftover.quarantined",
+                                                "leftover.spill"]
     assert "memory.promoted" in codes(report, "info")
     assert not report.failed() and report.failed(strict=True)
     assert report.files_checked > 40
@@ -85,7 +87,7 @@ def test_memory_rules(tmp_path):
         ("short_term.json", "error", "memory.type"),
         ("entities.json", "error", "memory.extra_key"), ("entities.json", "error", "memory.missing_key"),
         ("config.json", "error", "memory.config"),
-        ("2026-3-5.json", "warning", "episodic.date"), ("2026-3-5.json", "error", "memory.type"),
+        ("2026-3-5.json", "warning", "episodic.raw_date"), ("2026-3-5.json", "error", "memory.type"),
         (".long_term.json.abc.tmp", "warning", "leftover.temp"),
     }
 

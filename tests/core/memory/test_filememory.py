@@ -47,8 +47,15 @@ def test_user_id_vectors(case):
 
 @pytest.mark.parametrize("user", ["alice", "bob"])
 @pytest.mark.parametrize("query", ["dark mode", "mode dark editor", "developer", "bob note", "Rust"])
-def test_search_equals_the_library_oracle(base, user, query):
-    store = FileMemoryStore(base, user)
+@pytest.mark.parametrize("cache", ["no cache", "cold cache", "warm cache"])
+def test_search_equals_the_library_oracle(base, tmp_path, monkeypatch, user, query, cache):
+    from praisonmem.core.io import cache as cachemod
+
+    monkeypatch.setattr(cachemod, "GRANULARITY_NS", 0)  # the copies are new: trust them at once
+    store = FileMemoryStore(base, user, cache=None if cache == "no cache" else cachemod.Cache(tmp_path / "cache"))
+    if cache == "warm cache":
+        store.search("anything", ["short_term", "long_term", "entity"], 10)
+        assert len(list((tmp_path / "cache").rglob("*.bin"))) == 3
     expected = ORACLES[user]["search"][query]
     got = store.search(query, ["short_term", "long_term", "entity"], 10)
     assert [(r["type"], r["item"]["id"], r["score"]) for r in got] == \

@@ -13,6 +13,7 @@ from praisonmem.core.errors import NotFound, Refused, TargetExists, UsageError
 from praisonmem.core.paths import resolve
 from praisonmem.core.sessions import adopt as session_adopt
 from praisonmem.core.sessions import history_id, workspace_id
+from praisonmem.core.sessions.stores.home import Located
 
 
 @pytest.fixture
@@ -28,11 +29,16 @@ def adopt(paths, plan):
     return session_adopt.adopt_agent(sessions.open_store(paths), plan)
 
 
+def file_of(ref) -> Path:
+    """The file a home's ref names."""
+    return Path(str(ref))
+
+
 def test_plan_adopt_finds_the_legacy_file_of_either_era(paths, tmp_path):
     plan = session_adopt.plan_agent(paths, "Legacy Bot", workspace_dir=tmp_path)
-    assert plan.sources == [sessions_dir(paths) / "history_8fe938c0.json"]
+    assert plan.sources == [Located("json", str(sessions_dir(paths) / "history_8fe938c0.json"))]
     assert plan.target_id == history_id("dir:" + os.path.realpath(tmp_path), "Legacy Bot")
-    assert session_adopt.plan_agent(paths, "Old Bot", workspace_dir=tmp_path).source.name == "history_ccc5e5d4.json"
+    assert file_of(session_adopt.plan_agent(paths, "Old Bot", workspace_dir=tmp_path).source).name == "history_ccc5e5d4.json"
 
 
 def test_adopt_without_a_legacy_file_is_not_found(paths):
@@ -46,11 +52,11 @@ def test_adopt_moves_by_default_and_copies_with_copy(paths, tmp_path):
     plan = session_adopt.plan_agent(paths, "Legacy Bot", workspace_dir=tmp_path, copy=True)
     adopt(paths, plan)
     assert legacy.exists()
-    adopted = json.loads(plan.target.read_text())
+    adopted = json.loads(file_of(plan.target).read_text())
     assert adopted == {**legacy_doc, "session_id": plan.target_id}
-    plan.target.unlink()
+    file_of(plan.target).unlink()
     adopt(paths, session_adopt.plan_agent(paths, "Legacy Bot", workspace_dir=tmp_path))
-    assert not legacy.exists() and plan.target.exists()
+    assert not legacy.exists() and file_of(plan.target).exists()
 
 
 def test_adopt_replaces_an_empty_workspace_session_without_asking(paths, tmp_path):
@@ -113,19 +119,19 @@ def test_adopt_plan_asks_before_replacing_a_history_with_messages(paths, tmp_pat
 
 
 def test_legacy_sessions_groups_files_whose_agent_name_matches_their_id(paths):
-    found = [(name, [p.name for p in files]) for name, files in session_adopt.legacy_sessions(paths)]
+    found = [(name, [file_of(p).name for p in files]) for name, files in session_adopt.legacy_sessions(paths)]
     assert found == [("Legacy Bot", ["history_8fe938c0.json"]), ("Old Bot", ["history_ccc5e5d4.json"])]
 
 
 def test_legacy_sessions_counts_an_unnamed_agents_file_as_agent(paths):
     unnamed = sessions_dir(paths) / "history_d4f0bc5a.json"  # sha256("agent")[:8]
     unnamed.write_text(json.dumps({"session_id": unnamed.stem, "agent_name": None, "messages": []}))
-    assert ("agent", [unnamed]) in session_adopt.legacy_sessions(paths)
+    assert ("agent", [Located("json", str(unnamed))]) in session_adopt.legacy_sessions(paths)
 
 
 def test_global_scope_plan_is_a_skip_or_a_refusal(paths, tmp_path):
     plan = session_adopt.plan_agent(paths, "Legacy Bot", global_scope=True)
-    assert (plan.action, plan.target.name) == ("skip", "history_8fe938c0.json")
+    assert (plan.action, file_of(plan.target).name) == ("skip", "history_8fe938c0.json")
     [change] = adopt(paths, plan)
     assert change.action == "skipped" and "already loads history_8fe938c0.json" in change.detail
     assert session_adopt.plan_agent(paths, "Legacy Bot", global_scope=True, workspace_dir=tmp_path).action == "move"
@@ -139,8 +145,8 @@ def test_undated_legacy_files_are_merged_md5_era_first(paths, tmp_path):
     md5, sha = sdir / "history_b33aed8f.json", sdir / "history_d4f0bc5a.json"  # md5("agent"), sha256("agent")
     md5.write_text(json.dumps({"session_id": md5.stem, "agent_name": None, "messages": [], "era": "md5"}))
     sha.write_text(json.dumps({"session_id": sha.stem, "agent_name": None, "messages": [], "era": "sha256"}))
-    for sources in (None, [sha, md5]):
+    for sources in (None, [Located("json", str(sha)), Located("json", str(md5))]):
         plan = session_adopt.plan_agent(paths, None, workspace_dir=tmp_path, sources=sources)
-        assert plan.sources == [md5, sha]
+        assert plan.sources == [Located("json", str(md5)), Located("json", str(sha))]
     adopt(paths, plan)
-    assert json.loads(plan.target.read_text())["era"] == "sha256"  # the newer file's fields win
+    assert json.loads(file_of(plan.target).read_text())["era"] == "sha256"  # the newer file's fields win

@@ -220,8 +220,9 @@ def test_delete_rechecks_liveness_under_the_lock(paths):
     doc["updated_at"] = jsonfile_now()
     target.write_text(json.dumps(doc))
     store = sessions.open_store(paths)
-    [change] = session_ops.delete(store, [target], recheck=session_ops.not_live).changes
+    ref = store.find("my_chat")
+    [change] = session_ops.delete(store, [ref], recheck=session_ops.not_live).changes
     assert change.action == "skipped" and target.exists()
     assert change.detail.startswith("written 0 s ago, after it was chosen; kept")
-    [change] = session_ops.delete(store, [target]).changes
+    [change] = session_ops.delete(store, [ref]).changes
     assert change.action == "deleted" and not target.exists()

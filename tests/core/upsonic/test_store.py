@@ -134,6 +134,21 @@ def test_wal_databases_work_for_reads_and_writes(db):
     assert Store(db).user("user_456")["user_memory"]["wal"] is True
 
 
+def test_a_crashed_writers_wal_is_read_and_its_sidecars_left_as_they_were(db):
+    """The Upsonic reader shares core/io/sqlite.connect_ro: a writer that died leaves frames in -wal and an
+    unlocked -shm, which a plain mode=ro open would rebuild and an immutable one would not see."""
+    from tests.helpers import snapshot
+    from tests.sqlitestate import crashed_wal
+
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA journal_mode=WAL").fetchone()[0] == "wal"
+    conn.close()
+    crashed_wal(db, "UPDATE upsonic_user_memories SET user_memory = ? WHERE user_id = 'user_456'", '{"in": "wal"}')
+    before = snapshot(db.parent)
+    assert Store(db).user("user_456")["user_memory"] == {"in": "wal"}
+    assert snapshot(db.parent) == before
+
+
 def test_user_memory_that_is_not_an_object_is_refused(db):
     conn = sqlite3.connect(db)
     conn.execute("UPDATE upsonic_user_memories SET user_memory = '\"a string\"' WHERE user_id = 'user_456'")

@@ -1,16 +1,32 @@
 """Where sessions are kept: the one interface the session commands use, and its implementations.
 
-Today there is one store, :class:`~praisonmem.core.sessions.stores.jsondir.JsonDirStore`
-(praisonaiagents' ``DefaultSessionStore``: one JSON file per session, plus a spill dir).
-``ops``, ``adopt``, ``transfer``, ``search``, ``listing`` and ``view`` never touch a path
-or :mod:`~praisonmem.core.io.jsonfile` themselves: they go through :class:`SessionStore`.
-It holds only what they need today; a store added later implements the same methods.
+A PraisonAI home holds several session stores, each one class implementing :class:`SessionStore`:
 
-A *ref* names one session in its store (for the JSON directory, the file's path); refs are
-what :meth:`SessionStore.find` and :meth:`SessionStore.refs` return and what the other
-methods take. Reading takes no lock and writes nothing. Every write happens inside
-:meth:`SessionStore.transaction`, which holds the locks of all the sessions it names;
-its :class:`Transaction` re-reads under them.
+* ``json``: :class:`~.jsondir.JsonDirStore`, praisonaiagents' ``DefaultSessionStore`` (one JSON file
+  per session, plus a spill dir): what an Agent with the default store, the bots and the praisonai CLI
+  load;
+* ``sessions.db``: :class:`~.sqlite_transcript.TranscriptDbStore`, ``SqliteTranscriptStore`` (one row
+  per session in ``sessions/sessions.db``): what the WebSocket gateway loads;
+* the praisonai CLI's (:mod:`~.praisonai_cli`): ``project:<id>``, a
+  :class:`~.jsondir.JsonDirStore` on ``sessions/projects/<id>/`` (praisonai-code's per-project store);
+  ``unified``, the REPL/TUI's files in ``sessions/`` (which the ``json`` store leaves to it); and
+  ``legacy-run``, the older ``SessionManager``'s ``sessions/run_*/`` directories.
+
+:class:`~.home.Home` holds them all and is itself a :class:`SessionStore`: :func:`open_store` gives the
+home (or, with ``store=LABEL``, the home narrowed to one store), so ``ops``, ``adopt``, ``transfer``,
+``search``, ``listing`` and ``view`` work on every store without knowing which ones exist; they never
+touch a path, a database or :mod:`~praisonmem.core.io.jsonfile` themselves. A store is added by writing
+its class and naming it in :func:`~.home.member_stores`.
+
+A *ref* names one session in its store (the JSON directory: the file's path; ``sessions.db``: a
+:class:`~.sqlite_transcript.Row`; the home: a :class:`~.home.Located`, the store's label and its ref);
+``str(ref)`` is the file that holds it. Refs are what :meth:`SessionStore.find`, :meth:`SessionStore.refs`
+and :attr:`Scanned.ref` give and what the other methods take. Reading takes no lock and writes
+nothing. Every write happens inside :meth:`SessionStore.transaction`, which holds the store's own lock
+(the JSON files' flocks; the database's ``BEGIN IMMEDIATE``) over every session it names; its
+:class:`Transaction` re-reads under it. Spilled turns (saved aside by the library after a failed write)
+exist only in the JSON directory; the other stores have none. A new store subclasses :class:`PlainStore`
+(the methods such a store does not need) and writes the naming, reading and writing methods.
 """
 
 from __future__ import annotations
@@ -24,7 +40,7 @@ if TYPE_CHECKING:
     from praisonmem.core.errors import PraisonMemError
     from praisonmem.core.paths import Paths
 
-Ref = Any  # opaque to callers: a Path for the JSON directory
+Ref = Any  # opaque to callers; str(ref) is the file that holds the session
 R = TypeVar("R")
 
 
@@ -32,15 +48,19 @@ R = TypeVar("R")
 class Scanned:
     """One session as :meth:`SessionStore.scan` hands it over: its document, or why it could not be read."""
 
-    where: str  # what names it in messages and records (the JSON directory: the file)
-    session_id: str | None  # None when it could not be read
+    where: str  # the file that holds it (the JSON file; sessions.db)
+    session_id: str | None  # None when its store cannot tell without the document
     doc: dict[str, Any] | None
     error: PraisonMemError | None
-    store: str = "json"  # the label of the store that holds it (``session list``'s STORE column)
+    ref: Ref = None  # to act on it later; None when the whole store could not be read
+    store: str = ""  # the label of the store holding it
+    spilled: int = 0  # turns waiting for it in the spill dir
 
 
 class Transaction(Protocol):
-    """Changes to sessions whose locks are held."""
+    """Changes to sessions whose store lock is held."""
+
+    notes: list[str]  # what the store could not finish after committing (said with the change)
 
     def exists(self, ref: Ref) -> bool: ...
 
@@ -56,6 +76,8 @@ class Transaction(Protocol):
 
 
 class SessionStore(Protocol):
+    label: str  # ``session list``'s store column and ``--store``'s value: json, sessions.db
+
     # naming
     def ref(self, session_id: str, *, beside: Ref | None = None) -> Ref:
         """Where a session with this id is (or would be); ``beside`` another session: in its place."""
@@ -65,6 +87,9 @@ class SessionStore(Protocol):
 
     def session_id(self, ref: Ref, doc: dict[str, Any]) -> str:
         """The session's id: its ``session_id``, else the name its store gives it."""
+
+    def store_of(self, ref: Ref) -> str:
+        """The label of the store holding it (a store: its own :attr:`label`)."""
 
     # reading
     def refs(self) -> list[Ref]:
@@ -77,6 +102,9 @@ class SessionStore(Protocol):
 
     def find(self, name: str, *, allow_prefix: bool = False) -> Ref:
         """A session by id, name or (unique) prefix; NotFound or AmbiguousName otherwise."""
+
+    def copies(self, ref: Ref, session_id: str) -> list[Ref]:
+        """The sessions with the same id in the other stores (a single store: none)."""
 
     def read(self, ref: Ref) -> dict[str, Any]:
         """The validated document; CorruptFile when it cannot be used."""
@@ -98,24 +126,48 @@ class SessionStore(Protocol):
     def seconds_since_write(self, ref: Ref, doc: dict[str, Any], now: float) -> float | None: ...
 
     # spilled turns (turns the library saved aside after a failed write; other stores have none)
-    def spilled(self, session_id: str, present: Iterable[Any] = ()) -> list[dict[str, Any]]: ...
+    def spilled(self, ref: Ref, session_id: str, present: Iterable[Any] = ()) -> list[dict[str, Any]]: ...
 
-    def spill_counts(self) -> dict[str, int]: ...
+    def spill_note(self, ref: Ref, old_id: str, new_id: str, verb: str = "move") -> str | None: ...
 
-    def spill_note(self, old_id: str, new_id: str, verb: str = "move") -> str | None: ...
-
-    def refuse_spill_clash(self, old_id: str, *new_ids: str) -> None: ...
+    def refuse_spill_clash(self, ref: Ref, old_id: str, *new_ids: str) -> None: ...
 
     # writing
+    def refuse(self, *, deleting: Sequence[Ref] = (), creating: Sequence[Ref] = ()) -> None:
+        """Refuse, before anything is written, deleting these sessions or creating these when the store cannot
+        take it (``sessions.db``: emptying its table, or a first row, while JSON files lie beside it). Its
+        transaction refuses the same under the lock."""
+
     def transaction(self, refs: Sequence[Ref], timeout: float = ...) -> AbstractContextManager[Transaction]: ...
 
 
-def open_store(paths: Paths) -> SessionStore:
-    """The session store of a resolved PraisonAI home: its JSON directory and the praisonai CLI's stores."""
-    from praisonmem.core.sessions.documents import is_unified
-    from praisonmem.core.sessions.stores.combined import CombinedStore
-    from praisonmem.core.sessions.stores.jsondir import JsonDirStore
-    from praisonmem.core.sessions.stores.praisonai_cli import cli_stores
+class PlainStore:
+    """What a store that is not a home and has no spill dir does: a subclass writes the rest of the interface."""
 
-    home = JsonDirStore(paths.sessions_dir, paths.spill_dir, paths, foreign=is_unified)  # unified files: not its
-    return CombinedStore([home, *cli_stores(paths)])
+    label: str
+
+    def store_of(self, ref: Ref) -> str:
+        return self.label
+
+    def copies(self, ref: Ref, session_id: str) -> list[Ref]:
+        return []
+
+    def spilled(self, ref: Ref, session_id: str, present: Iterable[Any] = ()) -> list[dict[str, Any]]:
+        return []
+
+    def spill_note(self, ref: Ref, old_id: str, new_id: str, verb: str = "move") -> str | None:
+        return None
+
+    def refuse_spill_clash(self, ref: Ref, old_id: str, *new_ids: str) -> None:
+        return None
+
+    def refuse(self, *, deleting: Sequence[Ref] = (), creating: Sequence[Ref] = ()) -> None:
+        return None
+
+
+def open_store(paths: Paths, store: str | None = None) -> SessionStore:
+    """The session stores of a resolved PraisonAI home, as one (:class:`~.home.Home`); with ``store``
+    (a label, as ``session list`` shows it) only that one."""
+    from praisonmem.core.sessions.stores.home import Home
+
+    return Home.of(paths, store)

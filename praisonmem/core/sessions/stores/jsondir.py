@@ -73,7 +73,8 @@ def name_of(path: Path | str) -> str:
 
 @dataclass(frozen=True)
 class JsonDirStore:
-    """Sessions as ``<directory>/<safe id>.json``, spilled turns in ``spill_dir``. A ref is the file's path.
+    """Sessions as ``<directory>/<safe id>.json``, spilled turns in ``spill_dir``. A ref is the file's path, a
+    ``str`` (cheaper than a ``Path`` for the thousands a listing sends back from its worker processes).
 
     ``label`` names the store in listings (``json``; the praisonai CLI's per-project stores are
     ``project:<id>``). ``foreign`` recognises documents in the directory that another store owns
@@ -87,8 +88,8 @@ class JsonDirStore:
     foreign: Callable[[Any], bool] | None = None  # a module-level function (scans pickle it)
 
     @classmethod
-    def of(cls, paths: Paths) -> JsonDirStore:
-        return cls(paths.sessions_dir, paths.spill_dir, paths)
+    def of(cls, paths: Paths, foreign: Callable[[Any], bool] | None = None) -> JsonDirStore:
+        return cls(paths.sessions_dir, paths.spill_dir, paths, foreign=foreign)
 
     def _check_home(self) -> None:
         if self.paths is not None:
@@ -96,42 +97,46 @@ class JsonDirStore:
 
     # -------------------------------------------------------- naming
 
-    def ref(self, session_id: str, *, beside: Path | None = None) -> Path:
+    def ref(self, session_id: str, *, beside: str | None = None) -> str:
         """The file a session with this id has, in this directory or in ``beside``'s (a session named by
         its path lives in its own directory)."""
-        return (self.directory if beside is None else beside.parent) / session_file_name(session_id)
+        return os.path.join(self.directory if beside is None else os.path.dirname(beside),
+                            session_file_name(session_id))
 
-    def name(self, ref: Path | str) -> str:
+    def name(self, ref: str) -> str:
         return name_of(ref)
 
-    def session_id(self, ref: Path | str, doc: dict[str, Any]) -> str:
+    def session_id(self, ref: str, doc: dict[str, Any]) -> str:
         return session_id_of(doc, name_of(ref))
+
+    def store_of(self, ref: str) -> str:
+        return self.label
 
     # -------------------------------------------------------- reading
 
-    def refs(self) -> list[Path]:
+    def refs(self) -> list[str]:
         """Every session file, in name order."""
         self._check_home()
-        return [Path(p) for p in session_paths(self.directory) if not self._foreign(p)]
+        return [p for p in session_paths(self.directory) if not self._foreign(p)]
 
-    def _foreign(self, path: Path | str) -> bool:
+    def _foreign(self, path: str) -> bool:
         return self.foreign is not None and is_foreign(path, self.foreign)
 
-    def exists(self, ref: Path) -> bool:
-        return ref.is_file()
+    def exists(self, ref: str) -> bool:
+        return os.path.isfile(ref) and not self._foreign(ref)
 
     def absent(self) -> str | None:
         if self.directory.is_dir():
             return None
         return f"no sessions directory at {self.directory}" + (f" ({self.paths.data.source})" if self.paths else "")
 
-    def read(self, ref: Path | str) -> dict[str, Any]:
+    def read(self, ref: str) -> dict[str, Any]:
         return load(ref)
 
-    def read_bytes(self, ref: Path) -> bytes:
+    def read_bytes(self, ref: str) -> bytes:
         return jsonfile.read_bytes(ref)
 
-    def parse(self, ref: Path, raw: bytes) -> dict[str, Any]:
+    def parse(self, ref: str, raw: bytes) -> dict[str, Any]:
         """The validated document in bytes read from ``ref``."""
         return validate(jsonfile.parse_object(raw, ref), ref)
 
@@ -140,10 +145,12 @@ class JsonDirStore:
         """``fn`` over every session file, concatenated in name order; forked workers read large directories
         (``fn`` must be picklable: a module-level function or a ``partial`` of one)."""
         self._check_home()
-        return parallel.map_chunks(partial(_scan_chunk, fn=fn, label=self.label, foreign=self.foreign),
-                                   session_paths(self.directory), progress=progress)
+        files = session_paths(self.directory)
+        waiting = self._spill_counts() if files else {}
+        return parallel.map_chunks(partial(_scan_chunk, fn=fn, waiting=waiting, label=self.label,
+                                           foreign=self.foreign), files, progress=progress)
 
-    def find(self, name: str, *, allow_prefix: bool = False) -> Path:
+    def find(self, name: str, *, allow_prefix: bool = False) -> str:
         """Resolve SESSION: a path to a ``.json`` file, a raw session id, or a file stem.
 
         Raw ids go through the library's sanitising, so ``support/ticket #1234`` finds
@@ -153,13 +160,13 @@ class JsonDirStore:
         if not name:
             raise NotFound("no session named '' (give a session id, file stem or path)")
         as_path = Path(name).expanduser()
-        if (os.sep in name or name.endswith(".json")) and as_path.is_file() and not self._foreign(as_path):
-            return as_path
+        if (os.sep in name or name.endswith(".json")) and as_path.is_file() and not self._foreign(str(as_path)):
+            return str(as_path)
         self._check_home()
         candidates = [self.directory / session_file_name(name)]
         if "/" not in name and "\\" not in name:  # a stem names a file in the sessions dir, never elsewhere
             candidates.append(self.directory / f"{name}.json")
-        exact = [p for p in dict.fromkeys(candidates) if p.is_file() and not self._foreign(p)]
+        exact = [str(p) for p in dict.fromkeys(candidates) if p.is_file() and not self._foreign(str(p))]
         if len(exact) == 1:
             return exact[0]
         if len(exact) > 1:
@@ -168,7 +175,7 @@ class JsonDirStore:
                 return holding[0]
             raise AmbiguousName(_ambiguous_message(name, exact))
         if allow_prefix and "/" not in name:
-            matches = [p for p in self.refs() if p.name.startswith(name)]
+            matches = [p for p in self.refs() if os.path.basename(p).startswith(name)]
             if len(matches) == 1:
                 return matches[0]
             if matches:
@@ -176,14 +183,17 @@ class JsonDirStore:
         where = self.directory if self.directory.is_dir() else f"{self.directory} (no such directory)"
         raise NotFound(f"no session '{name}' in {where}")
 
-    def holds(self, ref: Path, doc: dict[str, Any]) -> bool:
+    def copies(self, ref: str, session_id: str) -> list[str]:
+        return []
+
+    def holds(self, ref: str, doc: dict[str, Any]) -> bool:
         """``ref`` has exactly the bytes writing ``doc`` would give: an interrupted move got that far."""
         try:
             return jsonfile.read_bytes(ref) == jsonfile.serialise(doc)
         except NotFound:
             return False
 
-    def seconds_since_write(self, ref: Path, doc: dict[str, Any], now: float) -> float | None:
+    def seconds_since_write(self, ref: str, doc: dict[str, Any], now: float) -> float | None:
         """How long ago an agent last wrote the session.
 
         The library refreshes ``updated_at`` on every write, so that is the signal; the
@@ -222,7 +232,7 @@ class JsonDirStore:
                 found.append((path, record))
         return found
 
-    def spilled(self, session_id: str, present: Iterable[Any] = ()) -> list[dict[str, Any]]:
+    def spilled(self, ref: str, session_id: str, present: Iterable[Any] = ()) -> list[dict[str, Any]]:
         """Turns salvaged to the spill dir for ``session_id`` and not yet merged: messages already
         present (same role, content, timestamp) are left out, as the library's re-ingest does."""
         seen = {message_key(m) for m in present if isinstance(m, dict)}
@@ -234,7 +244,7 @@ class JsonDirStore:
                     found.append(message)
         return found
 
-    def spill_counts(self) -> dict[str, int]:
+    def _spill_counts(self) -> dict[str, int]:
         """Waiting spilled turns per raw session id."""
         counts: dict[str, int] = {}
         for path in _spill_files(self.spill_dir):
@@ -247,7 +257,7 @@ class JsonDirStore:
                 counts[sid] = counts.get(sid, 0) + len(messages_of(record))
         return counts
 
-    def spill_note(self, old_id: str, new_id: str, verb: str = "move") -> str | None:
+    def spill_note(self, ref: str, old_id: str, new_id: str, verb: str = "move") -> str | None:
         """What carrying ``old_id``'s spill files will do, for the change record."""
         if old_id == new_id:
             return None
@@ -255,7 +265,7 @@ class JsonDirStore:
         turns = sum(len(messages_of(record)) for _, record in records)
         return f"{turns} spilled turn(s) in {len(records)} spill file(s) {verb} with it" if records else None
 
-    def refuse_spill_clash(self, old_id: str, *new_ids: str) -> None:
+    def refuse_spill_clash(self, ref: str, old_id: str, *new_ids: str) -> None:
         """Refuse, before anything is written, when carrying ``old_id``'s spill files would meet another file."""
         for new_id in new_ids:
             for path, moved, data in self._spill_moves(old_id, new_id):
@@ -275,8 +285,11 @@ class JsonDirStore:
 
     # -------------------------------------------------------- writing
 
+    def refuse(self, *, deleting: Sequence[str] = (), creating: Sequence[str] = ()) -> None:
+        """Nothing to refuse: any file can be deleted or created."""
+
     @contextmanager
-    def transaction(self, refs: Sequence[Path], timeout: float = jsonfile.LOCK_TIMEOUT) -> Iterator[Transaction]:
+    def transaction(self, refs: Sequence[str], timeout: float = jsonfile.LOCK_TIMEOUT) -> Iterator[Transaction]:
         """Hold the sidecar locks of ``refs`` (in sorted order, so two praisonmem processes never wait on each
         other in a cycle) and change them through the :class:`Transaction`; the directory's search index
         follows in the same step (:mod:`.index`)."""
@@ -300,37 +313,37 @@ class Transaction:
 
     def __init__(self, store: JsonDirStore) -> None:
         self.store = store
-        self.indexes: dict[Path, IndexWriter | None] = {}  # per directory (a session named by its path has its own)
+        self.indexes: dict[str, IndexWriter | None] = {}  # per directory (a session named by its path has its own)
         self.notes: list[str] = []  # what could not be done completely, though nothing failed
 
-    def exists(self, ref: Path) -> bool:
-        return ref.is_file()
+    def exists(self, ref: str) -> bool:
+        return os.path.isfile(ref)
 
-    def read(self, ref: Path) -> dict[str, Any] | None:
+    def read(self, ref: str) -> dict[str, Any] | None:
         """The document as it is now (``None`` when the file is gone); one that does not parse is
         :class:`CorruptFile`, so it is never overwritten."""
         doc = jsonfile.read_current(ref)
         return None if doc is None else validate(doc, ref)
 
-    def _index(self, ref: Path) -> IndexWriter | None:
+    def _index(self, ref: str) -> IndexWriter | None:
         """The index of ``ref``'s directory, write-locked; ``None`` when it has none."""
         from praisonmem.core.sessions.stores.index import IndexWriter  # writers only: sqlite3 stays out of reads
 
-        directory = ref.parent
+        directory = os.path.dirname(ref)
         if directory not in self.indexes:
-            self.indexes[directory] = IndexWriter.of(directory)
+            self.indexes[directory] = IndexWriter.of(Path(directory))
         index = self.indexes[directory]
         if index is not None:
             index.begin()
         return index
 
-    def write(self, ref: Path, doc: dict[str, Any]) -> None:
+    def write(self, ref: str, doc: dict[str, Any]) -> None:
         from praisonmem.core.sessions.crypto import unsealed
 
         current = _current_or_none(ref)
         self._refuse_foreign(ref, current)
         problem = unsealed(current, doc)
-        if problem:  # the one place every write passes: no plaintext into an encrypted session
+        if problem:  # the one place every JSON write passes: no plaintext into an encrypted session
             raise Refused(f"{ref}: {problem}; nothing changed")
         index = self._index(ref)
         jsonfile.write_locked(ref, doc)
@@ -340,7 +353,7 @@ class Transaction:
                 index.forget(self.store.session_id(ref, current))
             index.put(new_id, doc)
 
-    def delete(self, ref: Path) -> None:
+    def delete(self, ref: str) -> None:
         current = _current_or_none(ref)
         self._refuse_foreign(ref, current)
         index = self._index(ref)
@@ -348,7 +361,7 @@ class Transaction:
         if index is not None:
             index.forget(self.store.session_id(ref, current) if current is not None else name_of(ref))
 
-    def _refuse_foreign(self, ref: Path, current: dict[str, Any] | None) -> None:
+    def _refuse_foreign(self, ref: str, current: dict[str, Any] | None) -> None:
         if self.store.foreign is not None and current is not None and self.store.foreign(current):
             raise Refused(f"{ref}: this file is another store's session (a REPL/TUI session), which a JSON-store "
                           "write would make unloadable for its owner; nothing changed")
@@ -384,7 +397,7 @@ class Transaction:
                 jsonfile.delete_locked(path)
 
 
-def _scan_chunk(paths: list[str], *, fn: Callable[[Scanned], list[R]], label: str = "json",
+def _scan_chunk(paths: list[str], *, fn: Callable[[Scanned], list[R]], waiting: dict[str, int], label: str = "json",
                 foreign: Callable[[Any], bool] | None = None) -> list[R]:
     """``fn`` over a chunk of session files (runs in a worker process for large directories)."""
     out: list[R] = []
@@ -392,14 +405,16 @@ def _scan_chunk(paths: list[str], *, fn: Callable[[Scanned], list[R]], label: st
         try:
             doc = load(path)
         except PraisonMemError as exc:
-            out += fn(Scanned(path, None, None, exc, label))
+            out += fn(Scanned(path, None, None, exc, ref=path, store=label))
         else:
-            if foreign is None or not foreign(doc):
-                out += fn(Scanned(path, session_id_of(doc, name_of(path)), doc, None, label))
+            if foreign is not None and foreign(doc):
+                continue
+            sid = session_id_of(doc, name_of(path))
+            out += fn(Scanned(path, sid, doc, None, ref=path, store=label, spilled=waiting.get(sid, 0)))
     return out
 
 
-def is_foreign(path: Path | str, foreign: Callable[[Any], bool]) -> bool:
+def is_foreign(path: str, foreign: Callable[[Any], bool]) -> bool:
     """The file holds a document ``foreign`` recognises (a file that does not parse is nobody else's)."""
     try:
         return foreign(jsonfile.read(path))
@@ -407,7 +422,7 @@ def is_foreign(path: Path | str, foreign: Callable[[Any], bool]) -> bool:
         return False
 
 
-def _current_or_none(ref: Path) -> dict[str, Any] | None:
+def _current_or_none(ref: str) -> dict[str, Any] | None:
     """The document a write or delete replaces, for its index rows (``None``: absent or unreadable)."""
     try:
         return jsonfile.read_current(ref)
@@ -422,14 +437,14 @@ def _spill_files(spill_dir: Path) -> list[Path]:
         return []
 
 
-def _holds_id(path: Path, session_id: str) -> bool:
+def _holds_id(path: str, session_id: str) -> bool:
     try:
         return jsonfile.read_object(path).get("session_id") == session_id
     except PraisonMemError:
         return False
 
 
-def _ambiguous_message(name: str, candidates: list[Path]) -> str:
-    shown = ", ".join(p.name for p in candidates[:10])
+def _ambiguous_message(name: str, candidates: list[str]) -> str:
+    shown = ", ".join(os.path.basename(p) for p in candidates[:10])
     more = f" and {len(candidates) - 10} more" if len(candidates) > 10 else ""
     return f"'{name}' matches several sessions: {shown}{more}"

@@ -30,7 +30,7 @@ import os
 import re
 import subprocess
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -41,7 +41,7 @@ from praisonmem.core.errors import (AmbiguousName, CorruptFile, LockTimeout, Not
                                     io_failure)
 from praisonmem.core.io import jsonfile
 from praisonmem.core.sessions.documents import UNIFIED_KEYS, is_unified, session_id_of, validate
-from praisonmem.core.sessions.stores import Scanned
+from praisonmem.core.sessions.stores import PlainStore, Scanned
 
 if TYPE_CHECKING:
     from praisonmem.core.paths import Paths
@@ -51,16 +51,19 @@ if TYPE_CHECKING:
 R = TypeVar("R")
 UNIFIED = "unified"
 RUN = "legacy-run"
+PROJECT = "project:"  # + the project id: a per-project store's label
 LAST_SESSION = ".last_session"
 RUN_KEYS = ("session_id", "run_id", "trace_id", "created_at", "updated_at")  # SessionMetadata.from_dict needs them
 GIT_TIMEOUT = 5  # praisonai-code's
 
 
 def cli_stores(paths: Paths) -> list[SessionStore]:
-    """The praisonai CLI's stores in a home: every project directory, the unified files, the run directories."""
+    """The praisonai CLI's stores in a home: every project directory, the unified files, the run directories
+    (members of the home, :func:`~.home.member_stores`). A project store shares the home's spill dir, as the
+    library's spill dir is one per home whatever the store."""
     from praisonmem.core.sessions.stores.jsondir import JsonDirStore
 
-    stores: list[SessionStore] = [JsonDirStore(d, paths.spill_dir, paths, label=f"project:{d.name}")
+    stores: list[SessionStore] = [JsonDirStore(d, paths.spill_dir, paths, label=f"{PROJECT}{d.name}")
                                   for d in project_dirs(paths.sessions_dir)]
     stores += [UnifiedStore(paths.sessions_dir), RunStore(paths.sessions_dir)]
     return stores
@@ -250,7 +253,7 @@ def last_session(directory: Path) -> str | None:
 
 
 @dataclass(frozen=True)
-class UnifiedStore:
+class UnifiedStore(PlainStore):
     """The REPL/TUI sessions in ``sessions/``. A ref is the file's path (``<session_id>.json``, not sanitised)."""
 
     directory: Path
@@ -283,7 +286,7 @@ class UnifiedStore:
         return read_unified(ref) is not None
 
     def absent(self) -> str | None:
-        return None  # the JSON store says when sessions/ is missing
+        return None if self.directory.is_dir() else f"no sessions directory at {self.directory}"
 
     def find(self, name: str, *, allow_prefix: bool = False) -> Path:
         if not name:
@@ -321,9 +324,10 @@ class UnifiedStore:
             doc = read_unified(path)
             if doc is not None:
                 try:
-                    out += fn(Scanned(str(path), self.session_id(path, doc), validate(doc, path), None, self.label))
+                    out += fn(Scanned(str(path), self.session_id(path, doc), validate(doc, path), None, ref=path,
+                                      store=self.label))
                 except PraisonMemError as exc:
-                    out += fn(Scanned(str(path), None, None, exc, self.label))
+                    out += fn(Scanned(str(path), None, None, exc, ref=path, store=self.label))
         return out
 
     def holds(self, ref: Path, doc: dict[str, Any]) -> bool:
@@ -335,19 +339,6 @@ class UnifiedStore:
     def seconds_since_write(self, ref: Path, doc: dict[str, Any], now: float) -> float | None:
         stamp = naive_local_seconds(doc.get("updated_at"))
         return None if stamp is None else now - stamp
-
-    # spilled turns: the unified store has none
-    def spilled(self, session_id: str, present: Iterable[Any] = ()) -> list[dict[str, Any]]:
-        return []
-
-    def spill_counts(self) -> dict[str, int]:
-        return {}
-
-    def spill_note(self, old_id: str, new_id: str, verb: str = "move") -> str | None:
-        return None
-
-    def refuse_spill_clash(self, old_id: str, *new_ids: str) -> None:
-        return None
 
     # writing
     @contextmanager
@@ -438,6 +429,11 @@ class UnifiedTransaction:
                           "writing another kind of session over it would make it unloadable for the TUI; "
                           "nothing changed")
         current = self.read(ref)
+        from praisonmem.core.sessions.crypto import unsealed
+
+        problem = unsealed(current, doc)
+        if problem:
+            raise Refused(f"{ref}: {problem}; nothing changed")
         doc = {**doc, "updated_at": datetime.now().isoformat()}
         index = self._begin_index()
         data = unified_bytes(doc)
@@ -520,7 +516,7 @@ def run_document(meta: dict[str, Any], events: list[Any]) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
-class RunStore:
+class RunStore(PlainStore):
     """``sessions/<run id>/`` directories of the praisonai CLI's ``SessionManager``. A ref is the directory."""
 
     directory: Path
@@ -552,7 +548,7 @@ class RunStore:
         return (Path(ref) / "metadata.json").is_file()
 
     def absent(self) -> str | None:
-        return None
+        return None if self.directory.is_dir() else f"no sessions directory at {self.directory}"
 
     def find(self, name: str, *, allow_prefix: bool = False) -> Path:
         as_path = Path(name).expanduser()
@@ -589,9 +585,9 @@ class RunStore:
             try:
                 doc = self.read(ref)
             except PraisonMemError as exc:
-                out += fn(Scanned(str(ref), None, None, exc, self.label))
+                out += fn(Scanned(str(ref), None, None, exc, ref=ref, store=self.label))
             else:
-                out += fn(Scanned(str(ref), self.session_id(ref, doc), doc, None, self.label))
+                out += fn(Scanned(str(ref), self.session_id(ref, doc), doc, None, ref=ref, store=self.label))
         return out
 
     def holds(self, ref: Path, doc: dict[str, Any]) -> bool:
@@ -603,18 +599,6 @@ class RunStore:
         stamp = epoch_of(doc.get("updated_at"))
         return None if stamp is None else now - stamp
 
-    def spilled(self, session_id: str, present: Iterable[Any] = ()) -> list[dict[str, Any]]:
-        return []
-
-    def spill_counts(self) -> dict[str, int]:
-        return {}
-
-    def spill_note(self, old_id: str, new_id: str, verb: str = "move") -> str | None:
-        return None
-
-    def refuse_spill_clash(self, old_id: str, *new_ids: str) -> None:
-        return None
-
     @contextmanager
     def transaction(self, refs: Sequence[Path], timeout: float = jsonfile.LOCK_TIMEOUT) -> Iterator[RunTransaction]:
         """``SessionManager`` takes no lock: each change re-reads the run right before it."""
@@ -624,6 +608,7 @@ class RunStore:
 class RunTransaction:
     def __init__(self, store: RunStore) -> None:
         self.store = store
+        self.notes: list[str] = []
 
     def exists(self, ref: Path) -> bool:
         return self.store.exists(ref)
