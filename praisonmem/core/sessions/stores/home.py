@@ -194,10 +194,15 @@ class Home:
 
     def scan(self, fn: Callable[[Scanned], list[R]], *,
              progress: Callable[[int, int], None] | None = None) -> list[R]:
-        out: list[R] = []
-        for store in self.stores.values():
-            out += store.scan(partial(_in_store, fn=fn, store=store.label), progress=progress)
-        return out
+        """Store by store, in member order (a store whose sessions another one's scan hands over is not read
+        twice: :func:`~.praisonai_cli.shared_scans`)."""
+        from praisonmem.core.sessions.stores.praisonai_cli import shared_scans
+
+        found: dict[str, list[R]] = {label: [] for label in self.stores}
+        for store in shared_scans(list(self.stores.values())):
+            for label, result in store.scan(partial(_in_store, fn=fn, store=store.label), progress=progress):
+                found[label].append(result)
+        return [result for results in found.values() for result in results]
 
     def holds(self, ref: Located, doc: dict[str, Any]) -> bool:
         return self._store(ref).holds(ref.ref, doc)
@@ -268,7 +273,10 @@ class HomeTransaction:
             tx.carry_spill(old_id, new_id, keep=keep)
 
 
-def _in_store(item: Scanned, *, fn: Callable[[Scanned], list[R]], store: str) -> list[R]:
-    """``fn`` over a store's item with the home's ref (may run in a worker process)."""
-    return fn(Scanned(item.where, item.session_id, item.doc, item.error,
-                      None if item.ref is None else Located(store, item.ref), store, item.spilled))
+def _in_store(item: Scanned, *, fn: Callable[[Scanned], list[R]], store: str) -> list[tuple[str, R]]:
+    """``fn`` over a store's item with the home's ref, each result with the label of the store holding the session
+    (the item's own, when the store scanned it for another) (may run in a worker process)."""
+    label = item.store or store
+    return [(label, result) for result in fn(Scanned(item.where, item.session_id, item.doc, item.error,
+                                                     None if item.ref is None else Located(label, item.ref), label,
+                                                     item.spilled))]

@@ -78,7 +78,9 @@ class JsonDirStore:
 
     ``label`` names the store in listings (``json``; the praisonai CLI's per-project stores are
     ``project:<id>``). ``foreign`` recognises documents in the directory that another store owns
-    (the REPL/TUI's unified files share ``sessions/``): this store neither lists, finds nor writes them.
+    (the REPL/TUI's unified files share ``sessions/``): this store neither lists, finds nor writes them;
+    with ``foreign_label`` its scans hand them over under that label (the home's scan, so that the
+    owner need not read the directory again).
     """
 
     directory: Path
@@ -86,6 +88,7 @@ class JsonDirStore:
     paths: Paths | None = None  # where the directory came from, to refuse a home that is not a directory
     label: str = "json"
     foreign: Callable[[Any], bool] | None = None  # a module-level function (scans pickle it)
+    foreign_label: str | None = None
 
     @classmethod
     def of(cls, paths: Paths, foreign: Callable[[Any], bool] | None = None) -> JsonDirStore:
@@ -147,8 +150,8 @@ class JsonDirStore:
         self._check_home()
         files = session_paths(self.directory)
         waiting = self._spill_counts() if files else {}
-        return parallel.map_chunks(partial(_scan_chunk, fn=fn, waiting=waiting, label=self.label,
-                                           foreign=self.foreign), files, progress=progress)
+        return parallel.map_chunks(partial(_scan_chunk, fn=fn, waiting=waiting, label=self.label, foreign=self.foreign,
+                                           foreign_label=self.foreign_label), files, progress=progress)
 
     def find(self, name: str, *, allow_prefix: bool = False) -> str:
         """Resolve SESSION: a path to a ``.json`` file, a raw session id, or a file stem.
@@ -398,7 +401,7 @@ class Transaction:
 
 
 def _scan_chunk(paths: list[str], *, fn: Callable[[Scanned], list[R]], waiting: dict[str, int], label: str = "json",
-                foreign: Callable[[Any], bool] | None = None) -> list[R]:
+                foreign: Callable[[Any], bool] | None = None, foreign_label: str | None = None) -> list[R]:
     """``fn`` over a chunk of session files (runs in a worker process for large directories)."""
     out: list[R] = []
     for path in paths:
@@ -408,6 +411,8 @@ def _scan_chunk(paths: list[str], *, fn: Callable[[Scanned], list[R]], waiting: 
             out += fn(Scanned(path, None, None, exc, ref=path, store=label))
         else:
             if foreign is not None and foreign(doc):
+                if foreign_label is not None:
+                    out += fn(Scanned(path, session_id_of(doc, name_of(path)), doc, None, ref=path, store=foreign_label))
                 continue
             sid = session_id_of(doc, name_of(path))
             out += fn(Scanned(path, sid, doc, None, ref=path, store=label, spilled=waiting.get(sid, 0)))
