@@ -24,11 +24,14 @@ READ = [
     (["session", "export", "enc-1", RUN, "proj-sess-1", "--format", "markdown"], 0),
     (["session", "export", "tui0001a", "--store", "unified", "--format", "markdown"], 0),
     (["session", "show", "no-such-session"], 3), (["session", "show", "tui0001a"], 2),
-    (["session", "search", "IBAN", "--store", "sessions.db"], 0), (["session", "list", "--store", "unified"], 0),
+    (["session", "search", "IBAN", "--store", "sessions.db"], 0),
+    (["session", "search", "refund", "--store", "project:8ccfb8a2", "--json"], 0),
     (["session", "export", "enc-db-1", "--format", "jsonl"], 0),
     # the warnings are sessions.db's imported TUI rows (tests/cli/commands/test_check_layouts.py)
     (["check"], 0), (["check", "--json", "--strict"], 1),
     (["workspace", "id", "--json"], 0), (["workspace", "paths"], 0),
+] + [(["session", "list", "--store", label, "--json"], 0)
+      for label in ("json", "sessions.db", "project:8ccfb8a2", "unified", "legacy-run")
 ] + [(["session", "show", *name, *flags], 0) for name in SHOWN
      for flags in ([], ["--json"], ["--tail", "2", "--json"], ["--archived"])]
 
