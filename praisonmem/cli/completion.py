@@ -30,6 +30,16 @@ def sessions(ctx: Any, incomplete: str) -> list[str]:
         return []
 
 
+def stores(ctx: Any, incomplete: str) -> list[str]:
+    """``--store``'s values: the labels of the home's stores (json, sessions.db, project:<id>, unified, legacy-run)."""
+    try:
+        from praisonmem.core.sessions import open_store
+
+        return [label for label in open_store(_paths(ctx)).stores if label.startswith(incomplete)]
+    except Exception:
+        return []
+
+
 def users(ctx: Any, incomplete: str) -> list[str]:
     try:
         from praisonmem.core.memory import file_users

@@ -49,7 +49,8 @@ def test_not_found_as_json(cli, fixture_home):
     result = cli("--home", fixture_home, "session", "show", "nope", "--json")
     assert (result.exit_code, result.stdout) == (3, "")
     assert json.loads(result.stderr) == {"error": {
-        "code": "not_found", "message": f"no session 'nope' in {fixture_home / 'sessions'}", "exit_code": 3}}
+        "code": "not_found", "message": f"no session 'nope' in any store of {fixture_home / 'sessions'} (json, "
+        "unified, legacy-run)", "exit_code": 3}}
 
 
 def test_no_arguments_prints_help(cli):
@@ -93,7 +94,7 @@ def test_session_list_imports_the_json_store_and_nothing_it_does_not_use(tmp_pat
         "praisonmem.core.io.jsonfile", "praisonmem.core.io.outfile", "praisonmem.core.io.parallel",
         "praisonmem.core.io.timeutil", "praisonmem.core.sessions.documents", "praisonmem.core.sessions.listing",
         "praisonmem.core.sessions.ops", "praisonmem.core.sessions.stores", "praisonmem.core.sessions.stores.home",
-        "praisonmem.core.sessions.stores.jsondir",
+        "praisonmem.core.sessions.stores.jsondir", "praisonmem.core.sessions.stores.praisonai_cli",
         "praisonmem.core.sessions.transfer", "praisonmem.core.sessions.workspace",
         "praisonmem.core.io.fastjson", "orjson",  # the one JSON reader
         "praisonmem.core.result",  # the session package's writers share its modules

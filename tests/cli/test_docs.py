@@ -178,6 +178,19 @@ def test_session_ids_complete_from_the_home_a_command_would_use(fixture_home, co
 def test_session_ids_complete_from_every_store_of_the_home_once(gateway_home):
     offered = _complete(f"praisonmem --home {gateway_home.home} session show g", {})
     assert sorted(offered) == ["gw-1", "gw-legacy"]  # gw-1 only in sessions.db; gw-legacy in both, offered once
+    # the praisonai CLI's: a project store's session, the REPL/TUI's (also in sessions.db, offered once), a run
+    assert _complete(f"praisonmem --home {gateway_home.home} session show proj", {}) == ["proj-sess-1"]
+    assert sorted(_complete(f"praisonmem --home {gateway_home.home} session show tui", {})) == ["tui0001a",
+                                                                                               "tui0002b"]
+    assert _complete(f"praisonmem --home {gateway_home.home} session show run_", {}) == ["run_20261128_110000_ec9910"]
+
+
+def test_store_labels_complete_from_the_home(gateway_home, fixture_home):
+    for prefix, labels in (("j", ["json"]), ("s", ["sessions.db"]), ("pro", ["project:8ccfb8a2"]), ("u", ["unified"]),
+                           ("l", ["legacy-run"]), ("x", [])):
+        assert _complete(f"praisonmem --home {gateway_home.home} session list --store {prefix}", {}) == labels
+    assert _complete(f"praisonmem --home {gateway_home.home} session show x --store pro", {}) == ["project:8ccfb8a2"]
+    assert _complete(f"praisonmem --home {fixture_home} session list --store s", {}) == []  # no sessions.db there
 
 
 # ---------------------------------------------------------------- docs that cannot drift (sqlite-utils' test_docs)

@@ -65,7 +65,8 @@ GATEWAY_READS = [
     (["session", "rename", "agent-chat-1", "renamed", "--dry-run", "--force"], 0),
     (["session", "delete", "gw-1", "--dry-run"], 0), (["session", "prune", "--older-than", "1d", "--dry-run"], 4),
     (["session", "prune", "--older-than", "1d", "--keep", "1", "--dry-run"], 0),
-    (["check", "--json"], 1), (["workspace", "id", "--agent", "Support Bot"], 0),
+    # exit 0: no error (enc-1's encrypted tool calls are known as such), the warnings are not --strict
+    (["check", "--json"], 0), (["workspace", "id", "--agent", "Support Bot"], 0),
 ]
 SIDECARS = ("sessions/sessions.db-wal", "sessions/sessions.db-shm")
 

@@ -36,7 +36,11 @@ def check_command(
     """Check session files, FileMemory trees, learn stores and leftovers.
 
     Sessions: required keys and types, message shapes, tool calls paired with
-    their results, the compaction index in range. FileMemory: exact item keys
+    their results, the compaction index in range; the praisonai CLI's project
+    stores, REPL/TUI files and run directories as their own readers need
+    them; each search index (sessions_index.db) against the sessions beside
+    it (rows of sessions that are gone, sessions it lacks or holds older
+    than they are). Encrypted sessions are noted, not faulted. FileMemory: exact item keys
     (the library crashes on extra keys), types, episodic file names that are
     real dates, config.json values the library would raise on or delete items
     for. Learn stores, spill files, quarantined and temp files. What an upgrade

@@ -31,13 +31,24 @@ def _complete_sessions(ctx: typer.Context, incomplete: str) -> list[str]:
     return complete(ctx, incomplete)
 
 
+def _complete_stores(ctx: typer.Context, incomplete: str) -> list[str]:
+    from praisonmem.cli.completion import stores as complete
+
+    return complete(ctx, incomplete)
+
+
 SessionArg = Annotated[str, typer.Argument(metavar="SESSION", help="Session id, file stem, or path to a .json file.",
                                            autocompletion=_complete_sessions)]
 ForceFlag = Annotated[bool, typer.Option("--force", help="Act even if the session was written in the last minute.")]
-StoreOption = Annotated[str | None, typer.Option("--store", metavar="STORE",
-                                                 help="Only this store of the home: json (the JSON files) or "
-                                                      "sessions.db (the gateway's database), as 'session list' "
-                                                      "shows it.")]
+KeyFileOption = Annotated[str | None, typer.Option(
+    "--key-file", metavar="PATH", help="The key of encrypted sessions (a private file holding the Fernet key; "
+                                       "default: PRAISONAI_SESSION_KEY).")]
+StoreOption = Annotated[str | None, typer.Option("--store", metavar="STORE", autocompletion=_complete_stores,
+                                                 help="Only this store of the home, as 'session list' shows it: "
+                                                      "json (the JSON files), sessions.db (the gateway's "
+                                                      "database), project:<id> (a praisonai project's store), "
+                                                      "unified (the REPL/TUI's files) or legacy-run (run_*/ "
+                                                      "directories).")]
 # Plain strings (checked by the core): an enum here would load the secret rules for every session command.
 RedactOption = Annotated[str | None, typer.Option(
     "--redact", metavar="standard|strict",
@@ -73,6 +84,14 @@ def list_command(
     on its own), PAIR says whether the copies are the same or have diverged,
     and marks the copy the other has overtaken as stale.
 
+    STORE tells where a session is kept: json (the sessions directory, what
+    an Agent and the bots load), project:<id> (the praisonai CLI's store of
+    one project, sessions/projects/<id>/; the current directory's is named on
+    stderr, and in JSON "current_project" is true), unified (the praisonai
+    REPL/TUI's sessions; in JSON, "last_session" marks the one its /continue
+    resumes) or legacy-run (the praisonai CLI's older sessions/<run id>/
+    directories).
+
     SCOPE tells where a session belongs relative to the current workspace:
     workspace (this workspace's history id for its agent), global (the
     PRAISONAI_GLOBAL_SESSIONS id), legacy (a name-only id from before
@@ -101,6 +120,10 @@ def list_command(
     readable_shown = sum(1 for r in result.rows if not r["unreadable"])
     if readable_shown < result.total and not out.machine:
         note(f"showing {readable_shown} of {result.total} sessions; --limit 0 shows all")
+    if result.project is not None and not out.machine:
+        project = result.project
+        note(f"project:{project.project_id} is this directory's praisonai project store ({project.source}"
+             + (f" {project.detail}" if project.detail else "") + ")")
 
 
 def _table(out: Any, rows: list[dict[str, Any]]) -> None:
@@ -112,7 +135,7 @@ def _table(out: Any, rows: list[dict[str, Any]]) -> None:
     for r in rows:
         if r["unreadable"]:
             name = r["session_id"] if r["session_id"] is not None else _stem(r["file"])
-            table_rows.append([name, "", "", f"UNREADABLE: {r['error']}"] + [""] * 9 + [r["store"], ""])
+            table_rows.append([name, "", "", f"UNREADABLE: {r['error']}"] + [""] * 9 + [fmt_value(r["store"]), ""])
             styles.append("red")
             continue
         table_rows.append([
@@ -120,7 +143,7 @@ def _table(out: Any, rows: list[dict[str, Any]]) -> None:
             str(r["message_count"]), str(r["archived_count"]), fmt_time(r["created_at"], short=out.tty),
             fmt_time(r["updated_at"], short=out.tty), r["scope"], fmt_value(r["model"]),
             fmt_value(r["total_tokens"]), fmt_value(r["cost"]), str(r["spilled_count"]) if r["spilled_count"] else "",
-            r["store"], pair_text(r),
+            fmt_value(r["store"]), pair_text(r),
         ])
         styles.append("yellow" if r["stale"] else None)
     optional = ["CREATED", "COST", "TOKENS", "MODEL", "ARCHIVED", "USER", "SCOPE"]
@@ -129,6 +152,9 @@ def _table(out: Any, rows: list[dict[str, Any]]) -> None:
     if len({r["store"] for r in rows}) < 2:
         optional[:0] = ["PAIR", "STORE"]
     out.table(headers, table_rows, row_styles=styles, wrap=["AGENT", "TITLE"], optional=optional)
+
+
+_KEY_HINT = "set PRAISONAI_SESSION_KEY or give --key-file to decrypt them"
 
 
 def pair_text(row: dict[str, Any]) -> str:
@@ -156,20 +182,24 @@ def show_command(
         bool, typer.Option("--working", help="The working history the agent would resume with.")
     ] = False,
     store: StoreOption = None,
+    key_file: KeyFileOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Show a session as a readable transcript.
 
     Tool calls are shown with their arguments and tool results with the call
     they answer; the compaction summary, partial (interrupted) turns and turns
-    still waiting in the spill dir are marked; encrypted values stay opaque.
+    still waiting in the spill dir are marked. Encrypted values (praisonai's
+    EncryptedSessionStore) are decrypted with the session key
+    (PRAISONAI_SESSION_KEY or --key-file) and stay opaque without it.
     A gateway session's chat, which the gateway keeps only inside its
     "Session ..." snapshots, follows the snapshots (#g0, #g1, ...). A session
-    that both the JSON files and sessions.db hold is ambiguous: pick the copy
-    with --store; the header says how it compares with the other copy.
-    --json prints the stored document as it is on disk, except that DEL, C1
-    and bidi controls and U+2028/U+2029 are written as \\uXXXX escapes (the
-    same JSON data).
+    that several stores hold (the JSON files and sessions.db, say) is
+    ambiguous: pick the copy with --store; the header says how it compares
+    with the other copies. --json prints the stored document as it is on disk
+    (encrypted values as stored), except that DEL, C1 and bidi controls and
+    U+2028/U+2029 are written as \\uXXXX escapes (the same JSON data); with
+    --tail, --archived or --working it prints the turns, decrypted.
 
     Example:
 
@@ -177,20 +207,26 @@ def show_command(
         praisonmem session show gw-legacy --store sessions.db
     """
     state = state_of(ctx)
-    view = sessions.show(state.paths, session, archived=archived, working=working, tail=tail, store=store)
+    view = sessions.show(state.paths, session, archived=archived, working=working, tail=tail, store=store,
+                         key=sessions.session_key(key_file))
     out = state.output(as_json)
     if view.copies.get("stale"):
         warn(f"this copy ({view.store}) is stale: {', '.join(view.copies['paired_with'])} holds a newer, "
              "different copy of the session")
-    if out.machine:
-        if view.selected:
-            out.json([t.to_json() for t in view.turns])
-        else:
-            out.json_text(view.raw.decode("utf-8"))
+    if out.machine and not view.selected:
+        out.json_text(view.raw.decode("utf-8"))
+        if view.stored_encrypted:
+            note(f"--json prints the session as stored, its {view.stored_encrypted} encrypted value(s) encrypted; "
+                 "the transcript and --tail N --json decrypt them with the key")
         return
-    from praisonmem.cli.render.transcript import render_session
+    if out.machine:
+        out.json([t.to_json() for t in view.turns])
+    else:
+        from praisonmem.cli.render.transcript import render_session
 
-    render_session(out, view)
+        render_session(out, view)
+    if view.opaque:
+        note(f"{view.opaque} encrypted value(s) not shown: {_KEY_HINT}")
 
 
 @app.command("search")
@@ -199,6 +235,7 @@ def search_command(
     query: Annotated[str, typer.Argument(metavar="QUERY", help="Text to find (case-insensitive).")],
     limit: LimitOption = 20,
     store: StoreOption = None,
+    key_file: KeyFileOption = None,
     as_json: JsonFlag = False,
     as_ndjson: NdjsonFlag = False,
 ) -> None:
@@ -209,17 +246,23 @@ def search_command(
     ordered by score, then newest session first, then position in the session.
     Archived messages are marked with an 'a' (#a3), a gateway session's chat
     (kept inside its snapshots) with a 'g' (#g1). Each hit names its store.
-    Encrypted messages are not searched.
+    Encrypted messages are searched decrypted with the session key
+    (PRAISONAI_SESSION_KEY or --key-file); without it they are skipped, and
+    counted on stderr.
 
     Example:
 
         praisonmem session search "hotel alfama" --limit 5
     """
     state = state_of(ctx)
+    key = sessions.session_key(key_file)
     with file_progress("Searching sessions") as progress:
-        result = sessions.search_sessions(state.paths, query, limit=limit, store=store, progress=progress)
+        result = sessions.search_sessions(state.paths, query, limit=limit, store=store, progress=progress, key=key)
     for path, reason in result.unreadable:
         warn(f"skipped unreadable session file {path}: {reason}")
+    if result.opaque:
+        note(f"{result.opaque} encrypted message(s) in {result.opaque_sessions} session(s) not searched: "
+             "set PRAISONAI_SESSION_KEY or give --key-file to decrypt and search them")
     out = state.output(as_json, as_ndjson)
     if not out.records(result.hits):
         from praisonmem.cli.render.transcript import render_hits
@@ -290,6 +333,7 @@ def adopt_command(
         "--from-workspace", metavar="DIR|ID",
         help="Adopt the history the agent had in another workspace (a project that moved): its old directory, "
              "which need not exist any more, or its id (git:<sha>, dir:/path).")] = None,
+    key_file: KeyFileOption = None,
     dry_run: DryRunFlag = False,
     yes: YesFlag = False,
     as_json: JsonFlag = False,
@@ -309,7 +353,9 @@ def adopt_command(
     checkpoint re-anchored) and --replace overwrites it; an empty one (what an
     Agent writes when it first starts) is simply replaced. A target that
     already holds what adopting writes (an interrupted run) is finished: the
-    legacy files are removed.
+    legacy files are removed. Encrypted turns are copied as stored; turns a
+    merge brings into an encrypted session are encrypted with its key
+    (PRAISONAI_SESSION_KEY or --key-file), and refused without it.
 
     With PRAISONAI_GLOBAL_SESSIONS set and no --workspace, nothing changes:
     the library already loads the legacy file (exit 0), or the agent uses its
@@ -331,7 +377,8 @@ def adopt_command(
     """
     state = state_of(ctx)
     plan = sessions.plan_adopt(state.paths, agent, every=all_, workspace_dir=workspace, copy=copy, merge=merge,
-                               replace=replace, from_workspace=from_workspace, timeout=state.lock_timeout)
+                               replace=replace, from_workspace=from_workspace, timeout=state.lock_timeout,
+                               key=sessions.session_key(key_file))
     return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run,
                            progress="Adopting" if all_ else None, minimum=1)
 
@@ -423,6 +470,7 @@ def export_command(
                                                     "written to, a regular file is replaced atomically.")] = None,
     store: StoreOption = None,
     redact: RedactOption = None,
+    key_file: KeyFileOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Export sessions as JSON (lossless, importable), JSON lines, Markdown, or for fine-tuning.
@@ -444,6 +492,9 @@ def export_command(
     --redact standard|strict writes every secret those rules find (see
     'session scan') as [REDACTED:<kind>]; the stored sessions are not
     changed (that is 'session redact').
+    Encrypted values stay as stored in json (the lossless copy: importing it
+    restores them encrypted); jsonl and markdown decrypt them with the
+    session key (PRAISONAI_SESSION_KEY or --key-file).
 
     Example:
 
@@ -458,13 +509,20 @@ def export_command(
         raise UsageError(f"--json writes the json format; it cannot be combined with --format {format_.value}")
     # A configured JSON default asks for the summary, but never overrides an explicit --format.
     out = state.output(as_json or (state.json_default and format_ is None))
+    key = sessions.session_key(key_file)
     summary = sessions.export(state.paths, session or [], every=all_, format=format_ or sessions.ExportFormat.json,
                               output="-" if output is None else output, stdout=binary_stdout(), store=store,
                               archived=archived, system_prompt=system_prompt, no_system=no_system,
-                              redact=redact)
+                              redact=redact, key=key)
     for skipped in summary.get("skipped", []):
         note(f"skipped session {skipped['session_id']}: {skipped['reason']}")
     report_written(out, summary, output, f"exported {summary['count']} session(s) as {summary['format']} to {output}")
+    kept = summary["encrypted_kept"]
+    if kept and summary["format"] == sessions.ExportFormat.json.value:
+        note(f"{kept} encrypted value(s) exported as stored (json is the lossless copy: importing it restores them "
+             "encrypted); jsonl and markdown decrypt them with the key")
+    elif kept:
+        note(f"{kept} encrypted value(s) left encrypted: {_KEY_HINT}")
 
 
 @app.command("import")
@@ -474,8 +532,10 @@ def import_command(
     on_conflict: Annotated[sessions.OnConflict, typer.Option("--on-conflict",
                                                              help="When a session already exists.")
                            ] = sessions.OnConflict.fail,
-    store: Annotated[str | None, typer.Option("--store", metavar="STORE",
-                                              help="Import into this store: json (default) or sessions.db.")] = None,
+    store: Annotated[str | None, typer.Option("--store", metavar="STORE", autocompletion=_complete_stores,
+                                              help="Import into this store: json (default), sessions.db or "
+                                                   "project:<id>.")] = None,
+    key_file: KeyFileOption = None,
     id_prefix: Annotated[str | None, typer.Option("--id-prefix", metavar="PREFIX",
                                                   help="OpenAI-chat JSONL: name the sessions PREFIX-<line number> "
                                                        "(default: the file's name without its extension; stdin: "
@@ -489,13 +549,16 @@ def import_command(
     Every session is validated, and every conflict decided, before the first
     write: with --on-conflict fail (the default) one existing session stops
     the whole import. Each session is then written under its lock, verbatim,
-    into the JSON files or, with --store sessions.db, into the gateway's
-    database (which must exist). Replacing existing sessions asks for
-    confirmation (or --yes). OpenAI-chat JSONL (one {"messages": [...]} line
-    per conversation, as 'export --format openai-jsonl' writes) becomes one new
-    session per line, named PREFIX-<line number>; each message keeps its role,
-    content, tool calls and tool_call_id, in order. A line that is not JSON or
-    not in that format stops the import before anything is written.
+    into the JSON files or, with --store, into another store (sessions.db,
+    the gateway's database, which must exist; a project:<id> store).
+    Replacing existing sessions asks for confirmation (or --yes). Replacing
+    an encrypted session encrypts the messages the import brings in with its
+    key (PRAISONAI_SESSION_KEY or --key-file), and is refused without it.
+    OpenAI-chat JSONL (one {"messages": [...]} line per conversation, as
+    'export --format openai-jsonl' writes) becomes one new session per line,
+    named PREFIX-<line number>; each message keeps its role, content, tool
+    calls and tool_call_id, in order. A line that is not JSON or not in that
+    format stops the import before anything is written.
 
     Example:
 
@@ -504,7 +567,7 @@ def import_command(
     """
     state = state_of(ctx)
     plan = sessions.plan_import(state.paths, file, on_conflict=on_conflict, timeout=state.lock_timeout, store=store,
-                                id_prefix=id_prefix)
+                                id_prefix=id_prefix, key=sessions.session_key(key_file))
     return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run)
 
 

@@ -101,8 +101,13 @@ def _markers(turn: Turn) -> list[str]:
         marks.append("partial: interrupted or still streaming")
     if turn.tool_name is not None or (turn.role == "tool" and turn.tool_call_id):
         marks.append(f"result of {turn.tool_name or '?'} [{turn.tool_call_id}]")
-    if turn.encrypted_metadata:
-        marks.append("metadata encrypted")
+    if turn.decrypted:
+        marks.append("decrypted")
+    else:
+        if turn.encrypted_metadata:
+            marks.append("metadata encrypted")
+        if turn.encrypted_tool_calls:
+            marks.append("tool calls encrypted")
     if turn.malformed:
         marks.append("not a message object")
     return marks
@@ -125,7 +130,7 @@ def _render_turn(out: Output, turn: Turn) -> None:
     for mark in marks:
         heading.append((f" [{mark}]", "italic yellow" if mark.startswith(("partial", "spilled")) else "italic"))
     out.styled(*heading)
-    if turn.encrypted:
+    if turn.encrypted and not turn.decrypted:
         out.line("‹encrypted content›", style="dim italic")
     elif turn.content:
         out.body(turn.content)

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from praisonmem.core import learn, memory
 from praisonmem.core.io.jsonfile import json_kind
 from praisonmem.core.io.timeutil import epoch_of
-from praisonmem.core.sessions import ROLES, safe_file_stem, tool_calls_of
+from praisonmem.core.sessions import ROLES, is_encrypted, safe_file_stem, tool_calls_of
 
 Severity = Literal["error", "warning", "info"]
 Report = Callable[[Severity, str, str], None]  # (severity, code, message)
@@ -56,8 +56,61 @@ def session(doc: dict[str, Any], stem: str, report: Report) -> None:
     for key, messages in (("archived_messages", archived), ("messages", active)):
         for index, message in enumerate(messages):
             _message(message, f"{key}[{index}]", report)
-    _tool_pairing([m for m in archived + active if isinstance(m, dict)], report)
+    everything = [m for m in archived + active if isinstance(m, dict)]
+    sealed = sum(1 for m in everything if is_encrypted(m.get("content")))
+    if sealed:
+        report("info", "session.encrypted", f"{sealed} of {len(everything)} message(s) encrypted "
+                                            "(EncryptedSessionStore): readable only with the session key")
+    if not any(is_encrypted(m.get("tool_calls")) for m in everything):  # encrypted calls: their ids are unseen
+        _tool_pairing(everything, report)
     _compaction(doc.get("last_compaction"), len(active), "last_compaction" in doc, report)
+
+
+def unified_session(doc: dict[str, Any], stem: str, report: Report) -> None:
+    """A praisonai REPL/TUI session: what its loader (``UnifiedSession(**data)``) and the TUI need."""
+    if doc.get("session_id") != stem:
+        report("warning", "unified.file_name", f"session_id {doc.get('session_id')!r} is not the file's name "
+                                               f"'{stem}': the TUI finds a session by its file name")
+    messages = doc.get("messages")
+    if not isinstance(messages, list):
+        report("error", "unified.type", f"'messages' is {json_kind(messages)}, not a list: the TUI cannot use it")
+        return
+    for index, message in enumerate(messages):
+        if not isinstance(message, dict) or not {"role", "content"} <= set(message):
+            report("error", "unified.message", f"messages[{index}] is not a {{role, content, timestamp}} object: "
+                                               "the TUI's chat history fails on it")
+    for key in ("metadata",):
+        if not isinstance(doc.get(key, {}), dict):
+            report("error", "unified.type", f"'{key}' is {json_kind(doc[key])}, not an object")
+
+
+def run_metadata(meta: Any, report: Report) -> None:
+    """A ``SessionManager`` run's ``metadata.json``: ``from_dict`` needs five keys and ISO times."""
+    if not isinstance(meta, dict):
+        report("error", "run.metadata", f"top-level JSON value is {json_kind(meta)}, not an object")
+        return
+    missing = [k for k in ("session_id", "run_id", "trace_id", "created_at", "updated_at") if k not in meta]
+    if missing:
+        report("error", "run.metadata", f"no {', '.join(map(repr, missing))}: praisonai's SessionManager skips "
+                                        "this run")
+    for key in ("created_at", "updated_at"):
+        if key in meta and (not isinstance(meta[key], str) or epoch_of(meta[key]) is None):
+            report("error", "run.metadata", f"'{key}' is not an ISO-8601 time: praisonai's SessionManager skips "
+                                            "this run")
+
+
+def run_events(lines: list[bytes], report: Report) -> None:
+    import json
+
+    bad = 0
+    for line in lines:
+        if line.strip():
+            try:
+                json.loads(line)
+            except ValueError:
+                bad += 1
+    if bad:
+        report("warning", "run.events", f"{bad} line(s) are not JSON: praisonai's SessionManager skips them")
 
 
 def _kind_names(kinds: tuple[type, ...]) -> str:
@@ -90,7 +143,7 @@ def _message(message: Any, where: str, report: Report) -> None:
     if "metadata" in message and not isinstance(meta, dict):
         report("warning", "message.metadata", f"{where} metadata is {json_kind(meta)}, not an object")
     calls = message.get("tool_calls")
-    if calls is not None:
+    if calls is not None and not is_encrypted(calls):  # the wrapper stores encrypted calls as one token string
         if not isinstance(calls, list):
             report("error", "message.tool_calls", f"{where} tool_calls is {json_kind(calls)}, not a list")
         else:

@@ -123,12 +123,22 @@ class Checker:
                 check(root / sub)
 
     def sessions_dir(self, root: Path) -> None:
+        held: dict[str, Any] = {}  # session id -> updated_at, for the index
         for entry in _entries(root):
             name = entry.name
             if name.endswith(".json") and entry.is_file():
-                self.session_file(entry)
+                doc = self.session_file(entry)
+                if doc is not None:
+                    sid = doc.get("session_id")
+                    held[sid if isinstance(sid, str) else name[: -len(".json")]] = doc.get("updated_at")
             elif name == sessions.TRANSCRIPT_DB and entry.is_file():
                 self.transcript_db(entry)
+            elif name == "projects" and entry.is_dir():
+                for project in _entries(entry):
+                    if project.is_dir():  # the praisonai CLI's per-project stores: JSON directories of their own
+                        self.sessions_dir(project)
+            elif entry.is_dir() and (entry / "metadata.json").is_file():
+                self.run_dir(entry)
             elif name.endswith(".json.lock"):
                 if not (root / name[: -len(".lock")]).exists():
                     self.add("info", entry, "lock file without a session (left after a delete; harmless, and "
@@ -138,15 +148,65 @@ class Checker:
                                            "parse; inspect it, then delete it", "leftover.quarantined")
             elif name.endswith(".tmp"):
                 self.leftover_temp(entry)
+        if (root / sessions.INDEX_NAME).is_file():
+            self.session_index(root / sessions.INDEX_NAME, held)
 
-    def session_file(self, path: Path) -> None:
+    def session_file(self, path: Path) -> dict[str, Any] | None:
         ok, doc = self._parse(path)
         if not ok:
-            return
+            return None
         if not isinstance(doc, dict):
             self.add("error", path, f"top-level JSON value is {jsonfile.json_kind(doc)}, not an object", "parse")
+            return None
+        if sessions.is_unified(doc):
+            rules.unified_session(doc, path.name[: -len(".json")], self.reporter(path))
+        else:
+            rules.session(doc, path.name[: -len(".json")], self.reporter(path))
+        return doc
+
+    def run_dir(self, root: Path) -> None:
+        """A praisonai CLI run (``SessionManager``): ``metadata.json`` it can load, ``events.jsonl`` lines it reads."""
+        ok, meta = self._parse(root / "metadata.json")
+        if ok:
+            rules.run_metadata(meta, self.reporter(root / "metadata.json"))
+        events = root / "events.jsonl"
+        if events.is_file():
+            self.report.files_checked += 1
+            try:
+                lines = events.read_bytes().splitlines()
+            except OSError as exc:
+                self.add("error", events, io_failure(events, exc).message.split(": ", 1)[-1], "run.events")
+                return
+            rules.run_events(lines, self.reporter(events))
+
+    def session_index(self, path: Path, held: dict[str, Any]) -> None:
+        """``sessions_index.db`` against the sessions beside it (``held``: id -> ``updated_at``): rows of sessions
+        that are gone, sessions it lacks, rows older than their session."""
+        self.report.files_checked += 1
+        try:
+            index = sessions.read_index(path)
+        except PraisonMemError as exc:
+            reason = getattr(exc, "reason", exc.message)
+            self.add("error", path, f"{reason}: PraisonAI's guard quarantines and rebuilds it on its next open",
+                     "index.unreadable")
             return
-        rules.session(doc, path.name[: -len(".json")], self.reporter(path))
+        if index.kind is None:
+            return
+        for sid in sorted(index.ids - set(held)):
+            self.add("warning", path, f"holds the text of session '{sid}', which no session file here has (deleted "
+                                      "by a tool that does not keep the index): it stays searchable through "
+                                      "PraisonAI, and on disk", "index.orphan")
+        for sid, updated in sorted(held.items()):
+            if sid not in index.updated:
+                self.add("info", path, f"session '{sid}' is not indexed yet: PraisonAI's search adds it",
+                         "index.missing")
+            elif index.updated[sid] != updated:
+                routed = sid in index.routed
+                self.add("warning" if routed else "info", path,
+                         f"the row of session '{sid}' is older than the session (updated_at {index.updated[sid]!r} "
+                         f"in the index, {updated!r} in the file): " + (
+                             "PraisonAI's search and gateway routing keep using it until an indexed write"
+                             if routed else "PraisonAI's search refreshes it"), "index.stale")
 
     def transcript_db(self, path: Path) -> None:
         """``sessions.db``: read-only, like every read (never the library's opener, which repairs)."""

@@ -10,9 +10,10 @@ One function per command, each in the module named after what it does:
   computes them.
 
 Under them: :mod:`.documents` (pure functions over one session document), :mod:`.merge`
-(uniting two histories), and :mod:`.stores` (where sessions are kept: the one interface
-everything above talks to, the home that holds every store, and the stores: the JSON directory
-and ``sessions.db``).
+(uniting two histories), :mod:`.crypto` (encrypted sessions: decrypting with the session key,
+keeping writes encrypted), and :mod:`.stores` (where sessions are kept: the one interface
+everything above talks to, the home that holds every store, the stores: the JSON directory,
+``sessions.db`` and the praisonai CLI's, and the search index beside a JSON directory).
 
 Names are loaded on first use (:mod:`praisonmem.core.lazy`), so ``import
 praisonmem.core.sessions`` costs nothing until a command needs one; a submodule is not
@@ -26,12 +27,14 @@ from typing import TYPE_CHECKING
 from praisonmem.core.lazy import lazy_exports
 
 _EXPORTS = {
-    "documents": ("ROLES", "gateway_chat", "is_encrypted", "library_form", "messages_of", "metadata_of", "summarise",
-                  "title_of", "tool_calls_of", "validate", "with_session_id"),
+    "documents": ("ROLES", "gateway_chat", "is_encrypted", "is_unified", "library_form", "messages_of", "metadata_of",
+                  "summarise", "title_of", "tool_calls_of", "validate", "with_session_id"),
     "stores": ("SessionStore", "open_store"),
     "stores.jsondir": ("safe_file_stem", "session_file_name"),
     "stores.home": ("TRANSCRIPT_DB",),
     "stores.sqlite_transcript": ("inspect_db", "json_files_beside"),
+    "stores.index": ("INDEX_NAME", "IndexRows"),
+    "crypto": ("KEY_ENV", "Key"),
     "dbimport": ("db_import_candidates", "plan_db_import"),
     "listing": ("ListResult", "SortKey", "list_sessions"),
     "view": ("SessionView", "Turn", "show"),
@@ -47,21 +50,26 @@ _EXPORTS = {
 }
 # A name that is also a submodule's would be shadowed by the submodule once it is imported.
 _ALIASES = {"describe_workspace": ("workspace", "describe"), "search_sessions": ("search", "search"),
-            "watch_session": ("watch", "watch")}
+            "watch_session": ("watch", "watch"), "read_index": ("stores.index", "read_rows"),
+            "session_key": ("crypto", "key_from")}
 __getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS, _ALIASES)
 
 
 if TYPE_CHECKING:
     from praisonmem.core.sessions.adopt import legacy_sessions, plan_adopt
-    from praisonmem.core.sessions.documents import (ROLES, gateway_chat, is_encrypted, library_form, messages_of,
-                                                    metadata_of, summarise, title_of, tool_calls_of, validate,
-                                                    with_session_id)
+    from praisonmem.core.sessions.crypto import KEY_ENV, Key
+    from praisonmem.core.sessions.crypto import key_from as session_key
+    from praisonmem.core.sessions.documents import (ROLES, gateway_chat, is_encrypted, is_unified, library_form,
+                                                    messages_of, metadata_of, summarise, title_of, tool_calls_of,
+                                                    validate, with_session_id)
     from praisonmem.core.sessions.listing import ListResult, SortKey, list_sessions
     from praisonmem.core.sessions.merge import merge_documents
     from praisonmem.core.sessions.ops import plan_delete, plan_prune, rename, retitle
     from praisonmem.core.sessions.search import SearchResult
     from praisonmem.core.sessions.search import search as search_sessions
     from praisonmem.core.sessions.stores import SessionStore, open_store
+    from praisonmem.core.sessions.stores.index import INDEX_NAME, IndexRows
+    from praisonmem.core.sessions.stores.index import read_rows as read_index
     from praisonmem.core.sessions.dbimport import db_import_candidates, plan_db_import
     from praisonmem.core.sessions.stores.jsondir import safe_file_stem, session_file_name
     from praisonmem.core.sessions.stores.home import TRANSCRIPT_DB

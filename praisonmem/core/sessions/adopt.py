@@ -66,6 +66,7 @@ class AdoptPlan:
     replace: bool = False
     reason: str | None = None  # why a "skip" changes nothing
     from_workspace: str | None = None  # the workspace whose history this is (None: the name-only files)
+    key: Any = None  # the session key (crypto.Key): what a merge brings into an encrypted session is encrypted
 
     @property
     def source(self) -> Any:
@@ -95,11 +96,14 @@ def oldest_first(store: SessionStore, name: str, files: list[tuple[Any, dict[str
     return sorted(files, key=started)
 
 
-def combine(docs: list[dict[str, Any]], target_id: str, where: Any) -> dict[str, Any]:
-    """One document from the legacy files (oldest first): merged, the newer one's fields winning."""
+def combine(docs: list[dict[str, Any]], target_id: str, where: Any, cipher: Any = None) -> dict[str, Any]:
+    """One document from the legacy files (oldest first): merged, the newer one's fields winning (encrypted turns
+    compared decrypted with ``cipher``)."""
+    from praisonmem.core.sessions.crypto import merge_opened
+
     combined = docs[0]
     for newer in docs[1:]:
-        combined = merge_documents(newer, combined, where)
+        combined = merge_opened(merge_documents, newer, combined, where, cipher)
     return with_session_id(combined, target_id)
 
 
@@ -111,7 +115,7 @@ def _one_of_merge_and_replace(merge: bool, replace: bool) -> None:
 def plan_adopt(paths: Paths, agent: str | None = None, *, every: bool = False,
                workspace_dir: str | os.PathLike[str] | None = None, copy: bool = False, merge: bool = False,
                replace: bool = False, global_scope: bool | None = None, from_workspace: str | None = None,
-               timeout: float = jsonfile.LOCK_TIMEOUT) -> Plan:
+               timeout: float = jsonfile.LOCK_TIMEOUT, key: Any = None) -> Plan:
     """``session adopt``: one agent's legacy history, or with ``every`` each agent's, into the workspace;
     with ``from_workspace`` (a directory or a workspace id) the history the agent had in that workspace.
 
@@ -128,6 +132,7 @@ def plan_adopt(paths: Paths, agent: str | None = None, *, every: bool = False,
     store = open_store(paths, JSON)
     if not every:
         plan = plan_agent(paths, agent, **options)
+        plan.key = key
         question = None
         if plan.action == "replace" and not plan.finishing:
             whose = "legacy history" if source_wid is None else f"history from {source_wid}"
@@ -148,6 +153,7 @@ def plan_adopt(paths: Paths, agent: str | None = None, *, every: bool = False,
         for done, (name, files) in enumerate(legacy, 1):
             try:
                 plan = plan_agent(paths, name, sources=files, **options)
+                plan.key = key
                 changes += adopt_agent(store, plan, dry_run=dry_run, timeout=timeout)
             except PraisonMemError as exc:
                 changes += [session_change(Action.failed, store.name(ref), ref, dry_run=dry_run).fail(exc)
@@ -302,7 +308,9 @@ def adopt_agent(store: SessionStore, plan: AdoptPlan, *, dry_run: bool = False,
             docs.append(doc)
         current = tx.read(plan.target)
         # Every refusal comes before the first write.
-        new = _target_document(plan, current, combine(docs, plan.target_id, plan.target))
+        new = _target_document(plan, current, combine(docs, plan.target_id, plan.target, _cipher(plan)))
+        if new is not None:
+            new = _sealed(plan, new, [current, *reversed(docs)])
         newest_id = store.session_id(plan.sources[-1], docs[-1])
         for doc, ref in zip(docs, plan.sources):
             store.refuse_spill_clash(ref, store.session_id(ref, doc), newest_id, plan.target_id)
@@ -329,7 +337,9 @@ def _target_document(plan: AdoptPlan, current: dict[str, Any] | None, legacy: di
         raise TargetExists(f"{file_name(plan.target)} gained messages while adopting; pass --merge or --replace")
     if plan.replace:
         return legacy
-    merged = merge_documents(current, legacy, plan.target)
+    from praisonmem.core.sessions.crypto import merge_opened
+
+    merged = merge_opened(merge_documents, current, legacy, plan.target, _cipher(plan))
     merged["updated_at"] = now_iso()
     return merged
 
@@ -338,13 +348,28 @@ def _fold_into_newest(store: SessionStore, tx: Any, plan: AdoptPlan, sources: li
                       docs: list[dict[str, Any]]) -> tuple[list[Any], list[dict[str, Any]]]:
     """Merge the older legacy sessions (and their spilled turns) into the newest one and remove them."""
     newest, newest_id = sources[-1], store.session_id(sources[-1], docs[-1])
-    folded = combine(docs, newest_id, newest)
+    folded = _sealed(plan, combine(docs, newest_id, newest, _cipher(plan)), list(reversed(docs)))
     if folded != docs[-1]:
         tx.write(newest, folded)
     for doc, ref in zip(docs[:-1], sources[:-1]):
         tx.carry_spill(store.session_id(ref, doc), newest_id)
         tx.delete(ref)
     return [newest], [folded]
+
+
+def _sealed(plan: AdoptPlan, new: dict[str, Any], involved: list[dict[str, Any] | None]) -> dict[str, Any]:
+    """``new`` with the turns it brings into an encrypted session encrypted with the session key (the first
+    encrypted one of ``involved`` is the session: the target, else the newest legacy file)."""
+    from praisonmem.core.sessions.crypto import is_encrypted_doc, seal
+
+    reference = next((d for d in involved if is_encrypted_doc(d)), None)
+    if reference is None:
+        return new
+    return seal(reference, new, _cipher(plan), f"session '{plan.target_id}'")
+
+
+def _cipher(plan: AdoptPlan) -> Any:
+    return plan.key.cipher() if plan.key else None
 
 
 def already_holds(target_doc: dict[str, Any], legacy_doc: dict[str, Any], where: Any, *,

@@ -19,9 +19,23 @@ ROLES = ("user", "assistant", "system", "tool")  # the roles the library writes 
 LIST_FIELDS = (
     "session_id", "file", "agent_name", "user_id", "title", "message_count", "archived_count", "created_at",
     "updated_at", "model", "total_tokens", "cost", "scope", "agent_id", "source", "parent_id", "spilled_count",
-    "unreadable", "error", "store", "paired_with", "pair", "stale",
+    "unreadable", "error", "store", "paired_with", "pair", "stale", "input_tokens", "output_tokens", "children_ids",
+    "current_project", "last_session",
 )
 MIRRORED = ("model", "llm", "total_tokens", "token_count", "cost", "source", "reasoning_effort")  # store.py:286
+
+# The praisonai CLI's REPL/TUI sessions (praisonai-code's UnifiedSession, spec-11 §5.2): exactly these fields,
+# in this order; its loader rejects any other key.
+UNIFIED_KEYS = ("session_id", "workspace", "created_at", "updated_at", "messages", "metadata", "parent_id",
+                "children_ids", "total_input_tokens", "total_output_tokens", "total_cost", "request_count",
+                "current_model")
+
+
+def is_unified(doc: Any) -> bool:
+    """A REPL/TUI ("unified") session: no key but the unified ones, and its ``workspace`` and ``current_model``
+    (a ``DefaultSessionStore`` document has ``agent_name``, a hierarchical one ``is_shared``)."""
+    return (isinstance(doc, dict) and "workspace" in doc and "current_model" in doc
+            and all(key in UNIFIED_KEYS for key in doc))
 
 
 def validate(doc: dict[str, Any], where: object) -> dict[str, Any]:
@@ -101,6 +115,8 @@ def summarise(doc: dict[str, Any], *, session_id: str, file: str) -> dict[str, A
     ``spilled_count`` are filled in by the listing, which adds the store fields.
     """
     meta = metadata_of(doc)
+    if is_unified(doc):
+        return _unified_summary(doc, session_id=session_id, file=file)
     chat = gateway_chat(doc)
     snapshot = gateway_snapshots(doc)[-1] if chat is not None else {}
     return {
@@ -123,7 +139,26 @@ def summarise(doc: dict[str, Any], *, session_id: str, file: str) -> dict[str, A
         "spilled_count": 0,
         "unreadable": False,
         "error": None,
+        "store": None,
+        "input_tokens": None,
+        "output_tokens": None,
+        "children_ids": None,
+        "current_project": False,
+        "last_session": False,
     }
+
+
+def _unified_summary(doc: dict[str, Any], *, session_id: str, file: str) -> dict[str, Any]:
+    """A REPL/TUI session's row: its model, token counts (input and output, and their sum), cost and lineage."""
+    tokens = [doc.get(k) for k in ("total_input_tokens", "total_output_tokens")]
+    counted = [t for t in tokens if isinstance(t, int) and not isinstance(t, bool)]
+    return {**dict.fromkeys(LIST_FIELDS), "session_id": session_id, "file": file, "title": title_of(doc),
+            "message_count": len(messages_of(doc)), "archived_count": 0, "created_at": doc.get("created_at"),
+            "updated_at": doc.get("updated_at"), "model": doc.get("current_model"),
+            "total_tokens": sum(counted) if counted else None, "cost": doc.get("total_cost"),
+            "parent_id": doc.get("parent_id"), "input_tokens": tokens[0], "output_tokens": tokens[1],
+            "children_ids": doc.get("children_ids"), "spilled_count": 0, "unreadable": False,
+            "current_project": False, "last_session": False}
 
 
 def unreadable_row(file: str, error: PraisonMemError, session_id: str | None = None) -> dict[str, Any]:
@@ -131,7 +166,8 @@ def unreadable_row(file: str, error: PraisonMemError, session_id: str | None = N
     it without the document) and why."""
     row: dict[str, Any] = dict.fromkeys(LIST_FIELDS)
     reason = error.reason if isinstance(error, CorruptFile) else error.message
-    row.update(session_id=session_id, file=file, spilled_count=0, unreadable=True, error=reason)
+    row.update(session_id=session_id, file=file, spilled_count=0, unreadable=True, error=reason,
+               current_project=False, last_session=False)
     return row
 
 

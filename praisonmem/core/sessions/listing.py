@@ -4,7 +4,8 @@ Unreadable sessions are listed first with their reason, never skipped silently; 
 scope of each session says where it belongs relative to the current workspace
 (:class:`~praisonmem.core.sessions.workspace.Scope`).
 
-A session is listed once per store that holds it (``store``: ``json``, ``sessions.db``). When
+A session is listed once per store that holds it (``store``: ``json``, ``sessions.db``, ``project:<id>``,
+``unified``, ``legacy-run``). When
 several stores hold one id (the gateway's one-time import copies the JSON files into
 ``sessions.db``, after which each side is written by its own consumers), each copy says so:
 ``paired_with`` names the other stores, ``pair`` is ``equal`` when every copy holds the same
@@ -24,6 +25,7 @@ from praisonmem.core.paths import Paths
 from praisonmem.core.sessions.documents import library_form, summarise, unreadable_row
 from praisonmem.core.errors import PraisonMemError
 from praisonmem.core.sessions.stores import Scanned, SessionStore, open_store
+from praisonmem.core.sessions.stores.praisonai_cli import PROJECT, UNIFIED, last_session
 from praisonmem.core.sessions.workspace import Scope, scope_of
 
 
@@ -44,6 +46,7 @@ class ListResult:
     unreadable: int = 0
     missing: str | None = None  # why there is nothing to list: the sessions directory does not exist
     refs: list[Any] | None = None  # each row's ref, in the rows' order (to act on what was listed)
+    project: Any = None  # the current directory's praisonai CLI project (a ProjectIdentity), if it has a store
 
 
 Summary = tuple[dict[str, Any], Any]  # a row and its ref (a plain tuple: it comes back from worker processes)
@@ -111,8 +114,11 @@ def list_sessions(
     home = open_store(paths, store)
     scope_fn = _scope_function(workspace)
     summaries = home.scan(summary_rows, progress=progress)
+    project, current = _current_project(home)
+    last = last_session(paths.sessions_dir)
     for row, _ in summaries:  # added here, not in the workers: less to send back
-        row.update(paired_with=[], pair=None, stale=False)
+        row.update(paired_with=[], pair=None, stale=False, current_project=row["store"] == current,
+                   last_session=row["store"] == UNIFIED and row["session_id"] == last)
     mark_pairs(home, summaries)
     good: list[Summary] = []
     bad: list[Summary] = []
@@ -132,10 +138,23 @@ def list_sessions(
     missing = home.absent()
     if agent is not None or user is not None or wanted is not None:
         return ListResult([row for row, _ in good], total, hidden_unreadable=len(bad), unreadable=len(bad),
-                          missing=missing, refs=[ref for _, ref in good])
+                          missing=missing, refs=[ref for _, ref in good], project=project)
     shown = bad + good
     return ListResult([row for row, _ in shown], total, unreadable=len(bad), missing=missing,
-                      refs=[ref for _, ref in shown])
+                      refs=[ref for _, ref in shown], project=project)
+
+
+def _current_project(home: Any) -> tuple[Any, str | None]:
+    """The praisonai CLI project of the current directory and its store's label, when the home holds that store
+    (its id is computed only then: it runs git)."""
+    from praisonmem.core.sessions.stores.praisonai_cli import project_identity
+
+    labels = set(getattr(home, "stores", {}))
+    if not any(label.startswith(PROJECT) for label in labels):
+        return None, None
+    project = project_identity()
+    label = f"{PROJECT}{project.project_id}" if project is not None else None
+    return (project, label) if label in labels else (None, None)
 
 
 def mark_pairs(home: SessionStore, summaries: list[Summary]) -> None:

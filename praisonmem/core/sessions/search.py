@@ -4,8 +4,9 @@ Ranking, per message (the library's per-message score, spec §2.7): 2 points whe
 the whole query occurs in the content, plus 1 for each whitespace-separated query
 term that occurs, all case-insensitive. Hits are ordered by score, then by
 their session's ``updated_at`` (newest first), then by position in the session.
-Encrypted contents are opaque and never matched. A gateway document's chat, which
-lives only inside its snapshots (spec-11 §2.7), is searched too (``section``
+Encrypted contents are decrypted with the session key when one is given; without it they are
+opaque, never matched, and counted (``SearchResult.opaque``) so the caller can say so. A gateway
+document's chat, which lives only inside its snapshots (spec-11 §2.7), is searched too (``section``
 ``gateway``); the library's own search never finds it.
 """
 
@@ -19,6 +20,7 @@ from typing import Any
 from praisonmem.core.errors import UsageError
 from praisonmem.core.paths import Paths
 from praisonmem.core.io import jsonfile
+from praisonmem.core.sessions.crypto import Key
 from praisonmem.core.sessions.documents import gateway_chat, is_encrypted, messages_of
 from praisonmem.core.sessions.stores import Scanned, open_store
 
@@ -31,6 +33,8 @@ class SearchResult:
     hits: list[dict[str, Any]]
     total: int
     unreadable: list[tuple[str, str]]
+    opaque: int = 0  # encrypted messages not searched (no key)
+    opaque_sessions: int = 0
 
 
 def score(content: str, needle: str, terms: list[str]) -> float:
@@ -46,6 +50,7 @@ def search(
     limit: int = 20,
     store: str | None = None,
     progress: Callable[[int, int], None] | None = None,
+    key: Key | None = None,
 ) -> SearchResult:
     needle = query.strip().lower()
     if not needle:
@@ -53,9 +58,13 @@ def search(
     terms = [t for t in needle.split() if t]
     hits: list[dict[str, Any]] = []
     unreadable: list[tuple[str, str]] = []
-    for item in open_store(paths, store).scan(partial(session_hits, needle=needle, terms=terms), progress=progress):
+    opaque = opaque_sessions = 0
+    for item in open_store(paths, store).scan(partial(session_hits, needle=needle, terms=terms, key=key),
+                                              progress=progress):
         if "error" in item:
             unreadable.append((item["file"], item["error"]))
+        elif "opaque" in item:
+            opaque, opaque_sessions = opaque + item["opaque"], opaque_sessions + 1
         else:
             hits.append(item)
     # Stable sorts, least significant key first.
@@ -63,16 +72,19 @@ def search(
     hits.sort(key=lambda h: h["updated_at"] if isinstance(h["updated_at"], str) else "", reverse=True)
     hits.sort(key=lambda h: h["score"], reverse=True)
     total = len(hits)
-    return SearchResult(hits[:limit] if limit else hits, total, unreadable)
+    return SearchResult(hits[:limit] if limit else hits, total, unreadable, opaque, opaque_sessions)
 
 
-def session_hits(item: Scanned, *, needle: str, terms: list[str]) -> list[dict[str, Any]]:
-    """The hits in one session, or the record of why it could not be read; may run in a worker."""
+def session_hits(item: Scanned, *, needle: str, terms: list[str], key: Key | None = None) -> list[dict[str, Any]]:
+    """The hits in one session, or the record of why it could not be read, then (when it has encrypted messages
+    no key opened) their count; may run in a worker."""
     if item.doc is None:
         assert item.error is not None
         return [{"file": item.where, "error": item.error.message}]
     doc, path, sid = item.doc, item.where, item.session_id
-    found = []
+    cipher = key.cipher() if key else None
+    found: list[dict[str, Any]] = []
+    opaque = 0
     sections = (("archived", messages_of(doc, "archived_messages")), ("active", messages_of(doc)),
                 ("gateway", gateway_chat(doc) or []))
     for section, messages in sections:
@@ -80,9 +92,14 @@ def session_hits(item: Scanned, *, needle: str, terms: list[str]) -> list[dict[s
             if not isinstance(message, dict):
                 continue
             content = message.get("content")
+            if is_encrypted(content):
+                if cipher is None:
+                    opaque += 1
+                    continue
+                content = cipher.decrypt(content, f"session '{sid}'")
             if section == "gateway" and isinstance(content, dict):  # the gateway's structured messages
                 content = jsonfile.dumps(content, compact=True)
-            if not isinstance(content, str) or not content or is_encrypted(content):
+            if not isinstance(content, str) or not content:
                 continue
             points = score(content, needle, terms)
             if not points:
@@ -102,7 +119,7 @@ def session_hits(item: Scanned, *, needle: str, terms: list[str]) -> list[dict[s
                 "snippet": snippet,
                 "highlights": spans,
             })
-    return found
+    return found + ([{"file": str(path), "opaque": opaque}] if opaque else [])
 
 
 def snippet_of(content: str, needle: str, terms: list[str], width: int = SNIPPET_WIDTH) -> tuple[str, list[list[int]]]:

@@ -13,12 +13,18 @@ Export formats:
   after them); control characters in it are shown escaped, as in every human view
   (core/io/safetext.py).
 
+Encrypted values (:mod:`.crypto`): ``json`` keeps them exactly as stored (it is the lossless,
+importable copy: a decrypted one would put plaintext in a backup file, and its import plaintext
+into the session); every other format decrypts them with the session key, and leaves them
+encrypted without one. The summary counts what was left encrypted.
+
 Import reads the json format, the library's own portable payloads, bare
 session documents (a session file copied from another machine), and OpenAI-chat
 JSONL (each line a new session, :mod:`.interchange`). Everything is
 validated, and every conflict decided, before the first write; each session is
 then written under its own lock, verbatim (a restore keeps ``updated_at`` and
-unknown keys).
+unknown keys). Replacing an encrypted session encrypts the messages the import brings
+in with the session's key (refused without it), so no plaintext lands in it.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from praisonmem import __version__
 from praisonmem.core.errors import PraisonMemError, TargetExists, UsageError
@@ -39,6 +45,9 @@ from praisonmem.core.sessions.documents import (ROLES, gateway_chat, is_encrypte
                                                 tool_calls_of, validate)
 from praisonmem.core.sessions.ops import file_name, resolve_all, session_change, shown
 from praisonmem.core.sessions.stores import SessionStore, open_store
+
+if TYPE_CHECKING:
+    from praisonmem.core.sessions.crypto import Key
 
 PORTABLE_VERSION = 1  # DefaultSessionStore.PORTABLE_VERSION in 1.7.17
 FORMAT = "praisonmem-sessions"
@@ -74,14 +83,18 @@ Documents = list[tuple[str, str, dict[str, Any]]]  # (file, session id, document
 def export(paths: Paths, names: list[str], *, every: bool = False, format: ExportFormat | str = ExportFormat.json,
            output: str = outfile.STDOUT, stdout: BinaryIO | None = None, store: str | None = None,
            archived: bool = False, system_prompt: str | None = None, no_system: bool = False,
-           redact: str | None = None) -> dict[str, Any]:
+           redact: str | None = None, key: Key | None = None) -> dict[str, Any]:
     """Write the sessions ``names`` (or ``every`` session; of ``store`` only, when given) to ``output``
     (core/io/outfile.py's rule: ``-`` is ``stdout``); what was written. Every session is read, and any
     unreadable one stops the export, first. With ``every`` and several stores, a session two stores hold
     is exported twice; an import takes the last copy of an id. ``archived``, ``system_prompt`` and
     ``no_system`` shape the conversations of openai-jsonl and sharegpt (:mod:`.interchange`); a session
-    those formats cannot hold is skipped and listed in ``skipped``. ``redact`` (``standard`` or ``strict``):
-    every secret those rules find is written as ``[REDACTED:<kind>]`` (:mod:`.redaction`), in any format."""
+    those formats cannot hold is skipped and listed in ``skipped``. Every format but ``json`` decrypts
+    encrypted values with ``key``; ``encrypted_kept`` counts those written as stored. ``redact``
+    (``standard`` or ``strict``): every secret those rules find is written as ``[REDACTED:<kind>]``
+    (:mod:`.redaction`), in any format (encrypted values are opaque to the rules: left as they are)."""
+    from praisonmem.core.sessions.crypto import encrypted_values, opened
+
     if every == bool(names):
         raise UsageError("give one or more SESSION names, or --all")
     fmt = ExportFormat(format)
@@ -93,6 +106,9 @@ def export(paths: Paths, names: list[str], *, every: bool = False, format: Expor
 
         redact = check_level(redact)
     docs = load_for_export(paths, names, everything=every, store=store)
+    if fmt is not ExportFormat.json and key is not None:
+        cipher = key.cipher()
+        docs = [(file, sid, opened(doc, cipher, f"session '{sid}'")) for file, sid, doc in docs]
     redacted = None
     if redact is not None:
         docs, redacted = _redacted(docs, redact)
@@ -111,6 +127,7 @@ def export(paths: Paths, names: list[str], *, every: bool = False, format: Expor
                "sessions": [d.get("session_id") for _, sid, d in docs if sid not in left_out]}
     if fmt in CONVERSATION_FORMATS:
         summary["skipped"] = skipped
+    summary["encrypted_kept"] = sum(1 for _, sid, doc in docs if sid not in left_out for _ in encrypted_values(doc))
     if redacted is not None:
         from praisonmem.core.secrets import masked
 
@@ -192,6 +209,8 @@ def export_markdown(docs: Documents) -> str:
                 elif content:
                     text = content if isinstance(content, str) else jsonfile.dumps(content)
                     out.append(printable(text, multiline=True))
+                if is_encrypted(message.get("tool_calls")):
+                    out.append("\n*(tool calls encrypted)*")
                 for call_id, name, arguments in tool_calls_of(message):
                     out.append(f"\n**Tool call** `{printable(str(name))}` (`{printable(str(call_id))}`):\n")
                     out.append(f"```json\n{printable(str(arguments), multiline=True)}\n```")
@@ -219,6 +238,7 @@ def export_markdown(docs: Documents) -> str:
 @dataclass
 class ImportPlan:
     items: list[tuple[dict[str, Any], Any, Action]]  # document, target, imported | replaced | skipped
+    key: Key | None = None  # encrypts messages brought into an encrypted session
 
 
 def read_payload(file: str | os.PathLike[str], id_prefix: str | None = None) -> list[dict[str, Any]]:
@@ -284,18 +304,37 @@ def validate_session(doc: Any, index: int) -> str:
 
 
 def plan_import(paths: Paths, file: str | os.PathLike[str], *, on_conflict: OnConflict | str = OnConflict.fail,
-                timeout: float = jsonfile.LOCK_TIMEOUT, store: str | None = None, id_prefix: str | None = None) -> Plan:
+                timeout: float = jsonfile.LOCK_TIMEOUT, store: str | None = None, id_prefix: str | None = None,
+                key: Key | None = None) -> Plan:
     """``session import``: every session in ``file`` validated and every conflict decided before the first
     write; replacing existing sessions is asked first. The sessions go to the JSON directory, or to
-    ``store``; a conflict is a session that store already holds."""
+    ``store``; a conflict is a session that store already holds. ``key`` encrypts what an import brings
+    into an encrypted session."""
     docs = read_payload(file, id_prefix)
     paths.require_home()
     store = open_store(paths, store)
     plan = plan_documents(store, docs, OnConflict(on_conflict))
+    plan.key = key
+    _refuse_unsealable(store, plan)
     replacing = sum(1 for _, _, action in plan.items if action is Action.replaced)
     return Plan(f"Replace {replacing} existing session(s)?" if replacing else None,
                 lambda dry_run, progress: run_import(store, plan, on_conflict=OnConflict(on_conflict),
                                                      dry_run=dry_run, timeout=timeout))
+
+
+def _refuse_unsealable(store: SessionStore, plan: ImportPlan) -> None:
+    """Before anything is written: an import that replaces an encrypted session with plaintext messages needs
+    that session's key (and the key must open it)."""
+    from praisonmem.core.sessions.crypto import seal
+
+    for doc, target, action in plan.items:
+        if action is not Action.replaced:
+            continue
+        try:
+            current = store.read(target)
+        except PraisonMemError:
+            continue  # refused under the lock, as any unreadable target
+        seal(current, doc, plan.key.cipher() if plan.key else None, f"session '{doc['session_id']}'")
 
 
 def plan_documents(store: SessionStore, docs: list[dict[str, Any]], on_conflict: OnConflict) -> ImportPlan:
@@ -322,6 +361,8 @@ def plan_documents(store: SessionStore, docs: list[dict[str, Any]], on_conflict:
 def run_import(store: SessionStore, plan: ImportPlan, *, on_conflict: OnConflict, dry_run: bool = False,
                timeout: float = jsonfile.LOCK_TIMEOUT) -> Outcome:
     """Write each planned session under its lock; per-session outcome, failures recorded."""
+    from praisonmem.core.sessions.crypto import seal
+
     changes = []
     for doc, target, action in plan.items:
         change = session_change(action, doc["session_id"], target, dry_run=dry_run, where=file_name(target),
@@ -337,9 +378,9 @@ def run_import(store: SessionStore, plan: ImportPlan, *, on_conflict: OnConflict
                 elif exists and on_conflict is not OnConflict.replace:
                     change.fail(TargetExists(f"{file_name(target)} appeared during the import; not replaced"))
                 else:
-                    if exists:
-                        tx.read(target)  # refuse to replace a file that does not parse
-                    tx.write(target, doc)
+                    current = tx.read(target) if exists else None  # refuse to replace a file that does not parse
+                    cipher = plan.key.cipher() if plan.key else None
+                    tx.write(target, seal(current, doc, cipher, f"session '{doc['session_id']}'"))
                     change.action = Action.replaced if exists else Action.imported
         except PraisonMemError as exc:
             change.fail(exc)

@@ -20,6 +20,7 @@ from typing import Any, Literal
 from praisonmem.core.errors import PraisonMemError, UsageError
 from praisonmem.core.io import jsonfile
 from praisonmem.core.paths import Paths
+from praisonmem.core.sessions.crypto import Cipher, Key, is_envelope, message_values, open_message
 from praisonmem.core.sessions.documents import gateway_chat, is_encrypted, messages_of, tool_calls_of
 from praisonmem.core.sessions.stores import SessionStore, open_store
 
@@ -35,8 +36,10 @@ class Turn:
     role: str
     content: str
     timestamp: Any
-    encrypted: bool = False
+    encrypted: bool = False  # the content is stored encrypted
     encrypted_metadata: bool = False
+    encrypted_tool_calls: bool = False
+    decrypted: bool = False  # ... and is shown decrypted (a key was given)
     partial: bool = False
     compaction: int | None = None  # compacted_count of a [Session Summary] message
     tool_calls: list[dict[str, str]] = field(default_factory=list)
@@ -48,7 +51,8 @@ class Turn:
     def to_json(self) -> dict[str, Any]:
         return {"section": self.section, "index": self.index, "role": self.role, "content": self.content,
                 "timestamp": self.timestamp, "tool_calls": self.tool_calls, "tool_call_id": self.tool_call_id,
-                "partial": self.partial, "encrypted": self.encrypted, "sender": self.sender}
+                "partial": self.partial, "encrypted": self.encrypted, "decrypted": self.decrypted,
+                "sender": self.sender}
 
 
 @dataclass
@@ -61,21 +65,27 @@ class SessionView:
     spilled: int = 0
     raw: bytes = b""  # the document as stored
     selected: bool = False  # turns were chosen (--tail, --archived, --working), not the whole document
+    opaque: int = 0  # encrypted values in the turns shown, left encrypted (no key)
+    stored_encrypted: int = 0  # encrypted values in the stored document (``--json`` prints them as stored)
     store: str = ""  # the label of the store holding it
     copies: dict[str, Any] = field(default_factory=dict)  # paired_with, pair, stale: as `session list` marks it
 
 
 def show(paths: Paths, name: str, *, archived: bool = False, working: bool = False,
-         tail: int | None = None, store: str | None = None) -> SessionView:
+         tail: int | None = None, store: str | None = None, key: Key | None = None) -> SessionView:
     """The session ``name`` (an id, stem, unique prefix or path; in ``store`` only, when given), read once,
-    as ``session show`` renders it."""
+    as ``session show`` renders it; encrypted values decrypted with ``key``."""
     if archived and working:
         raise UsageError("--archived and --working show different views; give one")
     home = open_store(paths, store)
     ref = home.find(name, allow_prefix=True)
     raw = home.read_bytes(ref)
-    shown = view(home, ref, home.parse(ref, raw), archived=archived, working=working, tail=tail)
+    doc = home.parse(ref, raw)
+    shown = view(home, ref, doc, archived=archived, working=working, tail=tail,
+                 cipher=key.cipher() if key else None)
     shown.raw, shown.selected = raw, tail is not None or archived or working
+    shown.stored_encrypted = sum(1 for m in (*messages_of(doc, "archived_messages"), *messages_of(doc))
+                                 for _ in message_values(m))
     shown.store = home.store_of(ref)
     shown.copies = _copies(open_store(paths) if store else home, ref, shown)
     return shown
@@ -99,9 +109,10 @@ def _copies(home: SessionStore, ref: Any, shown: SessionView) -> dict[str, Any]:
 
 
 def view(store: SessionStore, ref: Any, doc: dict[str, Any], *, archived: bool = False, working: bool = False,
-         tail: int | None = None) -> SessionView:
+         tail: int | None = None, cipher: Cipher | None = None) -> SessionView:
     """The transcript of ``doc``: archived (opt-in), active (or the working history) and spilled turns."""
     sid = store.session_id(ref, doc)
+    where = f"session '{sid}'"
     active = messages_of(doc)
     turns: list[Turn] = []
     if working:
@@ -112,38 +123,41 @@ def view(store: SessionStore, ref: Any, doc: dict[str, Any], *, archived: bool =
             start = max(0, min(index if isinstance(index, int) else 0, len(active)))
             turns.append(Turn("checkpoint", None, str(checkpoint.get("role") or "system"),
                               _text(checkpoint.get("summary")), checkpoint.get("timestamp")))
-        turns += _turns("active", active, offset=start)
+        turns += _turns("active", active, cipher, where, offset=start)
     else:
         if archived:
-            turns += _turns("archived", messages_of(doc, "archived_messages"))
-        turns += _turns("active", active)
-    turns += _gateway_turns(doc)
+            turns += _turns("archived", messages_of(doc, "archived_messages"), cipher, where)
+        turns += _turns("active", active, cipher, where)
+    turns += _gateway_turns(doc, cipher, where)
     spilled = store.spilled(ref, sid, present=active)
-    turns += _turns("spilled", spilled)
+    turns += _turns("spilled", spilled, cipher, where)
     _link_tool_results(turns)
     hidden = 0
     if tail is not None and tail < len(turns):
         hidden = len(turns) - tail
         turns = turns[hidden:] if tail else []
-    return SessionView(str(ref), doc, sid, turns, hidden, len(spilled))
+    opaque = sum(t.encrypted + t.encrypted_metadata + t.encrypted_tool_calls for t in turns if not t.decrypted)
+    return SessionView(str(ref), doc, sid, turns, hidden, len(spilled), opaque=opaque)
 
 
-def active_turn(index: int, message: Any) -> Turn:
+def active_turn(index: int, message: Any, cipher: Cipher | None = None, where: str = "") -> Turn:
     """One message of the active window as a :class:`Turn` (``session watch`` shows turns one by one)."""
-    return _turn("active", index, message)
+    return _turn("active", index, message, cipher, where)
 
 
-def _turns(section: Section, messages: list[Any], offset: int = 0) -> list[Turn]:
-    return [_turn(section, i, m) for i, m in enumerate(messages[offset:], offset)]
+def _turns(section: Section, messages: list[Any], cipher: Cipher | None, where: str, offset: int = 0) -> list[Turn]:
+    return [_turn(section, i, m, cipher, where) for i, m in enumerate(messages[offset:], offset)]
 
 
-def _turn(section: Section, index: int, message: Any) -> Turn:
-    if not isinstance(message, dict):
-        return Turn(section, index, "?", jsonfile.dumps(message, compact=True), None, malformed=True)
+def _turn(section: Section, index: int, stored: Any, cipher: Cipher | None = None, where: str = "") -> Turn:
+    if not isinstance(stored, dict):
+        return Turn(section, index, "?", jsonfile.dumps(stored, compact=True), None, malformed=True)
+    message = open_message(stored, cipher, where)
     meta = message.get("metadata")
     meta = meta if isinstance(meta, dict) else {}
     content = message.get("content")
     calls = [{"id": i, "name": n, "arguments": a} for i, n, a in tool_calls_of(message)]
+    sealed = next(message_values(stored), None) is not None
     compacted = meta.get("compacted_count") if meta.get("compaction") else None
     return Turn(
         section=section,
@@ -151,8 +165,10 @@ def _turn(section: Section, index: int, message: Any) -> Turn:
         role=str(message.get("role") or "?"),
         content=_text(content),
         timestamp=message.get("timestamp"),
-        encrypted=is_encrypted(content),
-        encrypted_metadata=set(meta) == {"__enc__"},
+        encrypted=is_encrypted(stored.get("content")),
+        encrypted_metadata=is_envelope(stored.get("metadata")),
+        encrypted_tool_calls=is_encrypted(stored.get("tool_calls")),
+        decrypted=sealed and cipher is not None,
         partial=meta.get("partial") is True,
         compaction=compacted if isinstance(compacted, int) else (0 if meta.get("compaction") else None),
         tool_calls=calls,
@@ -160,12 +176,17 @@ def _turn(section: Section, index: int, message: Any) -> Turn:
     )
 
 
-def _gateway_turns(doc: dict[str, Any]) -> list[Turn]:
+def _gateway_turns(doc: dict[str, Any], cipher: Cipher | None = None, where: str = "") -> list[Turn]:
     chat = gateway_chat(doc) or []
-    return [Turn("gateway", i, m["role"], _text(m.get("content")), m.get("timestamp"),
-                 encrypted=is_encrypted(m.get("content")),
-                 sender=m.get("sender_id") if isinstance(m.get("sender_id"), str) else None)
-            for i, m in enumerate(chat)]
+    turns = []
+    for i, m in enumerate(chat):
+        content, sealed = m.get("content"), is_encrypted(m.get("content"))
+        if sealed and cipher is not None:
+            content = cipher.decrypt(content, where)
+        turns.append(Turn("gateway", i, m["role"], _text(content), m.get("timestamp"), encrypted=sealed,
+                          decrypted=sealed and cipher is not None,
+                          sender=m.get("sender_id") if isinstance(m.get("sender_id"), str) else None))
+    return turns
 
 
 def _text(value: Any) -> str:

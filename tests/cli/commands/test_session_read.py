@@ -21,7 +21,8 @@ FIXTURE_IDS = {
 LIST_KEYS = {
     "session_id", "file", "agent_name", "user_id", "title", "message_count", "archived_count", "created_at",
     "updated_at", "model", "total_tokens", "cost", "scope", "agent_id", "source", "parent_id",
-    "spilled_count", "unreadable", "error", "store", "paired_with", "pair", "stale",
+    "spilled_count", "unreadable", "error", "store", "paired_with", "pair", "stale", "input_tokens", "output_tokens",
+    "children_ids", "current_project", "last_session",
 }
 
 
@@ -357,7 +358,8 @@ def test_search_human_output_when_piped(cli, fixture_home):
 def test_show_missing_session_exits_3(cli, fixture_home):
     result = cli("--home", fixture_home, "session", "show", "no-such-session")
     assert result.exit_code == 3
-    assert result.stderr == f"praisonmem: error: no session 'no-such-session' in {fixture_home / 'sessions'}\n"
+    assert result.stderr == (f"praisonmem: error: no session 'no-such-session' in any store of {fixture_home / 'sessions'} "
+                             "(json, unified, legacy-run)\n")
 
 
 def test_show_ambiguous_name_lists_the_candidates(cli, fixture_home):

@@ -17,9 +17,17 @@ from tests.helpers import snapshot
 from tests.realhomes import HOME_4719, expected
 
 EXPECTED = expected(HOME_4719)
-JSON_IDS = {"bot_slack_7", "bot_telegram_42", "db5b5fab", "enc-1", "gw-legacy", "tui0001a", "tui0002b"}
+JSON_IDS = {"bot_slack_7", "bot_telegram_42", "enc-1", "gw-legacy"}
+# the REPL/TUI's files in sessions/: the library's JSON store reads them too, praisonmem lists them as theirs
+UNIFIED_IDS = {"db5b5fab", "tui0001a", "tui0002b"}
+CLI_ROWS = {("proj-sess-1", "project:8ccfb8a2"), ("run_20261128_110000_ec9910", "legacy-run")}
 DB_IDS = set(EXPECTED["sqlite_transcript_store"]["session_ids"])
 PAIRS = EXPECTED["json_db_pairs"]
+
+
+def file_store(sid: str) -> str:
+    """The store of the file in sessions/ the library's JSON store reads as ``sid``."""
+    return "unified" if sid in UNIFIED_IDS else "json"
 
 
 def rows_of(cli, gh, *args):
@@ -47,21 +55,23 @@ def files_holding(root: Path, token: str) -> list[str]:
 def test_list_shows_every_session_once_per_store(cli, gateway_home):
     rows = rows_of(cli, gateway_home)
     assert sorted((r["session_id"], r["store"]) for r in rows) == sorted(
-        [(sid, "json") for sid in JSON_IDS] + [(sid, "sessions.db") for sid in DB_IDS])
+        [(sid, "json") for sid in JSON_IDS] + [(sid, "unified") for sid in UNIFIED_IDS]
+        + [(sid, "sessions.db") for sid in DB_IDS] + list(CLI_ROWS))
     assert not any(r["unreadable"] for r in rows)
     db = str(gateway_home.db)
     assert {r["file"] for r in rows if r["store"] == "sessions.db"} == {db}
-    assert {r["file"] for r in rows if r["store"] == "json"} == {str(gateway_home.sessions / f"{s}.json")
-                                                                 for s in JSON_IDS}
+    for store, ids in (("json", JSON_IDS), ("unified", UNIFIED_IDS)):
+        assert {r["file"] for r in rows if r["store"] == store} == {str(gateway_home.sessions / f"{s}.json")
+                                                                    for s in ids}
 
 
 def test_list_marks_each_pair_equal_or_diverged_and_the_overtaken_copy_stale(cli, gateway_home):
     rows = {(r["session_id"], r["store"]): r for r in rows_of(cli, gateway_home)}
     for sid, kind in PAIRS.items():
-        for store, other in (("json", "sessions.db"), ("sessions.db", "json")):
+        for store, other in ((file_store(sid), "sessions.db"), ("sessions.db", file_store(sid))):
             row = rows.get((sid, store))
             if row is None:
-                assert kind == ("db-only" if store == "json" else "json-only")
+                assert kind == ("db-only" if store == file_store(sid) else "json-only")
                 continue
             marks = (row["paired_with"], row["pair"])
             assert marks == (([other], kind) if kind in ("equal", "diverged") else ([], None)), (sid, store)
@@ -72,8 +82,12 @@ def test_list_marks_each_pair_equal_or_diverged_and_the_overtaken_copy_stale(cli
 
 def test_list_counts_as_the_library_lists_each_store(cli, gateway_home):
     rows = {(r["session_id"], r["store"]): r for r in rows_of(cli, gateway_home)}
+    json_listed = EXPECTED["default_session_store"]["list_sessions"]
+    # the library's JSON store lists the REPL/TUI's files too; praisonmem lists them as the unified store's, with
+    # the TUI's own fields (tests/cli/commands/test_cli_stores.py)
+    assert {lib["session_id"] for lib in json_listed} == JSON_IDS | UNIFIED_IDS
     for store, library in (("sessions.db", EXPECTED["sqlite_transcript_store"]["list_sessions"]),
-                           ("json", EXPECTED["default_session_store"]["list_sessions"])):
+                           ("json", [lib for lib in json_listed if lib["session_id"] in JSON_IDS])):
         for lib in library:
             row = rows[(lib["session_id"], store)]
             for key in ("agent_name", "created_at", "updated_at", "message_count", "model", "total_tokens", "cost",
@@ -93,7 +107,8 @@ def test_list_human_output_has_the_store_and_pair_columns(cli, gateway_home):
     cells = {(c[0], c[-2]): c[-1] for c in (line.split("\t") for line in lines[1:])}
     assert cells[("gw-legacy", "json")] == "STALE: sessions.db newer"
     assert cells[("gw-legacy", "sessions.db")] == "differs from json"
-    assert cells[("tui0001a", "json")] == "same as sessions.db"
+    assert cells[("tui0001a", "unified")] == "same as sessions.db"
+    assert cells[("tui0001a", "sessions.db")] == "same as unified"
     assert cells[("gw-1", "sessions.db")] == ""
 
 
@@ -107,7 +122,7 @@ def test_list_store_narrows_to_one_store(cli, gateway_home):
 def test_an_unknown_or_missing_store_is_refused(cli, gateway_home, tmp_path):
     bad = cli("--home", gateway_home.home, "session", "list", "--store", "db")
     assert (bad.exit_code, bad.stderr) == (2, "praisonmem: error: unknown store 'db'; this home has: json, "
-                                              "sessions.db\n")
+                                              "sessions.db, project:8ccfb8a2, unified, legacy-run\n")
     home = tmp_path / "plain"
     (home / "sessions").mkdir(parents=True)
     missing = cli("--home", home, "session", "list", "--store", "sessions.db")
@@ -159,7 +174,7 @@ def test_show_of_a_stale_copy_says_so(cli, gateway_home):
     assert "\nCopies    json holds a different, older copy\n" in newer.stdout and newer.stderr == ""
     assert "second turn, db only PLANTED-TOKEN-STALE" in newer.stdout
     equal = cli("--home", gateway_home.home, "session", "show", "tui0001a", "--store", "sessions.db")
-    assert "\nCopies    json holds the same session\n" in equal.stdout
+    assert "\nCopies    unified holds the same session\n" in equal.stdout
 
 
 def test_search_finds_text_that_exists_only_in_the_database(cli, gateway_home):
@@ -190,7 +205,8 @@ def test_export_of_a_database_session_is_its_stored_document(cli, gateway_home, 
     payload = json.loads(out.read_text(encoding="utf-8"))
     assert payload["sessions"] == [json.loads(db_row(gateway_home, "gw-1")[1])]
     everything = json.loads(cli("--home", gateway_home.home, "session", "export", "--all").stdout)
-    assert sorted(d["session_id"] for d in everything["sessions"]) == sorted(list(JSON_IDS) + list(DB_IDS))
+    assert sorted(d["session_id"] for d in everything["sessions"]) == sorted(
+        list(JSON_IDS) + list(UNIFIED_IDS) + list(DB_IDS) + [sid for sid, _ in CLI_ROWS])
     only_db = json.loads(cli("--home", gateway_home.home, "session", "export", "--all", "--store",
                              "sessions.db").stdout)
     assert sorted(d["session_id"] for d in only_db["sessions"]) == sorted(DB_IDS)
@@ -435,7 +451,10 @@ def test_check_says_which_json_sessions_the_gateway_does_not_see(cli, gateway_ho
                         "fix": f"praisonmem --home {gateway_home.home} migrate"}]
     # the database's rows are checked like files (the unified rows keep their ISO-string timestamps)
     assert {f["file"] for f in found if f["file"].startswith(f"{gateway_home.db}:")} == {
-        f"{gateway_home.db}:{sid}" for sid in ("db5b5fab", "tui0001a", "tui0002b")}
+        f"{gateway_home.db}:{sid}" for sid in ("db5b5fab", "tui0001a", "tui0002b", "enc-db-1")}
+    # ... and an encrypted row is known as one (its encrypted tool calls and metadata are no damage)
+    assert [(f["severity"], f["code"]) for f in found if f["file"] == f"{gateway_home.db}:enc-db-1"] == [
+        ("info", "session.encrypted")]
 
 
 def test_check_of_the_database_alone(cli, gateway_home):

@@ -7,7 +7,7 @@ import inspect
 import pytest
 
 from praisonmem.core.sessions import stores
-from praisonmem.core.sessions.stores import home, jsondir, sqlite_transcript
+from praisonmem.core.sessions.stores import home, jsondir, praisonai_cli, sqlite_transcript
 
 STORE = {"ref", "name", "session_id", "store_of", "refs", "exists", "absent", "find", "copies", "read", "read_bytes",
          "parse", "scan", "holds", "seconds_since_write", "spilled", "spill_note", "refuse_spill_clash", "refuse",
@@ -15,7 +15,8 @@ STORE = {"ref", "name", "session_id", "store_of", "refs", "exists", "absent", "f
 TRANSACTION = {"exists", "read", "write", "delete", "carry_spill", "rewrite_spill", "forget_replaced"}
 IMPLEMENTATIONS = [(jsondir.JsonDirStore, jsondir.Transaction), (sqlite_transcript.TranscriptDbStore,
                                                                   sqlite_transcript.Transaction),
-                   (home.Home, home.HomeTransaction)]
+                   (praisonai_cli.UnifiedStore, praisonai_cli.UnifiedTransaction),
+                   (praisonai_cli.RunStore, praisonai_cli.RunTransaction), (home.Home, home.HomeTransaction)]
 
 
 def methods(cls: type) -> set[str]:
@@ -49,9 +50,9 @@ def test_open_store_gives_the_home_with_its_json_directory_first(fixture_home):
 
     paths = resolve(fixture_home, env={})
     store = stores.open_store(paths)
-    assert list(store.stores) == ["json"]  # no sessions.db in this home
+    assert list(store.stores) == ["json", "unified", "legacy-run"]  # no sessions.db nor project store in this home
     json_dir = store.stores["json"]
-    assert (json_dir.directory, json_dir.spill_dir) == (paths.sessions_dir, paths.spill_dir)
+    assert (json_dir.directory, json_dir.spill_dir, json_dir.label) == (paths.sessions_dir, paths.spill_dir, "json")
     assert store.ref("support/ticket #1234") == home.Located("json", str(paths.sessions_dir / "support_ticket__1234.json"))
     assert store.name(store.find("support/ticket #1234")) == "support_ticket__1234"
 
@@ -61,9 +62,11 @@ def test_a_gateway_home_has_both_stores_and_a_store_label_narrows_it(gateway_hom
     from praisonmem.core.paths import resolve
 
     paths = resolve(gateway_home.home, env={})
-    assert list(stores.open_store(paths).stores) == ["json", "sessions.db"]
+    assert list(stores.open_store(paths).stores) == ["json", "sessions.db", "project:8ccfb8a2", "unified", "legacy-run"]
     assert list(stores.open_store(paths, "sessions.db").stores) == ["sessions.db"]
-    with pytest.raises(UsageError, match="unknown store 'db'; this home has: json, sessions.db"):
+    assert list(stores.open_store(paths, "project:8ccfb8a2").stores) == ["project:8ccfb8a2"]
+    with pytest.raises(UsageError, match="unknown store 'db'; this home has: json, sessions.db, project:8ccfb8a2, "
+                                         "unified, legacy-run$"):
         stores.open_store(paths, "db")
     gateway_home.db.unlink()
     with pytest.raises(NotFound, match="no sessions.db in "):

@@ -6,7 +6,11 @@ A PraisonAI home holds several session stores, each one class implementing :clas
   per session, plus a spill dir): what an Agent with the default store, the bots and the praisonai CLI
   load;
 * ``sessions.db``: :class:`~.sqlite_transcript.TranscriptDbStore`, ``SqliteTranscriptStore`` (one row
-  per session in ``sessions/sessions.db``): what the WebSocket gateway loads.
+  per session in ``sessions/sessions.db``): what the WebSocket gateway loads;
+* the praisonai CLI's (:mod:`~.praisonai_cli`): ``project:<id>``, a
+  :class:`~.jsondir.JsonDirStore` on ``sessions/projects/<id>/`` (praisonai-code's per-project store);
+  ``unified``, the REPL/TUI's files in ``sessions/`` (which the ``json`` store leaves to it); and
+  ``legacy-run``, the older ``SessionManager``'s ``sessions/run_*/`` directories.
 
 :class:`~.home.Home` holds them all and is itself a :class:`SessionStore`: :func:`open_store` gives the
 home (or, with ``store=LABEL``, the home narrowed to one store), so ``ops``, ``adopt``, ``transfer``,

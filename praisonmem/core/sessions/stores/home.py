@@ -6,7 +6,9 @@ ambiguous, and the error names each copy and the ``--store`` that picks it. A ne
 an adopted history) goes to the first store, the JSON directory, unless the home was narrowed to
 another (``open_store(paths, store=LABEL)``); a renamed one stays in its store.
 
-Adding a store is one class implementing the interface and one line in :func:`member_stores`.
+Adding a store is one class implementing the interface and one line in :func:`member_stores`. The
+praisonai CLI's stores (:mod:`.praisonai_cli`) are members like any other: ``project:<id>`` for each
+``sessions/projects/<id>/``, ``unified`` and ``legacy-run``.
 """
 
 from __future__ import annotations
@@ -34,11 +36,16 @@ DB_NAME = TRANSCRIPT_DB = "sessions.db"  # SqliteTranscriptStore's file in the s
 def member_stores(paths: Paths) -> list[SessionStore]:
     """Every session store of the home, the one new sessions go to first (a store's module, and sqlite3,
     are imported only when the home has that store)."""
-    stores: list[SessionStore] = [JsonDirStore.of(paths)]
+    from praisonmem.core.sessions.documents import is_unified
+    from praisonmem.core.sessions.stores.praisonai_cli import cli_stores
+
+    # the REPL/TUI's files share sessions/ with the JSON store, which leaves them to the unified store
+    stores: list[SessionStore] = [JsonDirStore.of(paths, foreign=is_unified)]
     if os.path.lexists(paths.sessions_dir / DB_NAME):
         from praisonmem.core.sessions.stores.sqlite_transcript import TranscriptDbStore
 
         stores.append(TranscriptDbStore(paths.sessions_dir / DB_NAME))
+    stores += cli_stores(paths)  # project:<id>, unified, legacy-run
     return stores
 
 
@@ -163,10 +170,17 @@ class Home:
                 found.append(self._located(store, store.find(name, allow_prefix=prefix)))
             except PraisonMemError as exc:
                 errors.append(exc)
+        if len(found) > 1 and (os.sep in name or name.endswith(".json")):
+            # A path: the JSON directory takes a session file anywhere, every other store only in its own place,
+            # so the other store that claims it is the one that owns it (a project file, a run's metadata.json).
+            found = [ref for ref in found if ref.store != self.default.label] or found
         return found, errors
 
     def _shown(self, ref: Located) -> str:
+        """A JSON file by its name in the sessions dir (a project store's, from there); anything else in full."""
         text = str(ref.ref)
+        if text.endswith(".json") and text.startswith(self.where + os.sep):
+            return text[len(self.where) + 1:]
         return text.rsplit("/", 1)[-1] if text.endswith(".json") else text
 
     def read(self, ref: Located) -> dict[str, Any]:
@@ -180,10 +194,15 @@ class Home:
 
     def scan(self, fn: Callable[[Scanned], list[R]], *,
              progress: Callable[[int, int], None] | None = None) -> list[R]:
-        out: list[R] = []
-        for store in self.stores.values():
-            out += store.scan(partial(_in_store, fn=fn, store=store.label), progress=progress)
-        return out
+        """Store by store, in member order (a store whose sessions another one's scan hands over is not read
+        twice: :func:`~.praisonai_cli.shared_scans`)."""
+        from praisonmem.core.sessions.stores.praisonai_cli import shared_scans
+
+        found: dict[str, list[R]] = {label: [] for label in self.stores}
+        for store in shared_scans(list(self.stores.values())):
+            for label, result in store.scan(partial(_in_store, fn=fn, store=store.label), progress=progress):
+                found[label].append(result)
+        return [result for results in found.values() for result in results]
 
     def holds(self, ref: Located, doc: dict[str, Any]) -> bool:
         return self._store(ref).holds(ref.ref, doc)
@@ -262,7 +281,10 @@ class HomeTransaction:
             tx.forget_replaced()
 
 
-def _in_store(item: Scanned, *, fn: Callable[[Scanned], list[R]], store: str) -> list[R]:
-    """``fn`` over a store's item with the home's ref (may run in a worker process)."""
-    return fn(Scanned(item.where, item.session_id, item.doc, item.error,
-                      None if item.ref is None else Located(store, item.ref), store, item.spilled))
+def _in_store(item: Scanned, *, fn: Callable[[Scanned], list[R]], store: str) -> list[tuple[str, R]]:
+    """``fn`` over a store's item with the home's ref, each result with the label of the store holding the session
+    (the item's own, when the store scanned it for another) (may run in a worker process)."""
+    label = item.store or store
+    return [(label, result) for result in fn(Scanned(item.where, item.session_id, item.doc, item.error,
+                                                     None if item.ref is None else Located(label, item.ref), label,
+                                                     item.spilled))]

@@ -10,7 +10,9 @@ turns salvaged after failed writes (spec §2.5), and locked writes, deletes and 
   reader sees a whole document).
 * Writing happens in a :meth:`JsonDirStore.transaction`: the sidecar flocks of every file
   involved, taken in sorted order, a re-read under them, atomic replaces
-  (:mod:`praisonmem.core.io.jsonfile`); ``.lock`` files are never deleted.
+  (:mod:`praisonmem.core.io.jsonfile`); ``.lock`` files are never deleted. The directory's
+  ``sessions_index.db`` (``SqliteSessionStore``'s search index) follows every write and
+  delete in the same step (:mod:`.index`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from praisonmem.core.errors import AmbiguousName, IOFailure, NotFound, PraisonMemError, Refused, io_failure
 from praisonmem.core.io import jsonfile, parallel
@@ -30,6 +32,7 @@ from praisonmem.core.sessions.stores import Scanned
 
 if TYPE_CHECKING:
     from praisonmem.core.paths import Paths
+    from praisonmem.core.sessions.stores.index import IndexWriter
 
 R = TypeVar("R")
 
@@ -71,16 +74,25 @@ def name_of(path: Path | str) -> str:
 @dataclass(frozen=True)
 class JsonDirStore:
     """Sessions as ``<directory>/<safe id>.json``, spilled turns in ``spill_dir``. A ref is the file's path, a
-    ``str`` (cheaper than a ``Path`` for the thousands a listing sends back from its worker processes)."""
+    ``str`` (cheaper than a ``Path`` for the thousands a listing sends back from its worker processes).
 
-    label: ClassVar[str] = "json"
+    ``label`` names the store in listings (``json``; the praisonai CLI's per-project stores are
+    ``project:<id>``). ``foreign`` recognises documents in the directory that another store owns
+    (the REPL/TUI's unified files share ``sessions/``): this store neither lists, finds nor writes them;
+    with ``foreign_label`` its scans hand them over under that label (the home's scan, so that the
+    owner need not read the directory again).
+    """
+
     directory: Path
     spill_dir: Path
     paths: Paths | None = None  # where the directory came from, to refuse a home that is not a directory
+    label: str = "json"
+    foreign: Callable[[Any], bool] | None = None  # a module-level function (scans pickle it)
+    foreign_label: str | None = None
 
     @classmethod
-    def of(cls, paths: Paths) -> JsonDirStore:
-        return cls(paths.sessions_dir, paths.spill_dir, paths)
+    def of(cls, paths: Paths, foreign: Callable[[Any], bool] | None = None) -> JsonDirStore:
+        return cls(paths.sessions_dir, paths.spill_dir, paths, foreign=foreign)
 
     def _check_home(self) -> None:
         if self.paths is not None:
@@ -108,10 +120,13 @@ class JsonDirStore:
     def refs(self) -> list[str]:
         """Every session file, in name order."""
         self._check_home()
-        return session_paths(self.directory)
+        return [p for p in session_paths(self.directory) if not self._foreign(p)]
+
+    def _foreign(self, path: str) -> bool:
+        return self.foreign is not None and is_foreign(path, self.foreign)
 
     def exists(self, ref: str) -> bool:
-        return os.path.isfile(ref)
+        return os.path.isfile(ref) and not self._foreign(ref)
 
     def absent(self) -> str | None:
         if self.directory.is_dir():
@@ -135,7 +150,8 @@ class JsonDirStore:
         self._check_home()
         files = session_paths(self.directory)
         waiting = self._spill_counts() if files else {}
-        return parallel.map_chunks(partial(_scan_chunk, fn=fn, waiting=waiting), files, progress=progress)
+        return parallel.map_chunks(partial(_scan_chunk, fn=fn, waiting=waiting, label=self.label, foreign=self.foreign,
+                                           foreign_label=self.foreign_label), files, progress=progress)
 
     def find(self, name: str, *, allow_prefix: bool = False) -> str:
         """Resolve SESSION: a path to a ``.json`` file, a raw session id, or a file stem.
@@ -147,13 +163,13 @@ class JsonDirStore:
         if not name:
             raise NotFound("no session named '' (give a session id, file stem or path)")
         as_path = Path(name).expanduser()
-        if (os.sep in name or name.endswith(".json")) and as_path.is_file():
+        if (os.sep in name or name.endswith(".json")) and as_path.is_file() and not self._foreign(str(as_path)):
             return str(as_path)
         self._check_home()
         candidates = [self.directory / session_file_name(name)]
         if "/" not in name and "\\" not in name:  # a stem names a file in the sessions dir, never elsewhere
             candidates.append(self.directory / f"{name}.json")
-        exact = [str(p) for p in dict.fromkeys(candidates) if p.is_file()]
+        exact = [str(p) for p in dict.fromkeys(candidates) if p.is_file() and not self._foreign(str(p))]
         if len(exact) == 1:
             return exact[0]
         if len(exact) > 1:
@@ -278,17 +294,30 @@ class JsonDirStore:
     @contextmanager
     def transaction(self, refs: Sequence[str], timeout: float = jsonfile.LOCK_TIMEOUT) -> Iterator[Transaction]:
         """Hold the sidecar locks of ``refs`` (in sorted order, so two praisonmem processes never wait on each
-        other in a cycle) and change them through the :class:`Transaction`."""
+        other in a cycle) and change them through the :class:`Transaction`; the directory's search index
+        follows in the same step (:mod:`.index`)."""
         with jsonfile.locked_many(list(refs), timeout):
-            yield Transaction(self)
+            tx = Transaction(self)
+            try:
+                yield tx
+            except BaseException:
+                tx._finish(failed=True)
+                raise
+            tx._finish()
 
 
 class Transaction:
-    """Changes to sessions whose locks are held: every read is a re-read under the lock."""
+    """Changes to sessions whose locks are held: every read is a re-read under the lock.
+
+    The directory's ``sessions_index.db``, when there is one, is locked before the first file
+    changes (so an index that cannot follow refuses the change while nothing is touched yet),
+    follows each write and delete, and is committed when the transaction ends.
+    """
 
     def __init__(self, store: JsonDirStore) -> None:
         self.store = store
-        self.notes: list[str] = []
+        self.indexes: dict[str, IndexWriter | None] = {}  # per directory (a session named by its path has its own)
+        self.notes: list[str] = []  # what could not be done completely, though nothing failed
 
     def exists(self, ref: str) -> bool:
         return os.path.isfile(ref)
@@ -299,11 +328,58 @@ class Transaction:
         doc = jsonfile.read_current(ref)
         return None if doc is None else validate(doc, ref)
 
+    def _index(self, ref: str) -> IndexWriter | None:
+        """The index of ``ref``'s directory, write-locked; ``None`` when it has none."""
+        from praisonmem.core.sessions.stores.index import IndexWriter  # writers only: sqlite3 stays out of reads
+
+        directory = os.path.dirname(ref)
+        if directory not in self.indexes:
+            self.indexes[directory] = IndexWriter.of(Path(directory))
+        index = self.indexes[directory]
+        if index is not None:
+            index.begin()
+        return index
+
     def write(self, ref: str, doc: dict[str, Any]) -> None:
+        from praisonmem.core.sessions.crypto import unsealed
+
+        current = _current_or_none(ref)
+        self._refuse_foreign(ref, current)
+        problem = unsealed(current, doc)
+        if problem:  # the one place every JSON write passes: no plaintext into an encrypted session
+            raise Refused(f"{ref}: {problem}; nothing changed")
+        index = self._index(ref)
         jsonfile.write_locked(ref, doc)
+        if index is not None:
+            new_id = self.store.session_id(ref, doc)
+            if current is not None and self.store.session_id(ref, current) != new_id:
+                index.forget(self.store.session_id(ref, current))
+            index.put(new_id, doc)
 
     def delete(self, ref: str) -> None:
+        current = _current_or_none(ref)
+        self._refuse_foreign(ref, current)
+        index = self._index(ref)
         jsonfile.delete_locked(ref)
+        if index is not None:
+            index.forget(self.store.session_id(ref, current) if current is not None else name_of(ref))
+
+    def _refuse_foreign(self, ref: str, current: dict[str, Any] | None) -> None:
+        if self.store.foreign is not None and current is not None and self.store.foreign(current):
+            raise Refused(f"{ref}: this file is another store's session (a REPL/TUI session), which a JSON-store "
+                          "write would make unloadable for its owner; nothing changed")
+
+    def _finish(self, *, failed: bool = False) -> None:
+        """Commit the index changes (they follow file changes already made, so they are kept even when the
+        transaction failed later); a commit that fails is raised unless another error is on its way."""
+        error = None
+        for index in filter(None, self.indexes.values()):
+            try:
+                self.notes += index.commit()
+            except PraisonMemError as exc:  # commit has rolled back and closed
+                error = error or exc
+        if error is not None and not failed:
+            raise error
 
     def carry_spill(self, old_id: str, new_id: str, *, keep: bool = False) -> None:
         """Re-address ``old_id``'s spilled turns to ``new_id``, so the library merges them there (spec §2.5).
@@ -337,19 +413,39 @@ class Transaction:
         """Nothing: an atomic replace leaves no copy of the old file in the directory."""
 
 
-def _scan_chunk(paths: list[str], *, fn: Callable[[Scanned], list[R]], waiting: dict[str, int]) -> list[R]:
+def _scan_chunk(paths: list[str], *, fn: Callable[[Scanned], list[R]], waiting: dict[str, int], label: str = "json",
+                foreign: Callable[[Any], bool] | None = None, foreign_label: str | None = None) -> list[R]:
     """``fn`` over a chunk of session files (runs in a worker process for large directories)."""
     out: list[R] = []
     for path in paths:
         try:
             doc = load(path)
         except PraisonMemError as exc:
-            out += fn(Scanned(path, None, None, exc, ref=path, store=JsonDirStore.label))
+            out += fn(Scanned(path, None, None, exc, ref=path, store=label))
         else:
+            if foreign is not None and foreign(doc):
+                if foreign_label is not None:
+                    out += fn(Scanned(path, session_id_of(doc, name_of(path)), doc, None, ref=path, store=foreign_label))
+                continue
             sid = session_id_of(doc, name_of(path))
-            out += fn(Scanned(path, sid, doc, None, ref=path, store=JsonDirStore.label,
-                              spilled=waiting.get(sid, 0)))
+            out += fn(Scanned(path, sid, doc, None, ref=path, store=label, spilled=waiting.get(sid, 0)))
     return out
+
+
+def is_foreign(path: str, foreign: Callable[[Any], bool]) -> bool:
+    """The file holds a document ``foreign`` recognises (a file that does not parse is nobody else's)."""
+    try:
+        return foreign(jsonfile.read(path))
+    except PraisonMemError:
+        return False
+
+
+def _current_or_none(ref: str) -> dict[str, Any] | None:
+    """The document a write or delete replaces, for its index rows (``None``: absent or unreadable)."""
+    try:
+        return jsonfile.read_current(ref)
+    except PraisonMemError:
+        return None
 
 
 def _spill_files(spill_dir: Path) -> list[Path]:

@@ -245,7 +245,17 @@ class Transaction:
         return None if row is None else self.store.parse(ref, row[0] or b"")
 
     def write(self, ref: Row, doc: dict[str, Any]) -> None:
-        """``data`` exactly as the library serialises it, then the columns; a new row when there is none."""
+        """``data`` exactly as the library serialises it, then the columns; a new row when there is none. No
+        plaintext goes into an encrypted session (the gateway's store may be wrapped in EncryptedSessionStore)."""
+        from praisonmem.core.sessions.crypto import unsealed
+
+        try:
+            current = self.read(ref)
+        except PraisonMemError:
+            current = None
+        problem = unsealed(current, doc)
+        if problem:
+            raise Refused(f"{where(ref)}: {problem}; nothing changed")
         values = (serialise(doc), *columns_of(doc))
         cursor = self.conn.execute(f"UPDATE {TABLE} SET data = ?, agent_name = ?, gateway_session_id = ?, "
                                    "agent_id = ?, updated_at = ? WHERE session_id = ?", (*values, ref.session_id))
