@@ -79,8 +79,8 @@ def test_usage_totals_equal_the_sums_of_what_the_library_was_given(cli, written_
         assert rows[(sid, "json")]["turns"] == n
         assert rows[(sid, "json")]["prompt_tokens"] is None  # the Agent records no split
     prompt, completion, cost = PLAN["unified"]
-    assert rows[("tui-counted", "json")] == {
-        "session": "tui-counted", "store": "json", "sessions": 1, "sessions_without_usage": 0, "turns": 1,
+    assert rows[("tui-counted", "unified")] == {
+        "session": "tui-counted", "store": "unified", "sessions": 1, "sessions_without_usage": 0, "turns": 1,
         "prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion, "cost": cost}
     assert rows[("gw-counted", "sessions.db")]["total_tokens"] == PLAN["db"][0]
     for sid in ("streamed", "plain"):  # recorded nothing (or the streaming path's zeros)

@@ -249,16 +249,29 @@ def plaintext_fields(message: Any) -> list[str]:
     return fields
 
 
+def _plain_before(current: dict[str, Any], key: str, index: int, message: Any) -> list[str]:
+    """The fields the same turn (same place, role and timestamp) already held in plaintext: an edit of a
+    plaintext turn (``session redact``) may keep them plaintext; it never turns ciphertext into plaintext."""
+    held = current.get(key)
+    old = held[index] if isinstance(held, list) and index < len(held) else None
+    if not (isinstance(old, dict) and isinstance(message, dict)):
+        return []
+    if (old.get("role"), old.get("timestamp")) != (message.get("role"), message.get("timestamp")):
+        return []
+    return plaintext_fields(old)
+
+
 def unsealed(current: dict[str, Any] | None, doc: dict[str, Any]) -> str | None:
     """Why writing ``doc`` over ``current`` would put plaintext into an encrypted session, or ``None``.
 
     Messages already in ``current`` are kept as they are (a session may mix plaintext and
-    ciphertext turns); only messages the write brings in must be encrypted."""
+    ciphertext turns), and an edited turn may keep the fields it held in plaintext; every other
+    field of a message the write brings in must be encrypted."""
     if not is_encrypted_doc(current):
         return None
     assert current is not None
     for key, index, message in _new_messages(current, doc):
-        fields = plaintext_fields(message)
+        fields = [f for f in plaintext_fields(message) if f not in _plain_before(current, key, index, message)]
         if fields:
             return (f"the session is encrypted, and {key}[{index}] would be written with its "
                     f"{' and '.join(fields)} in plaintext")

@@ -180,15 +180,27 @@ def read_home(paths: Paths, store: str | None,
     return items, bad, home.absent(), list(getattr(home, "stores", {}) or [home.label])
 
 
-def read_upsonic(where: str, timeout: float) -> tuple[list[SessionUsage], str, int]:
+def _home_labels(paths: Paths) -> set[str]:
+    """The labels ``--store`` may name in this home (json, sessions.db, project:<id>, unified, legacy-run)."""
+    from praisonmem.core.errors import PraisonMemError
+    from praisonmem.core.sessions.stores.home import member_stores
+
+    try:
+        return {"json", "sessions.db"} | {s.label for s in member_stores(paths)}
+    except PraisonMemError:  # no home: its labels still name it (and read_home says what is missing)
+        return {"json", "sessions.db"}
+
+
+def read_upsonic(where: str, timeout: float, home_labels: set[str] | None = None) -> tuple[list[SessionUsage], str,
+                                                                                       int]:
     import os
 
     from praisonmem.core.errors import NotFound
     from praisonmem.core.upsonic import open_store
 
     if "://" not in where and not os.path.lexists(os.path.expanduser(where)):
-        raise NotFound(f"--store {where}: neither a store of the home (json, sessions.db) nor an Upsonic "
-                       "database file")
+        names = ", ".join(sorted(home_labels or {"json", "sessions.db"}))
+        raise NotFound(f"--store {where}: neither a store of the home ({names}) nor an Upsonic database file")
     db = open_store(where, timeout=timeout)
     rows = db.all_sessions()
     ledger, unattached = ledger_by_session(rows, db.usage_entries())
@@ -236,8 +248,9 @@ def usage_report(paths: Paths, *, by: GroupBy | str = GroupBy.day, since: str | 
     bad: list[dict[str, str]] = []
     dropped, missing, labels, unattached = 0, None, [], 0
     wanted = list(dict.fromkeys(stores or []))  # a store named twice is read once
-    home_labels = [s for s in wanted if s in ("json", "sessions.db")]
-    databases = [s for s in wanted if s not in ("json", "sessions.db")]
+    known = _home_labels(paths) if wanted else set()
+    home_labels = [s for s in wanted if s in known]
+    databases = [s for s in wanted if s not in known]
     if not stores:
         home_labels = [None]  # type: ignore[list-item]
         databases = [upsonic_db] if upsonic_db else []
@@ -249,7 +262,7 @@ def usage_report(paths: Paths, *, by: GroupBy | str = GroupBy.day, since: str | 
         labels += names
     items, dropped = _once_per_id(items)  # across the home's stores, however they were named
     for where in databases:
-        found, name, loose = read_upsonic(where, timeout)
+        found, name, loose = read_upsonic(where, timeout, known)
         items += found
         labels.append(name)
         unattached += loose

@@ -150,16 +150,25 @@ def test_sharegpt_export(cli, home):
 
 def test_encrypted_and_empty_sessions_are_skipped_with_a_note(cli, gateway_home, tmp_path):
     out = tmp_path / "train.jsonl"
-    result = cli("--home", gateway_home.home, "session", "export", "enc-1", "db5b5fab", "bot_telegram_42",
+    result = cli("--home", gateway_home.home, "session", "export", "enc-1", "bot_telegram_42",
                  "--store", "json", "--format", "openai-jsonl", "-o", out, "--json")
     assert result.exit_code == 0
-    assert result.stderr == ("praisonmem: skipped session enc-1: encrypted messages\n"
-                             "praisonmem: skipped session db5b5fab: no assistant message\n")
+    assert result.stderr == "praisonmem: skipped session enc-1: encrypted messages\n"
     summary = result.json()
-    assert summary["skipped"] == [{"session_id": "enc-1", "reason": "encrypted messages"},
-                                  {"session_id": "db5b5fab", "reason": "no assistant message"}]
+    assert summary["skipped"] == [{"session_id": "enc-1", "reason": "encrypted messages"}]
     assert summary["count"] == 1 and summary["sessions"] == ["bot_telegram_42"]
     assert len(out.read_text().splitlines()) == 1
+    tui = cli("--home", gateway_home.home, "session", "export", "db5b5fab", "--store", "unified",  # a REPL/TUI file
+              "--format", "openai-jsonl", "-o", tmp_path / "tui.jsonl", "--json")
+    assert tui.exit_code == 0
+    assert tui.stderr == "praisonmem: skipped session db5b5fab: no assistant message\n"
+    assert tui.json()["skipped"] == [{"session_id": "db5b5fab", "reason": "no assistant message"}]
+    assert tui.json()["count"] == 0 and (tmp_path / "tui.jsonl").read_text() == ""
+    keyed = cli("--home", gateway_home.home, "session", "export", "enc-1", "--store", "json", "--key-file",
+                gateway_home.key_file, "--format", "openai-jsonl", "-o", tmp_path / "enc.jsonl", "--json")
+    assert keyed.exit_code == 0, keyed.stderr  # with the key it is exported, decrypted, if it has an assistant turn
+    assert keyed.json()["count"] + len(keyed.json()["skipped"]) == 1
+    assert "praisonai:enc:v1:" not in (tmp_path / "enc.jsonl").read_text()
 
 
 def test_json_to_openai_jsonl_to_json_keeps_every_message(cli, home, tmp_path):

@@ -77,14 +77,17 @@ def test_a_session_both_stores_hold_counts_once(cli, gateway_home):
     report = cli("--home", gateway_home.home, "usage", "--by", "session", "--json").json()
     keys = [r["session"] for r in report["rows"]]
     assert len(keys) == len(set(keys))
-    assert report["copies_counted_once"] == 5 and report["stores"] == ["json", "sessions.db"]
+    assert report["copies_counted_once"] == 5 and report["stores"] == ["json", "sessions.db", "project:8ccfb8a2",
+                                                                       "unified", "legacy-run"]
     db_only = cli("--home", gateway_home.home, "usage", "--store", "sessions.db", "--by", "session", "--json").json()
     assert db_only["copies_counted_once"] == 0 and {r["store"] for r in db_only["rows"]} == {"sessions.db"}
     assert len(db_only["rows"]) > len([r for r in report["rows"] if r["store"] == "sessions.db"])
     both = cli("--home", gateway_home.home, "usage", "--store", "sessions.db", "--store", "json", "--store", "json",
-               "--by", "session", "--json").json()
+               "--store", "unified", "--store", "project:8ccfb8a2", "--store", "legacy-run", "--by", "session",
+               "--json").json()
     assert both["rows"] == report["rows"] and both["totals"] == report["totals"]
-    assert both["copies_counted_once"] == 5 and both["stores"] == ["sessions.db", "json"]
+    assert both["copies_counted_once"] == 5 and both["stores"] == ["sessions.db", "json", "unified",
+                                                                   "project:8ccfb8a2", "legacy-run"]
 
 
 def test_an_upsonic_database_reports_its_usage_column(cli, fixture_home, db):
@@ -101,7 +104,7 @@ def test_an_upsonic_database_reports_its_usage_column(cli, fixture_home, db):
 def test_the_configured_upsonic_db_joins_the_home_by_default(cli, fixture_home, db, config):
     config.write_text(f'[upsonic]\ndb = "{db}"\n')
     report = cli("--home", fixture_home, "usage", "--json").json()
-    assert report["stores"] == ["json", f"upsonic:{db}"]
+    assert report["stores"] == ["json", "unified", "legacy-run", f"upsonic:{db}"]  # the home's stores (two empty)
     assert report["totals"]["total_tokens"] == sum(FIXTURE_TOKENS.values()) + 576
 
 
@@ -118,7 +121,8 @@ def test_unreadable_sessions_are_said_and_left_out(cli, fixture_home):
     (["--since", "2026-13-01"], 2, "--since must be a date (YYYY-MM-DD) or an ISO date-time, got '2026-13-01'"),
     (["--until", "yesterday"], 2, "--until must be a date (YYYY-MM-DD) or an ISO date-time, got 'yesterday'"),
     (["--since", "2026-12-01", "--until", "2026-11-30"], 2, "--since 2026-12-01 is not before --until 2026-11-30"),
-    (["--store", "nowhere.db"], 3, "--store nowhere.db: neither a store of the home (json, sessions.db) nor an "
+    (["--store", "nowhere.db"], 3, "--store nowhere.db: neither a store of the home (json, legacy-run, sessions.db, "
+                                   "unified) nor an "
                                    "Upsonic database file"),
     (["--store", "sessions.db"], 3, None),
 ])

@@ -47,3 +47,34 @@ def test_the_encrypted_values_already_there_may_be_rewritten_as_they_are(gateway
         doc = tx.read(ref)
         tx.write(ref, {**doc, "metadata": {**doc["metadata"], "title": "retitled"}})
     assert json.loads(home.read_bytes(ref))["metadata"]["title"] == "retitled"
+
+
+def _mixed(doc: dict) -> dict:
+    """The session with a plaintext turn after its encrypted ones (a session may mix them)."""
+    return plaintext_added(doc)
+
+
+def test_an_edited_plaintext_turn_may_stay_plaintext_but_a_ciphertext_turn_may_not_become_plaintext(gateway_home):
+    """session redact edits plaintext turns of a mixed session in place: that keeps them as plaintext as they were;
+    the same edit of an encrypted turn (its content written in plaintext) is refused, nothing written."""
+    from praisonmem.core.sessions.crypto import is_encrypted
+
+    path = gateway_home.sessions / "enc-1.json"  # made mixed, as an unencrypted writer may leave a session
+    path.write_text(json.dumps(_mixed(json.loads(path.read_bytes())), indent=2, ensure_ascii=False))
+    home = stores.open_store(resolve(gateway_home.home, env={}), "json")
+    ref = home.find("enc-1")
+    with home.transaction([ref]) as tx:
+        doc = tx.read(ref)
+        edited = [dict(m) for m in doc["messages"]]
+        edited[-1]["content"] = "[REDACTED:email]"
+        tx.write(ref, {**doc, "messages": edited})
+    assert json.loads(path.read_bytes())["messages"][-1]["content"] == "[REDACTED:email]"
+    before = contents(gateway_home.home)
+    with pytest.raises(Refused, match=r"messages\[0\] would be written with its content in plaintext"):
+        with home.transaction([ref]) as tx:
+            doc = tx.read(ref)
+            assert is_encrypted(doc["messages"][0]["content"])
+            edited = [dict(m) for m in doc["messages"]]
+            edited[0]["content"] = "decrypted text"
+            tx.write(ref, {**doc, "messages": edited})
+    assert contents(gateway_home.home) == before

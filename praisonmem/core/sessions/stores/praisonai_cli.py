@@ -485,6 +485,12 @@ class UnifiedTransaction:
     def carry_spill(self, old_id: str, new_id: str, *, keep: bool = False) -> None:
         return None
 
+    def rewrite_spill(self, session_id: str, change: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+        """Nothing: the praisonai CLI's stores have no spill dir."""
+
+    def forget_replaced(self) -> None:
+        """Nothing: a rewritten file holds only its new bytes (no free page or journal keeps the old ones)."""
+
     def _finish(self, *, failed: bool = False) -> None:
         if self.index is None:
             return
@@ -683,3 +689,9 @@ class RunTransaction:
 
     def carry_spill(self, old_id: str, new_id: str, *, keep: bool = False) -> None:
         return None
+
+    def rewrite_spill(self, session_id: str, change: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+        """Nothing: the praisonai CLI's stores have no spill dir."""
+
+    def forget_replaced(self) -> None:
+        """Nothing: a rewritten file holds only its new bytes (no free page or journal keeps the old ones)."""
