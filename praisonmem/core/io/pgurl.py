@@ -315,6 +315,14 @@ def _rollback(conn: Any) -> None:
         pass
 
 
+def jsonb(value: Any) -> Any:
+    """``value`` bound as a JSONB parameter (``json.dumps`` with psycopg's defaults)."""
+    driver()
+    from psycopg.types.json import Jsonb
+
+    return Jsonb(value)
+
+
 # ---------------------------------------------------------------- catalog helpers
 
 

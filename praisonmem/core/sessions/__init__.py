@@ -30,6 +30,8 @@ _EXPORTS = {
     "stores": ("SessionStore", "open_store"),
     "stores.jsondir": ("safe_file_stem", "session_file_name"),
     "stores.home": ("TRANSCRIPT_DB",),
+    "stores.locate": ("store_location",),
+    "storemigrate": ("plan_migrate",),
     "stores.sqlite_transcript": ("inspect_db", "json_files_beside"),
     "dbimport": ("db_import_candidates", "plan_db_import"),
     "listing": ("ListResult", "SortKey", "list_sessions"),
@@ -61,6 +63,8 @@ if TYPE_CHECKING:
     from praisonmem.core.sessions.dbimport import db_import_candidates, plan_db_import
     from praisonmem.core.sessions.stores.jsondir import safe_file_stem, session_file_name
     from praisonmem.core.sessions.stores.home import TRANSCRIPT_DB
+    from praisonmem.core.sessions.stores.locate import store_location
+    from praisonmem.core.sessions.storemigrate import plan_migrate
     from praisonmem.core.sessions.stores.sqlite_transcript import inspect_db, json_files_beside
     from praisonmem.core.sessions.transfer import ExportFormat, OnConflict, export, plan_import
     from praisonmem.core.sessions.view import SessionView, Turn, show

@@ -53,7 +53,12 @@ def search(
     terms = [t for t in needle.split() if t]
     hits: list[dict[str, Any]] = []
     unreadable: list[tuple[str, str]] = []
-    for item in open_store(paths, store).scan(partial(session_hits, needle=needle, terms=terms), progress=progress):
+    home = open_store(paths, store)
+    scan = home.scan
+    sql = _sql_store(home, store)
+    if sql is not None and all(t.isascii() for t in terms):  # SQL's case folding equals Python's for ASCII
+        scan = partial(sql.scan, only=sql.matching(terms))
+    for item in scan(partial(session_hits, needle=needle, terms=terms), progress=progress):
         if "error" in item:
             unreadable.append((item["file"], item["error"]))
         else:
@@ -64,6 +69,12 @@ def search(
     hits.sort(key=lambda h: h["score"], reverse=True)
     total = len(hits)
     return SearchResult(hits[:limit] if limit else hits, total, unreadable)
+
+
+def _sql_store(home: Any, store: str | None) -> Any:
+    from praisonmem.core.sessions.listing import _sql_store as found
+
+    return found(home, store)
 
 
 def session_hits(item: Scanned, *, needle: str, terms: list[str]) -> list[dict[str, Any]]:

@@ -77,7 +77,9 @@ def show(paths: Paths, name: str, *, archived: bool = False, working: bool = Fal
     shown = view(home, ref, home.parse(ref, raw), archived=archived, working=working, tail=tail)
     shown.raw, shown.selected = raw, tail is not None or archived or working
     shown.store = home.store_of(ref)
-    shown.copies = _copies(open_store(paths) if store else home, ref, shown)
+    from praisonmem.core.sessions.stores.locate import is_location
+
+    shown.copies = _copies(open_store(paths) if store and not is_location(store) else home, ref, shown)
     return shown
 
 

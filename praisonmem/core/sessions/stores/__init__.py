@@ -161,9 +161,27 @@ class PlainStore:
         return None
 
 
+class Location(str):
+    """A ``--store`` value naming a store by where it is (a directory, a database file or URL), with the
+    conversation tables' ``--table-prefix`` and ``--schema`` (:mod:`.locate`)."""
+
+    table_prefix: str | None = None
+    schema: str | None = None
+
+    def __new__(cls, text: str, *, table_prefix: str | None = None, schema: str | None = None) -> Location:
+        self = super().__new__(cls, text)
+        self.table_prefix, self.schema = table_prefix, schema
+        return self
+
+
 def open_store(paths: Paths, store: str | None = None) -> SessionStore:
     """The session stores of a resolved PraisonAI home, as one (:class:`~.home.Home`); with ``store``
-    (a label, as ``session list`` shows it) only that one."""
+    (a label, as ``session list`` shows it) only that one; with a location (a directory, a database file
+    or URL: :mod:`.locate`) the store there."""
     from praisonmem.core.sessions.stores.home import Home
+    from praisonmem.core.sessions.stores.locate import is_location, open_location
 
+    if store is not None and is_location(store):
+        return open_location(store, table_prefix=getattr(store, "table_prefix", None),
+                             schema=getattr(store, "schema", None))
     return Home.of(paths, store)

@@ -302,6 +302,14 @@ class Transaction:
     def write(self, ref: str, doc: dict[str, Any]) -> None:
         jsonfile.write_locked(ref, doc)
 
+    def read_bytes(self, ref: str) -> bytes | None:
+        """The file's bytes now (``None``: gone), once :meth:`read` has vouched that it parses."""
+        return None if self.read(ref) is None else jsonfile.read_bytes(ref)
+
+    def write_raw(self, ref: str, raw: bytes) -> None:
+        """These exact bytes (a session document in another store's layout, copied as is)."""
+        jsonfile.replace_atomically(ref, raw)
+
     def delete(self, ref: str) -> None:
         jsonfile.delete_locked(ref)
 
