@@ -123,6 +123,12 @@ def exact(v: Any) -> str:
 
 
 def dumps_style(doc: Any, style: str) -> str:
+    if style == "indent2":
+        from praisonmem.core.io import fastjson
+
+        fast = fastjson.dumps_indented(doc)
+        if fast is not None:
+            return fast.decode("utf-8")
     if style == "compact":
         return json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
     return json.dumps(doc, indent=2, ensure_ascii=False)
@@ -237,7 +243,11 @@ def _row_id_of(m: dict[str, Any]) -> str | None:
     return rid if ok_col(rid) else None
 
 
-def _layout(text: str, doc: Any) -> str:
+def _layout(text: str, doc: Any, raw: bytes) -> str:
+    from praisonmem.core.io import fastjson
+
+    if fastjson.dumps_indented(doc) == raw:  # the library's layout, by orjson when it provably agrees
+        return "indent2"
     for style in ("indent2", "compact"):
         try:
             if dumps_style(doc, style) == text:
@@ -277,7 +287,7 @@ def doc_to_rows(raw: bytes, *, postgres: bool) -> tuple[str, dict[str, Any], lis
     for key in ("messages", "archived_messages"):
         if isinstance(doc.get(key), list):
             skel[key] = [{"$": refs[(key, i)]} if isinstance(m, dict) else m for i, m in enumerate(doc[key])]
-    style = _layout(text, doc)
+    style = _layout(text, doc, raw)
     env: dict[str, Any] = {"v": 1, "source": "praisonai-json", "style": style,
                            "sha256": hashlib.sha256(raw).hexdigest(), "skeleton": exact(skel)}
     if style == "verbatim":

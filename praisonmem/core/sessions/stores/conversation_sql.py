@@ -96,7 +96,7 @@ class Backend:
     def jw(self, value: Any) -> Any:  # a JSON column's parameter
         return None if value is None else json.dumps(value)
 
-    archived = "0"
+    archived = "0"  # the SQL predicate on a message row ``m`` that is archived (a praisonmem envelope says so)
 
     @contextmanager
     def reading(self) -> Iterator[Any]:
@@ -157,10 +157,7 @@ class SqliteBackend(Backend):
         self.display = str(path)
         self.sessions, self.messages = f"{prefix}sessions", f"{prefix}messages"
 
-    @property
-    def archived(self) -> str:  # type: ignore[override]
-        return ("(SELECT count(*) FROM {m} m WHERE m.session_id = s.session_id AND json_valid(m.metadata) "
-                "AND json_extract(m.metadata, '$._praisonmem.archived') = 1)")
+    archived = "json_valid(m.metadata) AND json_extract(m.metadata, '$._praisonmem.archived') = 1"
 
     @contextmanager
     def reading(self) -> Iterator[sqlite3.Connection]:
@@ -234,6 +231,8 @@ class PgBackend(Backend):
         self.sessions, self.messages = f"{prefix}sessions", f"{prefix}messages"
         self._read: Any = None
         self._write: Any = None
+        self._checked: set[str] = set()  # connections whose tables were recognised (in a committed transaction)
+        self._lock_timeout: float | None = None
 
     def q(self, sql: str) -> str:
         return sql.replace("?", "%s")
@@ -241,10 +240,7 @@ class PgBackend(Backend):
     def jw(self, value: Any) -> Any:
         return None if value is None else pgurl.jsonb(value)
 
-    @property
-    def archived(self) -> str:  # type: ignore[override]
-        return ("(SELECT count(*) FROM {m} m WHERE m.session_id = s.session_id "
-                "AND m.metadata->'_praisonmem'->>'archived' = 'true')")
+    archived = "m.metadata->'_praisonmem'->>'archived' = 'true'"
 
     def t(self, table: str) -> str:
         return f'"{self.schema}"."{table}"'
@@ -269,20 +265,29 @@ class PgBackend(Backend):
             conn = pgurl.connect(self.url, read_only=read_only)
             if read_only:
                 conn.isolation_level = pg.IsolationLevel.REPEATABLE_READ
+            self._checked.discard(attr)
+            self._lock_timeout = None if not read_only else self._lock_timeout
             setattr(self, attr, conn)
         return conn
 
     @contextmanager
     def _tx(self, read_only: bool, lock_timeout: float | None = None) -> Iterator[Any]:
+        """One transaction on the kept connection; the tables are recognised once per connection (a migrate
+        writes thousands of sessions), the lock timeout set once for the session (``SET``, not ``LOCAL``)."""
         pg = pgurl.driver()
-        conn = self._conn(read_only)
+        attr = "_read" if read_only else "_write"
         try:
+            conn = self._conn(read_only)
+            if lock_timeout is not None and lock_timeout != self._lock_timeout and not read_only:
+                conn.execute("SELECT set_config('lock_timeout', %s, false)",
+                             (f"{max(1, int(lock_timeout * 1000))}ms",))
+                conn.commit()
+                self._lock_timeout = lock_timeout
             with conn.transaction():
-                if lock_timeout is not None:
-                    conn.execute("SELECT set_config('lock_timeout', %s, true)",
-                                 (f"{max(1, int(lock_timeout * 1000))}ms",))
-                self.recognise(conn, create=not read_only)
+                if attr not in self._checked:
+                    self.recognise(conn, create=not read_only)
                 yield conn
+            self._checked.add(attr)
         except pg.Error as exc:
             raise pgurl.translate(exc, self.url, writing=not read_only, lock_timeout=lock_timeout) from None
 
@@ -351,7 +356,8 @@ def _tables(backend: Backend) -> tuple[str, str]:
 
 SORTS = {"updated": "s.updated_at DESC NULLS LAST, s.session_id",
          "created": "s.created_at DESC NULLS LAST, s.session_id",
-         "messages": "n DESC, s.session_id", "id": "s.session_id"}
+         "messages": "coalesce(c.n, 0) - coalesce(c.a, 0) DESC, s.session_id", "id": "s.session_id"}
+LATERAL_LIMIT = 2000  # a page up to this size counts its sessions' messages one session at a time
 
 
 class ConversationStore(PlainStore):
@@ -516,13 +522,25 @@ class ConversationStore(PlainStore):
             where_sql.append("s.user_id = ?")
             params.append(user)
         cond = (" WHERE " + " AND ".join(where_sql)) if where_sql else ""
-        archived = self.backend.archived.replace("{m}", self.m)
-        sql = (f"SELECT s.session_id, s.user_id, s.agent_id, s.name, s.metadata, s.created_at, s.updated_at, "
-               f"(SELECT count(*) FROM {{m}} m WHERE m.session_id = s.session_id) AS n, {archived} AS a "
-               f"FROM {{s}} s{cond} ORDER BY {SORTS[sort]}" + (" LIMIT ?" if limit else ""))
+        arch = f"sum(CASE WHEN {self.backend.archived} THEN 1 ELSE 0 END)"
+        cols = "s.session_id, s.user_id, s.agent_id, s.name, s.metadata, s.created_at, s.updated_at"
+        if limit and limit <= LATERAL_LIMIT and sort != "messages":
+            # the page first (the sessions table, its updated_at index), then each listed session's messages
+            # by their session_id index
+            sql = (f"SELECT {cols}, (SELECT count(*) FROM {{m}} m WHERE m.session_id = s.session_id), "
+                   f"(SELECT coalesce({arch}, 0) FROM {{m}} m WHERE m.session_id = s.session_id) "
+                   f"FROM (SELECT * FROM {{s}} s{cond} ORDER BY {SORTS[sort]} LIMIT ?) s ORDER BY {SORTS[sort]}")
+            args: tuple[Any, ...] = (*params, limit)
+        else:
+            # every session (or sorted by size): one aggregate over the messages beats one lookup per session
+            sql = (f"SELECT {cols}, coalesce(c.n, 0), coalesce(c.a, 0) FROM {{s}} s LEFT JOIN "
+                   f"(SELECT m.session_id, count(*) AS n, {arch} AS a FROM {{m}} m GROUP BY m.session_id) c "
+                   f"ON c.session_id = s.session_id{cond} ORDER BY {SORTS[sort]}" + (" LIMIT ?" if limit else ""))
+            args = (*params, limit) if limit else tuple(params)
         with self.backend.reading() as conn:
-            rows = conn.execute(self._sql(sql), (*params, limit) if limit else tuple(params)).fetchall()
-            total = conn.execute(self._sql(f"SELECT count(*) FROM {{s}} s{cond}"), tuple(params)).fetchone()[0]
+            rows = conn.execute(self._sql(sql), args).fetchall()
+            total = len(rows) if not limit else \
+                conn.execute(self._sql(f"SELECT count(*) FROM {{s}} s{cond}"), tuple(params)).fetchone()[0]
         return [self._summary(r) for r in rows], total
 
     def _summary(self, r: Any) -> dict[str, Any]:
@@ -592,18 +610,26 @@ class ConvTransaction:
     def __init__(self, store: ConversationStore, conn: Any) -> None:
         self.store, self.conn = store, conn
         self.notes: list[str] = []
+        self._present: dict[str, bool] = {}  # locked rows: there or not (this transaction changes it alone)
 
     def _x(self, sql: str, params: Sequence[Any] = ()) -> Any:
         return self.conn.execute(self.store._sql(sql), tuple(params))
 
     def lock(self, ref: ConvRef) -> bool:
-        lock = self.store.backend.lock_row()
-        return self._x("SELECT 1 FROM {s} WHERE session_id = ?" + lock, (ref.session_id,)).fetchone() is not None
+        """Lock the session's row (PostgreSQL; SQLite's BEGIN IMMEDIATE holds the whole file) and say if it is
+        there."""
+        if ref.session_id not in self._present:
+            lock = self.store.backend.lock_row()
+            row = self._x("SELECT 1 FROM {s} WHERE session_id = ?" + lock, (ref.session_id,)).fetchone()
+            self._present[ref.session_id] = row is not None
+        return self._present[ref.session_id]
 
     def exists(self, ref: ConvRef) -> bool:
         return self._x("SELECT 1 FROM {s} WHERE session_id = ?", (ref.session_id,)).fetchone() is not None
 
     def read_bytes(self, ref: ConvRef) -> bytes | None:
+        if not self.lock(ref):
+            return None
         found = self.store._session_rows(self.conn, [ref.session_id]).get(ref.session_id)
         return None if found is None else self.store._text(ref.session_id, *found)
 
@@ -629,18 +655,25 @@ class ConvTransaction:
             self._x("DELETE FROM {m} WHERE session_id = ?", (sid,))
         else:
             self._x(f"INSERT INTO {{s}} ({', '.join(SESSION_COLUMNS)}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (sid, *values))
-        sql = self.store._sql(f"INSERT INTO {{m}} ({', '.join(MESSAGE_COLUMNS)}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
-        params = [(r["id"], sid, r["role"], r["content"], b.jw(r["tool_calls"]), r["tool_call_id"],
-                   b.jw(r["metadata"]), r["created_at"]) for r in rows]
-        if params:
-            if b.postgres:
-                with self.conn.cursor() as cur:
-                    cur.executemany(sql, params)
-            else:
-                self.conn.executemany(sql, params)
+            self._present[sid] = True
+        head = f"INSERT INTO {{m}} ({', '.join(MESSAGE_COLUMNS)}) "
+        if b.postgres and rows:  # one statement, one round trip, for all the session's messages
+            dumps = json.dumps  # what Jsonb binds; the server parses it into jsonb
+            columns = [[r["id"] for r in rows], [r["role"] for r in rows], [r["content"] for r in rows],
+                       [None if r["tool_calls"] is None else dumps(r["tool_calls"]) for r in rows],
+                       [r["tool_call_id"] for r in rows], [dumps(r["metadata"]) for r in rows],
+                       [r["created_at"] for r in rows]]
+            self._x(head + "SELECT u.id, ?, u.role, u.content, u.tc::jsonb, u.tcid, u.md::jsonb, u.ca FROM "
+                    "unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::float8[]) "
+                    "WITH ORDINALITY AS u(id, role, content, tc, tcid, md, ca, n) ORDER BY u.n", (sid, *columns))
+        elif rows:
+            self.conn.executemany(self.store._sql(head + "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
+                                  [(r["id"], sid, r["role"], r["content"], b.jw(r["tool_calls"]), r["tool_call_id"],
+                                    b.jw(r["metadata"]), r["created_at"]) for r in rows])
         return len(rows)
 
     def delete(self, ref: ConvRef) -> None:
+        self._present[ref.session_id] = False
         self._x("DELETE FROM {m} WHERE session_id = ?", (ref.session_id,))
         if self._x("DELETE FROM {s} WHERE session_id = ?", (ref.session_id,)).rowcount == 0:
             raise NotFound(f"{where(ref)}: no such session")
