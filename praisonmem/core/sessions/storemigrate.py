@@ -118,11 +118,12 @@ def migrate(paths: Paths, source: str, target: str, names: list[str], *, every: 
     items = _items(src, names, every)  # resolves every name before anything is written
     if not dry_run and hasattr(dst, "prepare_write"):
         dst.prepare_write(timeout)  # a read-only role, another app's tables: one error, nothing written
+    empty = dry_run and _empty(dst)
     total = len(items)
     try:
         for done, (ref, raw) in enumerate(_read(src, items), 1):
             report.records.append(_one(src, dst, ref, raw, move=move, dry_run=dry_run, verify=verify,
-                                       on_conflict=on_conflict, timeout=timeout))
+                                       on_conflict=on_conflict, timeout=timeout, empty=empty))
             if progress:
                 progress(done, total)
     finally:
@@ -167,8 +168,20 @@ def _record(session_id: str, action: str, messages: int = 0, **extra: Any) -> di
     return {"session_id": session_id, "action": action, "messages": messages, **extra}
 
 
+def _empty(dst: Any) -> bool:
+    """A dry run's target that does not exist yet (no database, no tables): every session would be copied.
+    A target that cannot be used (another app's tables) raises, once."""
+    from praisonmem.core.errors import NotFound
+
+    try:
+        dst.exists(dst.ref("praisonmem-probe"))
+    except NotFound:
+        return True
+    return False
+
+
 def _one(src: Any, dst: Any, ref: Any, raw: bytes | PraisonMemError, *, move: bool, dry_run: bool, verify: bool,
-         on_conflict: str, timeout: float) -> dict[str, Any]:
+         on_conflict: str, timeout: float, empty: bool = False) -> dict[str, Any]:
     name = src.name(ref)
     if isinstance(raw, PraisonMemError):
         return _record(name, "failed", reason=raw.message, exit_code=raw.exit_code)
@@ -178,7 +191,7 @@ def _one(src: Any, dst: Any, ref: Any, raw: bytes | PraisonMemError, *, move: bo
         count = fingerprint(doc)[0]
         tref = dst.ref(sid)
         if dry_run:
-            current = _current_outside(dst, tref)
+            current = None if empty else _current_outside(dst, tref)
             action, why = _decide(current, doc, raw, on_conflict)
             return _record(sid, {"copy": "would-copy", "replace": "would-replace"}.get(action, action), count,
                            **({"reason": why} if why else {}))

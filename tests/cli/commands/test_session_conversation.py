@@ -165,3 +165,90 @@ def test_prefix_and_schema_options(cli, source, tmp_path):
     assert (bad.exit_code, bad.stderr.count("\n")) == (2, 1)
     schema = cli("session", "list", "--store", db, "--schema", "s")
     assert schema.exit_code == 2 and "postgresql:// store only" in schema.stderr
+
+
+def test_migrate_dry_run_writes_nothing_and_says_what_it_would_do(cli, source, tmp_path):
+    db = tmp_path / "conv.db"
+    dry = cli("session", "migrate", "--from", source, "--to", db, "--all", "--dry-run", "--json")
+    assert dry.exit_code == 0, dry.stderr
+    assert (dry.json()["would-copy"], dry.json()["dry_run"]) == (37, True)
+    assert not db.exists()
+    assert cli("session", "migrate", "--from", source, "--to", db, "my_chat").exit_code == 0
+    before = digest(db)
+    again = cli("session", "migrate", "--from", source, "--to", db, "--all", "--dry-run", "--json").json()
+    assert (again["would-copy"], again["unchanged"]) == (36, 1)
+    assert digest(db) == before
+
+
+def test_migrate_move_deletes_each_source_session_after_its_copy(cli, source, tmp_path):
+    db = tmp_path / "conv.db"
+    want = tree(source)
+    refused = cli("session", "migrate", "--from", source, "--to", db, "bench-00000", "--move")
+    assert (refused.exit_code, refused.stderr.count("\n")) == (4, 1) and "--yes" in refused.stderr
+    assert not db.exists()
+    moved = cli("session", "migrate", "--from", source, "--to", db, "bench-00000", "my_chat", "--move", "--yes")
+    assert moved.exit_code == 0, moved.stderr
+    assert sorted(tree(source)) == sorted(set(want) - {"bench-00000.json", "my_chat.json"})
+    back = tmp_path / "back"
+    assert cli("session", "migrate", "--from", db, "--to", back, "--all").exit_code == 0
+    assert tree(back) == {k: want[k] for k in ("bench-00000.json", "my_chat.json")}
+
+
+def test_migrate_never_overwrites_a_newer_target_unless_replace(cli, source, tmp_path):
+    target = tmp_path / "target"
+    target.mkdir()
+    newer = json.loads((source / "my_chat.json").read_text())
+    newer["updated_at"] = "2099-01-01T00:00:00+00:00"
+    newer["messages"] = newer["messages"][:1]
+    (target / "my_chat.json").write_text(json.dumps(newer, indent=2, ensure_ascii=False))
+    kept = (target / "my_chat.json").read_bytes()
+    skipped = cli("session", "migrate", "--from", source, "--to", target, "my_chat", "--json")
+    assert (skipped.exit_code, skipped.json()["records"][0]["action"]) == (0, "skipped")
+    assert "newer in target" in skipped.stderr
+    assert (target / "my_chat.json").read_bytes() == kept
+    older = dict(newer, updated_at="2000-01-01T00:00:00+00:00")
+    (target / "my_chat.json").write_text(json.dumps(older, indent=2, ensure_ascii=False))
+    updated = cli("session", "migrate", "--from", source, "--to", target, "my_chat", "--json")
+    assert updated.json()["records"][0]["action"] == "replaced"
+    assert (target / "my_chat.json").read_bytes() == (source / "my_chat.json").read_bytes()
+    (target / "my_chat.json").write_bytes(kept)
+    replaced = cli("session", "migrate", "--from", source, "--to", target, "my_chat", "--on-conflict", "replace",
+                   "--yes", "--verify")
+    assert replaced.exit_code == 0, replaced.stderr
+    assert (target / "my_chat.json").read_bytes() == (source / "my_chat.json").read_bytes()
+
+
+def test_migrate_bad_inputs(cli, source, tmp_path):
+    for args, code, text in (
+        (("--from", source, "--to", tmp_path / "t.db"), 2, "give the SESSION ids to migrate, or --all"),
+        (("--from", source, "--to", tmp_path / "t.db", "nope"), 3, "nope"),
+        (("--from", source, "--to", source, "--all"), 2, "the same store"),
+        (("--to", tmp_path / "t.db", "--all"), 2, "give both --from"),
+        (("--from", source, "--to", "mysql://u:Secr3t-pw@h/db", "--all"), 2, "unsupported database URL"),
+        (("--from", source, "--to", tmp_path / "t.db", "--all", "--on-conflict", "merge"), 2, "skip or replace"),
+    ):
+        r = cli("session", "migrate", *args)
+        assert (r.exit_code, r.stderr.count("\n")) == (code, 1), (args, r.stderr)
+        assert text in r.stderr and "Secr3t-pw" not in r.stderr
+    assert not (tmp_path / "t.db").exists()
+
+
+def test_a_corrupt_json_target_is_never_overwritten(cli, source, tmp_path):
+    target = tmp_path / "target"
+    target.mkdir()
+    (target / "my_chat.json").write_bytes(b'{"session_id": "my_chat", "messages": [')
+    r = cli("session", "migrate", "--from", source, "--to", target, "my_chat")
+    assert (r.exit_code, r.stderr.count("\n")) == (1, 2)
+    assert (target / "my_chat.json").read_bytes() == b'{"session_id": "my_chat", "messages": ['
+
+
+def test_search_with_non_ascii_terms_and_the_prefilter(cli, source, tmp_path):
+    db = tmp_path / "conv.db"
+    assert cli("session", "migrate", "--from", source, "--to", db, "--all").exit_code == 0
+    ours = cli("session", "search", "CAFÉ 日本", "--store", db, "--limit", "0", "--json").json()
+    theirs = cli("session", "search", "CAFÉ 日本", "--store", source, "--limit", "0", "--json").json()
+    strip = lambda hits: [(h["session_id"], h["index"], h["score"]) for h in hits]  # noqa: E731
+    assert strip(ours) == strip(theirs) and ours
+    ours = cli("session", "search", "Hotel Alfama", "--store", db, "--limit", "0", "--json").json()
+    theirs = cli("session", "search", "Hotel Alfama", "--store", source, "--limit", "0", "--json").json()
+    assert strip(ours) == strip(theirs) and ours

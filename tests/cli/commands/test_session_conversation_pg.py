@@ -166,3 +166,19 @@ def test_sigkill_mid_migrate_then_rerun_gives_the_same_result(db, tmp_path):
                           str(back), "--all", "--verify"], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert tree(back) == tree(src)
+
+
+def test_pgpassword_and_a_configured_url_whose_password_is_never_shown(cli, db, source, config, monkeypatch):
+    bare = db.url("rw", password=False)
+    monkeypatch.setenv("PGPASSWORD", db.rw_password)
+    r = cli("session", "migrate", "--from", source, "--to", bare, "my_chat")
+    assert r.exit_code == 0, r.stderr
+    monkeypatch.delenv("PGPASSWORD")
+    config.write_text(f'store = "{db.rw_url}"\n')
+    listed = cli("session", "list", "--json")
+    assert [x["session_id"] for x in listed.json()] == ["my_chat"]
+    paths = cli("workspace", "paths", "--json")
+    assert paths.exit_code == 0
+    assert "postgresql://pm_rw:***@" in paths.stdout
+    shown = cli("config", "show")
+    no_secret(db, listed.stdout, listed.stderr, paths.stdout, shown.stdout, shown.stderr)
