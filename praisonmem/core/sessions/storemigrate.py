@@ -84,10 +84,13 @@ def canonical(doc: Any) -> bytes:
     return json.dumps(doc, sort_keys=True, ensure_ascii=True, allow_nan=True, separators=(",", ":")).encode()
 
 
+def message_count(doc: dict[str, Any]) -> int:
+    return len(messages_of(doc)) + len(messages_of(doc, "archived_messages"))
+
+
 def fingerprint(doc: dict[str, Any]) -> tuple[int, str]:
     """What ``--verify`` compares: the message count (archived included) and a content hash."""
-    return (len(messages_of(doc)) + len(messages_of(doc, "archived_messages")),
-            hashlib.sha256(canonical(doc)).hexdigest())
+    return message_count(doc), hashlib.sha256(canonical(doc)).hexdigest()
 
 
 def single(home: SessionStore, what: str) -> Any:
@@ -188,7 +191,7 @@ def _one(src: Any, dst: Any, ref: Any, raw: bytes | PraisonMemError, *, move: bo
     try:
         doc = src.parse(ref, raw)
         sid = src.session_id(ref, doc)
-        count = fingerprint(doc)[0]
+        count = message_count(doc)
         tref = dst.ref(sid)
         if dry_run:
             current = None if empty else _current_outside(dst, tref)

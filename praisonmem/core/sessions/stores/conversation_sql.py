@@ -457,44 +457,47 @@ class ConversationStore(PlainStore):
 
     def scan(self, fn: Callable[[Scanned], list[R]], *,
              progress: Callable[[int, int], None] | None = None, only: Sequence[str] | None = None) -> list[R]:
-        """``fn`` over every session (``only``: these ids), in id order, read in one transaction."""
+        """``fn`` over every session (``only``: these ids), in id order, read in batches of short read
+        transactions (see :meth:`raw_batches`)."""
         out: list[R] = []
-        with self.backend.reading() as conn:
-            if only is None:
+        if only is None:
+            with self.backend.reading() as conn:
                 ids = [r[0] for r in conn.execute(self._sql("SELECT session_id FROM {s} ORDER BY session_id"))]
-            else:
-                ids = sorted(only)
-            for start in range(0, len(ids), BATCH):
-                chunk = ids[start:start + BATCH]
+        else:
+            ids = sorted(only)
+        for start in range(0, len(ids), BATCH):
+            chunk = ids[start:start + BATCH]
+            with self.backend.reading() as conn:
                 found = self._session_rows(conn, chunk)
-                for sid in chunk:
-                    if sid not in found:
-                        continue
-                    ref = ConvRef(self.where, sid)
-                    try:
-                        doc = self.parse(ref, self._text(sid, *found[sid]))
-                    except PraisonMemError as exc:
-                        out += fn(Scanned(self.where, sid, None, exc, ref=ref, store=self.label))
-                    else:
-                        out += fn(Scanned(self.where, sid, doc, None, ref=ref, store=self.label))
-                if progress:
-                    progress(min(start + BATCH, len(ids)), len(ids))
+            for sid in chunk:
+                if sid not in found:
+                    continue
+                ref = ConvRef(self.where, sid)
+                try:
+                    doc = self.parse(ref, self._text(sid, *found[sid]))
+                except PraisonMemError as exc:
+                    out += fn(Scanned(self.where, sid, None, exc, ref=ref, store=self.label))
+                else:
+                    out += fn(Scanned(self.where, sid, doc, None, ref=ref, store=self.label))
+            if progress:
+                progress(min(start + BATCH, len(ids)), len(ids))
         return out
 
     def raw_batches(self, refs: Sequence[ConvRef]) -> Iterator[tuple[ConvRef, bytes | PraisonMemError]]:
-        """Each session's document bytes (or why it cannot be read), read in batches in one transaction."""
-        with self.backend.reading() as conn:
-            for start in range(0, len(refs), BATCH):
-                chunk = list(refs[start:start + BATCH])
+        """Each session's document bytes (or why it cannot be read), read in batches, each batch its own short
+        read transaction (a long one on SQLite would hold off a live agent's writes)."""
+        for start in range(0, len(refs), BATCH):
+            chunk = list(refs[start:start + BATCH])
+            with self.backend.reading() as conn:
                 found = self._session_rows(conn, [r.session_id for r in chunk])
-                for ref in chunk:
-                    if ref.session_id not in found:
-                        yield ref, NotFound(f"no session '{ref.session_id}' in {self.where}")
-                        continue
-                    try:
-                        yield ref, self._text(ref.session_id, *found[ref.session_id])
-                    except PraisonMemError as exc:
-                        yield ref, exc
+            for ref in chunk:
+                if ref.session_id not in found:
+                    yield ref, NotFound(f"no session '{ref.session_id}' in {self.where}")
+                    continue
+                try:
+                    yield ref, self._text(ref.session_id, *found[ref.session_id])
+                except PraisonMemError as exc:
+                    yield ref, exc
 
     def holds(self, ref: ConvRef, doc: dict[str, Any]) -> bool:
         try:
