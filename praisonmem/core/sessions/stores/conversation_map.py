@@ -304,7 +304,8 @@ def project_session(doc: dict[str, Any]) -> dict[str, Any]:
     if isinstance(md, dict):
         md = {k: v for k, v in md.items() if k != RESERVED}
     state = {k: doc[k] for k in ("runtime_state", "last_compaction") if k in doc and jsonb_safe(doc[k])}
-    name = md.get("title") if isinstance(md, dict) else None
+    name = next((v for v in ((md or {}).get("title") if isinstance(md, dict) else None, doc.get("title"))
+                 if isinstance(v, str) and v), None)  # documents.title_of: metadata.title, else the hierarchy's
     created, updated = iso_epoch(doc.get("created_at")), iso_epoch(doc.get("updated_at"))
     if isinstance(row, dict):  # a session that came from rows praisonmem did not write: its columns back
         name = row.get("name")

@@ -553,7 +553,7 @@ class ConversationStore(PlainStore):
         except ValueError:
             meta = None
         meta = meta if isinstance(meta, dict) else {}
-        title = meta.get("title") if isinstance(meta.get("title"), str) else name
+        title = meta.get("title") if isinstance(meta.get("title"), str) and meta.get("title") else name
         return {"session_id": sid, "file": self.where, "agent_name": agent_id, "user_id": user_id,
                 "title": title, "message_count": n - archived, "archived_count": archived,
                 "created_at": epoch_iso(created), "updated_at": epoch_iso(updated),
