@@ -59,15 +59,15 @@ INSERT INTO public.praison_sessions (session_id, user_id, agent_id, name, state,
 SELECT 'bench-' || lpad(i::text, 6, '0'), 'user' || (i % 5), 'Agent ' || (i % 17),
        'Session bench-' || lpad(i::text, 6, '0'), NULL, '{{"goal": "Be brief.", "role": "Assistant"}}'::jsonb,
        1767225600 + i * 60.0, 1767225600 + i * 60.0 + 40.0
-FROM generate_series(0, {n} - 1) AS i;
+FROM generate_series({lo}, {hi} - 1) AS i;
 INSERT INTO public.praison_messages (id, session_id, role, content, tool_calls, tool_call_id, metadata, created_at)
 SELECT 'msg-' || md5(i::text || ':' || j::text), 'bench-' || lpad(i::text, 6, '0'),
        CASE WHEN j % 2 = 0 THEN 'user' ELSE 'assistant' END,
        'weather hotel lisbon paris agent memory session ' || i || ' ' || j, NULL, NULL, '{{}}'::jsonb,
        1767225600 + i * 60.0 + j * 1.5
-FROM generate_series(0, {n} - 1) AS i, generate_series(0, {m} - 1) AS j;
-ANALYZE public.praison_sessions; ANALYZE public.praison_messages;
+FROM generate_series({lo}, {hi} - 1) AS i, generate_series(0, {m} - 1) AS j;
 """
+FILL_STEP = 10_000  # sessions per psql call (each call has a 60 s limit)
 
 
 def body(ctx: Context) -> list[Row]:
@@ -76,7 +76,9 @@ def body(ctx: Context) -> list[Row]:
     db = _pg.database("bench_list")
     url = db.rw_url
     _bench.run([oracle, "-c", LIBRARY, url, "1", "create"], env=ctx.env, cwd=ctx.cwd)  # the real store's DDL
-    db.psql(FILL.format(n=size, m=MESSAGES))
+    for lo in range(0, size, FILL_STEP):
+        db.psql(FILL.format(lo=lo, hi=min(size, lo + FILL_STEP), m=MESSAGES))
+    db.psql("ANALYZE public.praison_sessions; ANALYZE public.praison_messages;")
     print(f"session list --store postgresql://, {size} sessions x {MESSAGES} messages, {_bench.load_line()}",
           file=sys.stderr)
     rows: list[Row] = []

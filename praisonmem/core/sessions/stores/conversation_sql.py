@@ -354,8 +354,10 @@ def _tables(backend: Backend) -> tuple[str, str]:
 # ---------------------------------------------------------------- the store
 
 
-SORTS = {"updated": "s.updated_at DESC NULLS LAST, s.session_id",
-         "created": "s.created_at DESC NULLS LAST, s.session_id",
+# DESC as the library's list_sessions orders (NULLs first on PostgreSQL, last on SQLite), so PostgreSQL walks
+# idx_<prefix>sessions_updated (updated_at DESC) for the newest page instead of sorting the table
+SORTS = {"updated": "s.updated_at DESC, s.session_id",
+         "created": "s.created_at DESC, s.session_id",
          "messages": "coalesce(c.n, 0) - coalesce(c.a, 0) DESC, s.session_id", "id": "s.session_id"}
 LATERAL_LIMIT = 2000  # a page up to this size counts its sessions' messages one session at a time
 
