@@ -51,8 +51,11 @@ def _where(ctx: typer.Context, store: str | None, table_prefix: str | None = Non
            schema: str | None = None) -> str | None:
     """The store a command uses: --store, else the config key store, else PraisonAI's own environment."""
     state = state_of(ctx)
-    return sessions.store_location(state.setting("store", store), state.settings.env, table_prefix=table_prefix,
-                                   schema=schema)
+    value = state.setting("store", store)
+    if value is None and table_prefix is None and schema is None and not state.settings.env.get(
+            "PRAISONAI_CONVERSATION_STORE"):
+        return None  # the home's stores (nothing more to import)
+    return sessions.store_location(value, state.settings.env, table_prefix=table_prefix, schema=schema)
 ScopeOption = Annotated[sessions.Scope | None, typer.Option("--scope", help="Only sessions of this scope.")]
 
 

@@ -143,6 +143,8 @@ def list_sessions(
 
 def _sql_store(home: SessionStore, store: str | None) -> Any:
     """The conversation store ``--store`` names (it lists in SQL), else None."""
+    if store is None:
+        return None
     from praisonmem.core.sessions.stores.locate import is_location
 
     if not is_location(store):

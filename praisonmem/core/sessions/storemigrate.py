@@ -231,11 +231,8 @@ def _current_outside(dst: Any, tref: Any) -> tuple[bytes, dict[str, Any]] | None
 def _current(dst: Any, tx: Any, tref: Any) -> tuple[bytes, dict[str, Any]] | None:
     """The target session under its lock: its bytes and document; one that does not parse raises, so it is
     never overwritten."""
-    if hasattr(tx, "read_bytes"):  # a store that keeps the bytes it is given (JSON files, conversation tables)
-        raw = tx.read_bytes(tref)
-        return None if raw is None else (raw, dst.parse(tref, raw))
-    doc = tx.read(tref)
-    return None if doc is None else (canonical(doc), doc)
+    raw = tx.read_bytes(tref)
+    return None if raw is None else (raw, dst.parse(tref, raw))
 
 
 def _decide(current: tuple[bytes, dict[str, Any]] | None, doc: dict[str, Any], raw: bytes,
@@ -254,10 +251,7 @@ def _decide(current: tuple[bytes, dict[str, Any]] | None, doc: dict[str, Any], r
 
 
 def _put(dst: Any, tx: Any, tref: Any, raw: bytes, doc: dict[str, Any]) -> None:
-    if hasattr(tx, "write_raw"):  # the source's own bytes, layout included
-        tx.write_raw(tref, raw)
-    else:
-        tx.write(tref, doc)
+    tx.write_raw(tref, raw)  # the source's own bytes, layout included, where the target keeps bytes
 
 
 def _mismatch(dst: Any, tref: Any, doc: dict[str, Any]) -> str | None:

@@ -77,10 +77,14 @@ def show(paths: Paths, name: str, *, archived: bool = False, working: bool = Fal
     shown = view(home, ref, home.parse(ref, raw), archived=archived, working=working, tail=tail)
     shown.raw, shown.selected = raw, tail is not None or archived or working
     shown.store = home.store_of(ref)
+    shown.copies = _copies(open_store(paths) if store and not _is_location(store) else home, ref, shown)
+    return shown
+
+
+def _is_location(store: str) -> bool:
     from praisonmem.core.sessions.stores.locate import is_location
 
-    shown.copies = _copies(open_store(paths) if store and not is_location(store) else home, ref, shown)
-    return shown
+    return is_location(store)
 
 
 def _copies(home: SessionStore, ref: Any, shown: SessionView) -> dict[str, Any]:

@@ -275,3 +275,19 @@ def test_the_sql_listing_of_a_migrated_store_equals_the_json_listing(cli, source
         ours = [r["session_id"] for r in cli("session", "list", "--store", db, "--sort", sort, "--json").json()]
         theirs = [r["session_id"] for r in cli("session", "list", "--store", source, "--sort", sort, "--json").json()]
         assert ours == theirs, sort
+
+
+def test_the_conversation_store_implements_the_interface_and_only_the_sql_fast_paths_beyond_it():
+    import inspect
+
+    from praisonmem.core.sessions import stores
+    from praisonmem.core.sessions.stores.conversation_sql import ConversationStore, ConvTransaction
+    from tests.core.sessions.test_stores import STORE, TRANSACTION, methods
+
+    for protocol, implementation in ((stores.SessionStore, ConversationStore), (stores.Transaction, ConvTransaction)):
+        for name in methods(protocol):
+            wanted = list(inspect.signature(getattr(protocol, name)).parameters)
+            assert list(inspect.signature(getattr(implementation, name)).parameters)[:len(wanted)] == wanted, name
+    # used only through sql_store() (listing, search) and by migrate (batches, the write check, closing)
+    assert methods(ConversationStore) - STORE == {"summaries", "matching", "raw_batches", "prepare_write", "close"}
+    assert methods(ConvTransaction) - TRANSACTION == {"lock"}

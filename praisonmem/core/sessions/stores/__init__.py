@@ -65,6 +65,13 @@ class Transaction(Protocol):
 
     def write(self, ref: Ref, doc: dict[str, Any]) -> None: ...
 
+    def read_bytes(self, ref: Ref) -> bytes | None:
+        """The session as stored now (``None``: gone), once :meth:`read` vouched that it parses."""
+
+    def write_raw(self, ref: Ref, raw: bytes) -> None:
+        """The session document in these bytes, kept byte for byte where the store keeps bytes (JSON files;
+        the conversation tables' layout envelope); a store that serialises itself parses and writes it."""
+
     def delete(self, ref: Ref) -> None: ...
 
     def carry_spill(self, old_id: str, new_id: str, *, keep: bool = False) -> None:
@@ -179,9 +186,11 @@ def open_store(paths: Paths, store: str | None = None) -> SessionStore:
     (a label, as ``session list`` shows it) only that one; with a location (a directory, a database file
     or URL: :mod:`.locate`) the store there."""
     from praisonmem.core.sessions.stores.home import Home
-    from praisonmem.core.sessions.stores.locate import is_location, open_location
 
-    if store is not None and is_location(store):
-        return open_location(store, table_prefix=getattr(store, "table_prefix", None),
-                             schema=getattr(store, "schema", None))
+    if store is not None:
+        from praisonmem.core.sessions.stores.locate import is_location, open_location
+
+        if is_location(store):
+            return open_location(store, table_prefix=getattr(store, "table_prefix", None),
+                                 schema=getattr(store, "schema", None))
     return Home.of(paths, store)

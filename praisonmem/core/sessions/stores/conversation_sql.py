@@ -645,9 +645,9 @@ class ConvTransaction:
     def write(self, ref: ConvRef, doc: dict[str, Any]) -> None:
         self.write_raw(ref, jsonfile.serialise(doc))
 
-    def write_raw(self, ref: ConvRef, raw: bytes) -> int:
+    def write_raw(self, ref: ConvRef, raw: bytes) -> None:
         """The session as these document bytes map to rows (the row updated in place, its messages
-        replaced); the number of message rows."""
+        replaced)."""
         b = self.store.backend
         sid, s, rows = doc_to_rows(raw, postgres=b.postgres)
         if sid != ref.session_id:
@@ -675,7 +675,6 @@ class ConvTransaction:
             self.conn.executemany(self.store._sql(head + "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
                                   [(r["id"], sid, r["role"], r["content"], b.jw(r["tool_calls"]), r["tool_call_id"],
                                     b.jw(r["metadata"]), r["created_at"]) for r in rows])
-        return len(rows)
 
     def delete(self, ref: ConvRef) -> None:
         self._present[ref.session_id] = False

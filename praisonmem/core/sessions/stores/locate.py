@@ -23,9 +23,12 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from praisonmem.core.errors import UsageError
-from praisonmem.core.io import pgurl
-from praisonmem.core.sessions.stores import SessionStore
+
+if TYPE_CHECKING:
+    from praisonmem.core.sessions.stores import SessionStore
 
 LABELS = ("json", "sessions.db")
 SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
@@ -38,6 +41,8 @@ def is_location(text: str | None) -> bool:
     """A store named by where it is (a URL, a path), not by a home's label."""
     if not text or text in LABELS:
         return False
+    from praisonmem.core.io import pgurl
+
     return pgurl.is_url(text) or os.sep in text or text.endswith(".db") or os.path.isdir(text)
 
 
@@ -66,11 +71,14 @@ def resolve(flag_or_config: str | None, env: Mapping[str, str]) -> str | None:
 
 def shown(text: str) -> str:
     """A location as praisonmem prints it: a URL's password masked."""
+    from praisonmem.core.io import pgurl
+
     return pgurl.redact(text)
 
 
-def open_location(text: str, *, table_prefix: str | None = None, schema: str | None = None) -> SessionStore:
+def open_location(text: str, *, table_prefix: str | None = None, schema: str | None = None) -> "SessionStore":
     """The store at ``text``, as a home of that one store."""
+    from praisonmem.core.io import pgurl
     from praisonmem.core.sessions.stores.conversation_sql import (DEFAULT_PREFIX, DEFAULT_SCHEMA, ConversationStore,
                                                                    PgBackend, SqliteBackend, check_name)
     from praisonmem.core.sessions.stores.home import Home
@@ -131,6 +139,7 @@ def store_location(value: str | None, env: Mapping[str, str], *, table_prefix: s
     """``--store`` as the session commands pass it on: a home's label, a
     :class:`~praisonmem.core.sessions.stores.Location` (with its ``--table-prefix``/``--schema``) or None;
     ``strict``: refuse those options for a home's label (``session migrate`` applies them to either side)."""
+    from praisonmem.core.io import pgurl
     from praisonmem.core.sessions.stores import Location
 
     chosen = resolve(value, env)
