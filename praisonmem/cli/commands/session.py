@@ -562,9 +562,9 @@ def migrate_command(
     stores = [sessions.store_location(value, {}, table_prefix=table_prefix, schema=schema, strict=False)
               for value in (source, target)]
     with file_progress("Migrating sessions", minimum=1) as progress:
-        report = sessions.plan_migrate(state.paths, stores[0], stores[1], list(session or []), every=all_, move=move,
-                                       dry_run=dry_run, verify=verify, on_conflict=on_conflict,
-                                       timeout=state.lock_timeout, progress=progress)
+        report = sessions.migrate_between(state.paths, stores[0], stores[1], list(session or []), every=all_,
+                                          move=move, dry_run=dry_run, verify=verify, on_conflict=on_conflict,
+                                          timeout=state.lock_timeout, progress=progress)
     out = state.output(as_json)
     for record in report.failed:
         warn(f"{record['session_id']}: {record['reason']}")

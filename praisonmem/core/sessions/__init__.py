@@ -5,6 +5,7 @@ One function per command, each in the module named after what it does:
 * :mod:`.listing` ``list_sessions``; :mod:`.view` ``show``; :mod:`.search` ``search_sessions``;
 * :mod:`.ops` ``rename``, ``retitle``, ``plan_delete``, ``plan_prune``; :mod:`.adopt` ``plan_adopt``;
 * :mod:`.transfer` ``export``, ``plan_import``; :mod:`.dbimport` ``plan_db_import`` (for ``migrate``);
+  :mod:`.storemigrate` ``migrate_between`` (``session migrate``); :mod:`.stores.locate` ``store_location``;
   :mod:`.workspace` ``describe_workspace`` and the workspace and history ids, exactly as praisonaiagents
   computes them.
 
@@ -31,7 +32,7 @@ _EXPORTS = {
     "stores.jsondir": ("safe_file_stem", "session_file_name"),
     "stores.home": ("TRANSCRIPT_DB",),
     "stores.locate": ("store_location",),
-    "storemigrate": ("plan_migrate",),
+    "storemigrate": ("MigrateReport",),
     "stores.sqlite_transcript": ("inspect_db", "json_files_beside"),
     "dbimport": ("db_import_candidates", "plan_db_import"),
     "listing": ("ListResult", "SortKey", "list_sessions"),
@@ -45,7 +46,8 @@ _EXPORTS = {
                   "scope_of", "workspace_id"),
 }
 # A name that is also a submodule's would be shadowed by the submodule once it is imported.
-_ALIASES = {"describe_workspace": ("workspace", "describe"), "search_sessions": ("search", "search")}
+_ALIASES = {"describe_workspace": ("workspace", "describe"), "search_sessions": ("search", "search"),
+            "migrate_between": ("storemigrate", "migrate")}
 __getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS, _ALIASES)
 
 
@@ -64,7 +66,8 @@ if TYPE_CHECKING:
     from praisonmem.core.sessions.stores.jsondir import safe_file_stem, session_file_name
     from praisonmem.core.sessions.stores.home import TRANSCRIPT_DB
     from praisonmem.core.sessions.stores.locate import store_location
-    from praisonmem.core.sessions.storemigrate import plan_migrate
+    from praisonmem.core.sessions.storemigrate import MigrateReport
+    from praisonmem.core.sessions.storemigrate import migrate as migrate_between
     from praisonmem.core.sessions.stores.sqlite_transcript import inspect_db, json_files_beside
     from praisonmem.core.sessions.transfer import ExportFormat, OnConflict, export, plan_import
     from praisonmem.core.sessions.view import SessionView, Turn, show

@@ -276,7 +276,3 @@ def _delete_source(src: Any, ref: Any, raw: bytes, doc: dict[str, Any], timeout:
             raise Refused(f"{src.name(ref)}: changed in the source while it was migrated; copied but not deleted")
         tx.delete(ref)
 
-
-def plan_migrate(paths: Paths, source: str, target: str, names: list[str], **kw: Any) -> MigrateReport:
-    """:func:`migrate` (the name the session API exports)."""
-    return migrate(paths, source, target, names, **kw)
