@@ -2,7 +2,9 @@
 """Every row of issue 13's goals table, in one run: praisonmem against its reference.
 
 Runs, on one data dir (generated once, reused with --dir): session_search,
-session_list, memory_search, startup, backup_create, memory_store, check_home;
+session_list, memory_search, startup, backup_create, memory_store, check_home,
+session_migrate, session_list_pg (these two on a throwaway PostgreSQL cluster,
+against the real praisonai store in the oracle venv: --oracle-python);
 then prints the goals table (medians, ratio, goal, pass/fail, noise). --quick
 runs everything at small sizes with 2 rounds: a smoke test of the scripts, not a
 measurement. Exits 1 when a script failed (a command failed or a result differed
@@ -21,16 +23,18 @@ from pathlib import Path
 
 import _bench
 import _data
+import _pg
 import session_list
 
 SCRIPTS = ("session_search", "session_list", "memory_search", "startup", "backup_create", "memory_store",
-           "check_home")
+           "check_home", "session_migrate", "session_list_pg")
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     _bench.add_common_args(ap, rounds=7)
     session_list.extra_args(ap)
+    _pg.extra_args(ap)
     ap.add_argument("--only", type=lambda s: s.split(","), metavar="NAME,...", help=f"only these of {', '.join(SCRIPTS)}")
     ap.add_argument("--markdown", type=Path, metavar="FILE", help="also write the goals table as Markdown to FILE")
     ap.add_argument("--strict", action="store_true", help="exit 1 when a goal is missed")

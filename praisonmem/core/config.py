@@ -123,6 +123,8 @@ KEYS: dict[str, Key] = {k.name: k for k in (
     Key("lock_timeout", "PRAISONMEM_LOCK_TIMEOUT", _timeout, 5.0, "seconds to wait for a lock (flag --lock-timeout)"),
     Key("upsonic.db", "PRAISONMEM_UPSONIC_DB", _database, None,
         "Upsonic SQLite file, sqlite:///PATH or postgresql:// URL (flag --db)"),
+    Key("store", "PRAISONMEM_STORE", _database, None,
+        "session store: json, sessions.db, a directory, sqlite:///PATH or postgresql:// URL (flag --store)"),
     Key("backup.dir", "PRAISONMEM_BACKUP_DIR", _str, None, "where backups go (flag --output)"),
     Key("backup.keep", "PRAISONMEM_BACKUP_KEEP", _count, 0, "backups to keep, 0 = all (flag --keep)"),
     Key("cache", "PRAISONMEM_CACHE", _bool, True, "keep praisonmem's cache of derived data (flag --no-cache)"),
@@ -232,9 +234,9 @@ class Settings:
         from praisonmem.core.io import pgurl
 
         rows = []
-        for name, key in (("upsonic_db", "upsonic.db"),):
+        for name, key in (("upsonic_db", "upsonic.db"), ("session_store", "store")):
             setting = self.get(key)
-            if setting.value is None:
+            if setting.value is None or setting.value in ("json", "sessions.db"):
                 continue
             url = pgurl.parse(setting.value) if pgurl.is_url(setting.value) else None
             if url is not None and url.is_postgres:

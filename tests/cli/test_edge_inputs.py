@@ -156,7 +156,7 @@ def test_listing_a_home_without_sessions_warns(cli, tmp_path):
 
 def test_ndjson_on_every_list_like_command(cli):
     assert all(json.loads(line)["name"] for line in cli("memory", "providers", "--ndjson").stdout.splitlines())
-    assert len(cli("config", "show", "--ndjson").stdout.splitlines()) == 11
+    assert len(cli("config", "show", "--ndjson").stdout.splitlines()) == 12
 
 
 def test_upsonic_import_and_convert_overwrites_need_yes(cli, db, tmp_path, fixture_home):

@@ -16,6 +16,8 @@ CASES = {
     "output": ("json", "json", "json", 'output = "json"', "json", "table"),
     "lock_timeout": (1.5, "2.5", 2.5, "lock_timeout = 3.5", 3.5, 5.0),
     "upsonic.db": ("/flag.db", "/env.db", "/env.db", '[upsonic]\ndb = "/cfg.db"', "/cfg.db", None),
+    "store": ("json", "sqlite:///env.db", "sqlite:///env.db", 'store = "postgresql://u@h/cfg"', "postgresql://u@h/cfg",
+              None),
     "backup.dir": ("/flag", "/env", "/env", '[backup]\ndir = "/cfg"', "/cfg", None),
     "backup.keep": (1, "2", 2, "[backup]\nkeep = 3", 3, 0),
     "cache": (False, "yes", True, "cache = false", False, True),

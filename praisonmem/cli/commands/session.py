@@ -48,7 +48,9 @@ StoreOption = Annotated[str | None, typer.Option("--store", metavar="STORE", aut
                                                       "json (the JSON files), sessions.db (the gateway's "
                                                       "database), project:<id> (a praisonai project's store), "
                                                       "unified (the REPL/TUI's files) or legacy-run (run_*/ "
-                                                      "directories).")]
+                                                      "directories); or another store by where it is: a "
+                                                      "directory of JSON files, sqlite:///PATH or a .db file, or "
+                                                      "postgresql://... (config key store).")]
 # Plain strings (checked by the core): an enum here would load the secret rules for every session command.
 RedactOption = Annotated[str | None, typer.Option(
     "--redact", metavar="standard|strict",
@@ -56,6 +58,23 @@ RedactOption = Annotated[str | None, typer.Option(
 LevelOption = Annotated[str, typer.Option(
     "--level", metavar="standard|strict",
     help="The rule set: strict adds national phone numbers and any high-entropy token.")]
+TablePrefixOption = Annotated[str | None, typer.Option("--table-prefix", metavar="PREFIX",
+                                                       help="A conversation store's table prefix (default "
+                                                            "praison_).")]
+SchemaOption = Annotated[str | None, typer.Option("--schema", metavar="SCHEMA",
+                                                  help="A PostgreSQL conversation store's schema (default "
+                                                       "public).")]
+
+
+def _where(ctx: typer.Context, store: str | None, table_prefix: str | None = None,
+           schema: str | None = None) -> str | None:
+    """The store a command uses: --store, else the config key store, else PraisonAI's own environment."""
+    state = state_of(ctx)
+    value = state.setting("store", store)
+    if value is None and table_prefix is None and schema is None and not state.settings.env.get(
+            "PRAISONAI_CONVERSATION_STORE"):
+        return None  # the home's stores (nothing more to import)
+    return sessions.store_location(value, state.settings.env, table_prefix=table_prefix, schema=schema)
 ScopeOption = Annotated[sessions.Scope | None, typer.Option("--scope", help="Only sessions of this scope.")]
 
 
@@ -72,6 +91,8 @@ def list_command(
                                                                   "most first).")] = sessions.SortKey.updated,
     limit: LimitOption = 50,
     store: StoreOption = None,
+    table_prefix: TablePrefixOption = None,
+    schema: SchemaOption = None,
     as_json: JsonFlag = False,
     as_ndjson: NdjsonFlag = False,
 ) -> None:
@@ -106,7 +127,8 @@ def list_command(
     state = state_of(ctx)
     with file_progress("Reading sessions") as progress:
         result = sessions.list_sessions(state.paths, workspace=sessions.workspace_id, agent=agent, user=user,
-                                        scope=scope, sort=sort, limit=limit, store=store, progress=progress)
+                                        scope=scope, sort=sort, limit=limit, progress=progress,
+                                        store=_where(ctx, store, table_prefix, schema))
     out = state.output(as_json, as_ndjson)
     if not out.records(result.rows):
         _table(out, result.rows)
@@ -183,6 +205,8 @@ def show_command(
     ] = False,
     store: StoreOption = None,
     key_file: KeyFileOption = None,
+    table_prefix: TablePrefixOption = None,
+    schema: SchemaOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Show a session as a readable transcript.
@@ -207,8 +231,8 @@ def show_command(
         praisonmem session show gw-legacy --store sessions.db
     """
     state = state_of(ctx)
-    view = sessions.show(state.paths, session, archived=archived, working=working, tail=tail, store=store,
-                         key=sessions.session_key(key_file))
+    view = sessions.show(state.paths, session, archived=archived, working=working, tail=tail,
+                         store=_where(ctx, store, table_prefix, schema), key=sessions.session_key(key_file))
     out = state.output(as_json)
     if view.copies.get("stale"):
         warn(f"this copy ({view.store}) is stale: {', '.join(view.copies['paired_with'])} holds a newer, "
@@ -236,6 +260,8 @@ def search_command(
     limit: LimitOption = 20,
     store: StoreOption = None,
     key_file: KeyFileOption = None,
+    table_prefix: TablePrefixOption = None,
+    schema: SchemaOption = None,
     as_json: JsonFlag = False,
     as_ndjson: NdjsonFlag = False,
 ) -> None:
@@ -257,7 +283,8 @@ def search_command(
     state = state_of(ctx)
     key = sessions.session_key(key_file)
     with file_progress("Searching sessions") as progress:
-        result = sessions.search_sessions(state.paths, query, limit=limit, store=store, progress=progress, key=key)
+        result = sessions.search_sessions(state.paths, query, limit=limit, progress=progress,
+                                          store=_where(ctx, store, table_prefix, schema), key=key)
     for path, reason in result.unreadable:
         warn(f"skipped unreadable session file {path}: {reason}")
     if result.opaque:
@@ -284,6 +311,8 @@ def rename_command(
                                                                                "(empty clears it).")] = None,
     force: ForceFlag = False,
     store: StoreOption = None,
+    table_prefix: TablePrefixOption = None,
+    schema: SchemaOption = None,
     dry_run: DryRunFlag = False,
     as_json: JsonFlag = False,
 ) -> int:
@@ -311,10 +340,10 @@ def rename_command(
     state = state_of(ctx)
     if title is not None:
         outcome = sessions.retitle(state.paths, session, title, dry_run=dry_run, timeout=state.lock_timeout,
-                                   store=store)
+                                   store=_where(ctx, store, table_prefix, schema))
     else:
         outcome = sessions.rename(state.paths, session, new_id, force=force, dry_run=dry_run,
-                                  timeout=state.lock_timeout, store=store)
+                                  timeout=state.lock_timeout, store=_where(ctx, store, table_prefix, schema))
     return render_outcome(state.output(as_json), outcome)
 
 
@@ -390,6 +419,8 @@ def delete_command(
                                                  autocompletion=_complete_sessions)],
     force: ForceFlag = False,
     store: StoreOption = None,
+    table_prefix: TablePrefixOption = None,
+    schema: SchemaOption = None,
     yes: YesFlag = False,
     dry_run: DryRunFlag = False,
     as_json: JsonFlag = False,
@@ -411,7 +442,8 @@ def delete_command(
         praisonmem session delete gw-legacy --store sessions.db --yes
     """
     state = state_of(ctx)
-    plan = sessions.plan_delete(state.paths, session, force=force, timeout=state.lock_timeout, store=store)
+    plan = sessions.plan_delete(state.paths, session, force=force, timeout=state.lock_timeout,
+                                store=_where(ctx, store, table_prefix, schema))
     return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run)
 
 
@@ -425,6 +457,8 @@ def prune_command(
     agent: Annotated[str | None, typer.Option("--agent", metavar="NAME", help="Only this agent_name.")] = None,
     scope: ScopeOption = None,
     store: StoreOption = None,
+    table_prefix: TablePrefixOption = None,
+    schema: SchemaOption = None,
     yes: YesFlag = False,
     dry_run: DryRunFlag = False,
     as_json: JsonFlag = False,
@@ -443,7 +477,8 @@ def prune_command(
     state = state_of(ctx)
     with file_progress("Reading sessions") as progress:
         plan = sessions.plan_prune(state.paths, older_than, keep=keep, agent=agent, scope=scope,
-                                   timeout=state.lock_timeout, progress=progress, store=store)
+                                   timeout=state.lock_timeout, progress=progress,
+                                   store=_where(ctx, store, table_prefix, schema))
     return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run, progress="Pruning")
 
 
@@ -471,6 +506,8 @@ def export_command(
     store: StoreOption = None,
     redact: RedactOption = None,
     key_file: KeyFileOption = None,
+    table_prefix: TablePrefixOption = None,
+    schema: SchemaOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Export sessions as JSON (lossless, importable), JSON lines, Markdown, or for fine-tuning.
@@ -511,7 +548,8 @@ def export_command(
     out = state.output(as_json or (state.json_default and format_ is None))
     key = sessions.session_key(key_file)
     summary = sessions.export(state.paths, session or [], every=all_, format=format_ or sessions.ExportFormat.json,
-                              output="-" if output is None else output, stdout=binary_stdout(), store=store,
+                              output="-" if output is None else output, stdout=binary_stdout(),
+                              store=_where(ctx, store, table_prefix, schema),
                               archived=archived, system_prompt=system_prompt, no_system=no_system,
                               redact=redact, key=key)
     for skipped in summary.get("skipped", []):
@@ -533,8 +571,11 @@ def import_command(
                                                              help="When a session already exists.")
                            ] = sessions.OnConflict.fail,
     store: Annotated[str | None, typer.Option("--store", metavar="STORE", autocompletion=_complete_stores,
-                                              help="Import into this store: json (default), sessions.db or "
-                                                   "project:<id>.")] = None,
+                                              help="Import into this store: json (default), sessions.db, "
+                                                   "project:<id>, or another store by where it is (see "
+                                                   "'session list').")] = None,
+    table_prefix: TablePrefixOption = None,
+    schema: SchemaOption = None,
     key_file: KeyFileOption = None,
     id_prefix: Annotated[str | None, typer.Option("--id-prefix", metavar="PREFIX",
                                                   help="OpenAI-chat JSONL: name the sessions PREFIX-<line number> "
@@ -566,8 +607,8 @@ def import_command(
         praisonmem session import train.jsonl --id-prefix train
     """
     state = state_of(ctx)
-    plan = sessions.plan_import(state.paths, file, on_conflict=on_conflict, timeout=state.lock_timeout, store=store,
-                                id_prefix=id_prefix, key=sessions.session_key(key_file))
+    plan = sessions.plan_import(state.paths, file, on_conflict=on_conflict, timeout=state.lock_timeout,
+                                store=_where(ctx, store, table_prefix, schema), id_prefix=id_prefix, key=sessions.session_key(key_file))
     return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run)
 
 
@@ -612,7 +653,7 @@ def scan_command(
         praisonmem session scan support_ticket__1234 --level strict --json
     """
     state = state_of(ctx)
-    report = sessions.scan_secrets(state.paths, session or [], level=level, store=store)
+    report = sessions.scan_secrets(state.paths, session or [], level=level, store=_where(ctx, store))
     out = state.output(as_json, as_ndjson)
     from praisonmem.cli.render.secrets import render_findings, summary
 
@@ -656,7 +697,8 @@ def redact_command(
         praisonmem session redact my_chat --level strict --yes
     """
     state = state_of(ctx)
-    plan = sessions.plan_redact(state.paths, session, level=level, store=store, timeout=state.lock_timeout)
+    plan = sessions.plan_redact(state.paths, session, level=level, store=_where(ctx, store),
+                                timeout=state.lock_timeout)
     return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run)
 
 
@@ -743,3 +785,74 @@ def _follow(ctx: typer.Context, session: str, tail: int, store: str | None, as_j
         sys.stdout.flush()
         return EXIT_INTERRUPTED
     return 0
+
+
+@app.command("migrate")
+def migrate_command(
+    ctx: typer.Context,
+    session: Annotated[list[str] | None, typer.Argument(metavar="[SESSION]...", help="Session ids to migrate.")
+                       ] = None,
+    source: Annotated[str, typer.Option("--from", metavar="STORE",
+                                        help="Copy from this store (as --store names one: json, sessions.db, a "
+                                             "directory, sqlite:///PATH, postgresql://...).")] = "",
+    target: Annotated[str, typer.Option("--to", metavar="STORE", help="Copy into this store (the same forms).")
+                      ] = "",
+    all_: Annotated[bool, typer.Option("--all", help="Every session of --from.")] = False,
+    move: Annotated[bool, typer.Option("--move", help="Delete each session from --from once its copy is in --to "
+                                                      "and compares equal.")] = False,
+    verify: Annotated[bool, typer.Option("--verify", help="Read every migrated session back from --to and "
+                                                          "compare message count and content hash (exit 1 "
+                                                          "naming any mismatch).")] = False,
+    on_conflict: Annotated[str, typer.Option("--on-conflict", metavar="skip|replace",
+                                             help="A session --to holds, different and not older: skip it "
+                                                  "(default) or replace it.")] = "skip",
+    table_prefix: TablePrefixOption = None,
+    schema: SchemaOption = None,
+    dry_run: DryRunFlag = False,
+    yes: YesFlag = False,
+    as_json: JsonFlag = False,
+) -> int:
+    """Copy sessions between any two stores, losslessly.
+
+    Every message field, tool calls, archived messages, compaction state,
+    metadata and unknown keys go across: a PraisonAI conversation store
+    (SQLite or PostgreSQL) keeps what it has no column for under the
+    reserved key _praisonmem (in sessions.state and messages.metadata), so
+    JSON -> PostgreSQL -> JSON gives the same bytes. Each session is one
+    transaction of --to: a killed migrate continues where it stopped when
+    rerun, and a rerun copies nothing new. A session --to already holds with
+    other content is overwritten only when the copy there is older, unless
+    --on-conflict replace. --table-prefix and --schema apply to each side
+    that is a conversation store. Shows a progress bar on a terminal, and a
+    summary line (sessions, messages, seconds) on stderr; --json prints the
+    summary with one record per session. --move and --on-conflict replace
+    ask for confirmation (or --yes).
+
+    Example:
+
+        praisonmem session migrate --from ~/.praisonai/sessions --to postgresql://app@db/chat --all --verify
+    """
+    state = state_of(ctx)
+    if not source or not target:
+        raise UsageError("give both --from STORE and --to STORE")
+    if not dry_run and (move or on_conflict == "replace"):
+        from praisonmem.cli.prompts import confirm
+
+        what = "delete each migrated session from --from" if move else "overwrite sessions --to already holds"
+        confirm(f"{what}?", yes=yes, dry_run=dry_run)
+    stores = [sessions.store_location(value, {}, table_prefix=table_prefix, schema=schema, strict=False)
+              for value in (source, target)]
+    with file_progress("Migrating sessions", minimum=1) as progress:
+        report = sessions.migrate_between(state.paths, stores[0], stores[1], list(session or []), every=all_,
+                                          move=move, dry_run=dry_run, verify=verify, on_conflict=on_conflict,
+                                          timeout=state.lock_timeout, progress=progress)
+    out = state.output(as_json)
+    for record in report.failed:
+        warn(f"{record['session_id']}: {record['reason']}")
+    for record in report.records:
+        if record["action"] == "skipped":
+            note(f"skipped {record['session_id']}: {record['reason']}")
+    if out.machine:
+        out.json({**report.summary(), "records": report.records})
+    note(report.line())
+    return report.exit_code

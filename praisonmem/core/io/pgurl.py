@@ -55,6 +55,7 @@ _USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*://)(.*)@")
 _QUERY_PASSWORD = re.compile(r"([?&]password=)([^&]*)", re.IGNORECASE)
 _KV_PASSWORD = re.compile(r"((?<![?&\w])password\s*=\s*)('(?:[^'\\]|\\.)*'|\S*)", re.IGNORECASE)
 _secrets: set[str] = set()
+_driver: Any = None  # psycopg, once imported
 
 
 @dataclass(frozen=True)
@@ -179,6 +180,9 @@ def _mask_userinfo(userinfo: str) -> str:
 
 def driver() -> Any:
     """The psycopg module, imported now; :class:`IOFailure` with :data:`INSTALL_HINT` without it."""
+    global _driver
+    if _driver is not None:
+        return _driver
     try:
         import psycopg
     except ImportError:
@@ -186,8 +190,9 @@ def driver() -> Any:
     import logging
 
     # psycopg logs a few warnings itself; without a handler Python would print them on stderr
-    # beside praisonmem's own one-line error
+    # beside praisonmem's own one-line error (added once: every call used to add another)
     logging.getLogger("psycopg").addHandler(logging.NullHandler())
+    _driver = psycopg
     return psycopg
 
 
@@ -313,6 +318,20 @@ def _rollback(conn: Any) -> None:
         conn.rollback()
     except Exception:  # noqa: BLE001 - the connection is gone; the server rolls back by itself
         pass
+
+
+_jsonb: Any = None
+
+
+def jsonb(value: Any) -> Any:
+    """``value`` bound as a JSONB parameter (``json.dumps`` with psycopg's defaults)."""
+    global _jsonb
+    if _jsonb is None:
+        driver()
+        from psycopg.types.json import Jsonb
+
+        _jsonb = Jsonb
+    return _jsonb(value)
 
 
 # ---------------------------------------------------------------- catalog helpers

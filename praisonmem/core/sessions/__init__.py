@@ -5,7 +5,9 @@ One function per command, each in the module named after what it does:
 * :mod:`.listing` ``list_sessions``; :mod:`.view` ``show``; :mod:`.search` ``search_sessions``;
 * :mod:`.ops` ``rename``, ``retitle``, ``plan_delete``, ``plan_prune``; :mod:`.adopt` ``plan_adopt``;
 * :mod:`.transfer` ``export``, ``plan_import``; :mod:`.redaction` ``scan_secrets``, ``plan_redact`` (secrets,
-  with :mod:`praisonmem.core.secrets`); :mod:`.watch` ``watch_session`` (following a live session); :mod:`.dbimport` ``plan_db_import`` (for ``migrate``);
+  with :mod:`praisonmem.core.secrets`); :mod:`.watch` ``watch_session`` (following a live session);
+  :mod:`.dbimport` ``plan_db_import`` (for ``migrate``); :mod:`.storemigrate` ``migrate_between``
+  (``session migrate``); :mod:`.stores.locate` ``store_location``;
   :mod:`.workspace` ``describe_workspace`` and the workspace and history ids, exactly as praisonaiagents
   computes them.
 
@@ -32,6 +34,8 @@ _EXPORTS = {
     "stores": ("SessionStore", "open_store"),
     "stores.jsondir": ("safe_file_stem", "session_file_name"),
     "stores.home": ("TRANSCRIPT_DB",),
+    "stores.locate": ("store_location",),
+    "storemigrate": ("MigrateReport",),
     "stores.sqlite_transcript": ("inspect_db", "json_files_beside"),
     "stores.index": ("INDEX_NAME", "IndexRows"),
     "crypto": ("KEY_ENV", "Key"),
@@ -51,7 +55,7 @@ _EXPORTS = {
 # A name that is also a submodule's would be shadowed by the submodule once it is imported.
 _ALIASES = {"describe_workspace": ("workspace", "describe"), "search_sessions": ("search", "search"),
             "watch_session": ("watch", "watch"), "read_index": ("stores.index", "read_rows"),
-            "session_key": ("crypto", "key_from")}
+            "session_key": ("crypto", "key_from"), "migrate_between": ("storemigrate", "migrate")}
 __getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS, _ALIASES)
 
 
@@ -73,6 +77,9 @@ if TYPE_CHECKING:
     from praisonmem.core.sessions.dbimport import db_import_candidates, plan_db_import
     from praisonmem.core.sessions.stores.jsondir import safe_file_stem, session_file_name
     from praisonmem.core.sessions.stores.home import TRANSCRIPT_DB
+    from praisonmem.core.sessions.stores.locate import store_location
+    from praisonmem.core.sessions.storemigrate import MigrateReport
+    from praisonmem.core.sessions.storemigrate import migrate as migrate_between
     from praisonmem.core.sessions.stores.sqlite_transcript import inspect_db, json_files_beside
     from praisonmem.core.sessions.transfer import ExportFormat, OnConflict, export, plan_import
     from praisonmem.core.sessions.redaction import SecretLevel, plan_redact, redact_document, scan_secrets

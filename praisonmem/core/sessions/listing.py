@@ -113,6 +113,9 @@ def list_sessions(
     order = choice(SortKey, sort, "sort key")
     home = open_store(paths, store)
     scope_fn = _scope_function(workspace)
+    sql = _sql_store(home, store)
+    if sql is not None:
+        return _sql_list(sql, scope_fn, agent=agent, user=user, scope=wanted, sort=order, limit=limit)
     summaries = home.scan(summary_rows, progress=progress)
     project, current = _current_project(home)
     last = last_session(paths.sessions_dir)
@@ -155,6 +158,33 @@ def _current_project(home: Any) -> tuple[Any, str | None]:
     project = project_identity()
     label = f"{PROJECT}{project.project_id}" if project is not None else None
     return (project, label) if label in labels else (None, None)
+
+
+def _sql_store(home: SessionStore, store: str | None) -> Any:
+    """The conversation store ``--store`` names (it lists in SQL), else None."""
+    if store is None:
+        return None
+    from praisonmem.core.sessions.stores.locate import is_location
+
+    if not is_location(store):
+        return None
+    from praisonmem.core.sessions.stores.conversation_sql import sql_store
+
+    return sql_store(home)
+
+
+def _sql_list(sql: Any, scope_fn: Callable[[str, str | None], str], *, agent: str | None, user: str | None,
+              scope: Scope | None, sort: SortKey, limit: int) -> ListResult:
+    """``session list`` of a conversation store: filtered, sorted, counted and cut in SQL (a scope filter,
+    which needs each id, is applied to every matching session's row before the cut)."""
+    rows, total = sql.summaries(agent=agent, user=user, sort=sort.value, limit=0 if scope is not None else limit)
+    for row in rows:
+        row.update(paired_with=[], pair=None, stale=False, scope=scope_fn(row["session_id"], row["agent_name"]))
+    if scope is not None:
+        rows = [row for row in rows if row["scope"] == scope]
+        total = len(rows)
+        rows = rows[:limit] if limit else rows
+    return ListResult(rows, total, refs=[sql.ref(row["session_id"]) for row in rows])
 
 
 def mark_pairs(home: SessionStore, summaries: list[Summary]) -> None:

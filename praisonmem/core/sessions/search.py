@@ -59,8 +59,12 @@ def search(
     hits: list[dict[str, Any]] = []
     unreadable: list[tuple[str, str]] = []
     opaque = opaque_sessions = 0
-    for item in open_store(paths, store).scan(partial(session_hits, needle=needle, terms=terms, key=key),
-                                              progress=progress):
+    home = open_store(paths, store)
+    scan = home.scan
+    sql = _sql_store(home, store)
+    if sql is not None and all(t.isascii() for t in terms):  # SQL's case folding equals Python's for ASCII
+        scan = partial(sql.scan, only=sql.matching(terms))
+    for item in scan(partial(session_hits, needle=needle, terms=terms, key=key), progress=progress):
         if "error" in item:
             unreadable.append((item["file"], item["error"]))
         elif "opaque" in item:
@@ -73,6 +77,12 @@ def search(
     hits.sort(key=lambda h: h["score"], reverse=True)
     total = len(hits)
     return SearchResult(hits[:limit] if limit else hits, total, unreadable, opaque, opaque_sessions)
+
+
+def _sql_store(home: Any, store: str | None) -> Any:
+    from praisonmem.core.sessions.listing import _sql_store as found
+
+    return found(home, store)
 
 
 def session_hits(item: Scanned, *, needle: str, terms: list[str], key: Key | None = None) -> list[dict[str, Any]]:

@@ -87,8 +87,14 @@ def show(paths: Paths, name: str, *, archived: bool = False, working: bool = Fal
     shown.stored_encrypted = sum(1 for m in (*messages_of(doc, "archived_messages"), *messages_of(doc))
                                  for _ in message_values(m))
     shown.store = home.store_of(ref)
-    shown.copies = _copies(open_store(paths) if store else home, ref, shown)
+    shown.copies = _copies(open_store(paths) if store and not _is_location(store) else home, ref, shown)
     return shown
+
+
+def _is_location(store: str) -> bool:
+    from praisonmem.core.sessions.stores.locate import is_location
+
+    return is_location(store)
 
 
 def _copies(home: SessionStore, ref: Any, shown: SessionView) -> dict[str, Any]:

@@ -65,6 +65,13 @@ def watch(paths: Paths, name: str, *, store: str | None = None, tail: int = 10, 
     ends (the caller stops it). ``started`` is told what is watched before the first batch."""
     if tail < 0 or interval <= 0:
         raise UsageError("--tail must be 0 or more and the interval positive")
+    from praisonmem.core.sessions.stores.locate import is_location
+
+    if is_location(store):
+        from praisonmem.core.io import pgurl
+
+        raise UsageError(f"--store {pgurl.redact(str(store))}: session watch follows the home's stores (json, "
+                         "sessions.db, project:<id>, unified, legacy-run), not a store elsewhere")
     home = open_store(paths, store)
     ref = home.find(name, allow_prefix=True)
     label, file = home.store_of(ref), str(ref)

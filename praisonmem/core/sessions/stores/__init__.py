@@ -69,6 +69,13 @@ class Transaction(Protocol):
 
     def write(self, ref: Ref, doc: dict[str, Any]) -> None: ...
 
+    def read_bytes(self, ref: Ref) -> bytes | None:
+        """The session as stored now (``None``: gone), once :meth:`read` vouched that it parses."""
+
+    def write_raw(self, ref: Ref, raw: bytes) -> None:
+        """The session document in these bytes, kept byte for byte where the store keeps bytes (JSON files;
+        the conversation tables' layout envelope); a store that serialises itself parses and writes it."""
+
     def delete(self, ref: Ref) -> None: ...
 
     def carry_spill(self, old_id: str, new_id: str, *, keep: bool = False) -> None:
@@ -174,9 +181,29 @@ class PlainStore:
         return None
 
 
+class Location(str):
+    """A ``--store`` value naming a store by where it is (a directory, a database file or URL), with the
+    conversation tables' ``--table-prefix`` and ``--schema`` (:mod:`.locate`)."""
+
+    table_prefix: str | None = None
+    schema: str | None = None
+
+    def __new__(cls, text: str, *, table_prefix: str | None = None, schema: str | None = None) -> Location:
+        self = super().__new__(cls, text)
+        self.table_prefix, self.schema = table_prefix, schema
+        return self
+
+
 def open_store(paths: Paths, store: str | None = None) -> SessionStore:
     """The session stores of a resolved PraisonAI home, as one (:class:`~.home.Home`); with ``store``
-    (a label, as ``session list`` shows it) only that one."""
+    (a label, as ``session list`` shows it) only that one; with a location (a directory, a database file
+    or URL: :mod:`.locate`) the store there."""
     from praisonmem.core.sessions.stores.home import Home
 
+    if store is not None:
+        from praisonmem.core.sessions.stores.locate import is_location, open_location
+
+        if is_location(store):
+            return open_location(store, table_prefix=getattr(store, "table_prefix", None),
+                                 schema=getattr(store, "schema", None))
     return Home.of(paths, store)

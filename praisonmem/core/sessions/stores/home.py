@@ -265,6 +265,12 @@ class HomeTransaction:
     def write(self, ref: Located, doc: dict[str, Any]) -> None:
         self._tx(ref).write(ref.ref, doc)
 
+    def read_bytes(self, ref: Located) -> bytes | None:
+        return self._tx(ref).read_bytes(ref.ref)
+
+    def write_raw(self, ref: Located, raw: bytes) -> None:
+        self._tx(ref).write_raw(ref.ref, raw)
+
     def delete(self, ref: Located) -> None:
         self._tx(ref).delete(ref.ref)
 

@@ -341,6 +341,11 @@ class Transaction:
         return index
 
     def write(self, ref: str, doc: dict[str, Any]) -> None:
+        self._write(ref, doc, lambda: jsonfile.write_locked(ref, doc))
+
+    def _write(self, ref: str, doc: dict[str, Any], put: Callable[[], None]) -> None:
+        """``put`` the new version of ``ref`` (``doc``), after the checks every JSON write passes and with the
+        index following it."""
         from praisonmem.core.sessions.crypto import unsealed
 
         current = _current_or_none(ref)
@@ -349,12 +354,21 @@ class Transaction:
         if problem:  # the one place every JSON write passes: no plaintext into an encrypted session
             raise Refused(f"{ref}: {problem}; nothing changed")
         index = self._index(ref)
-        jsonfile.write_locked(ref, doc)
+        put()
         if index is not None:
             new_id = self.store.session_id(ref, doc)
             if current is not None and self.store.session_id(ref, current) != new_id:
                 index.forget(self.store.session_id(ref, current))
             index.put(new_id, doc)
+
+    def read_bytes(self, ref: str) -> bytes | None:
+        """The file's bytes now (``None``: gone), once :meth:`read` has vouched that it parses."""
+        return None if self.read(ref) is None else jsonfile.read_bytes(ref)
+
+    def write_raw(self, ref: str, raw: bytes) -> None:
+        """These exact bytes (a session document in another store's layout, copied as is), through the same
+        checks and index upkeep as :meth:`write`."""
+        self._write(ref, self.store.parse(ref, raw), lambda: jsonfile.replace_atomically(ref, raw))
 
     def delete(self, ref: str) -> None:
         current = _current_or_none(ref)

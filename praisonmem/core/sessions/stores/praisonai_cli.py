@@ -485,6 +485,22 @@ class UnifiedTransaction:
     def carry_spill(self, old_id: str, new_id: str, *, keep: bool = False) -> None:
         return None
 
+    def read_bytes(self, ref: str) -> bytes | None:
+        """The file's bytes now (``None``: gone), read through the held lock's descriptor."""
+        fd = self._fd(ref)
+        if fd is None or not os.path.isfile(ref) or self.read(ref) is None:
+            return None
+        os.lseek(fd, 0, os.SEEK_SET)
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def write_raw(self, ref: str, raw: bytes) -> None:
+        """The document in ``raw``, written as the TUI serialises it (the store's own layout: a unified file copied
+        from another is byte-identical)."""
+        self.write(ref, self.store.parse(ref, raw))
+
     def rewrite_spill(self, session_id: str, change: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
         """Nothing: the praisonai CLI's stores have no spill dir."""
 
@@ -689,6 +705,13 @@ class RunTransaction:
 
     def carry_spill(self, old_id: str, new_id: str, *, keep: bool = False) -> None:
         return None
+
+    def read_bytes(self, ref: Path) -> bytes | None:
+        return self.store.read_bytes(ref) if self.store.exists(ref) else None
+
+    def write_raw(self, ref: Path, raw: bytes) -> None:
+        """Only the name may change, as in :meth:`write`."""
+        self.write(ref, self.store.parse(ref, raw))
 
     def rewrite_spill(self, session_id: str, change: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
         """Nothing: the praisonai CLI's stores have no spill dir."""

@@ -270,6 +270,18 @@ class Transaction:
                 raise TargetExists(f"{where(ref)}: already exists") from exc
         self.written += 1
 
+    def read_bytes(self, ref: Row) -> bytes | None:
+        """The row's ``data`` as stored (``None``: no such row), once :meth:`read` vouched that it parses."""
+        if self.read(ref) is None:
+            return None
+        row = self.conn.execute(f"SELECT CAST(data AS BLOB) FROM {TABLE} WHERE session_id = ?",
+                                (ref.session_id,)).fetchone()
+        return row[0] or b""
+
+    def write_raw(self, ref: Row, raw: bytes) -> None:
+        """The document in ``raw``, serialised as the library serialises ``data`` (this store keeps no layout)."""
+        self.write(ref, self.store.parse(ref, raw))
+
     def delete(self, ref: Row) -> None:
         """Remove the row; refused when it is the last one and JSON session files lie beside the database."""
         left = self.conn.execute(f"SELECT count(*) FROM {TABLE} WHERE session_id != ?", (ref.session_id,)).fetchone()[0]

@@ -1,0 +1,706 @@
+"""PraisonAI's SQL conversation stores (praisonai 4.7.19 ``praisonai.persistence.conversation``: ``sqlite``
+and the ``postgres`` family), as a :class:`~praisonmem.core.sessions.stores.SessionStore` (spec-12).
+
+Two tables, ``<prefix>sessions`` and ``<prefix>messages`` (prefix ``praison_``; on PostgreSQL in
+``<schema>``, ``public``), one row per session and one per message. praisonmem sees each session as the
+PraisonAI JSON document :mod:`.conversation_map` maps it to and from, so every session command works
+here as on the JSON files; ``session list`` filters, sorts, counts and limits in SQL
+(:meth:`ConversationStore.summaries`: the sessions table and the messages' ``session_id`` index, never
+every message).
+
+* **Recognised by its tables**: both present with exactly the library's columns; neither there is
+  :class:`NotFound` (exit 3) for a reader, and a writer creates them with the library's own DDL (and a
+  missing PostgreSQL schema); anything else (one table, other columns: a database of another app) is
+  :class:`Refused` (exit 4), nothing read or written.
+* **SQLite**: readers open the file read-only (:func:`praisonmem.core.io.sqlite.connect_ro`: nothing
+  created, checkpointed or recovered) and read in one transaction; writers use the library's discipline,
+  ``PRAGMA foreign_keys=ON`` and one ``BEGIN IMMEDIATE`` with a bounded busy timeout per change; a file
+  praisonmem creates is 0600. JSON columns are written as the library writes them (``json.dumps`` with
+  default arguments, ``None`` as NULL).
+* **PostgreSQL** (:mod:`praisonmem.core.io.pgurl`, psycopg 3): readers in ``READ ONLY`` ``REPEATABLE READ``
+  transactions (the server refuses any write); each change one transaction that locks the session row
+  (``SELECT … FOR UPDATE``) and updates it in place, never DELETE + INSERT, so an Agent's concurrent
+  ``add_message`` waits and then lands (a real-store insert would fail its foreign key otherwise).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from praisonmem.core.errors import (AmbiguousName, CorruptFile, IOFailure, NotFound, PraisonMemError, Refused,
+                                    UsageError)
+from praisonmem.core.io import jsonfile, pgurl
+from praisonmem.core.sessions.documents import validate
+from praisonmem.core.sessions.stores import PlainStore, Scanned
+from praisonmem.core.sessions.stores.conversation_map import doc_to_rows, epoch_iso, rows_to_doc
+
+R = TypeVar("R")
+LABEL = "conversations"
+DEFAULT_PREFIX = "praison_"
+DEFAULT_SCHEMA = "public"
+DEFAULT_FILE = "praisonai_conversations.db"
+SESSION_COLUMNS = ("session_id", "user_id", "agent_id", "name", "state", "metadata", "created_at", "updated_at")
+MESSAGE_COLUMNS = ("id", "session_id", "role", "content", "tool_calls", "tool_call_id", "metadata", "created_at")
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")  # the library's table-prefix rule
+BATCH = 500  # sessions read per round trip by scan
+
+
+def check_name(value: str, what: str, *, empty: bool = False) -> str:
+    """A ``--table-prefix``/``--schema`` as the library folds it (unquoted SQL: lower case)."""
+    if (value == "" and empty) or _IDENT.match(value):
+        return value.lower()
+    raise UsageError(f"{what} {value!r}: letters, digits and '_' only, not starting with a digit")
+
+
+@dataclass(frozen=True, order=True)
+class ConvRef:
+    """One session of a conversation store: the store (as shown, password masked) and the session id."""
+
+    where: str
+    session_id: str
+
+    def __str__(self) -> str:
+        return self.where
+
+
+def where(ref: ConvRef) -> str:
+    return f"{ref.where}:{ref.session_id}"
+
+
+def _loads(value: Any) -> Any:
+    """A JSON column as the library decodes it: text is parsed, anything else (psycopg's jsonb) is as is."""
+    return json.loads(value) if isinstance(value, (str, bytes)) else value
+
+
+# ---------------------------------------------------------------- the two databases
+
+
+class Backend:
+    """What differs between SQLite and PostgreSQL: connections, names, parameters, JSON binding."""
+
+    postgres = False
+    display: str
+    sessions: str
+    messages: str
+
+    def q(self, sql: str) -> str:
+        return sql
+
+    def jw(self, value: Any) -> Any:  # a JSON column's parameter
+        return None if value is None else json.dumps(value)
+
+    archived = "0"  # the SQL predicate on a message row ``m`` that is archived (a praisonmem envelope says so)
+
+    @contextmanager
+    def reading(self) -> Iterator[Any]:
+        raise NotImplementedError
+
+    @contextmanager
+    def writing(self, timeout: float) -> Iterator[Any]:
+        raise NotImplementedError
+
+    def table_columns(self, conn: Any, table: str) -> dict[str, str] | None:
+        raise NotImplementedError
+
+    def create_tables(self, conn: Any) -> None:
+        raise NotImplementedError
+
+    def ids_in(self, n: int) -> str:
+        return "IN (" + ", ".join("?" * n) + ")"
+
+    def ids_param(self, ids: list[str]) -> list[Any]:
+        return list(ids)
+
+    def lock_row(self) -> str:
+        return ""
+
+    # -- recognition
+
+    def recognise(self, conn: Any, *, create: bool = False) -> None:
+        """Both tables with exactly the library's columns; :class:`NotFound` when neither is there (a writer
+        with ``create`` makes them), :class:`Refused` otherwise."""
+        found = {name: self.table_columns(conn, name) for name in (self.sessions, self.messages)}
+        if not any(found.values()):
+            if create:
+                self.create_tables(conn)
+                return
+            raise NotFound(f"{self.display}: no PraisonAI conversation tables ({self.shown(self.sessions)}, "
+                           f"{self.shown(self.messages)}); give --table-prefix/--schema if they are named otherwise")
+        for name, want in ((self.sessions, SESSION_COLUMNS), (self.messages, MESSAGE_COLUMNS)):
+            have = found[name]
+            if not have:
+                raise Refused(f"{self.display}: {self.shown(name)} is missing beside "
+                              f"{self.shown(self.sessions if name == self.messages else self.messages)}, so this is "
+                              "not a PraisonAI conversation store; nothing read or written")
+            if set(have) != set(want):
+                extra = sorted(set(have) - set(want))
+                lack = sorted(set(want) - set(have))
+                diff = "; ".join(p for p in (f"lacks {', '.join(lack)}" if lack else "",
+                                             f"has {', '.join(extra)}" if extra else "") if p)
+                raise Refused(f"{self.display}: table {self.shown(name)} is not PraisonAI's ({diff}): a database "
+                              "of another app? nothing read or written")
+
+    def shown(self, table: str) -> str:
+        return table
+
+
+class SqliteBackend(Backend):
+    def __init__(self, path: Path, prefix: str = DEFAULT_PREFIX) -> None:
+        self.path = path
+        self.display = str(path)
+        self.sessions, self.messages = f"{prefix}sessions", f"{prefix}messages"
+
+    archived = "json_valid(m.metadata) AND json_extract(m.metadata, '$._praisonmem.archived') = 1"
+
+    @contextmanager
+    def reading(self) -> Iterator[sqlite3.Connection]:
+        from praisonmem.core.io.sqlite import connect_ro, translate
+
+        conn = connect_ro(self.path)
+        conn.isolation_level = None
+        try:
+            conn.execute("BEGIN")
+            self.recognise(conn)
+            yield conn
+        except sqlite3.Error as exc:
+            raise translate(exc, self.path, 5.0) from exc
+        finally:
+            conn.close()
+
+    @contextmanager
+    def writing(self, timeout: float) -> Iterator[sqlite3.Connection]:
+        from praisonmem.core.io.sqlite import connect_rw, translate
+
+        conn = connect_rw(self.path, timeout)
+        conn.isolation_level = None
+        try:
+            conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
+            conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                self.recognise(conn, create=True)
+                yield conn
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise translate(exc, self.path, timeout) from exc
+        finally:
+            conn.close()
+
+    def table_columns(self, conn: Any, table: str) -> dict[str, str] | None:
+        rows = conn.execute(f'PRAGMA table_info("{table}")').fetchall()
+        return {r[1]: r[2] for r in rows} or None
+
+    def create_tables(self, conn: Any) -> None:
+        s, m = self.sessions, self.messages
+        # the library's DDL (_sqlite_base.py), so its own opener finds nothing to change
+        for stmt in (
+            f"CREATE TABLE IF NOT EXISTS {s} (\n                session_id TEXT PRIMARY KEY,\n"
+            "                user_id TEXT,\n                agent_id TEXT,\n                name TEXT,\n"
+            "                state TEXT,\n                metadata TEXT,\n                created_at REAL,\n"
+            "                updated_at REAL\n            )",
+            f"CREATE INDEX IF NOT EXISTS idx_{s}_user\n            ON {s}(user_id)\n        ",
+            f"CREATE INDEX IF NOT EXISTS idx_{s}_agent\n            ON {s}(agent_id)\n        ",
+            f"CREATE TABLE IF NOT EXISTS {m} (\n                id TEXT PRIMARY KEY,\n"
+            "                session_id TEXT NOT NULL,\n                role TEXT NOT NULL,\n"
+            "                content TEXT,\n                tool_calls TEXT,\n                tool_call_id TEXT,\n"
+            "                metadata TEXT,\n                created_at REAL,\n"
+            f"                FOREIGN KEY (session_id) REFERENCES {s}(session_id) ON DELETE CASCADE\n            )",
+            f"CREATE INDEX IF NOT EXISTS idx_{m}_session\n            ON {m}(session_id)\n        ",
+            f"CREATE INDEX IF NOT EXISTS idx_{m}_created\n            ON {m}(session_id, created_at)\n        ",
+        ):
+            conn.execute(stmt)
+
+
+class PgBackend(Backend):
+    postgres = True
+
+    def __init__(self, url: pgurl.DatabaseURL, prefix: str = DEFAULT_PREFIX, schema: str = DEFAULT_SCHEMA) -> None:
+        self.url, self.schema = url, schema
+        self.display = url.display
+        self.sessions, self.messages = f"{prefix}sessions", f"{prefix}messages"
+        self._read: Any = None
+        self._write: Any = None
+        self._checked: set[str] = set()  # connections whose tables were recognised (in a committed transaction)
+        self._lock_timeout: float | None = None
+
+    def q(self, sql: str) -> str:
+        return sql.replace("?", "%s")
+
+    def jw(self, value: Any) -> Any:
+        return None if value is None else pgurl.jsonb(value)
+
+    archived = "m.metadata->'_praisonmem'->>'archived' = 'true'"
+
+    def t(self, table: str) -> str:
+        return f'"{self.schema}"."{table}"'
+
+    def shown(self, table: str) -> str:
+        return f"{self.schema}.{table}"
+
+    def ids_in(self, n: int) -> str:
+        return "= ANY(%s)"
+
+    def ids_param(self, ids: list[str]) -> list[Any]:
+        return [list(ids)]
+
+    def lock_row(self) -> str:
+        return " FOR UPDATE"
+
+    def _conn(self, read_only: bool) -> Any:
+        attr = "_read" if read_only else "_write"
+        conn = getattr(self, attr)
+        if conn is None or conn.closed:
+            pg = pgurl.driver()
+            conn = pgurl.connect(self.url, read_only=read_only)
+            if read_only:
+                conn.isolation_level = pg.IsolationLevel.REPEATABLE_READ
+            self._checked.discard(attr)
+            self._lock_timeout = None if not read_only else self._lock_timeout
+            setattr(self, attr, conn)
+        return conn
+
+    @contextmanager
+    def _tx(self, read_only: bool, lock_timeout: float | None = None) -> Iterator[Any]:
+        """One transaction on the kept connection; the tables are recognised once per connection (a migrate
+        writes thousands of sessions), the lock timeout set once for the session (``SET``, not ``LOCAL``)."""
+        pg = pgurl.driver()
+        attr = "_read" if read_only else "_write"
+        try:
+            conn = self._conn(read_only)
+            if lock_timeout is not None and lock_timeout != self._lock_timeout and not read_only:
+                conn.execute("SELECT set_config('lock_timeout', %s, false)",
+                             (f"{max(1, int(lock_timeout * 1000))}ms",))
+                conn.commit()
+                self._lock_timeout = lock_timeout
+            with conn.transaction():
+                if attr not in self._checked:
+                    self.recognise(conn, create=not read_only)
+                yield conn
+            self._checked.add(attr)
+        except pg.Error as exc:
+            raise pgurl.translate(exc, self.url, writing=not read_only, lock_timeout=lock_timeout) from None
+
+    @contextmanager
+    def reading(self) -> Iterator[Any]:
+        with self._tx(True) as conn:
+            yield conn
+
+    @contextmanager
+    def writing(self, timeout: float) -> Iterator[Any]:
+        with self._tx(False, timeout) as conn:
+            yield conn
+
+    def table_columns(self, conn: Any, table: str) -> dict[str, str] | None:
+        return pgurl.columns(conn, self.schema, table)
+
+    def create_tables(self, conn: Any) -> None:
+        if not pgurl.schema_exists(conn, self.schema):  # the library's unconditional CREATE SCHEMA needs rights
+            conn.execute(f'CREATE SCHEMA "{self.schema}"')
+        s, m = self.t(self.sessions), self.t(self.messages)
+        conn.execute(f"""CREATE TABLE IF NOT EXISTS {s} (
+                session_id  VARCHAR(255) PRIMARY KEY,
+                user_id     VARCHAR(255),
+                agent_id    VARCHAR(255),
+                name        VARCHAR(255),
+                state       JSONB,
+                metadata    JSONB,
+                created_at  DOUBLE PRECISION,
+                updated_at  DOUBLE PRECISION
+            )""")
+        conn.execute(f"""CREATE TABLE IF NOT EXISTS {m} (
+                id          VARCHAR(255) PRIMARY KEY,
+                session_id  VARCHAR(255) REFERENCES {s}(session_id) ON DELETE CASCADE,
+                role        VARCHAR(50),
+                content     TEXT,
+                tool_calls  JSONB,
+                tool_call_id VARCHAR(255),
+                metadata    JSONB,
+                created_at  DOUBLE PRECISION
+            )""")
+        ps, pm = self.sessions, self.messages
+        for name, table, cols in ((f"idx_{ps}_user", s, "user_id"), (f"idx_{ps}_agent", s, "agent_id"),
+                                  (f"idx_{ps}_updated", s, "updated_at DESC"), (f"idx_{pm}_session", m, "session_id"),
+                                  (f"idx_{pm}_created", m, "created_at DESC")):
+            conn.execute(f'CREATE INDEX IF NOT EXISTS "{name}" ON {table}({cols})')
+
+    def close(self) -> None:
+        for attr in ("_read", "_write"):
+            conn = getattr(self, attr)
+            if conn is not None:
+                try:
+                    conn.close()
+                except Exception:  # noqa: BLE001 - closing a lost connection
+                    pass
+                setattr(self, attr, None)
+
+
+def _tables(backend: Backend) -> tuple[str, str]:
+    if isinstance(backend, PgBackend):
+        return backend.t(backend.sessions), backend.t(backend.messages)
+    return f'"{backend.sessions}"', f'"{backend.messages}"'
+
+
+# ---------------------------------------------------------------- the store
+
+
+# DESC as the library's list_sessions orders (NULLs first on PostgreSQL, last on SQLite), so PostgreSQL walks
+# idx_<prefix>sessions_updated (updated_at DESC) for the newest page instead of sorting the table
+SORTS = {"updated": "s.updated_at DESC, s.session_id",
+         "created": "s.created_at DESC, s.session_id",
+         "messages": "coalesce(c.n, 0) - coalesce(c.a, 0) DESC, s.session_id", "id": "s.session_id"}
+LATERAL_LIMIT = 2000  # a page up to this size counts its sessions' messages one session at a time
+
+
+class ConversationStore(PlainStore):
+    """The sessions of one conversation database; see the module docstring."""
+
+    label = LABEL
+
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
+        self.where = backend.display
+        self.s, self.m = _tables(backend)
+
+    def _sql(self, sql: str) -> str:
+        return self.backend.q(sql.replace("{s}", self.s).replace("{m}", self.m))
+
+    # -------------------------------------------------------- naming
+
+    def ref(self, session_id: str, *, beside: ConvRef | None = None) -> ConvRef:
+        return ConvRef(self.where, session_id)
+
+    def name(self, ref: ConvRef) -> str:
+        return ref.session_id
+
+    def session_id(self, ref: ConvRef, doc: dict[str, Any]) -> str:
+        return ref.session_id
+
+    # -------------------------------------------------------- reading
+
+    def refs(self) -> list[ConvRef]:
+        with self.backend.reading() as conn:
+            rows = conn.execute(self._sql("SELECT session_id FROM {s} ORDER BY session_id")).fetchall()
+        return [ConvRef(self.where, r[0]) for r in rows]
+
+    def exists(self, ref: ConvRef) -> bool:
+        with self.backend.reading() as conn:
+            return conn.execute(self._sql("SELECT 1 FROM {s} WHERE session_id = ?"),
+                                (ref.session_id,)).fetchone() is not None
+
+    def absent(self) -> str | None:
+        return None
+
+    def find(self, name: str, *, allow_prefix: bool = False) -> ConvRef:
+        with self.backend.reading() as conn:
+            if conn.execute(self._sql("SELECT 1 FROM {s} WHERE session_id = ?"), (name,)).fetchone():
+                return ConvRef(self.where, name)
+            if allow_prefix and name:
+                pattern = re.sub(r"([\\%_])", r"\\\1", name) + "%"
+                rows = conn.execute(self._sql("SELECT session_id FROM {s} WHERE session_id LIKE ? ESCAPE '\\' "
+                                              "ORDER BY session_id LIMIT 200"), (pattern,)).fetchall()
+                matches = [r[0] for r in rows if r[0].startswith(name)]
+                if len(matches) == 1:
+                    return ConvRef(self.where, matches[0])
+                if matches:
+                    shown = ", ".join(matches[:10]) + (f" and {len(matches) - 10} more" if len(matches) > 10 else "")
+                    raise AmbiguousName(f"'{name}' matches several sessions in {self.where}: {shown}")
+        raise NotFound(f"no session '{name}' in {self.where}")
+
+    def _session_rows(self, conn: Any, ids: list[str]) -> dict[str, tuple[dict[str, Any], list[dict[str, Any]]]]:
+        cols = ", ".join(SESSION_COLUMNS)
+        inn = self.backend.ids_in(len(ids))
+        params = self.backend.ids_param(ids)
+        out: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]] = {}
+        for row in conn.execute(self._sql(f"SELECT {cols} FROM {{s}} WHERE session_id {inn}"), params):
+            out[row[0]] = (dict(zip(SESSION_COLUMNS, row)), [])
+        mcols = ", ".join(MESSAGE_COLUMNS)
+        for row in conn.execute(self._sql(f"SELECT {mcols} FROM {{m}} WHERE session_id {inn} "
+                                          "ORDER BY session_id, created_at, id"), params):
+            if row[1] in out:
+                out[row[1]][1].append(dict(zip(MESSAGE_COLUMNS, row)))
+        return out
+
+    def _text(self, sid: str, srow: dict[str, Any], mrows: list[dict[str, Any]]) -> bytes:
+        """The document's bytes; :class:`CorruptFile` when a JSON column does not parse."""
+        try:
+            srow = {**srow, "state": _loads(srow["state"]), "metadata": _loads(srow["metadata"])}
+            mrows = [{**r, "tool_calls": _loads(r["tool_calls"]), "metadata": _loads(r["metadata"])} for r in mrows]
+            text, _ = rows_to_doc(sid, srow, mrows)
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            raise CorruptFile(f"{self.where}:{sid}", f"rows praisonmem cannot read as a session ({exc})") from exc
+        try:
+            return text.encode("utf-8")
+        except UnicodeEncodeError:
+            return text.encode("utf-8", "replace")  # a lone surrogate a changed row brought in
+
+    def read(self, ref: ConvRef) -> dict[str, Any]:
+        return self.parse(ref, self.read_bytes(ref))
+
+    def read_bytes(self, ref: ConvRef) -> bytes:
+        with self.backend.reading() as conn:
+            found = self._session_rows(conn, [ref.session_id]).get(ref.session_id)
+        if found is None:
+            raise NotFound(f"no session '{ref.session_id}' in {self.where}")
+        return self._text(ref.session_id, *found)
+
+    def parse(self, ref: ConvRef, raw: bytes) -> dict[str, Any]:
+        return validate(jsonfile.parse_object(raw, where(ref)), where(ref))
+
+    def scan(self, fn: Callable[[Scanned], list[R]], *,
+             progress: Callable[[int, int], None] | None = None, only: Sequence[str] | None = None) -> list[R]:
+        """``fn`` over every session (``only``: these ids), in id order, read in batches of short read
+        transactions (see :meth:`raw_batches`)."""
+        out: list[R] = []
+        if only is None:
+            with self.backend.reading() as conn:
+                ids = [r[0] for r in conn.execute(self._sql("SELECT session_id FROM {s} ORDER BY session_id"))]
+        else:
+            ids = sorted(only)
+        for start in range(0, len(ids), BATCH):
+            chunk = ids[start:start + BATCH]
+            with self.backend.reading() as conn:
+                found = self._session_rows(conn, chunk)
+            for sid in chunk:
+                if sid not in found:
+                    continue
+                ref = ConvRef(self.where, sid)
+                try:
+                    doc = self.parse(ref, self._text(sid, *found[sid]))
+                except PraisonMemError as exc:
+                    out += fn(Scanned(self.where, sid, None, exc, ref=ref, store=self.label))
+                else:
+                    out += fn(Scanned(self.where, sid, doc, None, ref=ref, store=self.label))
+            if progress:
+                progress(min(start + BATCH, len(ids)), len(ids))
+        return out
+
+    def raw_batches(self, refs: Sequence[ConvRef]) -> Iterator[tuple[ConvRef, bytes | PraisonMemError]]:
+        """Each session's document bytes (or why it cannot be read), read in batches, each batch its own short
+        read transaction (a long one on SQLite would hold off a live agent's writes)."""
+        for start in range(0, len(refs), BATCH):
+            chunk = list(refs[start:start + BATCH])
+            with self.backend.reading() as conn:
+                found = self._session_rows(conn, [r.session_id for r in chunk])
+            for ref in chunk:
+                if ref.session_id not in found:
+                    yield ref, NotFound(f"no session '{ref.session_id}' in {self.where}")
+                    continue
+                try:
+                    yield ref, self._text(ref.session_id, *found[ref.session_id])
+                except PraisonMemError as exc:
+                    yield ref, exc
+
+    def holds(self, ref: ConvRef, doc: dict[str, Any]) -> bool:
+        try:
+            return self.read_bytes(ref) == jsonfile.serialise(doc)
+        except PraisonMemError:
+            return False
+
+    def seconds_since_write(self, ref: ConvRef, doc: dict[str, Any], now: float) -> float | None:
+        from praisonmem.core.io.timeutil import epoch_of
+
+        stamp = epoch_of(doc.get("updated_at"))
+        return None if stamp is None else now - stamp
+
+    # -------------------------------------------------------- SQL listing and search
+
+    def summaries(self, *, agent: str | None = None, user: str | None = None, sort: str = "updated",
+                  limit: int = 0) -> tuple[list[dict[str, Any]], int]:
+        """``session list`` rows (without ``scope``) and how many sessions match, filtered, sorted, counted
+        and cut in SQL: the sessions table, and per listed session its messages by the ``session_id`` index."""
+        where_sql, params = [], []
+        if agent is not None:
+            where_sql.append("s.agent_id = ?")
+            params.append(agent)
+        if user is not None:
+            where_sql.append("s.user_id = ?")
+            params.append(user)
+        cond = (" WHERE " + " AND ".join(where_sql)) if where_sql else ""
+        arch = f"sum(CASE WHEN {self.backend.archived} THEN 1 ELSE 0 END)"
+        cols = "s.session_id, s.user_id, s.agent_id, s.name, s.metadata, s.created_at, s.updated_at"
+        if limit and limit <= LATERAL_LIMIT and sort != "messages":
+            # the page first (the sessions table, its updated_at index), then each listed session's messages
+            # by their session_id index
+            sql = (f"SELECT {cols}, (SELECT count(*) FROM {{m}} m WHERE m.session_id = s.session_id), "
+                   f"(SELECT coalesce({arch}, 0) FROM {{m}} m WHERE m.session_id = s.session_id) "
+                   f"FROM (SELECT * FROM {{s}} s{cond} ORDER BY {SORTS[sort]} LIMIT ?) s ORDER BY {SORTS[sort]}")
+            args: tuple[Any, ...] = (*params, limit)
+        else:
+            # every session (or sorted by size): one aggregate over the messages beats one lookup per session
+            sql = (f"SELECT {cols}, coalesce(c.n, 0), coalesce(c.a, 0) FROM {{s}} s LEFT JOIN "
+                   f"(SELECT m.session_id, count(*) AS n, {arch} AS a FROM {{m}} m GROUP BY m.session_id) c "
+                   f"ON c.session_id = s.session_id{cond} ORDER BY {SORTS[sort]}" + (" LIMIT ?" if limit else ""))
+            args = (*params, limit) if limit else tuple(params)
+        with self.backend.reading() as conn:
+            rows = conn.execute(self._sql(sql), args).fetchall()
+            total = len(rows) if not limit else \
+                conn.execute(self._sql(f"SELECT count(*) FROM {{s}} s{cond}"), tuple(params)).fetchone()[0]
+        return [self._summary(r) for r in rows], total
+
+    def _summary(self, r: Any) -> dict[str, Any]:
+        sid, user_id, agent_id, name, metadata, created, updated, n, archived = r
+        try:
+            meta = _loads(metadata)
+        except ValueError:
+            meta = None
+        meta = meta if isinstance(meta, dict) else {}
+        title = meta.get("title") if isinstance(meta.get("title"), str) and meta.get("title") else name
+        return {"session_id": sid, "file": self.where, "agent_name": agent_id, "user_id": user_id,
+                "title": title, "message_count": n - archived, "archived_count": archived,
+                "created_at": epoch_iso(created), "updated_at": epoch_iso(updated),
+                "model": meta.get("model"), "total_tokens": meta.get("total_tokens"), "cost": meta.get("cost"),
+                "scope": None, "agent_id": meta.get("agent_id"), "source": meta.get("source"),
+                "parent_id": meta.get("parent_id"), "spilled_count": 0, "unreadable": False, "error": None,
+                "store": self.label}
+
+    def matching(self, terms: list[str]) -> list[str]:
+        """The ids of the sessions with a message containing one of ``terms`` (a case-insensitive SQL
+        pre-filter for ``session search``, which then scores only those sessions)."""
+        if not terms:
+            return []
+        op = "ILIKE" if self.backend.postgres else "LIKE"
+        text = "metadata::text" if self.backend.postgres else "CAST(metadata AS TEXT)"
+        # a gateway document's chat is inside its system messages' metadata (session_data)
+        cond = " OR ".join(f"content {op} ? ESCAPE '\\' OR (role = 'system' AND {text} {op} ? ESCAPE '\\')"
+                           for _ in terms)
+        patterns = [p for t in terms for p in ["%" + re.sub(r"([\\%_])", r"\\\1", t) + "%"] * 2]
+        with self.backend.reading() as conn:
+            rows = conn.execute(self._sql(f"SELECT DISTINCT session_id FROM {{m}} WHERE {cond}"), patterns).fetchall()
+        return [r[0] for r in rows if r[0] is not None]
+
+    # -------------------------------------------------------- writing
+
+    @contextmanager
+    def transaction(self, refs: Sequence[ConvRef], timeout: float = jsonfile.LOCK_TIMEOUT
+                    ) -> Iterator[ConvTransaction]:
+        """One database transaction around the changes: committed when the block ends, rolled back on an
+        error; the tables are created (with the library's DDL) when neither exists."""
+        with self.backend.writing(timeout) as conn:
+            tx = ConvTransaction(self, conn)
+            for ref in sorted(refs):  # PostgreSQL: lock the named rows first, in order
+                tx.lock(ref)
+            yield tx
+
+    def prepare_write(self, timeout: float = jsonfile.LOCK_TIMEOUT) -> None:
+        """Fail now, with nothing written, when this store cannot be written (no rights, read-only server,
+        another app's tables): an empty transaction that checks the privileges and may create the tables."""
+        with self.backend.writing(timeout) as conn:
+            if self.backend.postgres:
+                for table in (self.s, self.m):
+                    ok = conn.execute("SELECT has_table_privilege(current_user, %s, 'INSERT,UPDATE,DELETE')",
+                                      (table,)).fetchone()[0]
+                    if not ok:
+                        raise IOFailure(f"{self.where}: permission denied for table {table.replace(chr(34), '')} "
+                                              "(the role may not write here); nothing written")
+
+    def close(self) -> None:
+        if isinstance(self.backend, PgBackend):
+            self.backend.close()
+
+
+class ConvTransaction:
+    """Changes inside one database transaction: every read is a re-read inside it."""
+
+    def __init__(self, store: ConversationStore, conn: Any) -> None:
+        self.store, self.conn = store, conn
+        self.notes: list[str] = []
+        self._present: dict[str, bool] = {}  # locked rows: there or not (this transaction changes it alone)
+
+    def _x(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        return self.conn.execute(self.store._sql(sql), tuple(params))
+
+    def lock(self, ref: ConvRef) -> bool:
+        """Lock the session's row (PostgreSQL; SQLite's BEGIN IMMEDIATE holds the whole file) and say if it is
+        there."""
+        if ref.session_id not in self._present:
+            lock = self.store.backend.lock_row()
+            row = self._x("SELECT 1 FROM {s} WHERE session_id = ?" + lock, (ref.session_id,)).fetchone()
+            self._present[ref.session_id] = row is not None
+        return self._present[ref.session_id]
+
+    def exists(self, ref: ConvRef) -> bool:
+        return self._x("SELECT 1 FROM {s} WHERE session_id = ?", (ref.session_id,)).fetchone() is not None
+
+    def read_bytes(self, ref: ConvRef) -> bytes | None:
+        if not self.lock(ref):
+            return None
+        found = self.store._session_rows(self.conn, [ref.session_id]).get(ref.session_id)
+        return None if found is None else self.store._text(ref.session_id, *found)
+
+    def read(self, ref: ConvRef) -> dict[str, Any] | None:
+        raw = self.read_bytes(ref)
+        return None if raw is None else self.store.parse(ref, raw)
+
+    def write(self, ref: ConvRef, doc: dict[str, Any]) -> None:
+        self.write_raw(ref, jsonfile.serialise(doc))
+
+    def rewrite_spill(self, session_id: str, change: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+        """Nothing: a conversation store has no spill dir."""
+
+    def forget_replaced(self) -> None:
+        """Nothing more than the database does: replaced rows are the server's (PostgreSQL) or SQLite's free
+        pages; praisonmem does not VACUUM a team's database."""
+
+    def write_raw(self, ref: ConvRef, raw: bytes) -> None:
+        """The session as these document bytes map to rows (the row updated in place, its messages
+        replaced). Plaintext never goes into an encrypted session (as in every store's transaction)."""
+        from praisonmem.core.sessions.crypto import unsealed
+
+        problem = unsealed(self.read(ref), self.store.parse(ref, raw))
+        if problem:
+            raise Refused(f"{where(ref)}: {problem}; nothing changed")
+        b = self.store.backend
+        sid, s, rows = doc_to_rows(raw, postgres=b.postgres)
+        if sid != ref.session_id:
+            raise UsageError(f"{where(ref)}: the document's session_id is {sid!r}")
+        values = (s["user_id"], s["agent_id"], s["name"], b.jw(s["state"]), b.jw(s["metadata"]),
+                  s["created_at"], s["updated_at"])
+        if self.lock(ref):
+            self._x("UPDATE {s} SET user_id = ?, agent_id = ?, name = ?, state = ?, metadata = ?, created_at = ?, "
+                    "updated_at = ? WHERE session_id = ?", (*values, sid))
+            self._x("DELETE FROM {m} WHERE session_id = ?", (sid,))
+        else:
+            self._x(f"INSERT INTO {{s}} ({', '.join(SESSION_COLUMNS)}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (sid, *values))
+            self._present[sid] = True
+        head = f"INSERT INTO {{m}} ({', '.join(MESSAGE_COLUMNS)}) "
+        if b.postgres and rows:  # one statement, one round trip, for all the session's messages
+            dumps = json.dumps  # what Jsonb binds; the server parses it into jsonb
+            columns = [[r["id"] for r in rows], [r["role"] for r in rows], [r["content"] for r in rows],
+                       [None if r["tool_calls"] is None else dumps(r["tool_calls"]) for r in rows],
+                       [r["tool_call_id"] for r in rows], [dumps(r["metadata"]) for r in rows],
+                       [r["created_at"] for r in rows]]
+            self._x(head + "SELECT u.id, ?, u.role, u.content, u.tc::jsonb, u.tcid, u.md::jsonb, u.ca FROM "
+                    "unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::float8[]) "
+                    "WITH ORDINALITY AS u(id, role, content, tc, tcid, md, ca, n) ORDER BY u.n", (sid, *columns))
+        elif rows:
+            self.conn.executemany(self.store._sql(head + "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
+                                  [(r["id"], sid, r["role"], r["content"], b.jw(r["tool_calls"]), r["tool_call_id"],
+                                    b.jw(r["metadata"]), r["created_at"]) for r in rows])
+
+    def delete(self, ref: ConvRef) -> None:
+        self._present[ref.session_id] = False
+        self._x("DELETE FROM {m} WHERE session_id = ?", (ref.session_id,))
+        if self._x("DELETE FROM {s} WHERE session_id = ?", (ref.session_id,)).rowcount == 0:
+            raise NotFound(f"{where(ref)}: no such session")
+
+    def carry_spill(self, old_id: str, new_id: str, *, keep: bool = False) -> None:
+        """Nothing: a conversation store has no spill dir."""
+
+
+def sql_store(store: Any) -> ConversationStore | None:
+    """The conversation store a (home narrowed to one) store is, for the SQL fast paths; else None."""
+    members = getattr(store, "stores", None)
+    if isinstance(members, dict) and len(members) == 1:
+        store = next(iter(members.values()))
+    return store if isinstance(store, ConversationStore) else None

@@ -1,0 +1,154 @@
+"""Which session store a ``--store`` value names (spec-12 §1, §7.8).
+
+``--store`` takes a label of the home's stores (``json``, ``sessions.db``) or a *location*:
+
+* a directory: the JSON store of that directory (praisonaiagents' session files);
+* ``sqlite:///PATH`` or a file path: by its tables, PraisonAI's SQL conversation store
+  (``<prefix>sessions``/``<prefix>messages``) or the gateway's transcript store (``sessions`` with
+  ``data``); a file that does not exist yet is a conversation store (a migrate target creates it)
+  unless it is named ``sessions.db``; a path that does not exist and does not end in ``.db``,
+  ``.sqlite`` or ``.sqlite3`` is a JSON directory to be;
+* ``postgresql://…`` (or ``postgres://``): the conversation store in ``--schema``.
+
+Without ``--store``: the config key ``store`` (``PRAISONMEM_STORE``), else PraisonAI's own
+``PRAISONAI_CONVERSATION_STORE`` when it names a SQL store, with ``PRAISONAI_CONVERSATION_URL`` (else
+``POSTGRES_URL``) as the library reads them; names compare case-insensitively, as the library's
+registry does. For the sqlite family the URL is a path (or ``sqlite:///PATH``), and the library's
+default file ``praisonai_conversations.db`` when none is set.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from typing import TYPE_CHECKING
+
+from praisonmem.core.errors import UsageError
+
+if TYPE_CHECKING:
+    from praisonmem.core.sessions.stores import SessionStore
+
+LABELS = ("json", "sessions.db", "unified", "legacy-run")  # and project:<id>: the home's stores' labels
+SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
+PG_FAMILY = frozenset("postgres neon cockroachdb crdb cockroach xata async_postgres asyncpg postgres_async".split())
+SQLITE_FAMILY = frozenset("sqlite sync_sqlite sqlite_sync async_sqlite aiosqlite sqlite_async".split())
+ENV_STORE, ENV_URL, ENV_POSTGRES = "PRAISONAI_CONVERSATION_STORE", "PRAISONAI_CONVERSATION_URL", "POSTGRES_URL"
+
+
+def is_location(text: str | None) -> bool:
+    """A store named by where it is (a URL, a path), not by a home's label."""
+    if not text or text in LABELS or (text.startswith("project:") and os.sep not in text):
+        return False
+    from praisonmem.core.io import pgurl
+
+    return pgurl.is_url(text) or os.sep in text or text.endswith(".db") or os.path.isdir(text)
+
+
+def from_environment(env: Mapping[str, str]) -> str | None:
+    """The store PraisonAI's own environment names, or None (see the module docstring)."""
+    name = (env.get(ENV_STORE) or "").strip()
+    if not name:
+        return None
+    url = env.get(ENV_URL) or env.get(ENV_POSTGRES)
+    kind = name.lower()
+    if kind in PG_FAMILY:
+        if not url:
+            raise UsageError(f"{ENV_STORE}={name} names a PostgreSQL store but neither {ENV_URL} nor {ENV_POSTGRES} "
+                             "is set")
+        return url
+    if kind in SQLITE_FAMILY:
+        return url or "./praisonai_conversations.db"
+    raise UsageError(f"{ENV_STORE}={name}: store '{name}' is not supported by praisonmem (it reads the sqlite and "
+                     "postgres families); give --store json for the home's JSON files")
+
+
+def resolve(flag_or_config: str | None, env: Mapping[str, str]) -> str | None:
+    """The ``store`` a session command uses: the flag or config value, else PraisonAI's environment."""
+    return flag_or_config if flag_or_config else from_environment(env)
+
+
+def shown(text: str) -> str:
+    """A location as praisonmem prints it: a URL's password masked."""
+    from praisonmem.core.io import pgurl
+
+    return pgurl.redact(text)
+
+
+def open_location(text: str, *, table_prefix: str | None = None, schema: str | None = None) -> "SessionStore":
+    """The store at ``text``, as a home of that one store."""
+    from praisonmem.core.io import pgurl
+    from praisonmem.core.sessions.stores.conversation_sql import (DEFAULT_PREFIX, DEFAULT_SCHEMA, ConversationStore,
+                                                                   PgBackend, SqliteBackend, check_name)
+    from praisonmem.core.sessions.stores.home import Home
+
+    prefix = check_name(DEFAULT_PREFIX if table_prefix is None else table_prefix, "--table-prefix", empty=True)
+    if pgurl.is_url(text):
+        url = pgurl.parse(text)
+        if url.is_postgres:
+            name = check_name(DEFAULT_SCHEMA if schema is None else schema, "--schema")
+            store: SessionStore = ConversationStore(PgBackend(url, prefix, name))
+            return Home([store], url.display)
+        assert url.path is not None
+        path = url.path
+    else:
+        path = Path(text).expanduser()
+    if schema is not None:
+        raise UsageError("--schema applies to a postgresql:// store only")
+    if path.is_dir() or (not pgurl.is_url(text) and not path.exists() and not path.name.endswith(SQLITE_SUFFIXES)):
+        from praisonmem.core.sessions.stores.jsondir import JsonDirStore
+
+        return Home([JsonDirStore(path, path.parent / "state" / "session_spill")], str(path))
+    if sqlite_kind(path, prefix) == "transcript":
+        from praisonmem.core.sessions.stores.sqlite_transcript import TranscriptDbStore
+
+        return Home([TranscriptDbStore(path)], str(path))
+    return Home([ConversationStore(SqliteBackend(path, prefix))], str(path))
+
+
+def sqlite_kind(path: Path, prefix: str) -> str:
+    """``conversation`` or ``transcript``, by the tables the file holds (read-only, changing nothing)."""
+    if not path.is_file():
+        return "transcript" if path.name == "sessions.db" else "conversation"
+    import sqlite3
+
+    from praisonmem.core.io.sqlite import connect_ro
+
+    try:
+        conn = connect_ro(path)
+    except Exception:  # noqa: BLE001 - the store's own open reports it
+        return "conversation"
+    try:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if f"{prefix}sessions" in tables and f"{prefix}messages" in tables:
+            return "conversation"
+        if "sessions" in tables:
+            cols = {r[1] for r in conn.execute('PRAGMA table_info("sessions")')}
+            if "data" in cols:
+                return "transcript"
+    except sqlite3.Error:
+        return "conversation"
+    finally:
+        conn.close()
+    return "transcript" if path.name == "sessions.db" else "conversation"
+
+
+def store_location(value: str | None, env: Mapping[str, str], *, table_prefix: str | None = None,
+                   schema: str | None = None, strict: bool = True) -> str | None:
+    """``--store`` as the session commands pass it on: a home's label, a
+    :class:`~praisonmem.core.sessions.stores.Location` (with its ``--table-prefix``/``--schema``) or None;
+    ``strict``: refuse those options for a home's label (``session migrate`` applies them to either side)."""
+    from praisonmem.core.io import pgurl
+    from praisonmem.core.sessions.stores import Location
+
+    chosen = resolve(value, env)
+    if is_location(chosen):
+        assert chosen is not None
+        if not strict and not (pgurl.is_url(chosen) and pgurl.parse(chosen).is_postgres):
+            schema = None  # migrate: the option is for the side it applies to
+        return Location(chosen, table_prefix=table_prefix, schema=schema)
+    if strict and (table_prefix is not None or schema is not None):
+        raise UsageError("--table-prefix and --schema apply to a conversation store (--store sqlite:///PATH or "
+                         "postgresql://...)")
+    return chosen
