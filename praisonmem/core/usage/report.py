@@ -183,10 +183,10 @@ def read_home(paths: Paths, store: str | None,
 def _home_labels(paths: Paths) -> set[str]:
     """The labels ``--store`` may name in this home (json, sessions.db, project:<id>, unified, legacy-run)."""
     from praisonmem.core.errors import PraisonMemError
-    from praisonmem.core.sessions.stores.home import member_stores
+    from praisonmem.core.sessions import open_store
 
     try:
-        return {"json", "sessions.db"} | {s.label for s in member_stores(paths)}
+        return {"json", "sessions.db"} | set(getattr(open_store(paths), "stores", {}))
     except PraisonMemError:  # no home: its labels still name it (and read_home says what is missing)
         return {"json", "sessions.db"}
 
