@@ -126,7 +126,7 @@ def list_command(
         out.table(["FILE", "CREATED", "SIZE", "FILES", "PROBLEM"],
                   [[r["file"], fmt_time(r["created_at"]) if r["created_at"] else "", str(r["size"]),
                     "" if r["files"] is None else str(r["files"]), r["error"] or ""] for r in rows],
-                  optional=["PROBLEM"])
+                  truncate=["PROBLEM"], optional=["FILES", "SIZE"])
 
 
 @app.command("restore")

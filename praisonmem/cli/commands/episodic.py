@@ -66,7 +66,7 @@ def get_command(
     if not out.records(rows):
         out.table(["DATE", "ID", "TIME", "TEXT"],
                   [[r["date"], r["item"]["id"], fmt_time(r["item"]["created_at"], short=out.tty),
-                    r["item"]["content"]] for r in rows], wrap=["TEXT"])
+                    r["item"]["content"]] for r in rows], truncate=["TEXT"])
 
 
 @app.command("delete")

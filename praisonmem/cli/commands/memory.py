@@ -111,7 +111,8 @@ def search_command(
     if not out.records(hits):
         out.table(["TYPE", "SCORE", "ID", "TEXT"],
                   [[h["type"], "" if h["score"] is None else f"{h['score']:.3f}", str(h["item"].get("id", "")),
-                    memory.item_text(h["item"])] for h in hits], wrap=["TEXT"])
+                    memory.item_text(h["item"])] for h in hits], truncate=["TEXT"],
+                  optional=["SCORE"])
 
 
 @app.command("list")
@@ -154,7 +155,8 @@ def list_command(
         when = row.get("date") or fmt_time(item.get("created_at") or item.get("timestamp"), short=out.tty,
                                            naive_utc=True)
         table.append([row["type"], str(item.get("id", "")), fmt_value(item.get("importance")), when, text])
-    out.table(["TYPE", "ID", "IMPORTANCE", "WHEN", "TEXT"], table, wrap=["TEXT"])
+    out.table(["TYPE", "ID", "IMPORTANCE", "WHEN", "TEXT"], table, truncate=["TEXT"],
+              optional=["IMPORTANCE", "WHEN"])
 
 
 @app.command("delete")
@@ -263,7 +265,8 @@ def providers_command(ctx: typer.Context, as_json: JsonFlag = False, as_ndjson: 
     out = state_of(ctx).output(as_json, as_ndjson)
     if not out.records([i.to_json() for i in infos]):
         out.table(["NAME", "SOURCE", "SUPPORTS", "PROBLEM"],
-                  [[i.name, i.source, ", ".join(i.supports), i.error or ""] for i in infos], wrap=["SUPPORTS"])
+                  [[i.name, i.source, ", ".join(i.supports), i.error or ""] for i in infos],
+                  truncate=["SUPPORTS", "PROBLEM"])
 
 
 @app.command("extract")

@@ -96,7 +96,9 @@ def list_command(
 
 
 def _table(out: Any, rows: list[dict[str, Any]]) -> None:
-    """All columns when piped; on a terminal, no CREATED and SPILLED only when something waits."""
+    """All columns when piped. On a terminal, SPILLED only when something waits and STORE and PAIR only with
+    two stores; then, while AGENT and TITLE would be cut short, CREATED, COST, TOKENS, MODEL, ARCHIVED, USER,
+    SCOPE, AGENT and MSGS go, in that order (ID and UPDATED always stay, never cut)."""
     headers = ["ID", "AGENT", "USER", "TITLE", "MSGS", "ARCHIVED", "CREATED", "UPDATED", "SCOPE", "MODEL",
                "TOKENS", "COST", "SPILLED", "STORE", "PAIR"]
     table_rows = []
@@ -104,7 +106,10 @@ def _table(out: Any, rows: list[dict[str, Any]]) -> None:
     for r in rows:
         if r["unreadable"]:
             name = r["session_id"] if r["session_id"] is not None else _stem(r["file"])
-            table_rows.append([name, "", "", f"UNREADABLE: {r['error']}"] + [""] * 9 + [r["store"], ""])
+            if out.tty:  # UNREADABLE where no cut reaches it (UPDATED is never cut); the reason is text
+                table_rows.append([name, "", "", r["error"], "?", "", "", "UNREADABLE"] + [""] * 5 + [r["store"], ""])
+            else:
+                table_rows.append([name, "", "", f"UNREADABLE: {r['error']}"] + [""] * 9 + [r["store"], ""])
             styles.append("red")
             continue
         table_rows.append([
@@ -115,12 +120,11 @@ def _table(out: Any, rows: list[dict[str, Any]]) -> None:
             r["store"], pair_text(r),
         ])
         styles.append("yellow" if r["stale"] else None)
-    optional = ["CREATED", "COST", "TOKENS", "MODEL", "ARCHIVED", "USER", "SCOPE"]
-    if not any(r["spilled_count"] for r in rows):
-        optional.insert(0, "SPILLED")
+    hidden = [] if any(r["spilled_count"] for r in rows) else ["SPILLED"]
     if len({r["store"] for r in rows}) < 2:
-        optional[:0] = ["PAIR", "STORE"]
-    out.table(headers, table_rows, row_styles=styles, wrap=["AGENT", "TITLE"], optional=optional)
+        hidden += ["PAIR", "STORE"]
+    out.table(headers, table_rows, row_styles=styles, truncate=["AGENT", "TITLE"], hidden=hidden,
+              optional=["CREATED", "COST", "TOKENS", "MODEL", "ARCHIVED", "USER", "SCOPE", "AGENT", "MSGS"])
 
 
 def pair_text(row: dict[str, Any]) -> str:

@@ -63,7 +63,7 @@ def sessions_command(
                   [[r["session_id"], r["session_type"], fmt_value(r["agent_id"]), fmt_value(r["user_id"]),
                     fmt_value(r["message_count"]), fmt_value(r["run_count"]), "yes" if r["has_summary"] else "no",
                     date(r["created_at"], out), date(r["updated_at"], out)] for r in rows],
-                  optional=["TYPE", "RUNS", "CREATED"])
+                  optional=["TYPE", "RUNS", "CREATED", "SUMMARY", "MSGS"])
 
 
 @app.command("show")
