@@ -305,6 +305,13 @@ def render_outcome(out: Output, outcome: Outcome, *, ids: bool = False) -> int:
     return outcome.exit_code
 
 
+def showing(shown: int, total: int, what: str) -> None:
+    """When ``--limit`` cut the rows: ``showing N of M WHAT`` on stderr, for a table and for --json/--ndjson alike
+    (a script must not take a page for the whole)."""
+    if shown < total:
+        note(f"showing {shown} of {total} {what}; --limit 0 shows all")
+
+
 def warn(message: str) -> None:
     sys.stderr.write(f"praisonmem: warning: {printable(message)}\n")
 

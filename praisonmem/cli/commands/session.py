@@ -13,7 +13,8 @@ from typing import Annotated, Any
 import typer
 
 from praisonmem.cli.options import DryRunFlag, JsonFlag, LimitOption, NdjsonFlag, YesFlag
-from praisonmem.cli.output import binary_stdout, fmt_time, fmt_value, note, render_outcome, report_written, warn
+from praisonmem.cli.output import (binary_stdout, fmt_time, fmt_value, note, render_outcome, report_written, showing,
+                                   warn)
 from praisonmem.cli.progress import file_progress
 from praisonmem.cli.prompts import confirm_and_run
 from praisonmem.cli.state import state_of
@@ -90,9 +91,7 @@ def list_command(
         warn(f"{result.unreadable} unreadable session file(s) listed with \"unreadable\": true")
     if result.missing:
         warn(result.missing)
-    readable_shown = sum(1 for r in result.rows if not r["unreadable"])
-    if readable_shown < result.total and not out.machine:
-        note(f"showing {readable_shown} of {result.total} sessions; --limit 0 shows all")
+    showing(sum(1 for r in result.rows if not r["unreadable"]), result.total, "sessions")
 
 
 def _table(out: Any, rows: list[dict[str, Any]]) -> None:
@@ -221,8 +220,7 @@ def search_command(
         from praisonmem.cli.render.transcript import render_hits
 
         render_hits(out, result.hits)
-        if len(result.hits) < result.total:
-            note(f"showing {len(result.hits)} of {result.total} hits; --limit 0 shows all")
+    showing(len(result.hits), result.total, "hits")
 
 
 # ---------------------------------------------------------------- changing

@@ -8,7 +8,7 @@ import typer
 from typer.core import TyperGroup
 
 from praisonmem.cli.options import DryRunFlag, JsonFlag, LimitOption, NdjsonFlag, YesFlag, parse_pairs
-from praisonmem.cli.output import binary_stdout, fmt_value, render_outcome, report_written
+from praisonmem.cli.output import binary_stdout, fmt_value, render_outcome, report_written, showing
 from praisonmem.cli.prompts import confirm_and_run
 from praisonmem.cli.render.upsonic import date, render_session, render_traits
 from praisonmem.cli.state import State, state_of
@@ -56,7 +56,7 @@ def sessions_command(
     """
     state = state_of(ctx)
     store = _store(state, db, session_table, user_memory_table, schema)
-    rows = store.sessions(user=user, agent=agent, session_type=type_, limit=limit)
+    rows, total = store.sessions_page(user=user, agent=agent, session_type=type_, limit=limit)
     out = state.output(as_json, as_ndjson)
     if not out.records(rows):
         out.table(["ID", "TYPE", "AGENT", "USER", "MSGS", "RUNS", "SUMMARY", "CREATED", "UPDATED"],
@@ -64,6 +64,7 @@ def sessions_command(
                     fmt_value(r["message_count"]), fmt_value(r["run_count"]), "yes" if r["has_summary"] else "no",
                     date(r["created_at"], out), date(r["updated_at"], out)] for r in rows],
                   optional=["TYPE", "RUNS", "CREATED", "SUMMARY", "MSGS"])
+    showing(len(rows), total, "sessions")
 
 
 @app.command("show")
