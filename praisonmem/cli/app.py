@@ -47,7 +47,7 @@ def _build(name: str) -> Any:
         sub_app = importlib.import_module(SUBCOMMANDS[name]).app
         # `check` and `migrate` (one command, no callback) become plain commands; a group's own commands are
         # built only when looked up, like the groups themselves (each costs Typer a signature analysis).
-        built = typer.main.get_command(sub_app) if name in SINGLE else _lazy_group(sub_app)
+        built = _with_quiet(typer.main.get_command(sub_app)) if name in SINGLE else _lazy_group(sub_app)
         built.name = name
         _built[name] = built
     return _built[name]
@@ -65,13 +65,35 @@ def _lazy_group(sub_app: typer.Typer) -> Any:
         sub_app.registered_commands, sub_app.info.cls = infos, placeholder
 
     def builder(info: Any) -> Callable[[], Any]:
-        return lambda: typer.main.get_command_from_info(info, pretty_exceptions_short=sub_app.pretty_exceptions_short,
-                                                        rich_markup_mode=sub_app.rich_markup_mode)
+        return lambda: _with_quiet(typer.main.get_command_from_info(
+            info, pretty_exceptions_short=sub_app.pretty_exceptions_short, rich_markup_mode=sub_app.rich_markup_mode))
 
     builders = {info.name or typer.main.get_command_name(info.callback.__name__): builder(info) for info in infos}
-    nested = {n: (lambda c=c: c) for n, c in group.commands.items()}  # sub-groups Typer built eagerly
+    nested = {n: (lambda c=c: _with_quiet(c)) for n, c in group.commands.items()}  # sub-groups Typer built eagerly
     group.commands = _LazyCommands({**builders, **nested})
     return group
+
+
+QUIET_HELP = "No notes, warnings or progress on stderr (errors still show); for cron."
+
+
+def _set_quiet(ctx: Any, param: Any, value: bool) -> None:
+    if value:
+        from praisonmem.cli.output import set_quiet
+
+        set_quiet(True)
+
+
+def _with_quiet(command: Any) -> Any:
+    """``command`` (and each command of a group) with ``-q/--quiet``, the same option as the root's."""
+    subcommands = getattr(command, "commands", None)
+    if isinstance(subcommands, dict):
+        for sub in subcommands.values():
+            _with_quiet(sub)
+    elif subcommands is None and not any(p.name == "quiet" for p in command.params):
+        command.params.append(typer.core.TyperOption(param_decls=["--quiet", "-q"], is_flag=True, default=False,
+                                                     expose_value=False, callback=_set_quiet, help=QUIET_HELP))
+    return command
 
 
 class _LazyCommands(MutableMapping):
@@ -152,6 +174,7 @@ def root(
     ] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither use nor write praisonmem's cache "
                                                                "(also: config cache = false).")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", callback=_set_quiet, help=QUIET_HELP)] = False,
     version: Annotated[
         bool,
         typer.Option("--version", callback=_version, is_eager=True, help="Print 'praisonmem X.Y.Z' and exit."),
@@ -229,6 +252,9 @@ class _GuardedStdout:
 
 def run(argv: list[str], state: State | None = None) -> int:
     """Run one invocation and return its exit code (the tests call this)."""
+    from praisonmem.cli.output import set_quiet
+
+    set_quiet(False)  # one invocation's -q does not outlive it (the tests run many in one process)
     stdout = sys.stdout
     sys.stdout = _GuardedStdout(stdout)
     try:

@@ -295,7 +295,7 @@ def render_outcome(out: Output, outcome: Outcome, *, ids: bool = False) -> int:
         out.json(outcome.to_json())
     for change in outcome.changes:
         if change.failed:
-            note(f"error: {change_line(change)}")
+            error(change_line(change))
         elif out.machine:
             continue
         elif ids:
@@ -305,6 +305,18 @@ def render_outcome(out: Output, outcome: Outcome, *, ids: bool = False) -> int:
     return outcome.exit_code
 
 
+_quiet = False  # -q/--quiet for this invocation: notes, warnings and progress bars are not shown
+
+
+def set_quiet(value: bool) -> None:
+    global _quiet
+    _quiet = value
+
+
+def quiet() -> bool:
+    return _quiet
+
+
 def showing(shown: int, total: int, what: str) -> None:
     """When ``--limit`` cut the rows: ``showing N of M WHAT`` on stderr, for a table and for --json/--ndjson alike
     (a script must not take a page for the whole)."""
@@ -312,12 +324,21 @@ def showing(shown: int, total: int, what: str) -> None:
         note(f"showing {shown} of {total} {what}; --limit 0 shows all")
 
 
-def warn(message: str) -> None:
-    sys.stderr.write(f"praisonmem: warning: {printable(message)}\n")
+def warn(message: str, *, always: bool = False) -> None:
+    """A warning on stderr; not with -q, unless ``always`` (it is why the command fails)."""
+    if always or not _quiet:
+        sys.stderr.write(f"praisonmem: warning: {printable(message)}\n")
 
 
 def note(message: str) -> None:
-    sys.stderr.write(f"praisonmem: {printable(message)}\n")
+    """A note on stderr (where it looked, what it left out); not with -q."""
+    if not _quiet:
+        sys.stderr.write(f"praisonmem: {printable(message)}\n")
+
+
+def error(message: str) -> None:
+    """A failure on stderr, shown even with -q."""
+    sys.stderr.write(f"praisonmem: error: {printable(message)}\n")
 
 
 def _tsv_cell(value: str) -> str:
