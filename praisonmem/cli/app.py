@@ -193,6 +193,7 @@ def root(
     ctx.obj = state
     # `config` must work even when the config file is broken: that is how it gets fixed.
     name = ctx.invoked_subcommand
+    state.home_must_exist = name not in ("workspace", "config")  # they show and set where the home is
     if name is not None and name != "config":
         state.json_default = state.setting("output") == "json"
 
@@ -292,6 +293,11 @@ def _run(argv: list[str], state: State) -> int:
         if exc.format_message():
             sys.stderr.write(exc.format_message().rstrip("\n") + "\n")
         return EXIT_USAGE
+    except click_exc.NoSuchOption as exc:
+        misplaced = _root_option_hint(command, exc)
+        if misplaced is not None:
+            return _report(misplaced, "usage", EXIT_USAGE, as_json, state)
+        return _report(_one_line(exc.format_message()) + _help_hint(exc), "usage", EXIT_USAGE, as_json, state)
     except click_exc.UsageError as exc:
         hint = ""
         if exc.ctx is not None:
@@ -309,6 +315,22 @@ def _run(argv: list[str], state: State) -> int:
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""
         return _report(f"{where}{exc.strerror or exc}", "io_error", EXIT_IO, as_json, state)
+
+
+def _help_hint(exc: Any) -> str:
+    return f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
+
+
+def _root_option_hint(root: Any, exc: Any) -> str | None:
+    """A root option (``--home``) given after a sub-command: say where it goes, with the command line."""
+    if exc.ctx is None or exc.ctx.parent is None:
+        return None
+    for param in root.params:
+        if exc.option_name in param.opts:
+            value = "" if param.is_flag else f" {param.metavar or 'VALUE'}"
+            fixed = exc.ctx.command_path.replace("praisonmem", f"praisonmem {exc.option_name}{value}", 1)
+            return f"{exc.option_name} is an option of praisonmem itself: put it before the command, as in '{fixed}'"
+    return None
 
 
 def _one_line(text: str) -> str:

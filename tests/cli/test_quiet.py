@@ -56,6 +56,7 @@ def test_a_failure_under_quiet_is_still_one_stderr_line(cli, fixture_home):
 def test_a_damaged_backup_under_quiet_says_so_in_one_line_and_exits_1(cli, tmp_path):
     memory = tmp_path / "memory"
     (memory / "u").mkdir(parents=True)
+    (tmp_path / "home").mkdir()
     (memory / "u" / "long_term.json").write_bytes(b'[{"id": "a", "content": "trunc')
     made = cli("--home", tmp_path / "home", "--memory-dir", memory, "backup", "create", "-o", tmp_path / "out",
                "--include", "memory", "-q")

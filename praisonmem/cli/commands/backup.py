@@ -164,7 +164,7 @@ def restore_command(
 
         praisonmem backup restore praisonmem-backup-20261130T020000Z.tar.gz --to /tmp/restored --yes
     """
-    state = state_of(ctx)
+    state = state_of(ctx).creating_home()  # restoring into a fresh home creates it
     with file_progress("Verifying") as progress:
         plan = backup.plan_restore(file, state.paths, to=to, on_conflict=on_conflict, timeout=state.lock_timeout,
                                    progress=progress)

@@ -42,6 +42,13 @@ def _say(provider: Any) -> None:
         note(message)
 
 
+def _looked(state: State, provider: str) -> None:
+    """A read of FileMemory that found no memory directory says where it looked, as 'session list' does."""
+    missing = state.paths.absent_memory() if provider == "file" else None
+    if missing:
+        warn(missing)
+
+
 @app.command("store")
 def store_command(
     ctx: typer.Context,
@@ -107,6 +114,7 @@ def search_command(
     chosen = _provider(state, provider, user_id)
     hits = memory.search_memory(chosen, query, types=type_, limit=limit, filters=filters)
     _say(chosen)
+    _looked(state, state.setting("provider", provider))
     out = state.output(as_json, as_ndjson)
     if not out.records(hits):
         out.table(["TYPE", "SCORE", "ID", "TEXT"],
@@ -137,6 +145,7 @@ def list_command(
     chosen = _provider(state, provider, user_id)
     rows = memory.list_memory(chosen, types=type_)
     _say(chosen)
+    _looked(state, state.setting("provider", provider))
     out = state.output(as_json, as_ndjson)
     if out.records(rows):
         return
@@ -230,6 +239,7 @@ def users_command(
     """
     state = state_of(ctx)
     report = memory.provider_users(state.setting("provider", provider), state.paths, state.lock_timeout)
+    _looked(state, state.setting("provider", provider))
     for message in report.notes:
         warn(message)
     out = state.output(as_json, as_ndjson)

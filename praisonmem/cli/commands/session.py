@@ -460,6 +460,6 @@ def import_command(
 
         praisonmem session import sessions-backup.json --on-conflict skip --dry-run
     """
-    state = state_of(ctx)
+    state = state_of(ctx).creating_home()  # importing into a fresh home creates it, as the library does
     plan = sessions.plan_import(state.paths, file, on_conflict=on_conflict, timeout=state.lock_timeout, store=store)
     return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run)

@@ -199,6 +199,7 @@ def test_verify_of_something_that_is_not_a_backup(cli, world):
 
 
 def test_nothing_to_back_up_and_missing_sources(cli, world, tmp_path):
+    (tmp_path / "nohome").mkdir()
     empty = cli("--home", tmp_path / "nohome", "--memory-dir", tmp_path / "nomem", "backup", "create", "-o",
                 world["out"])
     assert empty.exit_code == 3 and "nothing to back up" in empty.stderr
