@@ -48,6 +48,7 @@ def _build(name: str) -> Any:
         # `check` and `migrate` (one command, no callback) become plain commands; a group's own commands are
         # built only when looked up, like the groups themselves (each costs Typer a signature analysis).
         built = _with_quiet(typer.main.get_command(sub_app)) if name in SINGLE else _lazy_group(sub_app)
+        _summary(built)
         built.name = name
         _built[name] = built
     return _built[name]
@@ -85,7 +86,9 @@ def _set_quiet(ctx: Any, param: Any, value: bool) -> None:
 
 
 def _with_quiet(command: Any) -> Any:
-    """``command`` (and each command of a group) with ``-q/--quiet``, the same option as the root's."""
+    """``command`` (and each command of a group) finished alike: ``-q/--quiet`` (the root's option), a one-line
+    summary for the group's listing, and arguments shown by their names."""
+    _summary(command)
     subcommands = getattr(command, "commands", None)
     if isinstance(subcommands, dict):
         for sub in subcommands.values():
@@ -93,7 +96,37 @@ def _with_quiet(command: Any) -> Any:
     elif subcommands is None and not any(p.name == "quiet" for p in command.params):
         command.params.append(typer.core.TyperOption(param_decls=["--quiet", "-q"], is_flag=True, default=False,
                                                      expose_value=False, callback=_set_quiet, help=QUIET_HELP))
+    for param in command.params:
+        if type(param) is typer.core.TyperArgument:
+            param.__class__ = _Argument  # a subclass without state of its own: only how it is shown changes
+            if type(param.type) is type(typer._click.types.STRING):
+                param.type = _TEXT
     return command
+
+
+def _summary(command: Any) -> None:
+    """The first paragraph of the help as one line: the listing wraps it to the terminal, never keeping the
+    docstring's line breaks mid-sentence."""
+    if command.short_help is None and command.help:
+        command.short_help = " ".join(command.help.split("\n\n", 1)[0].split())
+
+
+class _Argument(typer.core.TyperArgument):
+    """An argument shown as ``SESSION`` / ``[SESSION]`` in the usage line (Typer writes ``{SESSION}``)."""
+
+    def make_metavar(self, ctx: Any, *, usage: bool = False) -> str:
+        name = self.metavar or (self.name or "").upper()
+        if name.startswith("[") or not usage:
+            return name
+        return name if self.required else f"[{name}]"
+
+
+class _Text(typer._click.types.StringParamType):
+    def get_metavar(self, param: Any, ctx: Any = None) -> str:
+        return ""  # the argument's name says what it is; Typer would add "<str>"
+
+
+_TEXT = _Text()
 
 
 class _LazyCommands(MutableMapping):

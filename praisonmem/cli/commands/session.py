@@ -214,7 +214,7 @@ def search_command(
     with file_progress("Searching sessions") as progress:
         result = sessions.search_sessions(state.paths, query, limit=limit, store=store, progress=progress)
     for path, reason in result.unreadable:
-        warn(f"skipped unreadable session file {path}: {reason}")
+        warn(f"skipped unreadable session file {path}: {reason.removeprefix(f'{path}: ')}")
     out = state.output(as_json, as_ndjson)
     if not out.records(result.hits):
         from praisonmem.cli.render.transcript import render_hits

@@ -301,10 +301,11 @@ def open_store(db: str | os.PathLike[str] | None, *, session_table: str = SESSIO
 
 def edit_user_memory(store: Store, user_id: str, *, set_traits: dict[str, str] | None = None,
                      unset: list[str] | None = None, replace_from: str | None = None,
-                     dry_run: bool = False) -> Outcome:
+                     dry_run: bool = False, confirm: Callable[[], None] | None = None) -> Outcome:
     """``user-memory set|unset|replace``: one user's traits changed, every other trait, ``created_at``,
     ``agent_id`` and ``team_id`` kept. ``set_traits`` values are JSON when they parse (:func:`parse_value`);
-    ``replace_from`` names a file holding a JSON object (``-``: standard input)."""
+    ``replace_from`` names a file holding a JSON object (``-``: standard input). ``confirm`` is called once the
+    edit is known to be valid, before anything is written (it raises to stop)."""
     if replace_from is not None:
         raw = jsonfile.read_source(replace_from)
         try:
@@ -329,6 +330,8 @@ def edit_user_memory(store: Store, user_id: str, *, set_traits: dict[str, str] |
 
         def change(old: dict[str, Any]) -> dict[str, Any]:
             return {**old, **updates}
+    if confirm is not None:
+        confirm()
     result = store.update_user_memory(user_id, change, dry_run=dry_run)
     fields = {k: result[k] for k in ("user_id", "created", "before", "after")}
     return Outcome([Change(Action.wrote, f"user memory of '{user_id}'", "new row" if result["created"] else None,
