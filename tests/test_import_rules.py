@@ -35,6 +35,7 @@ COMMAND_PACKAGES = {  # command group -> the one core package its module talks t
     "migrate": "migrate",
     "backup": "backup",
     "config": "config",
+    "completion": "completion",
 }
 SHARED_CORE = {"errors", "result", "paths", "config"}  # what every command module may import besides its package
 FOREIGN_UI = ("typer", "rich", "click")

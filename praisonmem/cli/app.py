@@ -34,7 +34,8 @@ from praisonmem.core.errors import (EXIT_BROKEN_PIPE, EXIT_INTERNAL, EXIT_INTERR
 # signature analysis is most of the start-up cost, so `praisonmem workspace id`
 # must not pay for the other 45 commands.
 SUBCOMMANDS = {name: f"praisonmem.cli.commands.{name}" for name in (
-    "workspace", "session", "memory", "episodic", "learn", "upsonic", "check", "migrate", "backup", "config")}
+    "workspace", "session", "memory", "episodic", "learn", "upsonic", "check", "migrate", "backup", "config",
+    "completion")}
 SINGLE = ("check", "migrate")  # one command each, not a group
 _built: dict[str, Any] = {}
 
@@ -226,9 +227,34 @@ def root(
     ctx.obj = state
     # `config` must work even when the config file is broken: that is how it gets fixed.
     name = ctx.invoked_subcommand
-    state.home_must_exist = name not in ("workspace", "config")  # they show and set where the home is
+    state.home_must_exist = name not in ("workspace", "config", "completion")  # they show and set where it is
     if name is not None and name != "config":
         state.json_default = state.setting("output") == "json"
+
+
+# The zsh file starts with ``#compdef praisonmem`` (Typer's starts with a blank line, which compinit ignores) and
+# dispatches both ways: completing when autoloaded from fpath, registering itself with ``compdef`` when sourced.
+ZSH_DISPATCH = """
+if [ "$funcstack[1]" = "_praisonmem" ]; then
+  _praisonmem_completion "$@"
+else
+  compdef _praisonmem_completion praisonmem
+fi
+"""
+
+
+def completion_script(shell: str) -> str:
+    """The completion script for ``shell`` (bash, zsh or fish): what completions/ holds."""
+    from typer._click.shell_completion import get_completion_class
+    from typer._completion_classes import completion_init
+
+    completion_init()
+    text = get_completion_class(shell)(typer.main.get_command(app), {}, "praisonmem",
+                                       "_PRAISONMEM_COMPLETE").source()
+    if shell == "zsh":
+        body = [line for line in text.strip().splitlines() if not line.startswith("compdef ")]
+        text = "\n".join(body).rstrip() + "\n" + ZSH_DISPATCH
+    return text.strip() + "\n"
 
 
 def _wants_json(argv: list[str]) -> bool:

@@ -1,4 +1,5 @@
-"""Dynamic shell completion: session ids and memory user ids from the resolved paths.
+"""Shell completion: the values offered on Tab (session ids and memory user ids from the resolved paths, memory
+types, providers). The scripts themselves come from :func:`praisonmem.cli.app.completion_script`.
 
 Shells call these while the user presses Tab: they must be quick, quiet and
 never fail. During completion Click parses without running callbacks, so the
@@ -27,6 +28,19 @@ def sessions(ctx: Any, incomplete: str) -> list[str]:
         names = dict.fromkeys(map(store.name, store.refs()))  # a session two stores hold is offered once
         return [name for name in names if name.startswith(incomplete)][:200]
     except Exception:  # completion must never break the shell
+        return []
+
+
+def memory_types(ctx: Any, incomplete: str) -> list[str]:
+    return [t for t in ("short", "long", "entity", "episodic") if t.startswith(incomplete)]
+
+
+def providers(ctx: Any, incomplete: str) -> list[str]:
+    try:
+        from praisonmem.core.memory import provider_names
+
+        return [name for name in provider_names() if name.startswith(incomplete)]
+    except Exception:
         return []
 
 

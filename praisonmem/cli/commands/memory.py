@@ -13,6 +13,7 @@ from praisonmem.cli.options import (
     MetaOption,
     NdjsonFlag,
     ProviderOption,
+    complete_memory_types,
     UserIdOption,
     YesFlag,
     parse_pairs,
@@ -26,7 +27,7 @@ from praisonmem.core.errors import UsageError
 app = typer.Typer(help="Store, search and manage agent memories (FileMemory, SQLite, plug-ins).\n\nExample:\n\n"
                        "    praisonmem memory search \"dark mode\" --user-id alice", no_args_is_help=True)
 
-TypeOption = Annotated[list[str] | None, typer.Option("--type", metavar="TYPE",
+TypeOption = Annotated[list[str] | None, typer.Option("--type", metavar="TYPE", autocompletion=complete_memory_types,
                                                       help="short, long, entity or episodic (repeatable).")]
 
 
@@ -172,7 +173,7 @@ def list_command(
 def delete_command(
     ctx: typer.Context,
     memory_id: Annotated[str, typer.Argument(metavar="ID", help="The memory's id (an entity's name or id).")],
-    type_: Annotated[str | None, typer.Option("--type", metavar="TYPE",
+    type_: Annotated[str | None, typer.Option("--type", metavar="TYPE", autocompletion=complete_memory_types,
                                               help="Only look in short, long, entity or episodic memory.")] = None,
     user_id: UserIdOption = None,
     provider: ProviderOption = None,
