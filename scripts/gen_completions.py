@@ -1,17 +1,14 @@
 #!/usr/bin/env python3
 """Regenerate completions/ from the app: bash, zsh and fish scripts.
 
-Each script is what ``_PRAISONMEM_COMPLETE=source_<shell> praisonmem`` prints,
-run through this interpreter. The zsh file starts with ``#compdef praisonmem``
-(Typer's starts with a blank line, which compinit ignores) and dispatches both
-ways: completing when autoloaded from site-functions, registering itself with
-``compdef`` when sourced. ``--check`` compares instead of writing (exit 1 on drift).
+Each script is what ``praisonmem completion <shell>`` prints (praisonmem/cli/completion.py's ``script``), run
+through this interpreter, so the committed files and the command never differ. ``--check`` compares instead of
+writing (exit 1 on drift).
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -20,25 +17,11 @@ from _generated import write_or_check
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = {"bash": "praisonmem.bash", "zsh": "_praisonmem", "fish": "praisonmem.fish"}
-ZSH_DISPATCH = """
-if [ "$funcstack[1]" = "_praisonmem" ]; then
-  _praisonmem_completion "$@"
-else
-  compdef _praisonmem_completion praisonmem
-fi
-"""
 
 
 def script(shell: str) -> str:
-    env = dict(os.environ, _PRAISONMEM_COMPLETE=f"source_{shell}")
-    text = subprocess.run([sys.executable, "-m", "praisonmem"], env=env, capture_output=True, text=True,
-                          check=True).stdout
-    if shell == "zsh":
-        body = text.strip().splitlines()
-        assert body[0] == "#compdef praisonmem", body[0]
-        body = [line for line in body if not line.startswith("compdef ")]
-        text = "\n".join(body).rstrip() + "\n" + ZSH_DISPATCH
-    return text.strip() + "\n"
+    return subprocess.run([sys.executable, "-m", "praisonmem", "completion", shell], capture_output=True, text=True,
+                          check=True, cwd=ROOT).stdout
 
 
 def main() -> int:

@@ -34,7 +34,8 @@ from praisonmem.core.errors import (EXIT_BROKEN_PIPE, EXIT_INTERNAL, EXIT_INTERR
 # signature analysis is most of the start-up cost, so `praisonmem workspace id`
 # must not pay for the other 45 commands.
 SUBCOMMANDS = {name: f"praisonmem.cli.commands.{name}" for name in (
-    "workspace", "session", "memory", "episodic", "learn", "upsonic", "check", "migrate", "backup", "config", "usage")}
+    "workspace", "session", "memory", "episodic", "learn", "upsonic", "check", "migrate", "backup", "config", "usage",
+    "completion")}
 SINGLE = ("check", "migrate", "usage")  # one command each, not a group
 _built: dict[str, Any] = {}
 
@@ -47,7 +48,8 @@ def _build(name: str) -> Any:
         sub_app = importlib.import_module(SUBCOMMANDS[name]).app
         # `check` and `migrate` (one command, no callback) become plain commands; a group's own commands are
         # built only when looked up, like the groups themselves (each costs Typer a signature analysis).
-        built = typer.main.get_command(sub_app) if name in SINGLE else _lazy_group(sub_app)
+        built = _with_quiet(typer.main.get_command(sub_app)) if name in SINGLE else _lazy_group(sub_app)
+        _summary(built)
         built.name = name
         _built[name] = built
     return _built[name]
@@ -65,13 +67,67 @@ def _lazy_group(sub_app: typer.Typer) -> Any:
         sub_app.registered_commands, sub_app.info.cls = infos, placeholder
 
     def builder(info: Any) -> Callable[[], Any]:
-        return lambda: typer.main.get_command_from_info(info, pretty_exceptions_short=sub_app.pretty_exceptions_short,
-                                                        rich_markup_mode=sub_app.rich_markup_mode)
+        return lambda: _with_quiet(typer.main.get_command_from_info(
+            info, pretty_exceptions_short=sub_app.pretty_exceptions_short, rich_markup_mode=sub_app.rich_markup_mode))
 
     builders = {info.name or typer.main.get_command_name(info.callback.__name__): builder(info) for info in infos}
-    nested = {n: (lambda c=c: c) for n, c in group.commands.items()}  # sub-groups Typer built eagerly
+    nested = {n: (lambda c=c: _with_quiet(c)) for n, c in group.commands.items()}  # sub-groups Typer built eagerly
     group.commands = _LazyCommands({**builders, **nested})
     return group
+
+
+QUIET_HELP = "No notes, warnings or progress on stderr (errors still show); for cron."
+
+
+def _set_quiet(ctx: Any, param: Any, value: bool) -> None:
+    if value:
+        from praisonmem.cli.output import set_quiet
+
+        set_quiet(True)
+
+
+def _with_quiet(command: Any) -> Any:
+    """``command`` (and each command of a group) finished alike: ``-q/--quiet`` (the root's option), a one-line
+    summary for the group's listing, and arguments shown by their names."""
+    _summary(command)
+    subcommands = getattr(command, "commands", None)
+    if isinstance(subcommands, dict):
+        for sub in subcommands.values():
+            _with_quiet(sub)
+    elif subcommands is None and not any(p.name == "quiet" for p in command.params):
+        command.params.append(typer.core.TyperOption(param_decls=["--quiet", "-q"], is_flag=True, default=False,
+                                                     expose_value=False, callback=_set_quiet, help=QUIET_HELP))
+    for param in command.params:
+        if type(param) is typer.core.TyperArgument:
+            param.__class__ = _Argument  # a subclass without state of its own: only how it is shown changes
+            if type(param.type) is type(typer._click.types.STRING):
+                param.type = _TEXT
+    return command
+
+
+def _summary(command: Any) -> None:
+    """The first paragraph of the help as one line: the listing wraps it to the terminal, never keeping the
+    docstring's line breaks mid-sentence."""
+    if command.short_help is None and command.help:
+        command.short_help = " ".join(command.help.split("\n\n", 1)[0].split())
+
+
+class _Argument(typer.core.TyperArgument):
+    """An argument shown as ``SESSION`` / ``[SESSION]`` in the usage line (Typer writes ``{SESSION}``)."""
+
+    def make_metavar(self, ctx: Any, *, usage: bool = False) -> str:
+        name = self.metavar or (self.name or "").upper()
+        if name.startswith("[") or not usage:
+            return name
+        return name if self.required else f"[{name}]"
+
+
+class _Text(typer._click.types.StringParamType):
+    def get_metavar(self, param: Any, ctx: Any = None) -> str:
+        return ""  # the argument's name says what it is; Typer would add "<str>"
+
+
+_TEXT = _Text()
 
 
 class _LazyCommands(MutableMapping):
@@ -152,6 +208,7 @@ def root(
     ] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither use nor write praisonmem's cache "
                                                                "(also: config cache = false).")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", callback=_set_quiet, help=QUIET_HELP)] = False,
     version: Annotated[
         bool,
         typer.Option("--version", callback=_version, is_eager=True, help="Print 'praisonmem X.Y.Z' and exit."),
@@ -170,8 +227,34 @@ def root(
     ctx.obj = state
     # `config` must work even when the config file is broken: that is how it gets fixed.
     name = ctx.invoked_subcommand
+    state.home_must_exist = name not in ("workspace", "config", "completion")  # they show and set where it is
     if name is not None and name != "config":
         state.json_default = state.setting("output") == "json"
+
+
+# The zsh file starts with ``#compdef praisonmem`` (Typer's starts with a blank line, which compinit ignores) and
+# dispatches both ways: completing when autoloaded from fpath, registering itself with ``compdef`` when sourced.
+ZSH_DISPATCH = """
+if [ "$funcstack[1]" = "_praisonmem" ]; then
+  _praisonmem_completion "$@"
+else
+  compdef _praisonmem_completion praisonmem
+fi
+"""
+
+
+def completion_script(shell: str) -> str:
+    """The completion script for ``shell`` (bash, zsh or fish): what completions/ holds."""
+    from typer._click.shell_completion import get_completion_class
+    from typer._completion_classes import completion_init
+
+    completion_init()
+    text = get_completion_class(shell)(typer.main.get_command(app), {}, "praisonmem",
+                                       "_PRAISONMEM_COMPLETE").source()
+    if shell == "zsh":
+        body = [line for line in text.strip().splitlines() if not line.startswith("compdef ")]
+        text = "\n".join(body).rstrip() + "\n" + ZSH_DISPATCH
+    return text.strip() + "\n"
 
 
 def _wants_json(argv: list[str]) -> bool:
@@ -229,6 +312,9 @@ class _GuardedStdout:
 
 def run(argv: list[str], state: State | None = None) -> int:
     """Run one invocation and return its exit code (the tests call this)."""
+    from praisonmem.cli.output import set_quiet
+
+    set_quiet(False)  # one invocation's -q does not outlive it (the tests run many in one process)
     stdout = sys.stdout
     sys.stdout = _GuardedStdout(stdout)
     try:
@@ -266,6 +352,11 @@ def _run(argv: list[str], state: State) -> int:
         if exc.format_message():
             sys.stderr.write(exc.format_message().rstrip("\n") + "\n")
         return EXIT_USAGE
+    except click_exc.NoSuchOption as exc:
+        misplaced = _root_option_hint(command, exc)
+        if misplaced is not None:
+            return _report(misplaced, "usage", EXIT_USAGE, as_json, state)
+        return _report(_one_line(exc.format_message()) + _help_hint(exc), "usage", EXIT_USAGE, as_json, state)
     except click_exc.UsageError as exc:
         hint = ""
         if exc.ctx is not None:
@@ -283,6 +374,22 @@ def _run(argv: list[str], state: State) -> int:
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""
         return _report(f"{where}{exc.strerror or exc}", "io_error", EXIT_IO, as_json, state)
+
+
+def _help_hint(exc: Any) -> str:
+    return f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
+
+
+def _root_option_hint(root: Any, exc: Any) -> str | None:
+    """A root option (``--home``) given after a sub-command: say where it goes, with the command line."""
+    if exc.ctx is None or exc.ctx.parent is None:
+        return None
+    for param in root.params:
+        if exc.option_name in param.opts:
+            value = "" if param.is_flag else f" {param.metavar or 'VALUE'}"
+            fixed = exc.ctx.command_path.replace("praisonmem", f"praisonmem {exc.option_name}{value}", 1)
+            return f"{exc.option_name} is an option of praisonmem itself: put it before the command, as in '{fixed}'"
+    return None
 
 
 def _one_line(text: str) -> str:

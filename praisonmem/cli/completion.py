@@ -1,4 +1,5 @@
-"""Dynamic shell completion: session ids and memory user ids from the resolved paths.
+"""Shell completion: the values offered on Tab (session ids and memory user ids from the resolved paths, memory
+types, providers). The scripts themselves come from :func:`praisonmem.cli.app.completion_script`.
 
 Shells call these while the user presses Tab: they must be quick, quiet and
 never fail. During completion Click parses without running callbacks, so the
@@ -36,6 +37,19 @@ def stores(ctx: Any, incomplete: str) -> list[str]:
         from praisonmem.core.sessions import open_store
 
         return [label for label in open_store(_paths(ctx)).stores if label.startswith(incomplete)]
+    except Exception:
+        return []
+
+
+def memory_types(ctx: Any, incomplete: str) -> list[str]:
+    return [t for t in ("short", "long", "entity", "episodic") if t.startswith(incomplete)]
+
+
+def providers(ctx: Any, incomplete: str) -> list[str]:
+    try:
+        from praisonmem.core.memory import provider_names
+
+        return [name for name in provider_names() if name.startswith(incomplete)]
     except Exception:
         return []
 

@@ -21,7 +21,19 @@ def _complete_users(ctx: typer.Context, incomplete: str) -> list[str]:
 
 UserIdOption = Annotated[str | None, typer.Option("--user-id", metavar="U", autocompletion=_complete_users,
                                                   help="Memory user (default: 'default', as the praisonai CLI).")]
-ProviderOption = Annotated[str | None, typer.Option("--provider", metavar="P",
+def _complete_providers(ctx: typer.Context, incomplete: str) -> list[str]:
+    from praisonmem.cli.completion import providers
+
+    return providers(ctx, incomplete)
+
+
+def complete_memory_types(ctx: typer.Context, incomplete: str) -> list[str]:
+    from praisonmem.cli.completion import memory_types
+
+    return memory_types(ctx, incomplete)
+
+
+ProviderOption = Annotated[str | None, typer.Option("--provider", metavar="P", autocompletion=_complete_providers,
                                                     help="file (default), sqlite, or a plug-in "
                                                          "(see 'memory providers').")]
 MetaOption = Annotated[list[str] | None, typer.Option("--meta", metavar="KEY=VALUE",

@@ -124,33 +124,66 @@ class Output:
         rows: Sequence[Sequence[str]],
         *,
         row_styles: Sequence[str | None] | None = None,
-        wrap: Sequence[str] = (),
+        truncate: Sequence[str] = (),
         optional: Sequence[str] = (),
+        hidden: Sequence[str] = (),
     ) -> None:
-        """Rich table on a terminal; header + tab-separated rows when piped.
+        """A table that fits the terminal; header + tab-separated rows (every column, nothing cut) when piped.
 
-        On a terminal, columns named in ``optional`` are dropped (first listed
-        first) until the unwrapped columns fit the width; ``wrap`` columns fold.
+        On a terminal (:mod:`praisonmem.cli.render.table`): ``truncate`` columns are text, cut with ``…`` to
+        fit; the others are never cut; columns named in ``optional`` are dropped, first listed first, until the
+        rest fits; failing that, each row is shown as ``HEADER  value`` lines. ``hidden`` columns (nothing to say
+        in them) are left out on a terminal.
         """
         if not self.tty:
             sys.stdout.write("\t".join(headers) + "\n")
             for row in rows:
                 sys.stdout.write("\t".join(_tsv_cell(c) for c in row) + "\n")
             return
-        from rich import box
-        from rich.table import Table
+        from rich.text import Text
 
-        rows = [[printable(str(cell)) for cell in row] for row in rows]
-        keep = _fit_columns(headers, rows, wrap, optional, self.console.width)
-        table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold")
-        for i in keep:
-            if headers[i] in wrap:
-                table.add_column(headers[i], overflow="fold", min_width=min(12, len(headers[i]) + 4))
-            else:
-                table.add_column(headers[i], no_wrap=True)
-        for n, row in enumerate(rows):
-            table.add_row(*(row[i] for i in keep), style=row_styles[n] if row_styles else None)
-        self.console.print(table)
+        from praisonmem.cli.render import table as fit
+
+        if hidden:
+            shown = [i for i, h in enumerate(headers) if h not in hidden]
+            headers, rows = [headers[i] for i in shown], [[row[i] for i in shown] for row in rows]
+        cells = [[printable(str(cell)) for cell in row] for row in rows]
+        width = self.console.width
+        layout = fit.plan(headers, cells, truncate=truncate, optional=optional, width=width)
+        styles = list(row_styles) if row_styles else [None] * len(cells)
+        if layout.records:
+            for n, row in enumerate(cells):
+                if n:
+                    self.console.print()
+                for text in fit.record_lines(headers, row, truncate, width):
+                    self.console.print(Text(text, style=styles[n] or ""))
+            return
+        head, rule, *lines = fit.table_lines(headers, cells, layout, truncate)
+        self.console.print(Text(head, style="bold"))
+        self.console.print(Text(rule))
+        for n, text in enumerate(lines):
+            self.console.print(Text(text, style=styles[n] or ""))
+
+    def pairs(self, rows: Sequence[tuple[str, str, str]]) -> None:
+        """Key/value lines on a terminal: ``KEY  VALUE`` (the value never cut: on the next line when it does not
+        fit after the key), then the ``note`` under the value, wrapped at spaces. ``rows``: ``(key, value, note)``."""
+        from rich.text import Text
+
+        from praisonmem.cli.render import table as fit
+
+        width = self.console.width
+        key_width = max((len(key) for key, _, _ in rows), default=0)
+        indent = " " * (key_width + fit.GAP)
+        room = max(1, width - len(indent))
+        for key, value, extra in rows:
+            value, extra = printable(value), printable(extra)
+            first, *more = fit.key_value(key, value, key_width, width)
+            self.console.print(Text.assemble((first[:key_width], "bold"), first[key_width:]))
+            for piece in more:
+                self.console.print(Text(piece))
+            if extra:
+                for piece in fit.wrap_words(extra, room):
+                    self.console.print(Text(indent + piece, style="dim"))
 
     def line(self, text: str = "", style: str | None = None) -> None:
         """One line, styled on a terminal."""
@@ -191,24 +224,6 @@ class Output:
             at = end
         line.append(printable(text[at:]))
         self.console.print(line)
-
-
-def _fit_columns(
-    headers: Sequence[str], rows: Sequence[Sequence[str]], wrap: Sequence[str], optional: Sequence[str], width: int
-) -> list[int]:
-    from rich.cells import cell_len
-
-    def needed(i: int) -> int:
-        if headers[i] in wrap:
-            return min(12, len(headers[i]) + 4)
-        return max([cell_len(headers[i])] + [cell_len(str(row[i])) for row in rows])
-
-    keep = list(range(len(headers)))
-    for name in optional:
-        if sum(needed(i) + 3 for i in keep) <= width:
-            break
-        keep = [i for i in keep if headers[i] != name]
-    return keep
 
 
 def report_written(out: Output, summary: dict[str, Any], output: str | None, message: str) -> None:
@@ -281,7 +296,7 @@ def render_outcome(out: Output, outcome: Outcome, *, ids: bool = False) -> int:
         out.json(outcome.to_json())
     for change in outcome.changes:
         if change.failed:
-            note(f"error: {change_line(change)}")
+            error(change_line(change))
         elif out.machine:
             continue
         elif ids:
@@ -291,12 +306,40 @@ def render_outcome(out: Output, outcome: Outcome, *, ids: bool = False) -> int:
     return outcome.exit_code
 
 
-def warn(message: str) -> None:
-    sys.stderr.write(f"praisonmem: warning: {printable(message)}\n")
+_quiet = False  # -q/--quiet for this invocation: notes, warnings and progress bars are not shown
+
+
+def set_quiet(value: bool) -> None:
+    global _quiet
+    _quiet = value
+
+
+def quiet() -> bool:
+    return _quiet
+
+
+def showing(shown: int, total: int, what: str) -> None:
+    """When ``--limit`` cut the rows: ``showing N of M WHAT`` on stderr, for a table and for --json/--ndjson alike
+    (a script must not take a page for the whole)."""
+    if shown < total:
+        note(f"showing {shown} of {total} {what}; --limit 0 shows all")
+
+
+def warn(message: str, *, always: bool = False) -> None:
+    """A warning on stderr; not with -q, unless ``always`` (it is why the command fails)."""
+    if always or not _quiet:
+        sys.stderr.write(f"praisonmem: warning: {printable(message)}\n")
 
 
 def note(message: str) -> None:
-    sys.stderr.write(f"praisonmem: {printable(message)}\n")
+    """A note on stderr (where it looked, what it left out); not with -q."""
+    if not _quiet:
+        sys.stderr.write(f"praisonmem: {printable(message)}\n")
+
+
+def error(message: str) -> None:
+    """A failure on stderr, shown even with -q."""
+    sys.stderr.write(f"praisonmem: error: {printable(message)}\n")
 
 
 def _tsv_cell(value: str) -> str:

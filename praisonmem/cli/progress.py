@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from praisonmem.cli.output import stderr_is_tty
+from praisonmem.cli.output import quiet, stderr_is_tty
 
 MIN_FILES = 300  # "past a few hundred files"
 REFRESH_EVERY = 0.05
@@ -55,8 +55,8 @@ class _LazyBar:
 
 @contextmanager
 def file_progress(description: str, minimum: int = MIN_FILES) -> Iterator[Callable[..., None] | None]:
-    """A ``progress(done, total)`` callback, or ``None`` when stderr is not a terminal."""
-    if not stderr_is_tty():
+    """A ``progress(done, total)`` callback, or ``None`` when stderr is not a terminal (or with -q)."""
+    if not stderr_is_tty() or quiet():
         yield None
         return
     bar = _LazyBar(description, minimum)

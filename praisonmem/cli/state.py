@@ -23,6 +23,7 @@ class State:
     lock_timeout_flag: float | None = None
     no_cache: bool = False
     json_default: bool = False  # config/env ``output = "json"``: every command as if --json were given
+    home_must_exist: bool = False  # a --home that does not exist fails the command (a typo must fail a script)
     _paths: Paths | None = field(default=None, repr=False)
     _settings: Settings | None = field(default=None, repr=False)
 
@@ -47,9 +48,21 @@ class State:
                 config_home = self.settings.file.get("home")
             if self.memory_dir is None and not self.settings.env.get("PRAISONMEM_MEMORY_DIR"):
                 config_memory = self.settings.file.get("memory_dir")
-            self._paths = resolve(self.home, self.memory_dir, env=self.settings.env, config_home=config_home,
-                                  config_memory_dir=config_memory)
+            paths = resolve(self.home, self.memory_dir, env=self.settings.env, config_home=config_home,
+                            config_memory_dir=config_memory)
+            if self.home_must_exist and self.home is not None and not paths.data.path.exists():
+                from praisonmem.core.errors import NotFound
+
+                raise NotFound(f"--home {paths.data.path}: no such directory (check the path; 'praisonmem workspace "
+                               "paths' shows what each option resolves to)")
+            self._paths = paths
         return self._paths
+
+    def creating_home(self) -> State:
+        """This state for a command that may create the home (import, restore): a --home that does not exist
+        is where it writes, not a typo."""
+        self.home_must_exist = False
+        return self
 
     def with_home(self, home: str | None) -> State:
         """This state with another ``--home`` (a command's own ``--home`` option), when one is given."""
@@ -57,7 +70,7 @@ class State:
             return self
         import dataclasses
 
-        return dataclasses.replace(self, home=home, _paths=None)
+        return dataclasses.replace(self, home=home, _paths=None, home_must_exist=False)
 
     @property
     def cache(self) -> Cache:

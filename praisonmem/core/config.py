@@ -252,10 +252,23 @@ def set_value(path: Path, key: str, text: str, *, timeout: float = 5.0) -> Outco
     """``config set``: one key (validated) written into the file; other keys and tables are kept."""
     from praisonmem.core.result import Action, Change, Outcome  # writers only
 
-    value = key_spec(key).check(key, text)
+    value = _absolute(key, key_spec(key).check(key, text))
     _rewrite(path, lambda flat: {**flat, key: value}, timeout)
     return Outcome([Change(Action.set, f"{key} = {shown(value)!r} in {path}",
                            fields={"key": key, "value": shown(value), "path": str(path)})])
+
+
+PATH_KEYS = ("home", "memory_dir", "upsonic.db", "backup.dir", "cache_dir")
+
+
+def _absolute(key: str, value: Any) -> Any:
+    """A relative path given to ``config set`` as the absolute path it names now: the config applies in every
+    directory, so a relative one would name a different place in each (``~`` is kept: it names one place)."""
+    from praisonmem.core.io import pgurl
+
+    if key not in PATH_KEYS or not isinstance(value, str) or value.startswith("~") or pgurl.is_url(value):
+        return value
+    return os.path.abspath(value)
 
 
 def unset_value(path: Path, key: str, *, timeout: float = 5.0) -> Outcome:

@@ -63,6 +63,14 @@ class Paths:
         """``<cwd>/.praisonai``: where the SQLite memory files live beside FileMemory."""
         return self.memory.path.parent
 
+    def absent_memory(self) -> str | None:
+        """Where FileMemory was looked for, when nothing is there (a newcomer runs a memory command outside the
+        project: the library writes FileMemory under the project, not the home)."""
+        if self.memory.path.is_dir():
+            return None
+        return (f"no FileMemory directory at {_display(self.memory.path)} ({self.memory.source}); FileMemory "
+                "lives in the project that wrote it: run there, or give --memory-dir")
+
     def rows(self) -> list[dict[str, object]]:
         """Every resolved path, the rule that chose it, and whether it exists."""
         entries = [

@@ -149,8 +149,12 @@ def test_a_configured_json_default_does_not_override_an_explicit_format(cli, fix
     assert result.exit_code == 0 and result.stdout.startswith("# Session `my_chat`")
 
 
-def test_listing_a_home_without_sessions_warns(cli, tmp_path):
-    result = cli("--home", tmp_path / "typo", "session", "list")
+def test_listing_a_home_without_sessions_warns(cli, tmp_path, monkeypatch):
+    (tmp_path / "empty").mkdir()  # a --home that does not exist at all exits 3 (tests/cli/test_newcomer_hints.py)
+    result = cli("--home", tmp_path / "empty", "session", "list")
+    assert result.exit_code == 0 and f"no sessions directory at {tmp_path / 'empty' / 'sessions'}" in result.stderr
+    monkeypatch.setenv("PRAISONAI_HOME", str(tmp_path / "typo"))  # the environment's home is the library's rule
+    result = cli("session", "list")
     assert result.exit_code == 0 and f"no sessions directory at {tmp_path / 'typo' / 'sessions'}" in result.stderr
 
 

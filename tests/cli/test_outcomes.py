@@ -96,7 +96,7 @@ def test_upsonic_writes_keep_their_old_keys_in_the_record(cli, world):
     assert keys(cli, "upsonic", "user-memory", "unset", "user_123", "tone", *db) == edited
     traits = world["tmp"] / "traits.json"
     traits.write_text('{"only": "this"}')
-    assert keys(cli, "upsonic", "user-memory", "replace", "user_123", "--from", traits, *db) == edited
+    assert keys(cli, "upsonic", "user-memory", "replace", "user_123", "--from", traits, *db, "--yes") == edited
     export = world["tmp"] / "upsonic.json"
     assert cli("upsonic", "export", *db, "-o", export).exit_code == 0
     fresh = ["--db", world["tmp"] / "fresh.db"]

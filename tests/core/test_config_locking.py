@@ -27,7 +27,7 @@ WRITER = textwrap.dedent("""
 
 def test_concurrent_sets_of_different_keys_lose_none(tmp_path):
     path = tmp_path / "config.toml"
-    keys = {"backup.keep": "40", "lock_timeout": "40.0", "home": "40"}
+    keys = {"backup.keep": "40", "lock_timeout": "40.0", "user_id": "40"}
     writers = [subprocess.Popen([sys.executable, "-c", WRITER, str(path), key, "40"], stdout=subprocess.PIPE,
                                 text=True) for key in keys]
     lost = [int(w.communicate(timeout=120)[0]) for w in writers]
@@ -35,7 +35,7 @@ def test_concurrent_sets_of_different_keys_lose_none(tmp_path):
     assert lost == [0, 0, 0]
     from praisonmem.core.config import load_file
 
-    assert {k: str(v) for k, v in load_file(path).items()} == keys
+    assert {k: str(v) for k, v in load_file(path).items()} == keys  # (a path key would be stored absolute)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
 
 

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from praisonmem.cli.options import DryRunFlag, JsonFlag, NdjsonFlag, YesFlag
-from praisonmem.cli.output import binary_stdout, fmt_time, note, stdout_is_tty, warn
+from praisonmem.cli.output import binary_stdout, fmt_time, note, quiet, stdout_is_tty, warn
 from praisonmem.cli.progress import file_progress
 from praisonmem.cli.prompts import confirm_and_run
 from praisonmem.cli.state import state_of
@@ -45,7 +45,10 @@ def create_command(
     still does not parse after re-reading is archived as it is, marked
     damaged: the run exits 1 and deletes no old backup.
 
-    Silent on success unless -v or on a terminal, so cron mails only failures.
+    Silent on success unless -v or on a terminal (and with -q even there), so
+    cron mails only failures. A source that does not exist (most homes have no
+    learn store) is left out quietly; -v says so, and a source named in
+    --include that does not exist is a warning.
 
     Example:
 
@@ -57,8 +60,11 @@ def create_command(
     if plan.to_stdout and as_json:
         raise UsageError("-o - writes the archive to stdout; --json cannot share it")
     out = state.output(as_json)
-    for message in plan.warnings:
-        warn(message)
+    for message in plan.warnings:  # a source most users do not have (a learn store) is not news, unless asked for
+        if include is not None:
+            warn(message)
+        elif verbose:
+            note(message)
     with file_progress("Backing up") as progress:
         result = plan.run(timeout=state.lock_timeout, progress=progress, stdout=binary_stdout())
     if plan.to_stdout:  # the configured JSON default does not apply to the archive itself
@@ -66,7 +72,7 @@ def create_command(
             note(f"wrote a backup to stdout ({result['files']} files, {result['size']} bytes)")
     elif out.document(result):
         pass
-    elif verbose or stdout_is_tty():
+    elif verbose or (stdout_is_tty() and not quiet()):
         out.raw(f"{result['path']}  ({result['files']} files, {result['size']} bytes)")
         for path in result["removed"]:
             out.raw(f"removed old backup {path}")
@@ -74,7 +80,7 @@ def create_command(
         warn(f"{damage['file']} did not parse even after re-reading it ({damage['problem']}): archived as it is "
              "and marked damaged")
     if result["damaged"]:
-        warn("backup written but incomplete" + (", so no old backup was deleted" if plan.keep else ""))
+        warn("backup written but incomplete" + (", so no old backup was deleted" if plan.keep else ""), always=True)
         return EXIT_PROBLEMS
     return EXIT_OK
 
@@ -126,7 +132,7 @@ def list_command(
         out.table(["FILE", "CREATED", "SIZE", "FILES", "PROBLEM"],
                   [[r["file"], fmt_time(r["created_at"]) if r["created_at"] else "", str(r["size"]),
                     "" if r["files"] is None else str(r["files"]), r["error"] or ""] for r in rows],
-                  optional=["PROBLEM"])
+                  truncate=["PROBLEM"], optional=["FILES", "SIZE"])
 
 
 @app.command("restore")
@@ -158,7 +164,7 @@ def restore_command(
 
         praisonmem backup restore praisonmem-backup-20261130T020000Z.tar.gz --to /tmp/restored --yes
     """
-    state = state_of(ctx)
+    state = state_of(ctx).creating_home()  # restoring into a fresh home creates it
     with file_progress("Verifying") as progress:
         plan = backup.plan_restore(file, state.paths, to=to, on_conflict=on_conflict, timeout=state.lock_timeout,
                                    progress=progress)

@@ -18,8 +18,10 @@ STYLES = {"error": "bold red", "warning": "yellow", "info": "dim"}
 def check_command(
     ctx: typer.Context,
     paths: Annotated[list[str] | None, typer.Argument(metavar="[PATH]...", help="Homes, session dirs, memory "
-                                                                             "dirs or files (default: the resolved "
-                                                                             "home and memory dir).")] = None,
+                                                                             "dirs, project dirs (their "
+                                                                             ".praisonai/memory) or files (default: "
+                                                                             "the resolved home and memory dir).")
+                                  ] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Warnings fail the check too.")] = False,
     secrets: Annotated[bool, typer.Option("--secrets", help="Scan for secrets (API keys, tokens, passwords, "
                                                             "private keys, e-mail addresses, phone numbers) "

@@ -49,7 +49,7 @@ def show_command(ctx: typer.Context, as_json: JsonFlag = False, as_ndjson: Ndjso
     if not out.records(rows):
         out.table(["KEY", "VALUE", "SOURCE", "ENV", "MEANING"],
                   [[r["key"], "" if r["value"] is None else str(r["value"]), r["source"], r["env"], r["help"]]
-                   for r in rows], wrap=["MEANING"], optional=["MEANING", "ENV"])
+                   for r in rows], truncate=["MEANING"], optional=["MEANING", "ENV"])
 
 
 @app.command("get")

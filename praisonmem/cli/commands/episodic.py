@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from praisonmem.cli.options import DryRunFlag, JsonFlag, MetaOption, NdjsonFlag, UserIdOption, YesFlag, parse_pairs
-from praisonmem.cli.output import fmt_time, render_outcome
+from praisonmem.cli.output import fmt_time, render_outcome, warn
 from praisonmem.cli.prompts import confirm_and_run
 from praisonmem.cli.state import state_of
 from praisonmem.core import memory
@@ -62,11 +62,14 @@ def get_command(
     state = state_of(ctx)
     rows = memory.episodes(state.paths, state.setting("user_id", user_id), date=date, days_back=days_back,
                            timeout=state.lock_timeout)
+    missing = state.paths.absent_memory()
+    if missing:
+        warn(missing)
     out = state.output(as_json, as_ndjson)
     if not out.records(rows):
         out.table(["DATE", "ID", "TIME", "TEXT"],
                   [[r["date"], r["item"]["id"], fmt_time(r["item"]["created_at"], short=out.tty),
-                    r["item"]["content"]] for r in rows], wrap=["TEXT"])
+                    r["item"]["content"]] for r in rows], truncate=["TEXT"])
 
 
 @app.command("delete")

@@ -49,7 +49,7 @@ def list_command(
     if not out.records(rows):
         out.table(["STORE", "SCOPE", "USER", "ID", "UPDATED", "USES", "CONTENT"],
                   [[r["store"], r["scope"], r["user_id"], str(r.get("id")), fmt_time(r.get("updated_at"), short=True, naive_utc=True),
-                    str(r.get("use_count", "")), str(r.get("content", ""))] for r in rows], wrap=["CONTENT"],
+                    str(r.get("use_count", "")), str(r.get("content", ""))] for r in rows], truncate=["CONTENT"],
                   optional=["USES", "SCOPE", "UPDATED"])
 
 

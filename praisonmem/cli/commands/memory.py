@@ -13,6 +13,7 @@ from praisonmem.cli.options import (
     MetaOption,
     NdjsonFlag,
     ProviderOption,
+    complete_memory_types,
     UserIdOption,
     YesFlag,
     parse_pairs,
@@ -26,7 +27,7 @@ from praisonmem.core.errors import UsageError
 app = typer.Typer(help="Store, search and manage agent memories (FileMemory, SQLite, plug-ins).\n\nExample:\n\n"
                        "    praisonmem memory search \"dark mode\" --user-id alice", no_args_is_help=True)
 
-TypeOption = Annotated[list[str] | None, typer.Option("--type", metavar="TYPE",
+TypeOption = Annotated[list[str] | None, typer.Option("--type", metavar="TYPE", autocompletion=complete_memory_types,
                                                       help="short, long, entity or episodic (repeatable).")]
 
 
@@ -40,6 +41,13 @@ def _say(provider: Any) -> None:
     """What the provider says about where it read or wrote (e.g. an older release's shared SQLite files)."""
     for message in provider.notes:
         note(message)
+
+
+def _looked(state: State, provider: str) -> None:
+    """A read of FileMemory that found no memory directory says where it looked, as 'session list' does."""
+    missing = state.paths.absent_memory() if provider == "file" else None
+    if missing:
+        warn(missing)
 
 
 @app.command("store")
@@ -107,11 +115,13 @@ def search_command(
     chosen = _provider(state, provider, user_id)
     hits = memory.search_memory(chosen, query, types=type_, limit=limit, filters=filters)
     _say(chosen)
+    _looked(state, state.setting("provider", provider))
     out = state.output(as_json, as_ndjson)
     if not out.records(hits):
         out.table(["TYPE", "SCORE", "ID", "TEXT"],
                   [[h["type"], "" if h["score"] is None else f"{h['score']:.3f}", str(h["item"].get("id", "")),
-                    memory.item_text(h["item"])] for h in hits], wrap=["TEXT"])
+                    memory.item_text(h["item"])] for h in hits], truncate=["TEXT"],
+                  optional=["SCORE"])
 
 
 @app.command("list")
@@ -136,6 +146,7 @@ def list_command(
     chosen = _provider(state, provider, user_id)
     rows = memory.list_memory(chosen, types=type_)
     _say(chosen)
+    _looked(state, state.setting("provider", provider))
     out = state.output(as_json, as_ndjson)
     if out.records(rows):
         return
@@ -154,14 +165,15 @@ def list_command(
         when = row.get("date") or fmt_time(item.get("created_at") or item.get("timestamp"), short=out.tty,
                                            naive_utc=True)
         table.append([row["type"], str(item.get("id", "")), fmt_value(item.get("importance")), when, text])
-    out.table(["TYPE", "ID", "IMPORTANCE", "WHEN", "TEXT"], table, wrap=["TEXT"])
+    out.table(["TYPE", "ID", "IMPORTANCE", "WHEN", "TEXT"], table, truncate=["TEXT"],
+              optional=["IMPORTANCE", "WHEN"])
 
 
 @app.command("delete")
 def delete_command(
     ctx: typer.Context,
     memory_id: Annotated[str, typer.Argument(metavar="ID", help="The memory's id (an entity's name or id).")],
-    type_: Annotated[str | None, typer.Option("--type", metavar="TYPE",
+    type_: Annotated[str | None, typer.Option("--type", metavar="TYPE", autocompletion=complete_memory_types,
                                               help="Only look in short, long, entity or episodic memory.")] = None,
     user_id: UserIdOption = None,
     provider: ProviderOption = None,
@@ -228,6 +240,7 @@ def users_command(
     """
     state = state_of(ctx)
     report = memory.provider_users(state.setting("provider", provider), state.paths, state.lock_timeout)
+    _looked(state, state.setting("provider", provider))
     for message in report.notes:
         warn(message)
     out = state.output(as_json, as_ndjson)
@@ -263,7 +276,8 @@ def providers_command(ctx: typer.Context, as_json: JsonFlag = False, as_ndjson: 
     out = state_of(ctx).output(as_json, as_ndjson)
     if not out.records([i.to_json() for i in infos]):
         out.table(["NAME", "SOURCE", "SUPPORTS", "PROBLEM"],
-                  [[i.name, i.source, ", ".join(i.supports), i.error or ""] for i in infos], wrap=["SUPPORTS"])
+                  [[i.name, i.source, ", ".join(i.supports), i.error or ""] for i in infos],
+                  truncate=["SUPPORTS", "PROBLEM"])
 
 
 @app.command("extract")

@@ -14,7 +14,8 @@ from typing import Annotated, Any
 import typer
 
 from praisonmem.cli.options import DryRunFlag, JsonFlag, LimitOption, NdjsonFlag, YesFlag
-from praisonmem.cli.output import binary_stdout, fmt_time, fmt_value, note, render_outcome, report_written, warn
+from praisonmem.cli.output import (binary_stdout, fmt_time, fmt_value, note, render_outcome, report_written, showing,
+                                   warn)
 from praisonmem.cli.progress import file_progress
 from praisonmem.cli.prompts import confirm_and_run
 from praisonmem.cli.state import state_of
@@ -139,9 +140,7 @@ def list_command(
         warn(f"{result.unreadable} unreadable session file(s) listed with \"unreadable\": true")
     if result.missing:
         warn(result.missing)
-    readable_shown = sum(1 for r in result.rows if not r["unreadable"])
-    if readable_shown < result.total and not out.machine:
-        note(f"showing {readable_shown} of {result.total} sessions; --limit 0 shows all")
+    showing(sum(1 for r in result.rows if not r["unreadable"]), result.total, "sessions")
     if result.project is not None and not out.machine:
         project = result.project
         note(f"project:{project.project_id} is this directory's praisonai project store ({project.source}"
@@ -149,7 +148,9 @@ def list_command(
 
 
 def _table(out: Any, rows: list[dict[str, Any]]) -> None:
-    """All columns when piped; on a terminal, no CREATED and SPILLED only when something waits."""
+    """All columns when piped. On a terminal, SPILLED only when something waits and STORE and PAIR only with
+    two stores; then, while AGENT and TITLE would be cut short, CREATED, COST, TOKENS, MODEL, ARCHIVED, USER,
+    SCOPE, AGENT and MSGS go, in that order (ID and UPDATED always stay, never cut)."""
     headers = ["ID", "AGENT", "USER", "TITLE", "MSGS", "ARCHIVED", "CREATED", "UPDATED", "SCOPE", "MODEL",
                "TOKENS", "COST", "SPILLED", "STORE", "PAIR"]
     table_rows = []
@@ -157,7 +158,10 @@ def _table(out: Any, rows: list[dict[str, Any]]) -> None:
     for r in rows:
         if r["unreadable"]:
             name = r["session_id"] if r["session_id"] is not None else _stem(r["file"])
-            table_rows.append([name, "", "", f"UNREADABLE: {r['error']}"] + [""] * 9 + [fmt_value(r["store"]), ""])
+            if out.tty:  # UNREADABLE where no cut reaches it (UPDATED is never cut); the reason is text
+                table_rows.append([name, "", "", r["error"], "?", "", "", "UNREADABLE"] + [""] * 5 + [fmt_value(r["store"]), ""])
+            else:
+                table_rows.append([name, "", "", f"UNREADABLE: {r['error']}"] + [""] * 9 + [fmt_value(r["store"]), ""])
             styles.append("red")
             continue
         table_rows.append([
@@ -168,12 +172,11 @@ def _table(out: Any, rows: list[dict[str, Any]]) -> None:
             fmt_value(r["store"]), pair_text(r),
         ])
         styles.append("yellow" if r["stale"] else None)
-    optional = ["CREATED", "COST", "TOKENS", "MODEL", "ARCHIVED", "USER", "SCOPE"]
-    if not any(r["spilled_count"] for r in rows):
-        optional.insert(0, "SPILLED")
+    hidden = [] if any(r["spilled_count"] for r in rows) else ["SPILLED"]
     if len({r["store"] for r in rows}) < 2:
-        optional[:0] = ["PAIR", "STORE"]
-    out.table(headers, table_rows, row_styles=styles, wrap=["AGENT", "TITLE"], optional=optional)
+        hidden += ["PAIR", "STORE"]
+    out.table(headers, table_rows, row_styles=styles, truncate=["AGENT", "TITLE"], hidden=hidden,
+              optional=["CREATED", "COST", "TOKENS", "MODEL", "ARCHIVED", "USER", "SCOPE", "AGENT", "MSGS"])
 
 
 _KEY_HINT = "set PRAISONAI_SESSION_KEY or give --key-file to decrypt them"
@@ -286,7 +289,7 @@ def search_command(
         result = sessions.search_sessions(state.paths, query, limit=limit, progress=progress,
                                           store=_where(ctx, store, table_prefix, schema), key=key)
     for path, reason in result.unreadable:
-        warn(f"skipped unreadable session file {path}: {reason}")
+        warn(f"skipped unreadable session file {path}: {reason.removeprefix(f'{path}: ')}")
     if result.opaque:
         note(f"{result.opaque} encrypted message(s) in {result.opaque_sessions} session(s) not searched: "
              "set PRAISONAI_SESSION_KEY or give --key-file to decrypt and search them")
@@ -295,8 +298,7 @@ def search_command(
         from praisonmem.cli.render.transcript import render_hits
 
         render_hits(out, result.hits)
-        if len(result.hits) < result.total:
-            note(f"showing {len(result.hits)} of {result.total} hits; --limit 0 shows all")
+    showing(len(result.hits), result.total, "hits")
 
 
 # ---------------------------------------------------------------- changing
@@ -606,9 +608,10 @@ def import_command(
         praisonmem session import sessions-backup.json --on-conflict skip --dry-run
         praisonmem session import train.jsonl --id-prefix train
     """
-    state = state_of(ctx)
+    state = state_of(ctx).creating_home()  # importing into a fresh home creates it, as the library does
     plan = sessions.plan_import(state.paths, file, on_conflict=on_conflict, timeout=state.lock_timeout,
-                                store=_where(ctx, store, table_prefix, schema), id_prefix=id_prefix, key=sessions.session_key(key_file))
+                                store=_where(ctx, store, table_prefix, schema), id_prefix=id_prefix,
+                                key=sessions.session_key(key_file))
     return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run)
 
 

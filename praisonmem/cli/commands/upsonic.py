@@ -8,7 +8,7 @@ import typer
 from typer.core import TyperGroup
 
 from praisonmem.cli.options import DryRunFlag, JsonFlag, LimitOption, NdjsonFlag, YesFlag, parse_pairs
-from praisonmem.cli.output import binary_stdout, fmt_value, render_outcome, report_written
+from praisonmem.cli.output import binary_stdout, fmt_value, render_outcome, report_written, showing
 from praisonmem.cli.prompts import confirm_and_run
 from praisonmem.cli.render.upsonic import date, render_session, render_traits
 from praisonmem.cli.state import State, state_of
@@ -56,14 +56,15 @@ def sessions_command(
     """
     state = state_of(ctx)
     store = _store(state, db, session_table, user_memory_table, schema)
-    rows = store.sessions(user=user, agent=agent, session_type=type_, limit=limit)
+    rows, total = store.sessions_page(user=user, agent=agent, session_type=type_, limit=limit)
     out = state.output(as_json, as_ndjson)
     if not out.records(rows):
         out.table(["ID", "TYPE", "AGENT", "USER", "MSGS", "RUNS", "SUMMARY", "CREATED", "UPDATED"],
                   [[r["session_id"], r["session_type"], fmt_value(r["agent_id"]), fmt_value(r["user_id"]),
                     fmt_value(r["message_count"]), fmt_value(r["run_count"]), "yes" if r["has_summary"] else "no",
                     date(r["created_at"], out), date(r["updated_at"], out)] for r in rows],
-                  optional=["TYPE", "RUNS", "CREATED"])
+                  optional=["TYPE", "RUNS", "CREATED", "SUMMARY", "MSGS"])
+    showing(len(rows), total, "sessions")
 
 
 @app.command("show")
@@ -202,23 +203,33 @@ def user_memory_replace(
     user_memory_table: UserTableOption = "upsonic_user_memories",
     schema: SchemaOption = None,
     dry_run: DryRunFlag = False,
+    yes: YesFlag = False,
     as_json: JsonFlag = False,
 ) -> int:
     """Replace a user's whole memory with a JSON object from a file.
 
+    Every trait the file does not hold is lost, so it asks first on a
+    terminal and needs --yes otherwise (the file is read and checked before
+    the question).
+
     Example:
 
-        praisonmem upsonic user-memory replace user_456 --from traits.json --db data.db
+        praisonmem upsonic user-memory replace user_456 --from traits.json --db data.db --yes
     """
-    return _edit(ctx, db, session_table, user_memory_table, schema, user_id, dry_run, as_json, replace_from=source)
+    from praisonmem.cli.prompts import confirm
+
+    question = f"Replace the whole memory of user '{user_id}' with the object in {source}?"
+    return _edit(ctx, db, session_table, user_memory_table, schema, user_id, dry_run, as_json, replace_from=source,
+                 confirm=lambda: confirm(question, yes=yes, dry_run=dry_run))
 
 
 @app.command("export")
 def export_command(
     ctx: typer.Context,
-    output: Annotated[str, typer.Option("--output", "-o", metavar="FILE",
-                                        help="Where to write: '-' is stdout, a pipe or device is written to, "
-                                             "a regular file is replaced atomically.")],
+    output: Annotated[str | None, typer.Option("--output", "-o", metavar="FILE",
+                                               help="Write here instead of stdout: '-' is stdout, a pipe or "
+                                                    "device is written to, a regular file is replaced "
+                                                    "atomically.")] = None,
     db: DbOption = None,
     users: Annotated[bool, typer.Option("--users", help="Export user memory (default: both).")] = False,
     sessions: Annotated[bool, typer.Option("--sessions", help="Export sessions (default: both).")] = False,
@@ -230,12 +241,17 @@ def export_command(
     """Export user memory and sessions as one JSON document (epoch-integer
     timestamps, JSON fields decoded).
 
+    The document goes to stdout unless -o names a file, as with 'session
+    export'; with -o FILE, --json prints a summary of what was written.
+
     Example:
 
         praisonmem upsonic export --db data.db --users -o users.json
     """
     state = state_of(ctx)
-    summary = upsonic.export_to(_store(state, db, session_table, user_memory_table, schema), output, users=users,
+    summary = upsonic.export_to(_store(state, db, session_table, user_memory_table, schema),
+                                "-" if output is None else output,
+                                users=users,
                                 sessions=sessions, stdout=binary_stdout())
     report_written(state.output(as_json), summary, output,
                    f"exported {summary['users']} user(s) and {summary['sessions']} session(s) to {output}")

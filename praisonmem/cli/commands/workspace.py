@@ -68,7 +68,8 @@ def paths_command(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     ~/.praisonai, ~/.praison, XDG_DATA_HOME). FileMemory does not: the library
     writes it under the project, ./.praisonai/memory (--memory-dir overrides).
     A database the config names (upsonic.db) is listed too, a URL's password
-    masked.
+    masked. On a terminal each path is shown whole, with where it came from
+    under it; piped, a tab-separated table (NAME, PATH, EXISTS, CHOSEN BY).
 
     Example:
 
@@ -83,8 +84,12 @@ def paths_command(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     out = state.output(as_json)
     if out.document(rows):
         return
-    out.table(
-        ["NAME", "PATH", "EXISTS", "CHOSEN BY"],
-        [[str(r["name"]), str(r["path"]), {True: "yes", False: "no", None: "-"}[r["exists"]], str(r["source"])]
-         for r in rows],
-    )
+    exists = {True: "yes", False: "no", None: "-"}
+    if not out.tty:
+        out.table(["NAME", "PATH", "EXISTS", "CHOSEN BY"],
+                  [[str(r["name"]), str(r["path"]), exists[r["exists"]], str(r["source"])] for r in rows])
+        return
+    # On a terminal, key/value: a path is never cut, whatever the width.
+    existence = {True: "exists", False: "does not exist", None: "existence not checked"}
+    out.pairs([(str(r["name"]), str(r["path"]), f"{existence[r['exists']]}; chosen by {r['source']}")
+               for r in rows])

@@ -397,8 +397,14 @@ class Checker:
     def path(self, path: Path) -> None:
         if not path.exists():
             raise NotFound(f"{path}: no such file or directory")
+        try:
+            kind = classify(path)
+        except UsageError:
+            memory_dir = project_memory(path)
+            if memory_dir is None:
+                raise
+            path, kind = memory_dir, classify(memory_dir)
         self.report.roots.append(str(path))
-        kind = classify(path)
         getattr(self, kind)(path)
         self.migrations(kind, path)
 
@@ -471,7 +477,17 @@ def classify(path: Path) -> str:
             return "memory_user"
         if path.name == "memory" or any(memory.looks_like_user(Path(e)) for e in _entries(path) if e.is_dir()):
             return "memory_base"
-    raise UsageError(f"{path}: not a PraisonAI home, sessions, spill, learn or FileMemory path")
+    raise UsageError(f"{path}: not a PraisonAI home, sessions, spill, learn or FileMemory path, nor a project "
+                     "holding .praisonai/memory")
+
+
+def project_memory(path: Path) -> Path | None:
+    """The FileMemory tree of a project directory (``DIR/.praisonai/memory``, or ``DIR/memory`` for the
+    ``.praisonai`` dir itself): where the library writes it, so ``check DIR`` in a project checks it."""
+    for candidate in (path / ".praisonai" / "memory", path / "memory"):
+        if candidate.is_dir() and (candidate.parent.name == ".praisonai"):
+            return candidate
+    return None
 
 
 def default_roots(paths: Paths) -> list[Path]:

@@ -196,6 +196,16 @@ def _sources(store: SessionStore, paths: Paths, name: str, from_workspace: str |
     return [ref]
 
 
+def _refuse_if_adopted(store: SessionStore, paths: Paths, name: str,
+                       workspace_dir: str | os.PathLike[str] | None) -> None:
+    """No legacy file left, but the workspace history exists: a second adopt, said as such."""
+    wid = workspace_id(workspace_dir)
+    target = store.ref(history_id(wid, name))
+    if store.exists(target):
+        raise NotFound(f"agent '{name}' is already adopted: its history here is {file_name(target)} in "
+                       f"{paths.sessions_dir} (workspace {wid}); no legacy session is left to adopt")
+
+
 def plan_agent(paths: Paths, agent: str | None, *, workspace_dir: str | os.PathLike[str] | None = None,
                copy: bool = False, merge: bool = False, replace: bool = False,
                sources: list[Any] | None = None, global_scope: bool = False,
@@ -208,7 +218,12 @@ def plan_agent(paths: Paths, agent: str | None, *, workspace_dir: str | os.PathL
     name = agent_name_or_default(agent)
     if workspace_dir is not None and not Path(workspace_dir).is_dir():
         raise UsageError(f"--workspace {workspace_dir} is not a directory")
-    found = _sources(store, paths, name, from_workspace) if sources is None else sources
+    try:
+        found = _sources(store, paths, name, from_workspace) if sources is None else sources
+    except NotFound:
+        if from_workspace is None and not (global_scope and workspace_dir is None):
+            _refuse_if_adopted(store, paths, name, workspace_dir)
+        raise
     ordered = oldest_first(store, name, [(ref, store.read(ref)) for ref in found])
     files = [ref for ref, _ in ordered]
     if global_scope and workspace_dir is None:

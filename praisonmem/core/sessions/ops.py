@@ -68,11 +68,29 @@ def session_change(action: Action, session_id: str | None, ref: Any, *, dry_run:
     return Change(action, target_name or session_id or file_name(ref), detail, dry_run, where, record)
 
 
+FUTURE_SLACK = 1.0  # seconds: a stamp this little ahead is the clocks' jitter, not the future
+
+
+def written_when(age: float, done: str = "was updated") -> str:
+    """``was updated N s ago``, or that the stamp is in the future (a clock set wrong), never ``0 s ago`` for
+    it."""
+    if age < -FUTURE_SLACK:
+        return f"has an updated_at {_span(-age)} in the future (a clock set wrong?)"
+    return f"{done} {max(0, int(age))} s ago"
+
+
+def _span(seconds: float) -> str:
+    for unit, size in (("day(s)", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)} {unit}"
+    return f"{int(seconds)} s"
+
+
 def refuse_if_live(store: SessionStore, ref: Any, doc: dict[str, Any], what: str, force: bool) -> None:
     age = store.seconds_since_write(ref, doc, time.time())
     if not force and age is not None and age < RECENT_SECONDS:
         raise Refused(
-            f"{file_name(ref)} was updated {max(0, int(age))} s ago: an agent may still be writing it "
+            f"{file_name(ref)} {written_when(age)}: an agent may still be writing it "
             f"(it would carry on in a fresh file under the old id); {what} anyway with --force"
         )
 
@@ -203,7 +221,7 @@ def not_live(store: SessionStore, ref: Any, doc: dict[str, Any] | None) -> str |
     """A reason to keep the session now: an agent wrote it in the last minute."""
     age = store.seconds_since_write(ref, doc, time.time()) if doc is not None else None
     if age is not None and age < RECENT_SECONDS:
-        return f"written {max(0, int(age))} s ago, after it was chosen; kept (use --force to delete anyway)"
+        return f"{written_when(age, 'written')}, after it was chosen; kept (use --force to delete anyway)"
     return None
 
 

@@ -167,7 +167,8 @@ class PostgresBackend:
                "CASE jsonb_typeof(runs) WHEN 'object' THEN (SELECT count(*) FROM jsonb_object_keys(runs)) END "
                "AS run_count, summary IS NOT NULL AS has_summary, created_at, updated_at, "
                "CASE jsonb_typeof(messages) WHEN 'string' THEN messages #>> '{}' END AS messages_text, "
-               "CASE jsonb_typeof(runs) WHEN 'string' THEN runs #>> '{}' END AS runs_text "
+               "CASE jsonb_typeof(runs) WHEN 'string' THEN runs #>> '{}' END AS runs_text, "
+               "count(*) OVER () AS total "
                f"FROM {self.table('sessions')}" + (f" WHERE {' AND '.join(where)}" if where else "")
                + " ORDER BY created_at DESC, session_id DESC" + (" LIMIT %s" if limit else ""))
         rows = self._read(("sessions",), sql, tuple(v for _, v in filters) + ((limit,) if limit else ()))

@@ -137,7 +137,8 @@ class SqliteBackend:
                  for c, kind in (("messages", "array"), ("runs", "object"))}
         where = [f"{column} = ?" for column, _ in filters]
         sql = (f"SELECT session_id, session_type, agent_id, user_id, {count['messages']} AS message_count, "
-               f"{count['runs']} AS run_count, summary IS NOT NULL AS has_summary, created_at, updated_at "
+               f"{count['runs']} AS run_count, summary IS NOT NULL AS has_summary, created_at, updated_at, "
+               "count(*) OVER () AS total "
                f"FROM {_quote(self.session_table)}"
                + (f" WHERE {' AND '.join(where)}" if where else "") + " ORDER BY created_at DESC, session_id DESC"
                + (" LIMIT ?" if limit else ""))

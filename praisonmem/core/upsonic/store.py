@@ -135,7 +135,8 @@ class Backend(Protocol):
     user_memory_table: str
 
     def summaries(self, filters: list[tuple[str, str]], limit: int) -> list[dict[str, Any]]:
-        """Session summaries, newest first: the ids, ``message_count``, ``run_count``, ``has_summary``, times."""
+        """Session summaries, newest first: the ids, ``message_count``, ``run_count``, ``has_summary``, times, and
+        ``total``, how many rows match before the limit."""
 
     def session_rows(self, session_id: str | None) -> list[dict[str, Any]]:
         """Rows with every column of :data:`SESSION_COLUMNS` (JSON columns as stored or as the driver
@@ -208,12 +209,20 @@ class Store:
     def sessions(self, *, user: str | None = None, agent: str | None = None,
                  session_type: SessionType | str | None = None, limit: int = 0) -> list[dict[str, Any]]:
         """Rows newest first (``created_at DESC``, the library's default order; ties by id, descending), summarised."""
+        return self.sessions_page(user=user, agent=agent, session_type=session_type, limit=limit)[0]
+
+    def sessions_page(self, *, user: str | None = None, agent: str | None = None,
+                      session_type: SessionType | str | None = None, limit: int = 0
+                      ) -> tuple[list[dict[str, Any]], int]:
+        """:meth:`sessions`, and how many sessions match (more than the rows when ``limit`` cut them)."""
         filters = [(column, str(value)) for column, value in
                    (("user_id", user), ("agent_id", agent), ("session_type", session_type)) if value is not None]
-        return [{"session_id": r["session_id"], "session_type": r["session_type"], "agent_id": r["agent_id"],
+        found = self.backend.summaries(filters, limit)
+        rows = [{"session_id": r["session_id"], "session_type": r["session_type"], "agent_id": r["agent_id"],
                  "user_id": r["user_id"], "message_count": r["message_count"], "run_count": r["run_count"],
                  "has_summary": bool(r["has_summary"]), "created_at": r["created_at"], "updated_at": r["updated_at"]}
-                for r in self.backend.summaries(filters, limit)]
+                for r in found]
+        return rows, int(found[0]["total"]) if found else 0
 
     def session(self, session_id: str) -> dict[str, Any]:
         """The decoded row (JSON columns decoded once or twice as stored)."""
@@ -304,10 +313,11 @@ def open_store(db: str | os.PathLike[str] | None, *, session_table: str = SESSIO
 
 def edit_user_memory(store: Store, user_id: str, *, set_traits: dict[str, str] | None = None,
                      unset: list[str] | None = None, replace_from: str | None = None,
-                     dry_run: bool = False) -> Outcome:
+                     dry_run: bool = False, confirm: Callable[[], None] | None = None) -> Outcome:
     """``user-memory set|unset|replace``: one user's traits changed, every other trait, ``created_at``,
     ``agent_id`` and ``team_id`` kept. ``set_traits`` values are JSON when they parse (:func:`parse_value`);
-    ``replace_from`` names a file holding a JSON object (``-``: standard input)."""
+    ``replace_from`` names a file holding a JSON object (``-``: standard input). ``confirm`` is called once the
+    edit is known to be valid, before anything is written (it raises to stop)."""
     if replace_from is not None:
         raw = jsonfile.read_source(replace_from)
         try:
@@ -332,6 +342,8 @@ def edit_user_memory(store: Store, user_id: str, *, set_traits: dict[str, str] |
 
         def change(old: dict[str, Any]) -> dict[str, Any]:
             return {**old, **updates}
+    if confirm is not None:
+        confirm()
     result = store.update_user_memory(user_id, change, dry_run=dry_run)
     fields = {k: result[k] for k in ("user_id", "created", "before", "after")}
     return Outcome([Change(Action.wrote, f"user memory of '{user_id}'", "new row" if result["created"] else None,

@@ -137,6 +137,7 @@ def test_list_with_filters_says_unreadable_files_were_not_shown(cli, fixture_hom
 
 
 def test_list_of_a_home_without_sessions_is_empty(cli, tmp_path):
+    (tmp_path / "nothing-here").mkdir()
     result = cli("--home", tmp_path / "nothing-here", "session", "list", "--json")
     assert (result.exit_code, result.json()) == (0, [])
 

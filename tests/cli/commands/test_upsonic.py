@@ -101,7 +101,7 @@ def test_user_memory_unset_removes_only_the_keys_named(cli, db):
 def test_user_memory_replace_writes_the_object_given(cli, db, tmp_path):
     new = tmp_path / "traits.json"
     new.write_text('{"only": "this"}')
-    done = cli("upsonic", "user-memory", "replace", "user_456", "--from", new, "--db", db)
+    done = cli("upsonic", "user-memory", "replace", "user_456", "--from", new, "--db", db, "--yes")
     assert done.stdout == "wrote user memory of 'user_456'\nonly: this\n"
     assert cli("upsonic", "user-memory", "user_456", "--db", db, "--json").json()["user_memory"] == {"only": "this"}
 

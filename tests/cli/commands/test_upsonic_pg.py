@@ -113,7 +113,7 @@ def test_user_memory_show_set_unset_replace(cli, ups, tmp_path):
     assert cli("upsonic", "user-memory", "unset", "user_456", "tags", "--db", url).exit_code == 0
     new = tmp_path / "traits.json"
     new.write_text('{"only": "this"}')
-    assert cli("upsonic", "user-memory", "replace", "user_456", "--from", new, "--db", url).stdout == \
+    assert cli("upsonic", "user-memory", "replace", "user_456", "--from", new, "--db", url, "--yes").stdout == \
         "wrote user memory of 'user_456'\nonly: this\n"
     psycopg = require_psycopg()
     with psycopg.connect(url) as conn:

@@ -42,6 +42,11 @@ def test_lists_the_library_sessions_as_on_sqlite(ups, db):
             {k: mine[k] for k in ("message_count", "run_count", "has_summary", "user_id", "agent_id")}
     assert [r["session_id"] for r in Store(ups.rw_url).sessions(user="user_456")] == ["session_003"]
     assert len(Store(ups.ro_url).sessions(limit=2)) == 2
+    page, total = Store(ups.ro_url).sessions_page(limit=2)  # the count before the limit, as on SQLite
+    assert ([r["session_id"] for r in page], total) == (["session_002", "session_001"], 4)
+    assert Store(db).sessions_page(limit=2)[1] == 4
+    assert Store(ups.ro_url).sessions_page(user="user_456", limit=1)[1] == 1
+    assert Store(ups.ro_url).sessions_page(session_type="team") == ([], 0)
     assert Store(ups.rw_url).sessions(session_type="team") == []
 
 

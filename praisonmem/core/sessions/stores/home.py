@@ -149,9 +149,19 @@ class Home:
         for error in errors:
             if not isinstance(error, NotFound):
                 raise error
-        if len(errors) == 1:
-            raise errors[0]
-        raise NotFound(f"no session '{name}' in any store of {self.where} ({', '.join(self.stores)})")
+        missing = errors[0] if len(errors) == 1 else \
+            NotFound(f"no session '{name}' in any store of {self.where} ({', '.join(self.stores)})")
+        guess = None if allow_prefix else self._unique_prefix(name)
+        if guess is not None:  # a command that needs the exact name (rename, delete) says which one was meant
+            raise NotFound(f"{missing.message}; did you mean '{guess}'?")
+        raise missing
+
+    def _unique_prefix(self, name: str) -> str | None:
+        """The one session whose name starts with ``name``, if exactly one does."""
+        if not name:
+            return None
+        found, _ = self._find_all(name, prefix=True)
+        return self.name(found[0]) if len(found) == 1 else None
 
     def copies(self, ref: Located, session_id: str) -> list[Located]:
         """The sessions with this id in the home's other stores (each at the place its store gives the id)."""
