@@ -22,7 +22,7 @@ from enum import StrEnum
 from typing import Any
 
 from praisonmem.core.paths import Paths
-from praisonmem.core.sessions.documents import library_form, summarise, unreadable_row
+from praisonmem.core.sessions.documents import LIST_FIELDS, library_form, summarise, unreadable_row
 from praisonmem.core.errors import PraisonMemError
 from praisonmem.core.sessions.stores import Scanned, SessionStore, open_store
 from praisonmem.core.sessions.stores.praisonai_cli import PROJECT, UNIFIED, last_session
@@ -178,8 +178,10 @@ def _sql_list(sql: Any, scope_fn: Callable[[str, str | None], str], *, agent: st
     """``session list`` of a conversation store: filtered, sorted, counted and cut in SQL (a scope filter,
     which needs each id, is applied to every matching session's row before the cut)."""
     rows, total = sql.summaries(agent=agent, user=user, sort=sort.value, limit=0 if scope is not None else limit)
-    for row in rows:
-        row.update(paired_with=[], pair=None, stale=False, scope=scope_fn(row["session_id"], row["agent_name"]))
+    for i, row in enumerate(rows):  # every field a listing row has, in the same order as the other stores'
+        rows[i] = row = {**dict.fromkeys(LIST_FIELDS), **row}
+        row.update(paired_with=[], pair=None, stale=False, current_project=False, last_session=False,
+                   scope=scope_fn(row["session_id"], row["agent_name"]))
     if scope is not None:
         rows = [row for row in rows if row["scope"] == scope]
         total = len(rows)
