@@ -112,9 +112,13 @@ class SessionStore(Protocol):
         """The validated document in bytes :meth:`read_bytes` returned."""
 
     def scan(self, fn: Callable[[Scanned], list[R]], *,
-             progress: Callable[[int, int], None] | None = None) -> list[R]:
+             progress: Callable[[int, int], None] | None = None,
+             reduce: Callable[[list[R]], list[R]] | None = None) -> list[R]:
         """``fn`` over every session, concatenated in :meth:`refs` order (maybe in worker processes, so
-        ``fn`` must be picklable: a module-level function or a ``partial`` of one)."""
+        ``fn`` must be picklable: a module-level function or a ``partial`` of one). With ``reduce`` (as
+        picklable), only ``reduce`` of that: a store may apply it to parts as they grow (in its
+        workers, so less travels back), which ``reduce`` allows by keeping
+        ``reduce(reduce(a) + b) == reduce(a + b)``."""
 
     def holds(self, ref: Ref, doc: dict[str, Any]) -> bool:
         """The session is stored exactly as writing ``doc`` would store it."""

@@ -179,10 +179,15 @@ class Home:
         return self._store(ref).parse(ref.ref, raw)
 
     def scan(self, fn: Callable[[Scanned], list[R]], *,
-             progress: Callable[[int, int], None] | None = None) -> list[R]:
+             progress: Callable[[int, int], None] | None = None,
+             reduce: Callable[[list[R]], list[R]] | None = None) -> list[R]:
         out: list[R] = []
         for store in self.stores.values():
-            out += store.scan(partial(_in_store, fn=fn, store=store.label), progress=progress)
+            wrapped = partial(_in_store, fn=fn, store=store.label)
+            if reduce is None:
+                out += store.scan(wrapped, progress=progress)
+            else:
+                out = reduce(out + store.scan(wrapped, progress=progress, reduce=reduce))
         return out
 
     def holds(self, ref: Located, doc: dict[str, Any]) -> bool:

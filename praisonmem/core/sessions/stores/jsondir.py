@@ -129,13 +129,16 @@ class JsonDirStore:
         return validate(jsonfile.parse_object(raw, ref), ref)
 
     def scan(self, fn: Callable[[Scanned], list[R]], *,
-             progress: Callable[[int, int], None] | None = None) -> list[R]:
+             progress: Callable[[int, int], None] | None = None,
+             reduce: Callable[[list[R]], list[R]] | None = None) -> list[R]:
         """``fn`` over every session file, concatenated in name order; forked workers read large directories
-        (``fn`` must be picklable: a module-level function or a ``partial`` of one)."""
+        (``fn`` must be picklable: a module-level function or a ``partial`` of one). ``reduce`` (see
+        :meth:`~praisonmem.core.sessions.stores.SessionStore.scan`) runs in the workers as results grow."""
         self._check_home()
         files = session_paths(self.directory)
         waiting = self._spill_counts() if files else {}
-        return parallel.map_chunks(partial(_scan_chunk, fn=fn, waiting=waiting), files, progress=progress)
+        return parallel.map_chunks(partial(_scan_chunk, fn=fn, waiting=waiting, reduce=reduce), files,
+                                   progress=progress)
 
     def find(self, name: str, *, allow_prefix: bool = False) -> str:
         """Resolve SESSION: a path to a ``.json`` file, a raw session id, or a file stem.
@@ -324,10 +327,19 @@ class Transaction:
                 jsonfile.delete_locked(path)
 
 
-def _scan_chunk(paths: list[str], *, fn: Callable[[Scanned], list[R]], waiting: dict[str, int]) -> list[R]:
-    """``fn`` over a chunk of session files (runs in a worker process for large directories)."""
+REDUCE_AT = 4096  # results a chunk gathers before ``reduce`` cuts them
+
+
+def _scan_chunk(paths: list[str], *, fn: Callable[[Scanned], list[R]], waiting: dict[str, int],
+                reduce: Callable[[list[R]], list[R]] | None = None) -> list[R]:
+    """``fn`` over a chunk of session files (runs in a worker process for large directories), ``reduce``
+    applied whenever the results grow past :data:`REDUCE_AT` (or twice what it last kept) and at the end."""
     out: list[R] = []
+    bound = REDUCE_AT
     for path in paths:
+        if reduce is not None and len(out) >= bound:
+            out = reduce(out)
+            bound = max(REDUCE_AT, 2 * len(out))
         try:
             doc = load(path)
         except PraisonMemError as exc:
@@ -336,7 +348,7 @@ def _scan_chunk(paths: list[str], *, fn: Callable[[Scanned], list[R]], waiting: 
             sid = session_id_of(doc, name_of(path))
             out += fn(Scanned(path, sid, doc, None, ref=path, store=JsonDirStore.label,
                               spilled=waiting.get(sid, 0)))
-    return out
+    return out if reduce is None else reduce(out)
 
 
 def _spill_files(spill_dir: Path) -> list[Path]:
