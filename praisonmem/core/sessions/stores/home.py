@@ -24,6 +24,7 @@ from praisonmem.core.sessions.stores.jsondir import JsonDirStore
 
 if TYPE_CHECKING:
     from praisonmem.core.paths import Paths
+    from praisonmem.core.sessions.listcache import Memo
 
 R = TypeVar("R")
 
@@ -180,14 +181,18 @@ class Home:
 
     def scan(self, fn: Callable[[Scanned], list[R]], *,
              progress: Callable[[int, int], None] | None = None,
-             reduce: Callable[[list[R]], list[R]] | None = None) -> list[R]:
+             reduce: Callable[[list[R]], list[R]] | None = None,
+             memo: Memo | None = None) -> list[R]:
         out: list[R] = []
         for store in self.stores.values():
             wrapped = partial(_in_store, fn=fn, store=store.label)
-            if reduce is None:
-                out += store.scan(wrapped, progress=progress)
-            else:
+            if reduce is not None:
                 out = reduce(out + store.scan(wrapped, progress=progress, reduce=reduce))
+            elif memo is not None:
+                out += store.scan(wrapped, progress=progress,
+                                  memo=memo.adapted(partial(Located, store.label)))
+            else:
+                out += store.scan(wrapped, progress=progress)
         return out
 
     def holds(self, ref: Located, doc: dict[str, Any]) -> bool:
@@ -261,5 +266,10 @@ class HomeTransaction:
 
 def _in_store(item: Scanned, *, fn: Callable[[Scanned], list[R]], store: str) -> list[R]:
     """``fn`` over a store's item with the home's ref (may run in a worker process)."""
-    return fn(Scanned(item.where, item.session_id, item.doc, item.error,
-                      None if item.ref is None else Located(store, item.ref), store, item.spilled))
+    return fn(_located_item(item, store=store))
+
+
+def _located_item(item: Scanned, *, store: str) -> Scanned:
+    """A store's item as the home gives it: with the home's ref."""
+    return Scanned(item.where, item.session_id, item.doc, item.error,
+                   None if item.ref is None else Located(store, item.ref), store, item.spilled)

@@ -155,7 +155,9 @@ class TranscriptDbStore(PlainStore):
 
     def scan(self, fn: Callable[[Scanned], list[R]], *,
              progress: Callable[[int, int], None] | None = None,
-             reduce: Callable[[list[R]], list[R]] | None = None) -> list[R]:
+             reduce: Callable[[list[R]], list[R]] | None = None,
+             memo: Any = None) -> list[R]:
+        """Every row, read in one transaction (``memo`` is not needed: the database is read with SQL)."""
         out = self._scan(fn, progress)
         return out if reduce is None else reduce(out)
 
