@@ -27,7 +27,7 @@ from praisonmem.core import learn, memory, migrate, sessions
 from praisonmem.core.check import rules
 from praisonmem.core.check.rules import Severity
 from praisonmem.core.errors import LockTimeout, NotFound, PraisonMemError, UsageError, io_failure
-from praisonmem.core.io import jsonfile
+from praisonmem.core.io import jsonfile, parallel
 from praisonmem.core.paths import Paths, Resolved, resolve
 
 
@@ -84,16 +84,19 @@ class Checker:
     def reporter(self, path: Path) -> rules.Report:
         return lambda severity, code, message: self.add(severity, path, message, code)
 
+    def _count(self, key: str) -> None:
+        self._seen.add(key)
+        self.report.files_checked += 1
+        if self.progress:
+            self.progress(self.report.files_checked)
+
     def _parse(self, path: Path, *, memory_file: bool = False) -> tuple[bool, Any]:
         """Read one file once; an unparsable file is an error finding. A FileMemory file is read under
         its shared lock and re-read when it does not parse, as an older release may be rewriting it."""
         key = str(path)
         if key in self._seen:
             return False, None
-        self._seen.add(key)
-        self.report.files_checked += 1
-        if self.progress:
-            self.progress(self.report.files_checked)
+        self._count(key)
         try:
             if memory_file:
                 return True, memory.read_settled(path, self.timeout)[1]
@@ -123,11 +126,20 @@ class Checker:
                 check(root / sub)
 
     def sessions_dir(self, root: Path) -> None:
-        for entry in _entries(root):
-            name = entry.name
-            if name.endswith(".json") and entry.is_file():
-                self.session_file(entry)
-            elif name == sessions.TRANSCRIPT_DB and entry.is_file():
+        """Every entry in path order; the session files are read and checked first, in the fork pool when
+        there are many (:func:`_checked_sessions`), and their findings added in their place."""
+        listed = _listing(root)
+        todo = [path for path, name, is_file in listed if is_file and name.endswith(".json") and path not in self._seen]
+        checked = dict(zip(todo, parallel.map_chunks(_checked_sessions, todo)))
+        for path, name, is_file in listed:
+            if is_file and name.endswith(".json"):
+                if path not in self._seen:
+                    self._count(path)
+                    for finding in checked[path]:
+                        self.add(*finding)
+                continue
+            entry = Path(path)
+            if name == sessions.TRANSCRIPT_DB and entry.is_file():
                 self.transcript_db(entry)
             elif name.endswith(".json.lock"):
                 if not (root / name[: -len(".lock")]).exists():
@@ -371,6 +383,44 @@ class Checker:
         if memory_dir is not None and not _same(memory_dir, base.memory.path):
             base = replace(base, memory=Resolved(memory_dir, "--memory-dir"))
         return base
+
+
+def _listing(directory: Path) -> list[tuple[str, str, bool]]:
+    """A directory's entries as (path, name, is a file), sorted by path string."""
+    try:
+        with os.scandir(directory) as it:
+            return sorted((e.path, e.name, e.is_file()) for e in it)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    except PermissionError as exc:
+        raise io_failure(directory, exc) from exc
+
+
+Found = tuple[str, str, str, str]  # (severity, file, message, code), as Checker.add takes them
+
+
+def _checked_sessions(paths: list[str]) -> list[list[Found]]:
+    """Each session file's findings (:meth:`Checker.session_file` on its own; may run in a worker)."""
+    out = []
+    for path in paths:
+        found: list[Found] = []
+
+        def report(severity: Severity, code: str, message: str, path: str = path) -> None:
+            found.append((severity, path, message, code))
+
+        try:
+            doc = jsonfile.read(path)
+        except PraisonMemError as exc:
+            reason = getattr(exc, "reason", exc.message)
+            found.append(("error", path, f"{reason}: {Checker._consequence(Path(path))}", "parse"))
+        else:
+            if not isinstance(doc, dict):
+                found.append(("error", path, f"top-level JSON value is {jsonfile.json_kind(doc)}, not an object",
+                              "parse"))
+            else:
+                rules.session(doc, os.path.basename(path)[: -len(".json")], report)
+        out.append(found)
+    return out
 
 
 def _entries(directory: Path) -> list[Path]:
