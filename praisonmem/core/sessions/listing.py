@@ -24,6 +24,7 @@ from praisonmem.core.paths import Paths
 from praisonmem.core.sessions.documents import library_form, summarise, unreadable_row
 from praisonmem.core.errors import PraisonMemError
 from praisonmem.core.sessions.stores import Scanned, SessionStore, open_store
+from praisonmem.core.io.fastjson import BIG, quiet_gc
 from praisonmem.core.sessions import listcache
 from praisonmem.core.sessions.workspace import Scope, scope_of
 
@@ -114,6 +115,13 @@ def list_sessions(
     """
     wanted = choice(Scope, scope, "scope")
     order = choice(SortKey, sort, "sort key")
+    with quiet_gc(BIG):  # 100,000 rows: the collector's passes over them cost more than building them
+        return _list(paths, workspace, agent, user, wanted, order, limit, store, progress, cache)
+
+
+def _list(paths: Paths, workspace: Callable[[], str], agent: str | None, user: str | None, wanted: Scope | None,
+          order: SortKey, limit: int, store: str | None, progress: Callable[[int, int], None] | None,
+          cache: Cache | None) -> ListResult:
     home = open_store(paths, store)
     scope_fn = _scope_function(workspace)
     summaries = home.scan(summary_rows, progress=progress, memo=listcache.memo(cache))
