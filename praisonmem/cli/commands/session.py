@@ -273,9 +273,7 @@ def rename_command(
 
 def _forget_listing(state: Any) -> None:
     """After a change to sessions, drop session list's cache entry: no deleted row lingers there."""
-    from praisonmem.core.sessions.listcache import forget
-
-    forget(state.paths, state.cache)
+    sessions.forget_listing(state.paths, state.cache)
 
 
 @app.command("adopt")

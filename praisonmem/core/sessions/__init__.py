@@ -2,7 +2,8 @@
 
 One function per command, each in the module named after what it does:
 
-* :mod:`.listing` ``list_sessions``; :mod:`.view` ``show``; :mod:`.search` ``search_sessions``;
+* :mod:`.listing` ``list_sessions`` (:mod:`.listcache` ``forget_listing``: drop its cache entry); :mod:`.view` ``show``;
+  :mod:`.search` ``search_sessions``;
 * :mod:`.ops` ``rename``, ``retitle``, ``plan_delete``, ``plan_prune``; :mod:`.adopt` ``plan_adopt``;
 * :mod:`.transfer` ``export``, ``plan_import``; :mod:`.dbimport` ``plan_db_import`` (for ``migrate``);
   :mod:`.workspace` ``describe_workspace`` and the workspace and history ids, exactly as praisonaiagents
@@ -43,7 +44,8 @@ _EXPORTS = {
                   "scope_of", "workspace_id"),
 }
 # A name that is also a submodule's would be shadowed by the submodule once it is imported.
-_ALIASES = {"describe_workspace": ("workspace", "describe"), "search_sessions": ("search", "search")}
+_ALIASES = {"describe_workspace": ("workspace", "describe"), "search_sessions": ("search", "search"),
+            "forget_listing": ("listcache", "forget")}
 __getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS, _ALIASES)
 
 
@@ -57,6 +59,7 @@ if TYPE_CHECKING:
     from praisonmem.core.sessions.ops import plan_delete, plan_prune, rename, retitle
     from praisonmem.core.sessions.search import SearchResult
     from praisonmem.core.sessions.search import search as search_sessions
+    from praisonmem.core.sessions.listcache import forget as forget_listing
     from praisonmem.core.sessions.stores import SessionStore, open_store
     from praisonmem.core.sessions.dbimport import db_import_candidates, plan_db_import
     from praisonmem.core.sessions.stores.jsondir import safe_file_stem, session_file_name
