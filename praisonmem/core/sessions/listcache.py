@@ -83,8 +83,22 @@ class Memo:
         """Write the rows (each already checked against the racy-entry rule); a failure is ignored."""
         doc = {name: [",".join(format(part, "x") for part in key), sid, value]
                for name, (key, sid, value) in known.items()}
-        payload = json.dumps(doc, ensure_ascii=True, separators=(",", ":")).encode("ascii")
-        self.cache.save(self.kind, self.version, directory, payload, key=None, snapshot_ns=snapshot_ns)
+        self.cache.save(self.kind, self.version, directory, encoded(doc), key=None, snapshot_ns=snapshot_ns)
+
+
+def encoded(doc: dict[str, Any]) -> bytes:
+    """``doc`` as JSON: by orjson when it reads back as the very same values (not so for NaN or
+    infinities, which orjson writes as null; it refuses integers beyond 64 bits and lone surrogates),
+    else by the standard library."""
+    try:
+        import orjson
+
+        payload = orjson.dumps(doc)
+        if orjson.loads(payload) == doc:
+            return payload
+    except (ImportError, TypeError, ValueError):
+        pass
+    return json.dumps(doc, ensure_ascii=True, separators=(",", ":")).encode("ascii")
 
 
 def memo(cache: Cache | None) -> Memo | None:

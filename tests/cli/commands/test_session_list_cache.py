@@ -271,3 +271,24 @@ def test_a_racy_file_is_not_kept_until_it_has_settled(cli, home, tmp_path, monke
 
 
 real_now = cachemod.now_ns
+
+
+def test_values_orjson_would_change_are_kept_exactly(cli, home, tmp_path, monkeypatch):
+    # NaN and infinities (orjson writes null), integers beyond 64 bits, a lone surrogate: the entry is then
+    # written by the standard library, and the warm listing prints what the file gives
+    (home / "sessions" / "odd.json").write_text(
+        '{"session_id": "odd", "messages": [], "cost": NaN, "total_tokens": 1180591620717411303424, '
+        '"model": Infinity, "metadata": {"title": "\\ud800 lone"}, "updated_at": "2026-02-02T00:00:00"}',
+        encoding="utf-8")
+    expected = listing(cli, home, "--no-cache")
+    assert listing(cli, home) == expected
+    assert "odd.json" in kept_rows(tmp_path)
+    seen = reads(monkeypatch)
+    assert listing(cli, home) == expected and "odd.json" not in seen
+    assert '"cost": NaN' in expected and "1180591620717411303424" in expected
+
+
+def test_the_entry_is_written_by_orjson_when_it_reads_back_the_same():
+    assert listcache.encoded({"a.json": ["1,2", "a", [1.5, None, "é", True]]}) == \
+        '{"a.json":["1,2","a",[1.5,null,"é",true]]}'.encode()
+    assert listcache.encoded({"a.json": ["1,2", "a", [float("nan")]]}) == b'{"a.json":["1,2","a",[NaN]]}'
