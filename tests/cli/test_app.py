@@ -97,6 +97,7 @@ def test_session_list_imports_the_json_store_and_nothing_it_does_not_use(tmp_pat
         "praisonmem.core.sessions.stores.jsondir", "praisonmem.core.sessions.stores.praisonai_cli",
         "praisonmem.core.sessions.transfer", "praisonmem.core.sessions.workspace",
         "praisonmem.core.io.fastjson", "orjson",  # the one JSON reader
+        "praisonmem.core.io.cache", "praisonmem.core.sessions.listcache",  # the rows kept between calls
         "praisonmem.core.result",  # the session package's writers share its modules
         "hashlib"}  # history ids: the scope of each history_* file
 

@@ -129,7 +129,7 @@ def list_command(
     with file_progress("Reading sessions") as progress:
         result = sessions.list_sessions(state.paths, workspace=sessions.workspace_id, agent=agent, user=user,
                                         scope=scope, sort=sort, limit=limit, progress=progress,
-                                        store=_where(ctx, store, table_prefix, schema))
+                                        store=_where(ctx, store, table_prefix, schema), cache=state.cache)
     out = state.output(as_json, as_ndjson)
     if not out.records(result.rows):
         _table(out, result.rows)
@@ -340,13 +340,21 @@ def rename_command(
     if (new_id is None) == (title is None):
         raise UsageError("give NEW_ID to rename the session, or --title TEXT to set its title (not both)")
     state = state_of(ctx)
-    if title is not None:
-        outcome = sessions.retitle(state.paths, session, title, dry_run=dry_run, timeout=state.lock_timeout,
-                                   store=_where(ctx, store, table_prefix, schema))
-    else:
-        outcome = sessions.rename(state.paths, session, new_id, force=force, dry_run=dry_run,
-                                  timeout=state.lock_timeout, store=_where(ctx, store, table_prefix, schema))
+    try:
+        if title is not None:
+            outcome = sessions.retitle(state.paths, session, title, dry_run=dry_run, timeout=state.lock_timeout,
+                                       store=_where(ctx, store, table_prefix, schema))
+        else:
+            outcome = sessions.rename(state.paths, session, new_id, force=force, dry_run=dry_run,
+                                      timeout=state.lock_timeout, store=_where(ctx, store, table_prefix, schema))
+    finally:
+        _forget_listing(state)
     return render_outcome(state.output(as_json), outcome)
+
+
+def _forget_listing(state: Any) -> None:
+    """After a change to sessions, drop session list's cache entry: no deleted row lingers there."""
+    sessions.forget_listing(state.paths, state.cache)
 
 
 @app.command("adopt")
@@ -446,7 +454,10 @@ def delete_command(
     state = state_of(ctx)
     plan = sessions.plan_delete(state.paths, session, force=force, timeout=state.lock_timeout,
                                 store=_where(ctx, store, table_prefix, schema))
-    return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run)
+    try:
+        return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run)
+    finally:
+        _forget_listing(state)
 
 
 @app.command("prune")
@@ -481,7 +492,10 @@ def prune_command(
         plan = sessions.plan_prune(state.paths, older_than, keep=keep, agent=agent, scope=scope,
                                    timeout=state.lock_timeout, progress=progress,
                                    store=_where(ctx, store, table_prefix, schema))
-    return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run, progress="Pruning")
+    try:
+        return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run, progress="Pruning")
+    finally:
+        _forget_listing(state)
 
 
 @app.command("export")

@@ -27,7 +27,7 @@ from praisonmem.core import learn, memory, migrate, sessions
 from praisonmem.core.check import rules
 from praisonmem.core.check.rules import Severity
 from praisonmem.core.errors import LockTimeout, NotFound, PraisonMemError, UsageError, io_failure
-from praisonmem.core.io import jsonfile
+from praisonmem.core.io import jsonfile, parallel
 from praisonmem.core.paths import Paths, Resolved, resolve
 
 
@@ -84,16 +84,19 @@ class Checker:
     def reporter(self, path: Path) -> rules.Report:
         return lambda severity, code, message: self.add(severity, path, message, code)
 
+    def _count(self, key: str) -> None:
+        self._seen.add(key)
+        self.report.files_checked += 1
+        if self.progress:
+            self.progress(self.report.files_checked)
+
     def _parse(self, path: Path, *, memory_file: bool = False) -> tuple[bool, Any]:
         """Read one file once; an unparsable file is an error finding. A FileMemory file is read under
         its shared lock and re-read when it does not parse, as an older release may be rewriting it."""
         key = str(path)
         if key in self._seen:
             return False, None
-        self._seen.add(key)
-        self.report.files_checked += 1
-        if self.progress:
-            self.progress(self.report.files_checked)
+        self._count(key)
         try:
             if memory_file:
                 return True, memory.read_settled(path, self.timeout)[1]
@@ -123,15 +126,24 @@ class Checker:
                 check(root / sub)
 
     def sessions_dir(self, root: Path) -> None:
+        """Every entry in path order; the session files are read and checked first, in the fork pool when
+        there are many (:func:`_checked_sessions`), and their findings added in their place."""
         held: dict[str, Any] = {}  # session id -> updated_at, for the index
-        for entry in _entries(root):
-            name = entry.name
-            if name.endswith(".json") and entry.is_file():
-                doc = self.session_file(entry)
-                if doc is not None:
-                    sid = doc.get("session_id")
-                    held[sid if isinstance(sid, str) else name[: -len(".json")]] = doc.get("updated_at")
-            elif name == sessions.TRANSCRIPT_DB and entry.is_file():
+        listed = _listing(root)
+        todo = [path for path, name, is_file in listed if is_file and name.endswith(".json") and path not in self._seen]
+        checked = dict(zip(todo, parallel.map_chunks(_checked_sessions, todo)))
+        for path, name, is_file in listed:
+            if is_file and name.endswith(".json"):
+                if path not in self._seen:
+                    self._count(path)
+                    findings, session = checked[path]
+                    for finding in findings:
+                        self.add(*finding)
+                    if session is not None:
+                        held[session[0]] = session[1]
+                continue
+            entry = Path(path)
+            if name == sessions.TRANSCRIPT_DB and entry.is_file():
                 self.transcript_db(entry)
             elif name == "projects" and entry.is_dir():
                 for project in _entries(entry):
@@ -437,6 +449,53 @@ class Checker:
         if memory_dir is not None and not _same(memory_dir, base.memory.path):
             base = replace(base, memory=Resolved(memory_dir, "--memory-dir"))
         return base
+
+
+def _listing(directory: Path) -> list[tuple[str, str, bool]]:
+    """A directory's entries as (path, name, is a file), sorted by path string."""
+    try:
+        with os.scandir(directory) as it:
+            return sorted((e.path, e.name, e.is_file()) for e in it)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    except PermissionError as exc:
+        raise io_failure(directory, exc) from exc
+
+
+Found = tuple[str, str, str, str]  # (severity, file, message, code), as Checker.add takes them
+
+
+def _checked_sessions(paths: list[str]) -> list[tuple[list[Found], tuple[str, Any] | None]]:
+    """Each session file's findings (:meth:`Checker.session_file` on its own: a REPL/TUI file by its own rules)
+    and its (session id, ``updated_at``) for the index check, ``None`` when it does not parse; may run in a
+    worker."""
+    out: list[tuple[list[Found], tuple[str, Any] | None]] = []
+    for path in paths:
+        found: list[Found] = []
+        session: tuple[str, Any] | None = None
+
+        def report(severity: Severity, code: str, message: str, path: str = path) -> None:
+            found.append((severity, path, message, code))
+
+        try:
+            doc = jsonfile.read(path)
+        except PraisonMemError as exc:
+            reason = getattr(exc, "reason", exc.message)
+            found.append(("error", path, f"{reason}: {Checker._consequence(Path(path))}", "parse"))
+        else:
+            if not isinstance(doc, dict):
+                found.append(("error", path, f"top-level JSON value is {jsonfile.json_kind(doc)}, not an object",
+                              "parse"))
+            else:
+                stem = os.path.basename(path)[: -len(".json")]
+                if sessions.is_unified(doc):
+                    rules.unified_session(doc, stem, report)
+                else:
+                    rules.session(doc, stem, report)
+                sid = doc.get("session_id")
+                session = (sid if isinstance(sid, str) else stem, doc.get("updated_at"))
+        out.append((found, session))
+    return out
 
 
 def _entries(directory: Path) -> list[Path]:

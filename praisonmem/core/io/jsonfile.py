@@ -186,6 +186,52 @@ def locked(path: str | os.PathLike[str], timeout: float = LOCK_TIMEOUT) -> Itera
         lock.release()
 
 
+@contextmanager
+def locked_quick(path: str | os.PathLike[str], timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
+    """:func:`locked` without filelock, for a reader that takes one lock per file thousands of times
+    (``backup create``): the same sidecar ``<path>.lock``, checked as :func:`check_lock_file` does (never
+    through a link, created 0644 when missing), the same BSD ``flock(LOCK_EX)`` polled every
+    :data:`LOCK_POLL`, the same timeout message. The sidecar's directory is not created: a file whose
+    directory has gone is :class:`NotFound`."""
+    import fcntl
+    import time
+
+    lock_path = f"{os.fspath(path)}.lock"
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(lock_path, flags, 0o644)
+    except FileNotFoundError as exc:
+        raise NotFound(f"{path}: no such file") from exc
+    except OSError as exc:
+        try:
+            problem = lock_file_problem(lock_path, os.lstat(lock_path).st_mode)
+        except OSError:
+            problem = None
+        raise (problem or io_failure(lock_path, exc, "cannot lock")) from exc
+    try:
+        problem = lock_file_problem(lock_path, os.fstat(fd).st_mode)
+        if problem is not None:
+            raise problem
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if 0 <= timeout and deadline <= time.monotonic():
+                    raise LockTimeout(f"{path}: could not lock {lock_path} within {timeout:g}s "
+                                      "(an agent may be writing it); nothing changed") from None
+                time.sleep(LOCK_POLL)
+            except OSError as exc:
+                raise io_failure(lock_path, exc, "cannot lock") from exc
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
 def check_lock_file(lock_path: str) -> None:
     """Create the sidecar if missing, refusing one that is a symlink or not a regular file.
 

@@ -2,7 +2,8 @@
 
 One function per command, each in the module named after what it does:
 
-* :mod:`.listing` ``list_sessions``; :mod:`.view` ``show``; :mod:`.search` ``search_sessions``;
+* :mod:`.listing` ``list_sessions`` (:mod:`.listcache` ``forget_listing``: drop its cache entry); :mod:`.view` ``show``;
+  :mod:`.search` ``search_sessions``;
 * :mod:`.ops` ``rename``, ``retitle``, ``plan_delete``, ``plan_prune``; :mod:`.adopt` ``plan_adopt``;
 * :mod:`.transfer` ``export``, ``plan_import``; :mod:`.redaction` ``scan_secrets``, ``plan_redact`` (secrets,
   with :mod:`praisonmem.core.secrets`); :mod:`.watch` ``watch_session`` (following a live session);
@@ -55,7 +56,8 @@ _EXPORTS = {
 # A name that is also a submodule's would be shadowed by the submodule once it is imported.
 _ALIASES = {"describe_workspace": ("workspace", "describe"), "search_sessions": ("search", "search"),
             "watch_session": ("watch", "watch"), "read_index": ("stores.index", "read_rows"),
-            "session_key": ("crypto", "key_from"), "migrate_between": ("storemigrate", "migrate")}
+            "session_key": ("crypto", "key_from"), "migrate_between": ("storemigrate", "migrate"),
+            "forget_listing": ("listcache", "forget")}
 __getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS, _ALIASES)
 
 
@@ -71,6 +73,7 @@ if TYPE_CHECKING:
     from praisonmem.core.sessions.ops import plan_delete, plan_prune, rename, retitle
     from praisonmem.core.sessions.search import SearchResult
     from praisonmem.core.sessions.search import search as search_sessions
+    from praisonmem.core.sessions.listcache import forget as forget_listing
     from praisonmem.core.sessions.stores import SessionStore, open_store
     from praisonmem.core.sessions.stores.index import INDEX_NAME, IndexRows
     from praisonmem.core.sessions.stores.index import read_rows as read_index

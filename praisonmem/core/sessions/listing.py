@@ -19,14 +19,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from praisonmem.core.paths import Paths
-from praisonmem.core.sessions.documents import library_form, summarise, unreadable_row
+from praisonmem.core.sessions.documents import LIST_FIELDS, library_form, summarise, unreadable_row
 from praisonmem.core.errors import PraisonMemError
 from praisonmem.core.sessions.stores import Scanned, SessionStore, open_store
 from praisonmem.core.sessions.stores.praisonai_cli import PROJECT, UNIFIED, last_session
+from praisonmem.core.io.fastjson import BIG, quiet_gc
+from praisonmem.core.sessions import listcache
 from praisonmem.core.sessions.workspace import Scope, scope_of
+
+if TYPE_CHECKING:
+    from praisonmem.core.io.cache import Cache
 
 
 class SortKey(StrEnum):
@@ -101,22 +106,31 @@ def list_sessions(
     limit: int = 50,
     store: str | None = None,
     progress: Callable[[int, int], None] | None = None,
+    cache: Cache | None = None,
 ) -> ListResult:
     """Summaries of every session (``store``: of that store only), filtered, sorted and cut to ``limit``
     (0 = all).
 
     Unreadable files are listed first with their reason (never skipped silently)
     and do not count against ``limit``; when filters are given they cannot be
-    matched, so they are counted in ``hidden_unreadable`` instead.
+    matched, so they are counted in ``hidden_unreadable`` instead. ``cache``: praisonmem's cache, where
+    the JSON files' rows are kept (:mod:`.listcache`), so unchanged files are not read again.
     """
     wanted = choice(Scope, scope, "scope")
     order = choice(SortKey, sort, "sort key")
+    with quiet_gc(BIG):  # 100,000 rows: the collector's passes over them cost more than building them
+        return _list(paths, workspace, agent, user, wanted, order, limit, store, progress, cache)
+
+
+def _list(paths: Paths, workspace: Callable[[], str], agent: str | None, user: str | None, wanted: Scope | None,
+          order: SortKey, limit: int, store: str | None, progress: Callable[[int, int], None] | None,
+          cache: Cache | None) -> ListResult:
     home = open_store(paths, store)
     scope_fn = _scope_function(workspace)
     sql = _sql_store(home, store)
     if sql is not None:
         return _sql_list(sql, scope_fn, agent=agent, user=user, scope=wanted, sort=order, limit=limit)
-    summaries = home.scan(summary_rows, progress=progress)
+    summaries = home.scan(summary_rows, progress=progress, memo=listcache.memo(cache))
     project, current = _current_project(home)
     last = last_session(paths.sessions_dir)
     for row, _ in summaries:  # added here, not in the workers: less to send back
@@ -178,8 +192,10 @@ def _sql_list(sql: Any, scope_fn: Callable[[str, str | None], str], *, agent: st
     """``session list`` of a conversation store: filtered, sorted, counted and cut in SQL (a scope filter,
     which needs each id, is applied to every matching session's row before the cut)."""
     rows, total = sql.summaries(agent=agent, user=user, sort=sort.value, limit=0 if scope is not None else limit)
-    for row in rows:
-        row.update(paired_with=[], pair=None, stale=False, scope=scope_fn(row["session_id"], row["agent_name"]))
+    for i, row in enumerate(rows):  # every field a listing row has, in the same order as the other stores'
+        rows[i] = row = {**dict.fromkeys(LIST_FIELDS), **row}
+        row.update(paired_with=[], pair=None, stale=False, current_project=False, last_session=False,
+                   scope=scope_fn(row["session_id"], row["agent_name"]))
     if scope is not None:
         rows = [row for row in rows if row["scope"] == scope]
         total = len(rows)

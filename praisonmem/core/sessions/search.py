@@ -8,10 +8,17 @@ Encrypted contents are decrypted with the session key when one is given; without
 opaque, never matched, and counted (``SearchResult.opaque``) so the caller can say so. A gateway
 document's chat, which lives only inside its snapshots (spec-11 §2.7), is searched too (``section``
 ``gateway``); the library's own search never finds it.
+
+A search keeps only what it shows: the scan's workers score every message but send back, per
+chunk of sessions, only the hits that can still be among the ``limit`` shown (small tuples, see
+:func:`keep_top`) and the number of the others; snippets and highlights are made only for the hits
+returned. One session's contents are lower-cased in one call, and a session none of whose texts
+holds a query word is done with after that one test.
 """
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -21,11 +28,17 @@ from praisonmem.core.errors import UsageError
 from praisonmem.core.paths import Paths
 from praisonmem.core.io import jsonfile
 from praisonmem.core.sessions.crypto import Key
-from praisonmem.core.sessions.documents import gateway_chat, is_encrypted, messages_of
+from praisonmem.core.sessions.documents import gateway_chat, is_encrypted
 from praisonmem.core.sessions.stores import Scanned, open_store
 
 SNIPPET_WIDTH = 120
 SECTIONS = ("archived", "active", "gateway")  # the order of a session's hits at the same score
+_SEP = "\x00"  # joins a session's contents to lower-case them at once; no query word holds it
+
+# A hit as the workers send it: the sort key's fields first, then what printing it needs.
+# (score, when, section, index, content, role, timestamp, updated_at, session_id, file, store)
+# ``when`` is ``updated_at`` when a string, else "" (what the ordering compares).
+Hit = tuple[float, str, int, int, str, Any, Any, Any, Any, str, str]
 
 
 @dataclass
@@ -56,27 +69,61 @@ def search(
     if not needle:
         raise UsageError("query must not be empty")
     terms = [t for t in needle.split() if t]
-    hits: list[dict[str, Any]] = []
-    unreadable: list[tuple[str, str]] = []
-    opaque = opaque_sessions = 0
+    keep = partial(keep_top, limit=limit) if limit else None
     home = open_store(paths, store)
     scan = home.scan
     sql = _sql_store(home, store)
     if sql is not None and all(t.isascii() for t in terms):  # SQL's case folding equals Python's for ASCII
         scan = partial(sql.scan, only=sql.matching(terms))
-    for item in scan(partial(session_hits, needle=needle, terms=terms, key=key), progress=progress):
-        if "error" in item:
-            unreadable.append((item["file"], item["error"]))
-        elif "opaque" in item:
+    found = scan(partial(session_hits, needle=needle, terms=terms, key=key), progress=progress, reduce=keep)
+    hits: list[Hit] = []
+    unreadable: list[tuple[str, str]] = []
+    opaque = opaque_sessions = 0
+    total = 0
+    for item in found:
+        if type(item) is int:
+            total += item
+        elif type(item) is dict and "opaque" in item:
             opaque, opaque_sessions = opaque + item["opaque"], opaque_sessions + 1
+        elif type(item) is dict:
+            unreadable.append((item["file"], item["error"]))
         else:
             hits.append(item)
-    # Stable sorts, least significant key first.
-    hits.sort(key=lambda h: (SECTIONS.index(h["section"]), h["index"]))
-    hits.sort(key=lambda h: h["updated_at"] if isinstance(h["updated_at"], str) else "", reverse=True)
-    hits.sort(key=lambda h: h["score"], reverse=True)
-    total = len(hits)
-    return SearchResult(hits[:limit] if limit else hits, total, unreadable, opaque, opaque_sessions)
+    total += len(hits)
+    _order(hits)
+    if limit:
+        del hits[limit:]
+    return SearchResult([shown(hit, needle, terms) for hit in hits], total, unreadable, opaque, opaque_sessions)
+
+
+def _order(hits: list[Hit]) -> None:
+    """Stable sorts, least significant key first: score, then newest session, then place in it."""
+    hits.sort(key=lambda h: (h[2], h[3]))
+    hits.sort(key=lambda h: h[1], reverse=True)
+    hits.sort(key=lambda h: h[0], reverse=True)
+
+
+def keep_top(items: list[Any], *, limit: int) -> list[Any]:
+    """What of ``items`` (hits, unreadable records, counts of hits left out, in scan order) can matter
+    for the first ``limit`` hits: the counts summed into one, every unreadable record, and the best
+    ``limit`` hits, ordered as :func:`search` orders them (ties in scan order). Applying it to a
+    prefix and then to that result plus the rest gives what applying it to the whole gives, so the
+    workers apply it as their results grow."""
+    hits = [item for item in items if type(item) is tuple]
+    if len(hits) <= limit and len(hits) == len(items):
+        return items
+    dropped = sum(item for item in items if type(item) is int)
+    errors = [item for item in items if type(item) is dict]
+    if len(hits) > limit:
+        # Rank the distinct `when` values (newest first) so one tuple compares in C; the position
+        # makes ties keep scan order.
+        rank = {when: r for r, when in enumerate(sorted({h[1] for h in hits}, reverse=True))}
+        best = heapq.nsmallest(limit, ((-h[0], rank[h[1]], h[2], h[3], i) for i, h in enumerate(hits)))
+        dropped += len(hits) - limit
+        hits = [hits[k[4]] for k in best]
+    else:
+        _order(hits)
+    return [dropped, *errors, *hits] if dropped else [*errors, *hits]
 
 
 def _sql_store(home: Any, store: str | None) -> Any:
@@ -85,51 +132,91 @@ def _sql_store(home: Any, store: str | None) -> Any:
     return found(home, store)
 
 
-def session_hits(item: Scanned, *, needle: str, terms: list[str], key: Key | None = None) -> list[dict[str, Any]]:
-    """The hits in one session, or the record of why it could not be read, then (when it has encrypted messages
-    no key opened) their count; may run in a worker."""
+def session_hits(item: Scanned, *, needle: str, terms: list[str], key: Key | None = None) -> list[Any]:
+    """The hits in one session (as :data:`Hit` tuples), or the record of why it could not be read, then
+    (when it has encrypted messages no key opened) their count; may run in a worker."""
     if item.doc is None:
         assert item.error is not None
         return [{"file": item.where, "error": item.error.message}]
-    doc, path, sid = item.doc, item.where, item.session_id
+    doc = item.doc
     cipher = key.cipher() if key else None
-    found: list[dict[str, Any]] = []
     opaque = 0
-    sections = (("archived", messages_of(doc, "archived_messages")), ("active", messages_of(doc)),
-                ("gateway", gateway_chat(doc) or []))
-    for section, messages in sections:
+    texts: list[tuple[int, int, dict[str, Any], str]] = []
+    gateway = False
+    for section, field in ((0, "archived_messages"), (1, "messages")):
+        messages = doc.get(field)
+        if type(messages) is not list:
+            continue
         for index, message in enumerate(messages):
-            if not isinstance(message, dict):
+            if type(message) is not dict:
                 continue
             content = message.get("content")
             if is_encrypted(content):
                 if cipher is None:
                     opaque += 1
                     continue
-                content = cipher.decrypt(content, f"session '{sid}'")
-            if section == "gateway" and isinstance(content, dict):  # the gateway's structured messages
+                content = cipher.decrypt(content, f"session '{item.session_id}'")
+            if type(content) is str and content:
+                texts.append((section, index, message, content))
+            if not gateway and message.get("role") == "system" and type(message.get("metadata")) is dict:
+                gateway = True  # maybe a gateway snapshot (gateway_chat decides)
+    if gateway:
+        for index, message in enumerate(gateway_chat(doc) or []):
+            content = message.get("content")
+            if is_encrypted(content):
+                if cipher is None:
+                    opaque += 1
+                    continue
+                content = cipher.decrypt(content, f"session '{item.session_id}'")
+            if isinstance(content, dict):  # the gateway's structured messages
                 content = jsonfile.dumps(content, compact=True)
-            if not isinstance(content, str) or not content:
-                continue
-            points = score(content, needle, terms)
-            if not points:
-                continue
-            snippet, spans = snippet_of(content, needle, terms)
-            found.append({
-                "session_id": sid,
-                "file": str(path),
-                "store": item.store,
-                "index": index,
-                "archived": section == "archived",
-                "section": section,
-                "role": message.get("role"),
-                "score": points,
-                "timestamp": message.get("timestamp"),
-                "updated_at": doc.get("updated_at"),
-                "snippet": snippet,
-                "highlights": spans,
-            })
-    return found + ([{"file": str(path), "opaque": opaque}] if opaque else [])
+            if isinstance(content, str) and content:
+                texts.append((2, index, message, content))
+    tail: list[Any] = [{"file": str(item.where), "opaque": opaque}] if opaque else []
+    if not texts:
+        return tail
+    # One call lower-cases every content of the session: str.lower works per character (final sigma
+    # looks no further than a NUL), so each part is that content lower-cased; most sessions hold no
+    # query word, and one test settles them.
+    lowered_all = _SEP.join(t[3] for t in texts).lower()
+    if not any(term in lowered_all for term in terms):
+        return tail
+    parts = lowered_all.split(_SEP)
+    if len(parts) != len(texts):  # a content holding NUL itself
+        parts = [t[3].lower() for t in texts]
+    updated = doc.get("updated_at")
+    when = updated if isinstance(updated, str) else ""
+    sid, where, label = item.session_id, str(item.where), item.store
+    found: list[Any] = []
+    for (section, index, message, content), lowered in zip(texts, parts):
+        points = 2.0 if needle in lowered else 0.0
+        for term in terms:
+            if term in lowered:
+                points += 1.0
+        if points:
+            found.append((points, when, section, index, content, message.get("role"), message.get("timestamp"),
+                          updated, sid, where, label))
+    return found + tail
+
+
+def shown(hit: Hit, needle: str, terms: list[str]) -> dict[str, Any]:
+    """A hit as the command prints it."""
+    points, _, section, index, content, role, timestamp, updated, sid, where, label = hit
+    snippet, spans = snippet_of(content, needle, terms)
+    return {
+        "session_id": sid,
+        "file": where,
+        "store": label,
+        "index": index,
+        "archived": section == 0,
+        "section": SECTIONS[section],
+        "role": role,
+        "score": points,
+        "timestamp": timestamp,
+        "updated_at": updated,
+        "snippet": snippet,
+        "highlights": spans,
+    }
 
 
 def snippet_of(content: str, needle: str, terms: list[str], width: int = SNIPPET_WIDTH) -> tuple[str, list[list[int]]]:
@@ -151,17 +238,22 @@ def snippet_of(content: str, needle: str, terms: list[str], width: int = SNIPPET
 
 
 def _spans(lowered: str, needles: list[str]) -> list[list[int]]:
-    marks = [False] * len(lowered)
+    """Every occurrence of each needle (non-overlapping, left to right, per needle), merged where they
+    overlap or touch: the maximal highlighted runs."""
+    found: list[tuple[int, int]] = []
     for needle in needles:
+        if not needle:
+            continue
         at = lowered.find(needle)
-        while needle and at >= 0:
-            for i in range(at, at + len(needle)):
-                marks[i] = True
+        while at >= 0:
+            found.append((at, at + len(needle)))
             at = lowered.find(needle, at + len(needle))
+    found.sort()
     spans: list[list[int]] = []
-    for i, marked in enumerate(marks):
-        if marked and (not spans or spans[-1][1] != i):
-            spans.append([i, i + 1])
-        elif marked:
-            spans[-1][1] = i + 1
+    for start, end in found:
+        if spans and start <= spans[-1][1]:
+            if end > spans[-1][1]:
+                spans[-1][1] = end
+        else:
+            spans.append([start, end])
     return spans

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 if TYPE_CHECKING:
     from praisonmem.core.errors import PraisonMemError
     from praisonmem.core.paths import Paths
+    from praisonmem.core.sessions.listcache import Memo
 
 Ref = Any  # opaque to callers; str(ref) is the file that holds the session
 R = TypeVar("R")
@@ -132,9 +133,17 @@ class SessionStore(Protocol):
         """The validated document in bytes :meth:`read_bytes` returned."""
 
     def scan(self, fn: Callable[[Scanned], list[R]], *,
-             progress: Callable[[int, int], None] | None = None) -> list[R]:
+             progress: Callable[[int, int], None] | None = None,
+             reduce: Callable[[list[R]], list[R]] | None = None,
+             memo: Memo | None = None) -> list[R]:
         """``fn`` over every session, concatenated in :meth:`refs` order (maybe in worker processes, so
-        ``fn`` must be picklable: a module-level function or a ``partial`` of one)."""
+        ``fn`` must be picklable: a module-level function or a ``partial`` of one). With ``reduce`` (as
+        picklable), only ``reduce`` of that: a store may apply it to parts as they grow (in its
+        workers, so less travels back), which ``reduce`` allows by keeping
+        ``reduce(reduce(a) + b) == reduce(a + b)``. With ``memo`` (:class:`~..listcache.Memo`; not
+        with ``reduce``), a store may keep ``fn``'s results per session in praisonmem's cache and give
+        them again while the session is unchanged (the JSON directory does; a database needs none), so
+        ``fn``'s results must depend only on the session's document, place and id."""
 
     def holds(self, ref: Ref, doc: dict[str, Any]) -> bool:
         """The session is stored exactly as writing ``doc`` would store it."""

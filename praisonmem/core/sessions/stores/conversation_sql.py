@@ -458,9 +458,12 @@ class ConversationStore(PlainStore):
         return validate(jsonfile.parse_object(raw, where(ref)), where(ref))
 
     def scan(self, fn: Callable[[Scanned], list[R]], *,
-             progress: Callable[[int, int], None] | None = None, only: Sequence[str] | None = None) -> list[R]:
+             progress: Callable[[int, int], None] | None = None,
+             reduce: Callable[[list[R]], list[R]] | None = None,
+             memo: Any = None, only: Sequence[str] | None = None) -> list[R]:
         """``fn`` over every session (``only``: these ids), in id order, read in batches of short read
-        transactions (see :meth:`raw_batches`)."""
+        transactions (see :meth:`raw_batches`); ``reduce`` after each batch (a database needs no ``memo``:
+        listing is SQL)."""
         out: list[R] = []
         if only is None:
             with self.backend.reading() as conn:
@@ -481,9 +484,11 @@ class ConversationStore(PlainStore):
                     out += fn(Scanned(self.where, sid, None, exc, ref=ref, store=self.label))
                 else:
                     out += fn(Scanned(self.where, sid, doc, None, ref=ref, store=self.label))
+            if reduce is not None:
+                out = reduce(out)
             if progress:
                 progress(min(start + BATCH, len(ids)), len(ids))
-        return out
+        return out if reduce is None else reduce(out)
 
     def raw_batches(self, refs: Sequence[ConvRef]) -> Iterator[tuple[ConvRef, bytes | PraisonMemError]]:
         """Each session's document bytes (or why it cannot be read), read in batches, each batch its own short

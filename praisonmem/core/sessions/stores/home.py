@@ -26,6 +26,7 @@ from praisonmem.core.sessions.stores.jsondir import JsonDirStore
 
 if TYPE_CHECKING:
     from praisonmem.core.paths import Paths
+    from praisonmem.core.sessions.listcache import Memo
 
 R = TypeVar("R")
 
@@ -203,16 +204,30 @@ class Home:
         return self._store(ref).parse(ref.ref, raw)
 
     def scan(self, fn: Callable[[Scanned], list[R]], *,
-             progress: Callable[[int, int], None] | None = None) -> list[R]:
-        """Store by store, in member order (a store whose sessions another one's scan hands over is not read
-        twice: :func:`~.praisonai_cli.shared_scans`)."""
-        from praisonmem.core.sessions.stores.praisonai_cli import shared_scans
+             progress: Callable[[int, int], None] | None = None,
+             reduce: Callable[[list[R]], list[R]] | None = None,
+             memo: Memo | None = None) -> list[R]:
+        """Store by store, in member order. A plain scan reads ``sessions/`` once for the JSON and the REPL/TUI
+        stores (the JSON store's scan hands the REPL/TUI's files over: :func:`~.praisonai_cli.shared_scans`);
+        a reduced or remembered one (search's top N, list's cache) lets each store scan its own files, since
+        what it cuts or keeps is per store."""
+        if reduce is None and memo is None:
+            from praisonmem.core.sessions.stores.praisonai_cli import shared_scans
 
-        found: dict[str, list[R]] = {label: [] for label in self.stores}
-        for store in shared_scans(list(self.stores.values())):
-            for label, result in store.scan(partial(_in_store, fn=fn, store=store.label), progress=progress):
-                found[label].append(result)
-        return [result for results in found.values() for result in results]
+            found: dict[str, list[R]] = {label: [] for label in self.stores}
+            for store in shared_scans(list(self.stores.values())):
+                for label, result in store.scan(partial(_in_store, fn=fn, store=store.label), progress=progress):
+                    found[label].append(result)
+            return [result for results in found.values() for result in results]
+        out: list[R] = []
+        for store in self.stores.values():
+            wrapped = partial(_in_own_store, fn=fn, store=store.label)
+            if reduce is not None:
+                out = reduce(out + store.scan(wrapped, progress=progress, reduce=reduce))
+            else:
+                assert memo is not None
+                out += store.scan(wrapped, progress=progress, memo=memo.adapted(partial(Located, store.label)))
+        return out
 
     def holds(self, ref: Located, doc: dict[str, Any]) -> bool:
         return self._store(ref).holds(ref.ref, doc)
@@ -304,3 +319,14 @@ def _in_store(item: Scanned, *, fn: Callable[[Scanned], list[R]], store: str) ->
     return [(label, result) for result in fn(Scanned(item.where, item.session_id, item.doc, item.error,
                                                      None if item.ref is None else Located(label, item.ref), label,
                                                      item.spilled))]
+
+
+def _in_own_store(item: Scanned, *, fn: Callable[[Scanned], list[R]], store: str) -> list[R]:
+    """``fn`` over a store's own item with the home's ref (may run in a worker process)."""
+    return fn(_located_item(item, store=store))
+
+
+def _located_item(item: Scanned, *, store: str) -> Scanned:
+    """A store's item as the home gives it: with the home's ref."""
+    return Scanned(item.where, item.session_id, item.doc, item.error,
+                   None if item.ref is None else Located(store, item.ref), store, item.spilled)

@@ -33,6 +33,7 @@ from praisonmem.core.sessions.stores import Scanned
 if TYPE_CHECKING:
     from praisonmem.core.paths import Paths
     from praisonmem.core.sessions.stores.index import IndexWriter
+    from praisonmem.core.sessions.listcache import Memo
 
 R = TypeVar("R")
 
@@ -144,14 +145,57 @@ class JsonDirStore:
         return validate(jsonfile.parse_object(raw, ref), ref)
 
     def scan(self, fn: Callable[[Scanned], list[R]], *,
-             progress: Callable[[int, int], None] | None = None) -> list[R]:
+             progress: Callable[[int, int], None] | None = None,
+             reduce: Callable[[list[R]], list[R]] | None = None,
+             memo: Memo | None = None) -> list[R]:
         """``fn`` over every session file, concatenated in name order; forked workers read large directories
-        (``fn`` must be picklable: a module-level function or a ``partial`` of one)."""
+        (``fn`` must be picklable: a module-level function or a ``partial`` of one). ``reduce`` (see
+        :meth:`~praisonmem.core.sessions.stores.SessionStore.scan`) runs in the workers as results grow;
+        with ``memo``, files unchanged since a call that kept their results are not read (:meth:`_recalled`)."""
         self._check_home()
         files = session_paths(self.directory)
         waiting = self._spill_counts() if files else {}
+        if memo is not None and reduce is None:
+            return self._recalled(fn, files, waiting, memo, progress)
         return parallel.map_chunks(partial(_scan_chunk, fn=fn, waiting=waiting, label=self.label, foreign=self.foreign,
-                                           foreign_label=self.foreign_label), files, progress=progress)
+                                           foreign_label=self.foreign_label, reduce=reduce), files, progress=progress)
+
+    def _recalled(self, fn: Callable[[Scanned], list[R]], files: list[str], waiting: dict[str, int], memo: Memo,
+                  progress: Callable[[int, int], None] | None) -> list[R]:
+        """:meth:`scan` through ``memo``: a file whose key (stat, taken before it is read) is the one kept,
+        and whose session has no spilled turns waiting, gets its kept results; the others are read (in
+        the pool) and their results kept when the file had settled before this call began (the racy-entry
+        rule, :func:`~praisonmem.core.io.cache.settled`). The entry is rewritten only when it changed."""
+        from praisonmem.core.io.cache import key_of, now_ns, settled
+
+        snapshot = now_ns()  # before any stat or read
+        directory = str(self.directory)
+        known = memo.recall(directory) if files else {}
+        kept: dict[str, Any] = {}
+        out: list[list[R] | None] = [None] * len(files)
+        misses: list[tuple[int, str, Any]] = []
+        for i, path in enumerate(files):
+            name = path[len(directory) + 1:] if path.startswith(directory) else os.path.basename(path)
+            key = key_of(path)
+            record = known.get(name)
+            if record is not None and key is not None and record[0] == key and not waiting.get(record[1]):
+                results = memo.decode(record[2], path, record[1], path, self.label)
+                if results is not None:
+                    out[i] = results
+                    kept[name] = record
+                    continue
+            misses.append((i, name, key))
+        read = parallel.map_chunks(partial(_scan_each, fn=fn, waiting=waiting, label=self.label, foreign=self.foreign),
+                                   [files[i] for i, _, _ in misses], progress=progress)
+        for (i, name, key), (sid, results) in zip(misses, read):
+            out[i] = results
+            if sid is not None and key is not None and not waiting.get(sid) and settled(key, snapshot):
+                value = memo.encode(results)
+                if value is not None:
+                    kept[name] = (key, sid, value)
+        if kept.keys() != known.keys() or any(kept[name] is not known[name] for name in kept):
+            memo.keep(directory, kept, snapshot)
+        return [result for results in out for result in results]  # type: ignore[union-attr]
 
     def find(self, name: str, *, allow_prefix: bool = False) -> str:
         """Resolve SESSION: a path to a ``.json`` file, a raw session id, or a file stem.
@@ -427,11 +471,21 @@ class Transaction:
         """Nothing: an atomic replace leaves no copy of the old file in the directory."""
 
 
+REDUCE_AT = 4096  # results a chunk gathers before ``reduce`` cuts them
+
+
 def _scan_chunk(paths: list[str], *, fn: Callable[[Scanned], list[R]], waiting: dict[str, int], label: str = "json",
-                foreign: Callable[[Any], bool] | None = None, foreign_label: str | None = None) -> list[R]:
-    """``fn`` over a chunk of session files (runs in a worker process for large directories)."""
+                foreign: Callable[[Any], bool] | None = None, foreign_label: str | None = None,
+                reduce: Callable[[list[R]], list[R]] | None = None) -> list[R]:
+    """``fn`` over a chunk of session files (runs in a worker process for large directories), ``reduce``
+    applied whenever the results grow past :data:`REDUCE_AT` (or twice what it last kept) and at the end;
+    a document ``foreign`` recognises is another store's: left out, or handed over under ``foreign_label``."""
     out: list[R] = []
+    bound = REDUCE_AT
     for path in paths:
+        if reduce is not None and len(out) >= bound:
+            out = reduce(out)
+            bound = max(REDUCE_AT, 2 * len(out))
         try:
             doc = load(path)
         except PraisonMemError as exc:
@@ -443,6 +497,26 @@ def _scan_chunk(paths: list[str], *, fn: Callable[[Scanned], list[R]], waiting: 
                 continue
             sid = session_id_of(doc, name_of(path))
             out += fn(Scanned(path, sid, doc, None, ref=path, store=label, spilled=waiting.get(sid, 0)))
+    return out if reduce is None else reduce(out)
+
+
+def _scan_each(paths: list[str], *, fn: Callable[[Scanned], list[R]], waiting: dict[str, int], label: str = "json",
+               foreign: Callable[[Any], bool] | None = None) -> list[tuple[str | None, list[R]]]:
+    """Per file of a chunk: its session id (``None``: unreadable, or another store's file, which is left out and
+    never remembered) and ``fn``'s results (may run in a worker)."""
+    out: list[tuple[str | None, list[R]]] = []
+    for path in paths:
+        try:
+            doc = load(path)
+        except PraisonMemError as exc:
+            out.append((None, fn(Scanned(path, None, None, exc, ref=path, store=label))))
+        else:
+            if foreign is not None and foreign(doc):
+                out.append((None, []))
+                continue
+            sid = session_id_of(doc, name_of(path))
+            out.append((sid, fn(Scanned(path, sid, doc, None, ref=path, store=label,
+                                        spilled=waiting.get(sid, 0)))))
     return out
 
 

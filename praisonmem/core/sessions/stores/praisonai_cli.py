@@ -338,7 +338,11 @@ class UnifiedStore(PlainStore):
         return validate(doc, ref)
 
     def scan(self, fn: Callable[[Scanned], list[R]], *,
-             progress: Callable[[int, int], None] | None = None) -> list[R]:
+             progress: Callable[[int, int], None] | None = None,
+             reduce: Callable[[list[R]], list[R]] | None = None,
+             memo: Any = None) -> list[R]:
+        """``fn`` over every session (few files: never remembered, so ``memo`` is not used; ``reduce`` at the
+        end)."""
         out: list[R] = []
         for path in self._files():
             doc = read_unified(path)
@@ -348,7 +352,7 @@ class UnifiedStore(PlainStore):
                                       store=self.label))
                 except PraisonMemError as exc:
                     out += fn(Scanned(path, None, None, exc, ref=path, store=self.label))
-        return out
+        return out if reduce is None else reduce(out)
 
     def holds(self, ref: str, doc: dict[str, Any]) -> bool:
         try:
@@ -621,7 +625,11 @@ class RunStore(PlainStore):
         return run_document(both.get("metadata") or {}, both.get("events") or [])
 
     def scan(self, fn: Callable[[Scanned], list[R]], *,
-             progress: Callable[[int, int], None] | None = None) -> list[R]:
+             progress: Callable[[int, int], None] | None = None,
+             reduce: Callable[[list[R]], list[R]] | None = None,
+             memo: Any = None) -> list[R]:
+        """``fn`` over every session (few files: never remembered, so ``memo`` is not used; ``reduce`` at the
+        end)."""
         out: list[R] = []
         for ref in self.refs():
             try:
@@ -630,7 +638,7 @@ class RunStore(PlainStore):
                 out += fn(Scanned(str(ref), None, None, exc, ref=ref, store=self.label))
             else:
                 out += fn(Scanned(str(ref), self.session_id(ref, doc), doc, None, ref=ref, store=self.label))
-        return out
+        return out if reduce is None else reduce(out)
 
     def holds(self, ref: Path, doc: dict[str, Any]) -> bool:
         return False

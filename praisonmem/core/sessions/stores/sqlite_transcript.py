@@ -154,7 +154,14 @@ class TranscriptDbStore(PlainStore):
         return validate(jsonfile.parse_object(raw, where(ref)), where(ref))
 
     def scan(self, fn: Callable[[Scanned], list[R]], *,
-             progress: Callable[[int, int], None] | None = None) -> list[R]:
+             progress: Callable[[int, int], None] | None = None,
+             reduce: Callable[[list[R]], list[R]] | None = None,
+             memo: Any = None) -> list[R]:
+        """Every row, read in one transaction (``memo`` is not needed: the database is read with SQL)."""
+        out = self._scan(fn, progress)
+        return out if reduce is None else reduce(out)
+
+    def _scan(self, fn: Callable[[Scanned], list[R]], progress: Callable[[int, int], None] | None) -> list[R]:
         try:
             rows = self._snapshot()
         except PraisonMemError as exc:
