@@ -100,15 +100,15 @@ def test_rename_and_delete_with_a_unique_prefix_say_did_you_mean(cli, fixture_ho
     args = [a.format("history_fea") for a in verb]
     result = cli("--home", fixture_home, "session", *args)
     assert (result.exit_code, result.stdout) == (3, "")
-    assert result.stderr == (f"praisonmem: error: no session 'history_fea' in {fixture_home / 'sessions'}; did you "
-                             "mean 'history_fea3173a'?\n")
+    assert result.stderr == (f"praisonmem: error: no session 'history_fea' in any store of {fixture_home / 'sessions'} "
+                             "(json, unified, legacy-run); did you mean 'history_fea3173a'?\n")
     assert sorted(p.name for p in (fixture_home / "sessions").iterdir()) == before
 
 
 def test_an_ambiguous_prefix_is_plain_not_found(cli, fixture_home):
     result = cli("--home", fixture_home, "session", "delete", "history_", "--yes")
-    assert (result.exit_code, result.stderr) == (3, f"praisonmem: error: no session 'history_' in "
-                                                    f"{fixture_home / 'sessions'}\n")
+    assert (result.exit_code, result.stderr) == (3, f"praisonmem: error: no session 'history_' in any store of "
+                                                    f"{fixture_home / 'sessions'} (json, unified, legacy-run)\n")
 
 
 def test_a_second_adopt_says_the_agent_is_already_adopted_and_where(cli, tmp_path, monkeypatch):
