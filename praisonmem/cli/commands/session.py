@@ -789,7 +789,8 @@ def _follow(ctx: typer.Context, session: str, tail: int, store: str | None, as_j
             note(f"watching {what.session_id} in {what.store} ({what.mode}); Ctrl-C to stop")
 
     try:
-        for batch in sessions.watch_session(state.paths, session, store=store, tail=tail, started=started):
+        for batch in sessions.watch_session(state.paths, session, store=_where(ctx, store), tail=tail,
+                                            started=started):
             for new in batch:
                 if out.machine:
                     out.ndjson([new.to_json(watched[0].session_id)])

@@ -74,6 +74,7 @@ class Checker:
         self.timeout = timeout
         self.paths = paths  # the resolved paths: a root that is one of them keeps its source (and fix commands)
         self._seen: set[str] = set()
+        self._sessions: dict[str, tuple[str, Any]] = {}  # session file -> (id, updated_at), for its dir's index
 
     def add(self, severity: Severity, path: Path | str, message: str, code: str, fix: str | None = None) -> None:
         self.report.findings.append(Finding(severity, str(path), message, code, fix))
@@ -140,7 +141,10 @@ class Checker:
                     for finding in findings:
                         self.add(*finding)
                     if session is not None:
-                        held[session[0]] = session[1]
+                        self._sessions[path] = session
+                if path in self._sessions:  # checked now, or earlier as a PATH of its own
+                    sid, updated = self._sessions[path]
+                    held[sid] = updated
                 continue
             entry = Path(path)
             if name == sessions.TRANSCRIPT_DB and entry.is_file():
@@ -174,6 +178,8 @@ class Checker:
             rules.unified_session(doc, path.name[: -len(".json")], self.reporter(path))
         else:
             rules.session(doc, path.name[: -len(".json")], self.reporter(path))
+        sid = doc.get("session_id")
+        self._sessions[str(path)] = (sid if isinstance(sid, str) else path.name[: -len(".json")], doc.get("updated_at"))
         return doc
 
     def run_dir(self, root: Path) -> None:

@@ -26,6 +26,7 @@ import base64
 import binascii
 import json
 import os
+import re
 import stat
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -250,15 +251,32 @@ def plaintext_fields(message: Any) -> list[str]:
 
 
 def _plain_before(current: dict[str, Any], key: str, index: int, message: Any) -> list[str]:
-    """The fields the same turn (same place, role and timestamp) already held in plaintext: an edit of a
-    plaintext turn (``session redact``) may keep them plaintext; it never turns ciphertext into plaintext."""
+    """The fields the same turn (same place, role and timestamp) already held in plaintext and that the write
+    only redacts (``session redact``'s edit: parts replaced by ``[REDACTED:<kind>]``): those may stay plaintext;
+    nothing turns ciphertext into plaintext, and no new text comes in unencrypted."""
     held = current.get(key)
     old = held[index] if isinstance(held, list) and index < len(held) else None
     if not (isinstance(old, dict) and isinstance(message, dict)):
         return []
     if (old.get("role"), old.get("timestamp")) != (message.get("role"), message.get("timestamp")):
         return []
-    return plaintext_fields(old)
+    return [f for f in plaintext_fields(old) if _redaction_of(old.get(f), message.get(f))]
+
+
+_MARK = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
+
+
+def _redaction_of(old: Any, new: Any) -> bool:
+    """``new`` is ``old`` with some parts replaced by ``[REDACTED:<kind>]`` marks (or ``old`` itself): an edit
+    that brings no new text in."""
+    def text(value: Any) -> str:
+        return value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+    before, after = text(old), text(new)
+    if before == after:
+        return True
+    pattern = "(?:.+?)".join(re.escape(part) for part in _MARK.split(after))
+    return re.fullmatch(pattern, before, re.DOTALL) is not None
 
 
 def unsealed(current: dict[str, Any] | None, doc: dict[str, Any]) -> str | None:

@@ -251,7 +251,17 @@ def _decide(current: tuple[bytes, dict[str, Any]] | None, doc: dict[str, Any], r
 
 
 def _put(dst: Any, tx: Any, tref: Any, raw: bytes, doc: dict[str, Any]) -> None:
-    tx.write_raw(tref, raw)  # the source's own bytes, layout included, where the target keeps bytes
+    """The source's own bytes, layout included, where the target reads them as the same session; else the
+    document in the target's own serialisation (a praisonai CLI run's bytes are its metadata and events,
+    not a session document)."""
+    try:
+        same = canonical(dst.parse(tref, raw)) == canonical(doc)
+    except PraisonMemError:
+        same = False
+    if same:
+        tx.write_raw(tref, raw)
+    else:
+        tx.write(tref, doc)
 
 
 def _mismatch(dst: Any, tref: Any, doc: dict[str, Any]) -> str | None:

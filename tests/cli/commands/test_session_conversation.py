@@ -291,3 +291,43 @@ def test_the_conversation_store_implements_the_interface_and_only_the_sql_fast_p
     # used only through sql_store() (listing, search) and by migrate (batches, the write check, closing)
     assert methods(ConversationStore) - STORE == {"summaries", "matching", "raw_batches", "prepare_write", "close"}
     assert methods(ConvTransaction) - TRANSACTION == {"lock"}
+
+
+def test_search_of_a_conversation_store_reads_its_encrypted_sessions(cli, tmp_path):
+    """The SQL pre-filter cannot match ciphertext: encrypted sessions are always read, so a key finds their hits and,
+    without one, they are counted as not searched (as on the JSON files)."""
+    from tests.realhomes import copy_gateway_home
+
+    gw = copy_gateway_home(tmp_path / "gw", project=False)
+    db = tmp_path / "conv.db"
+    moved = cli("--home", gw.home, "session", "migrate", "--from", "json", "--to", f"sqlite:///{db}", "enc-1",
+                "bot_slack_7")
+    assert moved.exit_code == 0, moved.stderr
+    for store in ("json", f"sqlite:///{db}"):
+        keyed = cli("--home", gw.home, "session", "search", "planted", "--store", store, "--key-file", gw.key_file,
+                    "--json")
+        assert keyed.exit_code == 0, keyed.stderr
+        assert {h["session_id"] for h in keyed.json()} >= {"enc-1", "bot_slack_7"}, store
+        bare = cli("--home", gw.home, "session", "search", "planted", "--store", store, "--json")
+        assert "encrypted message(s) in 1 session(s) not searched" in bare.stderr, store
+
+
+def test_a_conversation_store_url_in_praisonais_store_variable_is_never_printed_with_its_password(cli, fixture_home,
+                                                                                                 monkeypatch):
+    monkeypatch.setenv("PRAISONAI_CONVERSATION_STORE", "postgresql://u:s3cretPW@127.0.0.1:1/db")
+    result = cli("--home", fixture_home, "session", "list")
+    assert result.exit_code == 2 and "s3cretPW" not in result.stderr + result.stdout
+    assert len(result.stderr.splitlines()) == 1
+
+
+def test_migrating_a_praisonai_cli_run_writes_a_session_document(cli, tmp_path):
+    """A run's own bytes are its metadata and events: the target gets the session document instead, which it
+    lists with the run's messages, and --verify agrees."""
+    from tests.realhomes import copy_gateway_home
+
+    gw = copy_gateway_home(tmp_path / "gw", project=False)
+    out = tmp_path / "out"
+    result = cli("--home", gw.home, "session", "migrate", "--from", "legacy-run", "--to", out, "--all", "--verify")
+    assert result.exit_code == 0, result.stderr
+    [row] = cli("session", "list", "--store", out, "--json").json()
+    assert row["session_id"] == "run_20261128_110000_ec9910" and row["message_count"] == 2

@@ -603,3 +603,12 @@ def test_migrate_imports_the_json_sessions_the_gateway_does_not_see(cli, gateway
     assert all(json.loads(data)["session_id"] == sid for sid, data in rows.items())
     again = cli("--home", str(gateway_home.home), "migrate", "--dry-run", "--json")
     assert [f for f in again.json() if f["kind"] == "sessions_db.missing_json"] == []
+
+
+def test_check_of_a_session_file_and_its_home_reports_no_index_orphan(cli, gateway_home):
+    """A file checked first as a PATH of its own still counts as a session of its directory for the index."""
+    alone = cli("--home", gateway_home.home, "check", gateway_home.home, "--json").json()["findings"]
+    both = cli("--home", gateway_home.home, "check", gateway_home.sessions / "bot_slack_7.json", gateway_home.home,
+               "--json").json()["findings"]
+    index = [f for f in both if f["code"].startswith("index.")]
+    assert index == [f for f in alone if f["code"].startswith("index.")]

@@ -70,6 +70,13 @@ def test_an_edited_plaintext_turn_may_stay_plaintext_but_a_ciphertext_turn_may_n
         tx.write(ref, {**doc, "messages": edited})
     assert json.loads(path.read_bytes())["messages"][-1]["content"] == "[REDACTED:email]"
     before = contents(gateway_home.home)
+    with pytest.raises(Refused, match=r"messages\[\d+\] would be written with its content in plaintext"):
+        with home.transaction([ref]) as tx:  # the same turn with new text: not a redaction, so it must be sealed
+            doc = tx.read(ref)
+            edited = [dict(m) for m in doc["messages"]]
+            edited[-1]["content"] = "[REDACTED:email] and some new plaintext"
+            tx.write(ref, {**doc, "messages": edited})
+    assert contents(gateway_home.home) == before
     with pytest.raises(Refused, match=r"messages\[0\] would be written with its content in plaintext"):
         with home.transaction([ref]) as tx:
             doc = tx.read(ref)

@@ -579,6 +579,9 @@ class ConversationStore(PlainStore):
         # a gateway document's chat is inside its system messages' metadata (session_data)
         cond = " OR ".join(f"content {op} ? ESCAPE '\\' OR (role = 'system' AND {text} {op} ? ESCAPE '\\')"
                            for _ in terms)
+        # Encrypted values (content, a metadata envelope) cannot be matched in SQL: those sessions are always
+        # read, so a key finds their hits and, without one, they are counted as not searched.
+        cond += f" OR content LIKE 'praisonai:enc:v1:%' OR {text} LIKE '%praisonai:enc:v1:%'"
         patterns = [p for t in terms for p in ["%" + re.sub(r"([\\%_])", r"\\\1", t) + "%"] * 2]
         with self.backend.reading() as conn:
             rows = conn.execute(self._sql(f"SELECT DISTINCT session_id FROM {{m}} WHERE {cond}"), patterns).fetchall()

@@ -60,8 +60,12 @@ def from_environment(env: Mapping[str, str]) -> str | None:
         return url
     if kind in SQLITE_FAMILY:
         return url or "./praisonai_conversations.db"
-    raise UsageError(f"{ENV_STORE}={name}: store '{name}' is not supported by praisonmem (it reads the sqlite and "
-                     "postgres families); give --store json for the home's JSON files")
+    from praisonmem.core.io import pgurl
+
+    shown = pgurl.redact(name)  # a URL put here by mistake may hold a password
+    raise UsageError(f"{ENV_STORE}={shown}: store '{shown}' is not supported by praisonmem (it reads the sqlite and "
+                     "postgres families; the location goes in PRAISONAI_CONVERSATION_URL); give --store json for the "
+                     "home's JSON files")
 
 
 def resolve(flag_or_config: str | None, env: Mapping[str, str]) -> str | None:
