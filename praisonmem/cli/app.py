@@ -184,7 +184,7 @@ def _configured_json(state: State | None) -> bool:
         return False
     try:
         return state.setting("output") == "json"
-    except PraisonMemError:
+    except (PraisonMemError, OSError):  # the error being reported may be this very file's
         return False
 
 

@@ -117,7 +117,12 @@ def export_markdown(docs: Documents) -> str:
         from datetime import datetime, timezone
 
         stamp = epoch_of(value)
-        return datetime.fromtimestamp(stamp, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC") if stamp else ""
+        if not stamp:
+            return ""
+        try:
+            return datetime.fromtimestamp(stamp, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+        except (OverflowError, OSError, ValueError):  # NaN, ±1e300, 1e400: no date; shown as stored
+            return printable(str(value))
 
     out: list[str] = []
     for file, sid, doc in docs:
