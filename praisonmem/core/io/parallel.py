@@ -5,13 +5,20 @@ single Python thread cannot share. Above :data:`MIN_ITEMS` files (and with
 more than one CPU) the work is split into chunks and run in forked worker
 processes. Workers only read; every write stays in the parent process.
 Results come back in input order, so output does not depend on the pool.
+
+Ctrl-C reaches the whole foreground process group. Workers ignore SIGINT (they
+are born with it blocked, so not even one forked a moment before the signal can
+print a traceback); the parent alone turns it into ``interrupted`` (exit 130)
+and terminates and reaps every worker before it exits, so none is left behind
+holding a pipe.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -56,13 +63,44 @@ def map_chunks(
     chunks = [list(items[i : i + size]) for i in range(0, total, size)]
     results: list[R] = []
     done = 0
-    with context.Pool(workers) as pool:
+    # SIGINT blocked while the pool forks: each worker inherits the block (and ignores SIGINT before
+    # unblocking it), and a Ctrl-C meanwhile waits until the pool exists, so terminate() reaches them all.
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        pool = context.Pool(workers, initializer=_ignore_interrupts)
+    except BaseException:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        raise
+    try:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)  # a pending Ctrl-C is raised here, inside the try
         for chunk, result in zip(chunks, pool.imap(fn, chunks)):
             results.extend(result)
             done += len(chunk)
             if progress:
                 progress(done, total)
+        pool.close()
+        pool.join()
+    except BaseException:
+        _stop(pool)
+        raise
     return results
+
+
+def _ignore_interrupts() -> None:
+    """A worker's first act: the parent alone answers Ctrl-C."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+def _stop(pool: Any) -> None:
+    """Terminate and reap every worker, even if Ctrl-C is pressed again meanwhile (or the CLI raises it
+    again: ``cli/interrupts.py``)."""
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGALRM})
+    try:
+        pool.terminate()
+        pool.join()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
 def _serial(
