@@ -6,7 +6,8 @@ A case is ``(id, argv, exit code, setup)``. ``argv`` may name the world's places
 real 1.7.17 home), ``{db}`` (the real Upsonic SQLite store), ``{in}`` (a directory of bad input files, see
 :func:`inputs`), ``{fifo}`` (a named pipe with no writer), ``{archive}`` (a good backup), ``{out}`` (a place
 that does not exist yet). cwd is a copy of the real project (its ``.praisonai/memory``). ``setup`` names a
-function that damages the world further before the snapshot is taken.
+function that damages the world further before the snapshot is taken. :data:`PG_CASES` are the Upsonic
+cases on the real PostgresStorage tables, where the snapshot also covers every row (``tests/upsonicpg.py``).
 """
 
 from __future__ import annotations
@@ -399,3 +400,53 @@ def test_bad_input_in_its_own_process(world):
         assert (result.returncode, result.stdout) == (code, "")
         assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
         assert snapshot(world.root) == before
+
+
+# ---------------------------------------------------------------- the same on Upsonic's PostgresStorage
+
+PG_CASES = [
+    ("pg-mistyped-session-table", ["upsonic", "sessions", "--db", "{url}", "--session-table", "nosuch"], 4),
+    ("pg-mistyped-user-table", ["upsonic", "user-memory", "user_123", "--db", "{url}", "--user-memory-table",
+                                "nosuch"], 4),
+    ("pg-mistyped-table-write", ["upsonic", "user-memory", "set", "user_123", "a=1", "--db", "{url}",
+                                 "--user-memory-table", "nosuch"], 4),
+    ("pg-user-missing", ["upsonic", "user-memory", "nosuch", "--db", "{url}"], 3),
+    ("pg-session-missing", ["upsonic", "show", "nosuch", "--db", "{url}"], 3),
+    ("pg-schema-missing", ["upsonic", "sessions", "--db", "{url}", "--schema", "nosuch"], 3),
+    ("pg-traits-array", ["upsonic", "user-memory", "user_456", "--db", "{url}"], 4),
+    ("pg-set-traits-array", ["upsonic", "user-memory", "set", "user_456", "a=1", "--db", "{url}"], 4),
+    ("pg-replace-fifo", ["upsonic", "user-memory", "replace", "user_123", "--from", "{fifo}", "--db", "{url}"], 2),
+    ("pg-replace-not-json", ["upsonic", "user-memory", "replace", "user_123", "--from", "{in}/notjson.json",
+                             "--db", "{url}"], 2),
+    ("pg-import-not-json", ["upsonic", "import", "{in}/notjson.json", "--db", "{url}", "--yes"], 2),
+    ("pg-import-fifo", ["upsonic", "import", "{fifo}", "--db", "{url}", "--yes"], 2),
+    ("pg-import-huge-int", ["upsonic", "import", "{in}/huge.json", "--db", "{url}", "--yes"], 2),
+    ("pg-set-no-value", ["upsonic", "user-memory", "set", "user_123", "novalue", "--db", "{url}"], 2),
+    ("pg-unsupported-url", ["upsonic", "sessions", "--db", "mysql://u@h/db"], 2),
+]
+
+
+@pytest.fixture(scope="module")
+def pg_world(pg_module):
+    from tests.pgcluster import require_psycopg
+    from tests.upsonicpg import load
+
+    psycopg = require_psycopg()
+    load(pg_module)
+    with psycopg.connect(pg_module.rw_url) as conn:
+        conn.execute("UPDATE upsonic_user_memories SET user_memory = '[1, 2]'::jsonb WHERE user_id = 'user_456'")
+    return pg_module
+
+
+@pytest.mark.parametrize("name, args, code", PG_CASES, ids=[c[0] for c in PG_CASES])
+def test_bad_input_on_postgresql(cli, world, pg_world, deadline, name, args, code):
+    from tests.upsonicpg import snapshot as pg_snapshot
+
+    before = snapshot(world.root), pg_snapshot(pg_world)
+    argv = [a.replace("{url}", pg_world.rw_url) for a in world.argv([a.replace("{url}", "{{url}}") for a in args])]
+    result = cli(*argv)
+    assert result.exit_code == code, result.stderr
+    assert result.stdout == "" and result.stderr.count("\n") == 1, result.stderr
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+    assert pg_world.rw_password not in result.stderr
+    assert (snapshot(world.root), pg_snapshot(pg_world)) == before
