@@ -24,12 +24,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from enum import StrEnum
+from collections.abc import Iterable, Iterator
 from typing import Any, BinaryIO
 
 from praisonmem import __version__
 from praisonmem.core.errors import PraisonMemError, TargetExists, UsageError
-from praisonmem.core.io import jsonfile, outfile
-from praisonmem.core.io.safetext import json_safe, printable
+from praisonmem.core.io import fastjson, jsonfile, outfile
+from praisonmem.core.io.safetext import json_safe, json_safe_utf8, printable
 from praisonmem.core.io.timeutil import epoch_of, now_iso
 from praisonmem.core.paths import Paths
 from praisonmem.core.result import Action, Outcome, Plan
@@ -58,7 +59,8 @@ class OnConflict(StrEnum):
     replace = "replace"
 
 
-Documents = list[tuple[str, str, dict[str, Any]]]  # (file, session id, document)
+Document = tuple[str, str, dict[str, Any]]  # (file, session id, document)
+Documents = list[Document]
 
 
 # ---------------------------------------------------------------- export
@@ -67,52 +69,92 @@ Documents = list[tuple[str, str, dict[str, Any]]]  # (file, session id, document
 def export(paths: Paths, names: list[str], *, every: bool = False, format: ExportFormat | str = ExportFormat.json,
            output: str = outfile.STDOUT, stdout: BinaryIO | None = None, store: str | None = None) -> dict[str, Any]:
     """Write the sessions ``names`` (or ``every`` session; of ``store`` only, when given) to ``output``
-    (core/io/outfile.py's rule: ``-`` is ``stdout``); what was written. Every session is read, and any
-    unreadable one stops the export, first. With ``every`` and several stores, a session two stores hold
-    is exported twice; an import takes the last copy of an id."""
+    (core/io/outfile.py's rule: ``-`` is ``stdout``); what was written. Sessions are read and written one
+    at a time, so memory follows the largest session, not the home. Any unreadable one stops the export
+    with nothing written: a file target is a temp file until the end, and before output that cannot be
+    taken back (stdout, a pipe) every session is read once first. With ``every`` and several stores, a
+    session two stores hold is exported twice; an import takes the last copy of an id."""
     if every == bool(names):
         raise UsageError("give one or more SESSION names, or --all")
     fmt = ExportFormat(format)
-    docs = load_for_export(paths, names, everything=every, store=store)
-    text = {ExportFormat.json: export_json, ExportFormat.jsonl: export_jsonl,
-            ExportFormat.markdown: export_markdown}[fmt](docs)
-    outfile.write(output, text.encode("utf-8"), stdout=stdout)
-    return {"output": str(output), "format": fmt.value, "count": len(docs), "sessions": [d.get("session_id")
-                                                                                        for _, _, d in docs]}
+    found = open_store(paths, store)
+    refs = found.refs() if every else resolve_all(found, names)
+    if outfile.kind(output) != "file":
+        for ref in refs:
+            found.read(ref)
+    ids: list[Any] = []
+    with outfile.opened(output, stdout=stdout) as handle:
+        for chunk in CHUNKS[fmt](documents(found, refs, ids)):
+            handle.write(chunk if isinstance(chunk, bytes) else chunk.encode("utf-8"))
+            del chunk
+    return {"output": str(output), "format": fmt.value, "count": len(ids), "sessions": ids}
+
+
+def documents(store: SessionStore, refs: list[Any], ids: list[Any] | None = None) -> Iterator[Document]:
+    """Each session read and validated when it is reached (its ``session_id`` noted in ``ids``)."""
+    for ref in refs:
+        doc = store.read(ref)
+        if ids is not None:
+            ids.append(doc.get("session_id"))
+        yield str(ref), store.session_id(ref, doc), doc
+        del doc  # before the next one is read: one session in memory at a time
 
 
 def load_for_export(paths: Paths, names: list[str], *, everything: bool = False,
                     store: str | None = None) -> Documents:
     """Every requested session, read and validated; any unreadable one stops the export."""
-    store = open_store(paths, store)
-    refs = store.refs() if everything else resolve_all(store, names)
-    out = []
-    for ref in refs:
-        doc = store.read(ref)
-        out.append((str(ref), store.session_id(ref, doc), doc))
-    return out
+    found = open_store(paths, store)
+    return list(documents(found, found.refs() if everything else resolve_all(found, names)))
 
 
-def export_json(docs: Documents) -> str:
-    payload = {"version": PORTABLE_VERSION, "format": FORMAT, "praisonmem_version": __version__,
-               "exported_at": now_iso(), "sessions": [doc for _, _, doc in docs]}
-    return json_safe(jsonfile.dumps(payload)) + "\n"
+def json_chunks(docs: Iterable[Document]) -> Iterator[bytes]:
+    """The portable payload, one session at a time: the bytes of ``json.dumps(payload, indent=2)``."""
+    header = {"version": PORTABLE_VERSION, "format": FORMAT, "praisonmem_version": __version__,
+              "exported_at": now_iso()}
+    yield (json_safe(jsonfile.dumps(header)[:-2]) + ',\n  "sessions": [').encode("utf-8")
+    first = True
+    for _, _, doc in docs:
+        data = fastjson.dumps_indented(doc)  # bytes, never a str twice the size
+        if data is None:
+            data = json_safe(jsonfile.dumps(doc)).encode("utf-8")
+        del doc
+        # A JSON text holds no raw newline inside a string, so every one is structural: indent it one level.
+        yield (b"\n    " if first else b",\n    ") + json_safe_utf8(data.replace(b"\n", b"\n    "))
+        del data
+        first = False
+    yield b"]\n}\n" if first else b"\n  ]\n}\n"
 
 
-def export_jsonl(docs: Documents) -> str:
+def jsonl_chunks(docs: Iterable[Document]) -> Iterator[str]:
     import json
 
-    lines = []
     for _, sid, doc in docs:
+        lines = []
         for archived, key in ((True, "archived_messages"), (False, "messages")):
             for index, message in enumerate(messages_of(doc, key)):
                 record = {"session_id": sid, "archived": archived, "index": index}
                 record.update(message if isinstance(message, dict) else {"value": message})
-                lines.append(json_safe(json.dumps(record, ensure_ascii=False)))
-    return "".join(line + "\n" for line in lines)
+                lines.append(json_safe(json.dumps(record, ensure_ascii=False)) + "\n")
+        del doc
+        yield "".join(lines)
+        del lines
 
 
-def export_markdown(docs: Documents) -> str:
+def markdown_chunks(docs: Iterable[Document]) -> Iterator[str]:
+    """Each session's transcript; the blank lines that end one are written only when another follows."""
+    held: str | None = None
+    for file, sid, doc in docs:
+        text = "\n".join(markdown_lines(file, sid, doc))
+        del doc
+        if held is not None:
+            yield held + "\n"
+        body = text.rstrip("\n")
+        yield body
+        held = text[len(body):]
+    yield "\n"
+
+
+def markdown_lines(file: str, sid: str, doc: dict[str, Any]) -> list[str]:
     def when(value: Any) -> str:
         from datetime import datetime, timezone
 
@@ -125,46 +167,60 @@ def export_markdown(docs: Documents) -> str:
             return printable(str(value))
 
     out: list[str] = []
-    for file, sid, doc in docs:
-        row = summarise(doc, session_id=sid, file=file)  # the fields `session list` shows, read the same way
-        out.append(f"# Session `{printable(str(row['session_id']))}`\n")
-        facts = [("Agent", row["agent_name"]), ("User", row["user_id"]), ("Title", row["title"]),
-                 ("Model", row["model"]), ("Created", when(row["created_at"])), ("Updated", when(row["updated_at"]))]
-        out.extend(f"- **{k}:** {printable(str(v))}" for k, v in facts if v not in (None, ""))
-        out.append("")
-        for archived, key in ((True, "archived_messages"), (False, "messages")):
-            for index, message in enumerate(messages_of(doc, key)):
-                if not isinstance(message, dict):
-                    continue
-                label = f"{'archived ' if archived else ''}#{index} {printable(str(message.get('role', '?')))}"
-                stamp = when(message.get("timestamp"))
-                out.append(f"### {label}" + (f" · {stamp}" if stamp else ""))
-                out.append("")
-                content = message.get("content")
-                if is_encrypted(content):
-                    out.append("*(encrypted)*")
-                elif content:
-                    text = content if isinstance(content, str) else jsonfile.dumps(content)
-                    out.append(printable(text, multiline=True))
-                for call_id, name, arguments in tool_calls_of(message):
-                    out.append(f"\n**Tool call** `{printable(str(name))}` (`{printable(str(call_id))}`):\n")
-                    out.append(f"```json\n{printable(str(arguments), multiline=True)}\n```")
-                if message.get("tool_call_id"):
-                    out.append(f"\n*(result of tool call `{printable(str(message['tool_call_id']))}`)*")
-                out.append("")
-        for index, message in enumerate(gateway_chat(doc) or []):  # the chat a gateway keeps in its snapshots
+    row = summarise(doc, session_id=sid, file=file)  # the fields `session list` shows, read the same way
+    out.append(f"# Session `{printable(str(row['session_id']))}`\n")
+    facts = [("Agent", row["agent_name"]), ("User", row["user_id"]), ("Title", row["title"]),
+             ("Model", row["model"]), ("Created", when(row["created_at"])), ("Updated", when(row["updated_at"]))]
+    out.extend(f"- **{k}:** {printable(str(v))}" for k, v in facts if v not in (None, ""))
+    out.append("")
+    for archived, key in ((True, "archived_messages"), (False, "messages")):
+        for index, message in enumerate(messages_of(doc, key)):
+            if not isinstance(message, dict):
+                continue
+            label = f"{'archived ' if archived else ''}#{index} {printable(str(message.get('role', '?')))}"
             stamp = when(message.get("timestamp"))
-            sender = printable(str(message.get("sender_id")))
-            out.append(f"### gateway #g{index} {message['role']} ({sender})" + (f" · {stamp}" if stamp else ""))
+            out.append(f"### {label}" + (f" · {stamp}" if stamp else ""))
             out.append("")
             content = message.get("content")
             if is_encrypted(content):
                 out.append("*(encrypted)*")
             elif content:
-                out.append(printable(content if isinstance(content, str) else jsonfile.dumps(content), multiline=True))
+                text = content if isinstance(content, str) else jsonfile.dumps(content)
+                out.append(printable(text, multiline=True))
+            for call_id, name, arguments in tool_calls_of(message):
+                out.append(f"\n**Tool call** `{printable(str(name))}` (`{printable(str(call_id))}`):\n")
+                out.append(f"```json\n{printable(str(arguments), multiline=True)}\n```")
+            if message.get("tool_call_id"):
+                out.append(f"\n*(result of tool call `{printable(str(message['tool_call_id']))}`)*")
             out.append("")
+    for index, message in enumerate(gateway_chat(doc) or []):  # the chat a gateway keeps in its snapshots
+        stamp = when(message.get("timestamp"))
+        sender = printable(str(message.get("sender_id")))
+        out.append(f"### gateway #g{index} {message['role']} ({sender})" + (f" · {stamp}" if stamp else ""))
         out.append("")
-    return "\n".join(out).rstrip("\n") + "\n"
+        content = message.get("content")
+        if is_encrypted(content):
+            out.append("*(encrypted)*")
+        elif content:
+            out.append(printable(content if isinstance(content, str) else jsonfile.dumps(content), multiline=True))
+        out.append("")
+    out.append("")
+    return out
+
+
+CHUNKS = {ExportFormat.json: json_chunks, ExportFormat.jsonl: jsonl_chunks, ExportFormat.markdown: markdown_chunks}
+
+
+def export_json(docs: Iterable[Document]) -> str:
+    return b"".join(json_chunks(docs)).decode("utf-8")
+
+
+def export_jsonl(docs: Iterable[Document]) -> str:
+    return "".join(jsonl_chunks(docs))
+
+
+def export_markdown(docs: Iterable[Document]) -> str:
+    return "".join(markdown_chunks(docs))
 
 
 # ---------------------------------------------------------------- import
