@@ -53,21 +53,27 @@ def search(
     terms = [t for t in needle.split() if t]
     hits: list[dict[str, Any]] = []
     unreadable: list[tuple[str, str]] = []
-    for item in open_store(paths, store).scan(partial(session_hits, needle=needle, terms=terms), progress=progress):
+    total = 0
+    scan = partial(session_hits, needle=needle, terms=terms, keep=limit)
+    for item in open_store(paths, store).scan(scan, progress=progress):
         if "error" in item:
             unreadable.append((item["file"], item["error"]))
+        elif "count" in item:
+            total += item["count"]
         else:
             hits.append(item)
     # Stable sorts, least significant key first.
     hits.sort(key=lambda h: (SECTIONS.index(h["section"]), h["index"]))
     hits.sort(key=lambda h: h["updated_at"] if isinstance(h["updated_at"], str) else "", reverse=True)
     hits.sort(key=lambda h: h["score"], reverse=True)
-    total = len(hits)
     return SearchResult(hits[:limit] if limit else hits, total, unreadable)
 
 
-def session_hits(item: Scanned, *, needle: str, terms: list[str]) -> list[dict[str, Any]]:
-    """The hits in one session, or the record of why it could not be read; may run in a worker."""
+def session_hits(item: Scanned, *, needle: str, terms: list[str], keep: int = 0) -> list[dict[str, Any]]:
+    """The hits in one session (with ``keep``, only its best ``keep``: within a session ``updated_at`` is one
+    value, so no other hit of it can reach the shown ones), then ``{"count": N}``, all of its hits; or the
+    record of why it could not be read. May run in a worker: what it returns crosses a pipe and waits in
+    memory, so it is bounded by what is shown."""
     if item.doc is None:
         assert item.error is not None
         return [{"file": item.where, "error": item.error.message}]
@@ -102,6 +108,11 @@ def session_hits(item: Scanned, *, needle: str, terms: list[str]) -> list[dict[s
                 "snippet": snippet,
                 "highlights": spans,
             })
+    count = len(found)
+    if keep and count > keep:
+        found.sort(key=lambda h: (-h["score"], SECTIONS.index(h["section"]), h["index"]))
+        del found[keep:]
+    found.append({"count": count})
     return found
 
 
