@@ -11,7 +11,10 @@ def entry() -> None:
 
         interrupts.install()
         from praisonmem.cli.app import main
-    except KeyboardInterrupt:
+    except BaseException as exc:
+        handler = sys.modules.get("praisonmem.cli.interrupts")
+        if not (isinstance(exc, KeyboardInterrupt) or handler is not None and handler.seen()):
+            raise  # not a Ctrl-C (one that Python wrapped, e.g. in __set_name__, counts as one)
         if "--json" in sys.argv or "--ndjson" in sys.argv:  # the error object app._report writes
             sys.stderr.write('{"error": {"code": "interrupted", "message": "interrupted", "exit_code": 130}}\n')
         else:

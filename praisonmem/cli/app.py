@@ -313,6 +313,8 @@ def main(argv: list[str] | None = None) -> None:
         try:
             code = run(args, state)
         except Exception as exc:  # a bug: one line, and the traceback only on request
+            if interrupts.seen():  # what a Ctrl-C broke on its way (Python wraps it in some places)
+                raise KeyboardInterrupt from None
             if os.environ.get("PRAISONMEM_DEBUG"):
                 raise
             code = _report(

@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import signal
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any
+import time
+from typing import Any  # nothing heavier: this runs before the CLI's imports, and a Ctrl-C may come during it
 
 REPEAT = 1.0  # time enough for a raised KeyboardInterrupt to unwind (temp files removed, workers reaped)
 TICK = 0.2  # while waiting at a prompt
@@ -27,16 +26,21 @@ _seen = False
 _answered = False
 
 
+_again_at = float("inf")  # when an unanswered Ctrl-C is raised again
+
+
 def _handler(signum: int, frame: Any) -> None:
-    global _seen
+    global _seen, _again_at
     _seen = True
+    _again_at = time.monotonic() + REPEAT
     signal.setitimer(signal.ITIMER_REAL, REPEAT, REPEAT)
     raise KeyboardInterrupt
 
 
 def _alarm(signum: int, frame: Any) -> None:
-    """Raise a Ctrl-C that was not answered; otherwise a tick, after which a blocked read resumes."""
-    if _seen and not _answered:
+    """Raise a Ctrl-C still not answered when it is due again; otherwise a tick (a prompt's, or one that
+    was pending when the Ctrl-C came), after which a blocked read resumes."""
+    if _seen and not _answered and time.monotonic() >= _again_at:
         raise KeyboardInterrupt
 
 
@@ -51,6 +55,8 @@ def install() -> None:
         if not issubclass(report.exc_type, KeyboardInterrupt):
             default(report)
             return
+        global _again_at
+        _again_at = time.monotonic()
         signal.setitimer(signal.ITIMER_REAL, 0.001, REPEAT)  # swallowed: raise it again, outside this hook
 
     sys.unraisablehook = unraisable
@@ -69,19 +75,18 @@ def answered() -> None:
         signal.setitimer(signal.ITIMER_REAL, 0)
 
 
-@contextmanager
-def waiting() -> Iterator[None]:
+class waiting:  # noqa: N801 - used as ``with interrupts.waiting():``, like a contextmanager function
     """Around a blocking read of the terminal (a prompt): a Ctrl-C that lands between Python's last check
     for signals and the read itself would otherwise wait for the next key; a tick every :data:`TICK` s
     wakes the read, and Python then runs the pending handler."""
-    if not _installed or _seen:
-        yield
-        return
-    signal.setitimer(signal.ITIMER_REAL, TICK, TICK)
-    try:
-        yield
-    finally:
-        if not _seen:
+
+    def __enter__(self) -> None:
+        self.ticking = _installed and not _seen
+        if self.ticking:
+            signal.setitimer(signal.ITIMER_REAL, TICK, TICK)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.ticking and not _seen:
             signal.setitimer(signal.ITIMER_REAL, 0)
 
 

@@ -8,9 +8,10 @@ Results come back in input order, so output does not depend on the pool.
 
 Ctrl-C reaches the whole foreground process group. Workers ignore SIGINT (they
 are born with it blocked, so not even one forked a moment before the signal can
-print a traceback); the parent alone turns it into ``interrupted`` (exit 130)
-and terminates and reaps every worker before it exits, so none is left behind
-holding a pipe.
+print a traceback). The parent keeps it blocked while the pool works, looks for
+it between results, terminates and reaps every worker, and only then lets it be
+raised (``interrupted``, exit 130): none is left behind holding a pipe, and no
+KeyboardInterrupt lands inside the pool's own locks.
 """
 
 from __future__ import annotations
@@ -63,27 +64,50 @@ def map_chunks(
     chunks = [list(items[i : i + size]) for i in range(0, total, size)]
     results: list[R] = []
     done = 0
-    # SIGINT blocked while the pool forks: each worker inherits the block (and ignores SIGINT before
-    # unblocking it), and a Ctrl-C meanwhile waits until the pool exists, so terminate() reaches them all.
+    # SIGINT stays blocked while the pool works: a Ctrl-C raised inside the pool's locks and conditions
+    # would break them (and with them terminate()). It waits, pending, and is looked for between results;
+    # then every worker is terminated and reaped, and only unblocking delivers it, as KeyboardInterrupt.
+    # Workers inherit the block and ignore SIGINT before unblocking it.
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         pool = context.Pool(workers, initializer=_ignore_interrupts)
-    except BaseException:
-        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
-        raise
-    try:
-        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)  # a pending Ctrl-C is raised here, inside the try
-        for chunk, result in zip(chunks, pool.imap(fn, chunks)):
-            results.extend(result)
-            done += len(chunk)
-            if progress:
-                progress(done, total)
-        pool.close()
-        pool.join()
-    except BaseException:
+        try:
+            results_of = pool.imap(fn, chunks)
+            for chunk in chunks:
+                result = _next(results_of)
+                if result is _INTERRUPTED:
+                    break
+                results.extend(result)
+                done += len(chunk)
+                if progress:
+                    progress(done, total)
+            else:
+                pool.close()
+                pool.join()
+                return results
+        except BaseException:
+            _stop(pool)
+            raise
         _stop(pool)
-        raise
-    return results
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)  # a pending Ctrl-C is raised here
+    raise KeyboardInterrupt  # only if SIGINT was not blocked before this call (then it was ours to raise)
+
+
+_INTERRUPTED = object()
+POLL = 0.05  # how soon a Ctrl-C is noticed while the pool works
+
+
+def _next(results: Any) -> Any:
+    """The next chunk's result, or :data:`_INTERRUPTED` once a SIGINT is pending."""
+    import multiprocessing
+
+    while True:
+        try:
+            return results.next(timeout=POLL)
+        except multiprocessing.TimeoutError:
+            if signal.SIGINT in signal.sigpending():
+                return _INTERRUPTED
 
 
 def _ignore_interrupts() -> None:
@@ -93,12 +117,22 @@ def _ignore_interrupts() -> None:
 
 
 def _stop(pool: Any) -> None:
-    """Terminate and reap every worker, even if Ctrl-C is pressed again meanwhile (or the CLI raises it
-    again: ``cli/interrupts.py``)."""
+    """Kill and reap every worker, even if Ctrl-C is pressed again meanwhile (or the CLI raises it again:
+    ``cli/interrupts.py``). Not ``pool.terminate()``: it first takes the task queue's lock, which an idle
+    worker holds while it waits for a task, and so can wait forever. The pool's maintenance thread is
+    stopped first, so no worker is started again behind this."""
+    from multiprocessing import pool as mp_pool
+
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGALRM})
     try:
-        pool.terminate()
-        pool.join()
+        pool._state = mp_pool.TERMINATE
+        pool._worker_handler._state = mp_pool.TERMINATE
+        pool._worker_handler.join()
+        for worker in pool._pool:
+            worker.kill()
+        for worker in pool._pool:
+            worker.join()
+        pool._terminate.cancel()  # its exit-time terminate() would wait on the locks the killed workers held
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
