@@ -1,6 +1,27 @@
-"""``python -m praisonmem``."""
+"""``python -m praisonmem``, and the console script's entry point."""
 
-from praisonmem.cli.app import main
+import sys
+
+
+def entry() -> None:
+    """Import the CLI and run it. A Ctrl-C while the imports run (most of start-up) ends the same way as
+    one during a command: one line and exit 130 (``EXIT_INTERRUPTED``), no traceback."""
+    try:
+        from praisonmem.cli import interrupts
+
+        interrupts.install()
+        from praisonmem.cli.app import main
+    except BaseException as exc:
+        handler = sys.modules.get("praisonmem.cli.interrupts")
+        if not (isinstance(exc, KeyboardInterrupt) or handler is not None and handler.seen()):
+            raise  # not a Ctrl-C (one that Python wrapped, e.g. in __set_name__, counts as one)
+        if "--json" in sys.argv or "--ndjson" in sys.argv:  # the error object app._report writes
+            sys.stderr.write('{"error": {"code": "interrupted", "message": "interrupted", "exit_code": 130}}\n')
+        else:
+            sys.stderr.write("praisonmem: error: interrupted\n")
+        sys.exit(130)
+    main()
+
 
 if __name__ == "__main__":
-    main()
+    entry()

@@ -267,7 +267,7 @@ def _configured_json(state: State | None) -> bool:
         return False
     try:
         return state.setting("output") == "json"
-    except PraisonMemError:
+    except (PraisonMemError, OSError):  # the error being reported may be this very file's
         return False
 
 
@@ -344,6 +344,8 @@ def _run(argv: list[str], state: State) -> int:
     command = typer.main.get_command(app)
     try:
         result = command.main(args=argv, prog_name="praisonmem", standalone_mode=False, obj=state)
+        if result == EXIT_INTERRUPTED:  # Typer turns a Ctrl-C inside a command into a silent Exit(130)
+            raise KeyboardInterrupt
         sys.stdout.flush()
         return result if isinstance(result, int) else 0  # a command returns its exit code (EXIT_CODES)
     except PraisonMemError as exc:
@@ -367,6 +369,9 @@ def _run(argv: list[str], state: State) -> int:
     except typer.Exit as exc:  # --version
         return exc.exit_code
     except (KeyboardInterrupt, typer.Abort):
+        from praisonmem.cli import interrupts
+
+        interrupts.answered()
         return _report("interrupted", "interrupted", EXIT_INTERRUPTED, as_json, state)
     except (StdoutClosed, BrokenPipeError):
         _silence_stdout()
@@ -409,21 +414,33 @@ def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
     args = sys.argv[1:] if argv is None else argv
     state = State()
+    from praisonmem.cli import interrupts  # installed by the entry point when this process is the CLI
+
     try:
-        code = run(args, state)
-    except Exception as exc:  # a bug: one line, and the traceback only on request
-        if os.environ.get("PRAISONMEM_DEBUG"):
-            raise
-        code = _report(
-            f"internal error: {type(exc).__name__}: {exc} (set PRAISONMEM_DEBUG=1 for a traceback)",
-            "internal",
-            EXIT_INTERNAL,
-            _wants_json(args),
-            state,
-        )
-    try:
-        sys.stdout.flush()
-    except BrokenPipeError:
-        _silence_stdout()
-        code = EXIT_BROKEN_PIPE
+        try:
+            code = run(args, state)
+        except Exception as exc:  # a bug: one line, and the traceback only on request
+            if interrupts.seen():  # what a Ctrl-C broke on its way (Python wraps it in some places)
+                raise KeyboardInterrupt from None
+            if os.environ.get("PRAISONMEM_DEBUG"):
+                raise
+            code = _report(
+                f"internal error: {type(exc).__name__}: {exc} (set PRAISONMEM_DEBUG=1 for a traceback)",
+                "internal",
+                EXIT_INTERNAL,
+                _wants_json(args),
+                state,
+            )
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            _silence_stdout()
+            code = EXIT_BROKEN_PIPE
+        if interrupts.seen() and code != EXIT_INTERRUPTED:  # a Ctrl-C that Python swallowed on its way
+            raise KeyboardInterrupt
+    except KeyboardInterrupt:  # between the command and its exit: still the one line
+        interrupts.answered()
+        code = _report("interrupted", "interrupted", EXIT_INTERRUPTED, _wants_json(args))
+    if argv is None:  # the process ends now: a Ctrl-C during interpreter shutdown changes nothing more
+        interrupts.ignore()
     sys.exit(code)

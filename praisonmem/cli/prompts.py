@@ -33,7 +33,11 @@ def confirm(question: str | None, *, yes: bool, dry_run: bool = False) -> None:
 
     from praisonmem.core.io.safetext import printable
 
-    if not typer.confirm(printable(question), default=False, err=True):
+    from praisonmem.cli import interrupts
+
+    with interrupts.waiting():
+        agreed = typer.confirm(printable(question), default=False, err=True)
+    if not agreed:
         raise Refused("not confirmed; nothing changed")
 
 

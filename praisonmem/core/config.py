@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from praisonmem.core.errors import NotFound, UsageError
+from praisonmem.core.errors import NotFound, PraisonMemError, UsageError
 
 if TYPE_CHECKING:
     from praisonmem.core.result import Outcome
@@ -27,6 +27,8 @@ CONFIG_ENV = "PRAISONMEM_CONFIG"
 def _str(key: str, value: Any) -> str:
     if not isinstance(value, str) or not value:
         raise UsageError(f"config {key} must be a non-empty string, got {value!r}")
+    if "\0" in value:  # no path, URL or name can hold one; the OS would refuse it later, less clearly
+        raise UsageError(f"config {key} must not contain a NUL character, got {value!r}")
     return value
 
 
@@ -143,7 +145,9 @@ def config_path(env: Mapping[str, str] | None = None) -> tuple[Path, str]:
     """The config file and the rule that chose it."""
     env = os.environ if env is None else env
     if env.get(CONFIG_ENV):
-        return Path(env[CONFIG_ENV]).expanduser(), CONFIG_ENV
+        from praisonmem.core.paths import expand_user
+
+        return expand_user(env[CONFIG_ENV], CONFIG_ENV), CONFIG_ENV
     from praisonmem.core.paths import user_dir
 
     return user_dir("config", env) / "config.toml", "platformdirs user_config_dir"
@@ -162,12 +166,16 @@ def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 
 def load_file(path: Path) -> dict[str, Any]:
     """The validated values in the file (empty when it does not exist)."""
+    from praisonmem.core.io import inputfile
+
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
+        raw = inputfile.read_regular(path, what="config file")
+    except NotFound:
         return {}
-    except IsADirectoryError as exc:
-        raise UsageError(f"config file {path} is a directory") from exc
+    except UsageError as exc:  # a directory, pipe or device: named as the config file it is meant to be
+        raise UsageError(f"config file {exc.message}") from exc
+    except PraisonMemError as exc:  # unreadable (permissions, a symlink loop) or too large
+        raise type(exc)(f"config file {exc.message}") from exc
     import tomllib
 
     try:
@@ -242,7 +250,9 @@ class Settings:
             if url is not None and url.is_postgres:
                 rows.append({"name": name, "path": url.display, "source": setting.source, "exists": None})
                 continue
-            path = url.path if url is not None and url.path else Path(setting.value).expanduser()
+            from praisonmem.core.paths import expand_user
+
+            path = url.path if url is not None and url.path else expand_user(setting.value, "config upsonic.db")
             rows.append({"name": name, "path": os.path.abspath(path), "source": setting.source,
                          "exists": path.exists()})
         return rows

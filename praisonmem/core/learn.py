@@ -3,7 +3,9 @@
 ``<home>/learn/<scope>/<user_id>/<store>.json``: an object keyed by entry id.
 Their lock differs from the sessions' flock: ``<store>.json.lock`` is created
 with ``O_CREAT|O_EXCL``, polled every 10 ms, deleted on release, and treated
-as stale (unlinked and taken over) once its mtime is older than 10 s. praisonmem
+as stale (unlinked and taken over) once its mtime is older than 10 s (a live holder
+refreshes it every 3.3 s). A lock whose holder stopped refreshing it is waited for past
+``--lock-timeout`` until it is stale by that rule, then taken over. praisonmem
 takes it across its whole read-modify-write (well under 10 s), writes a temp
 file beside the store and replaces it, then deletes the lock. Reading takes no
 lock and, unlike the library's ``search``/``list_all``, never bumps
@@ -45,6 +47,9 @@ SCOPES = tuple(LearnScope)
 ENTRY_KEYS = ("id", "content", "metadata", "created_at", "updated_at", "use_count", "last_used")  # as the library writes
 DEFAULT_USER = "default"
 STALE_AFTER = 10.0  # BaseJSONStore's lock_timeout: an older lock file is a crashed holder's
+# A live library holder touches its lock every STALE_AFTER / 3 s (FileLock's heartbeat); one not touched for
+# longer (plus slack for a busy machine) has no holder left, and will be stale by the library's rule soon.
+ABANDONED_AFTER = STALE_AFTER / 3 + 1.5
 POLL = 0.01
 
 
@@ -75,7 +80,8 @@ def locked(store_path: Path, timeout: float = jsonfile.LOCK_TIMEOUT) -> Iterator
             # A crashed holder (the library reclaims it too), unless its holder heartbeat since.
             if time.time() - seen.st_mtime > STALE_AFTER and _unlink_if_same(lock, seen, same_mtime=True):
                 continue
-        if time.monotonic() >= deadline:
+        now = time.monotonic()
+        if now >= deadline and (not _abandoned(seen) or now >= deadline + STALE_AFTER):
             raise LockTimeout(f"{store_path}: learn store locked by another writer ({lock}) for over "
                               f"{timeout:g}s; nothing changed")
         time.sleep(POLL)
@@ -85,6 +91,13 @@ def locked(store_path: Path, timeout: float = jsonfile.LOCK_TIMEOUT) -> Iterator
         mine = os.fstat(fd)
         os.close(fd)
         _unlink_if_same(lock, mine)  # a peer that judged it stale may have replaced it meanwhile
+
+
+def _abandoned(seen: os.stat_result | None) -> bool:
+    """Whether a lock's holder is gone (no heartbeat for :data:`ABANDONED_AFTER`): then the wait goes on past
+    the lock timeout until the lock is stale by the library's own rule (at most :data:`STALE_AFTER` after its
+    last touch) and is taken over, as the library's writers would, rather than failing in the meantime."""
+    return seen is not None and time.time() - seen.st_mtime > ABANDONED_AFTER
 
 
 def _lstat(path: Path) -> os.stat_result | None:

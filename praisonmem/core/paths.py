@@ -130,12 +130,12 @@ def _data_dir(
     config_home: str | None,
 ) -> tuple[Resolved, bool]:
     if home is not None and str(home) != "":
-        return Resolved(Path(home).expanduser(), "--home"), True
+        return Resolved(expand_user(home, "--home"), "--home"), True
     env_home = env.get("PRAISONAI_HOME")
     if env_home:
-        return Resolved(Path(env_home).expanduser(), "PRAISONAI_HOME"), True
+        return Resolved(expand_user(env_home, "PRAISONAI_HOME"), "PRAISONAI_HOME"), True
     if config_home:
-        return Resolved(Path(config_home).expanduser(), "config home"), True
+        return Resolved(expand_user(config_home, "config home"), "config home"), True
     new_path = user_home / DEFAULT_DIR_NAME
     if new_path.exists():
         return Resolved(new_path, "existing ~/.praisonai"), True
@@ -160,12 +160,22 @@ def _state_dir(data: Resolved, single_root: bool, env: Mapping[str, str], user_h
 def _memory_dir(memory_dir: str | os.PathLike[str] | None, env_memory_dir: str | None,
                 config_memory_dir: str | None) -> Resolved:
     if memory_dir is not None and str(memory_dir) != "":
-        return Resolved(Path(memory_dir).expanduser(), "--memory-dir")
+        return Resolved(expand_user(memory_dir, "--memory-dir"), "--memory-dir")
     if env_memory_dir:
-        return Resolved(Path(env_memory_dir).expanduser(), "PRAISONMEM_MEMORY_DIR")
+        return Resolved(expand_user(env_memory_dir, "PRAISONMEM_MEMORY_DIR"), "PRAISONMEM_MEMORY_DIR")
     if config_memory_dir:
-        return Resolved(Path(config_memory_dir).expanduser(), "config memory_dir")
+        return Resolved(expand_user(config_memory_dir, "config memory_dir"), "config memory_dir")
     return Resolved(Path(DEFAULT_DIR_NAME) / "memory", "default ./.praisonai/memory (project dir, as the library writes)")
+
+
+def expand_user(path: str | os.PathLike[str], source: str = "") -> Path:
+    """``Path(path).expanduser()``; ``~nosuchuser/x`` is a usage error naming where the path came from."""
+    try:
+        return Path(path).expanduser()
+    except RuntimeError as exc:  # pathlib's "Could not determine home directory"
+        user = os.fspath(path).split("/", 1)[0]
+        raise UsageError(f"{source + ': ' if source else ''}cannot expand {os.fspath(path)!r}: "
+                         f"no home directory for {user!r}") from exc
 
 
 XDG_USER_DIRS = {"config": ("XDG_CONFIG_HOME", ".config"), "cache": ("XDG_CACHE_HOME", ".cache")}

@@ -128,10 +128,12 @@ def user_memory_show(
         praisonmem upsonic user-memory user_123 --db data.db
     """
     state = state_of(ctx)
-    row = _store(state, db, session_table, user_memory_table, schema).user(user_id)
+    store = _store(state, db, session_table, user_memory_table, schema)
+    row = store.user(user_id)
     out = state.output(as_json)
-    if not out.document(row):
-        render_traits(out, row.get("user_memory") or {})
+    if out.document(row):
+        return
+    render_traits(out, store.traits_of(row))
 
 
 def _edit(ctx: typer.Context, db: str | None, session_table: str, user_memory_table: str, schema: str | None,
@@ -278,7 +280,10 @@ def import_command(
         praisonmem upsonic import users.json --db data.db --dry-run
     """
     state = state_of(ctx)
-    plan = upsonic.plan_import(_store(state, db, session_table, user_memory_table, schema), file)
+    store = _store(state, db, session_table, user_memory_table, schema)
+    if not dry_run:
+        store.recover()
+    plan = upsonic.plan_import(store, file)
     return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run)
 
 
@@ -318,6 +323,8 @@ def convert_command(
         raise UsageError("give exactly one of --to-praisonai and --from-praisonai")
     state = state_of(ctx)
     store = _store(state, db, session_table, user_memory_table, schema)
+    if not dry_run and not to_praisonai:
+        store.recover()
     plan = upsonic.plan_convert(store, state.with_home(home).paths, sessions, into_praisonai=to_praisonai,
                                 replace=replace, timeout=state.lock_timeout)
     return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run)

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import IO, Any, Literal
 
 from praisonmem.core.backup import sqlite
-from praisonmem.core.errors import NotFound, Refused
+from praisonmem.core.errors import Refused
 from praisonmem.core.result import Progress
 
 MANIFEST = "manifest.json"
@@ -81,11 +81,12 @@ class _BoundedTarInfo(tarfile.TarInfo):
 
 @contextmanager
 def open_archive(archive: Path) -> Iterator[tarfile.TarFile]:
-    try:
-        with tarfile.open(archive, mode="r:gz", tarinfo=_BoundedTarInfo) as tar:
-            yield tar
-    except FileNotFoundError as exc:
-        raise NotFound(f"{archive}: no such file") from exc
+    """The archive, which must be a regular file (a pipe or device is refused, never waited on)."""
+    from praisonmem.core.io.inputfile import open_regular
+
+    fd = open_regular(archive, "backup archive")  # NotFound when missing
+    with os.fdopen(fd, "rb") as raw, tarfile.open(fileobj=raw, mode="r:gz", tarinfo=_BoundedTarInfo) as tar:
+        yield tar
 
 
 def shown(name: str) -> str:
@@ -110,7 +111,21 @@ def read_manifest(archive: Path) -> dict[str, Any]:
         raise Refused(f"{archive}: cannot read the archive ({exc})") from exc
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise Refused(f"{archive}: not a praisonmem backup manifest")
+    problem = manifest_problem(data)
+    if problem:
+        raise Refused(f"{archive}: not a praisonmem backup manifest ({problem})")
     return data
+
+
+def manifest_problem(data: dict[str, Any]) -> str | None:
+    """What is wrong with the manifest's own fields (its file entries: :func:`checked_files`)."""
+    if "created_at" in data and not isinstance(data["created_at"], (str, type(None))):
+        return "'created_at' is not text"
+    if "roots" in data and not isinstance(data["roots"], dict):
+        return "'roots' is not an object"
+    if "files" in data and not isinstance(data["files"], list):
+        return "'files' is not a list"
+    return None
 
 
 def roots_of(manifest: dict[str, Any]) -> set[str]:

@@ -82,7 +82,9 @@ def default_dir() -> Path:
 
 def backup_dir(chosen: str | os.PathLike[str] | None) -> Path:
     """Where backups go and are listed: ``-o``/``DIR`` or the config's ``backup.dir``, else :func:`default_dir`."""
-    return Path(chosen).expanduser() if chosen else default_dir()
+    from praisonmem.core.paths import expand_user
+
+    return expand_user(chosen, "backup directory") if chosen else default_dir()
 
 
 def parse_include(text: str | None) -> tuple[str, ...]:

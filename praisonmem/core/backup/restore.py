@@ -37,7 +37,7 @@ from praisonmem.core.backup.archive import (
     read_manifest,
     shown,
 )
-from praisonmem.core.errors import LockTimeout, PraisonMemError, ProblemsFound, Refused, io_failure
+from praisonmem.core.errors import LockTimeout, PraisonMemError, ProblemsFound, Refused, UsageError, io_failure
 from praisonmem.core.io import jsonfile
 from praisonmem.core.paths import Paths
 from praisonmem.core.result import Action, Change, Outcome, Plan, Progress
@@ -97,6 +97,8 @@ def plan_restore(archive: str | os.PathLike[str], paths: Paths, *, to: str | os.
     """``backup restore``: the whole archive checked (nothing written if any of it fails), then each file
     restored under its store's lock; restoring files is asked first."""
     archive, to = Path(archive), None if to is None else Path(to)
+    if to is not None and os.path.lexists(to) and not to.is_dir():
+        raise UsageError(f"--to {to}: exists and is not a directory; restore into a new or existing directory")
     items = plan_items(archive, paths, to=to, on_conflict=on_conflict, progress=progress)
     writing = [i for i in items if i.writes]
     replacing = sum(1 for i in writing if i.action == "replace")

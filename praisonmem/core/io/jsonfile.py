@@ -41,7 +41,7 @@ from contextlib import contextmanager
 from typing import Any, BinaryIO
 
 from praisonmem.core.errors import CorruptFile, IOFailure, LockTimeout, NotFound, Refused, io_failure
-from praisonmem.core.io import fastjson
+from praisonmem.core.io import fastjson, inputfile
 
 LOCK_TIMEOUT = 5.0
 LOCK_POLL = 0.05  # the library retries every 50 ms
@@ -100,6 +100,13 @@ def parse(raw: bytes, path: str | os.PathLike[str]) -> Any:
         ) from exc
     except RecursionError as exc:
         raise CorruptFile(str(path), "JSON nested too deeply to read") from exc
+    except ValueError as exc:  # an integer of more than sys.get_int_max_str_digits() digits
+        raise CorruptFile(str(path), f"a number too long to read ({exc_text(exc)})") from exc
+
+
+def exc_text(exc: ValueError) -> str:
+    """Python's int-limit message without its advice to call ``sys.set_int_max_str_digits``."""
+    return str(exc).split(";")[0]
 
 
 def read_bytes(path: str | os.PathLike[str]) -> bytes:
@@ -112,16 +119,8 @@ def read_bytes(path: str | os.PathLike[str]) -> bytes:
         raise io_failure(path, exc) from exc
 
 
-STDIN = "-"
-
-
-def read_source(source: str | os.PathLike[str]) -> bytes:
-    """The bytes of an input file named on the command line; ``-`` is standard input."""
-    if os.fspath(source) == STDIN:
-        import sys
-
-        return sys.stdin.buffer.read()
-    return read_bytes(source)
+STDIN = inputfile.STDIN
+read_source = inputfile.read_source  # the bounded reader of a command-line input file ("-": stdin)
 
 
 def read(path: str | os.PathLike[str]) -> Any:

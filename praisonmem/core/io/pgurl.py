@@ -116,7 +116,9 @@ def _parse_sqlite(text: str, head: int) -> DatabaseURL:
     name = urllib.parse.unquote(rest[1:])
     if not name:
         raise UsageError(f"sqlite URL {text!r} names no file; use sqlite:///relative.db or sqlite:////absolute.db")
-    return DatabaseURL("sqlite", text, Path(name).expanduser())
+    from praisonmem.core.paths import expand_user
+
+    return DatabaseURL("sqlite", text, expand_user(name, "sqlite URL"))
 
 
 def _forms(secret: str) -> set[str]:

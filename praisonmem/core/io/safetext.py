@@ -45,3 +45,14 @@ def printable(text: str, *, multiline: bool = False) -> str:
 def json_safe(text: str) -> str:
     """JSON text with the characters JSON leaves raw written as ``\\u`` escapes (same data)."""
     return _JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text) if _JSON.search(text) else text
+
+
+# json_safe's characters as UTF-8 (DEL, C1, line separators, bidi controls); a lone surrogate has none.
+_JSON_UTF8 = re.compile(rb"\x7f|\xc2[\x80-\x9f]|\xe2\x80[\xa8-\xae]|\xe2\x81[\xa6-\xa9]")
+
+
+def json_safe_utf8(data: bytes) -> bytes:
+    """:func:`json_safe` for UTF-8 JSON text that is already bytes (no copy through ``str``)."""
+    if not _JSON_UTF8.search(data):
+        return data
+    return _JSON_UTF8.sub(lambda m: b"\\u%04x" % ord(m.group().decode("utf-8")), data)

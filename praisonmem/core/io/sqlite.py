@@ -30,7 +30,7 @@ import tempfile
 from pathlib import Path
 from typing import Literal
 
-from praisonmem.core.errors import CorruptFile, IOFailure, LockTimeout, NotFound, UsageError
+from praisonmem.core.errors import CorruptFile, IOFailure, LockTimeout, NotFound, Refused, UsageError
 
 WalState = Literal["rollback", "idle", "idle-frames", "live"]
 WAL_HEADER_SIZE = 32
@@ -46,15 +46,71 @@ def _is_wal_file(path: Path) -> bool:
     return len(header) == 20 and header.startswith(b"SQLite format 3\x00") and header[18] == 2 and header[19] == 2
 
 
-def _dms_query() -> tuple[bytes, str, int]:
-    """A ``struct flock`` asking for a write lock on the DMS byte, its layout, and where ``l_type`` is."""
+def _dms_query(byte: int = DMS_BYTE) -> tuple[bytes, str, int]:
+    """A ``struct flock`` asking for a write lock on one byte (the DMS byte), its layout, and where ``l_type`` is."""
     import fcntl
 
     if sys.platform.startswith("linux"):  # l_type, l_whence, l_start, l_len, l_pid (native alignment pads)
-        return struct.pack("hhqqi", fcntl.F_WRLCK, os.SEEK_SET, DMS_BYTE, 1, 0), "hhqqi", 0
+        return struct.pack("hhqqi", fcntl.F_WRLCK, os.SEEK_SET, byte, 1, 0), "hhqqi", 0
     if sys.platform == "darwin" or "bsd" in sys.platform:  # l_start, l_len, l_pid, l_type, l_whence
-        return struct.pack("qqihh", DMS_BYTE, 1, 0, fcntl.F_WRLCK, os.SEEK_SET), "qqihh", 3
+        return struct.pack("qqihh", byte, 1, 0, fcntl.F_WRLCK, os.SEEK_SET), "qqihh", 3
     raise OSError("no known struct flock layout on this platform")
+
+
+RESERVED_BYTE = 0x40000001  # PENDING_BYTE + 1: a writer holds it from its first change to its commit
+
+
+def hot_journal(path: Path) -> bool:
+    """Whether ``path`` has a hot rollback journal: a writer was killed mid-transaction, and its
+    ``-journal`` still holds the pages to put back. SQLite's rule (``hasHotJournal``): the journal exists,
+    is not empty and its header is not zeroed, the database is not empty, and no live writer holds the
+    database's RESERVED lock. Looking takes no lock and changes nothing."""
+    import fcntl
+
+    journal = Path(f"{path}-journal")
+    try:
+        with open(journal, "rb") as handle:
+            first = handle.read(1)
+        if not first or first == b"\0" or os.stat(path).st_size == 0:
+            return False
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        query, layout, type_at = _dms_query(RESERVED_BYTE)
+        return struct.unpack(layout, fcntl.fcntl(fd, fcntl.F_GETLK, query))[type_at] == fcntl.F_UNLCK
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def hot_journal_error(path: Path) -> Refused:
+    """What a reader says about a hot journal: reads change nothing, and putting the pages back is a write."""
+    return Refused(f"{path}: a writer was killed mid-write and left a hot journal ({path.name}-journal); "
+                   "praisonmem's reads never change a file: the library's next open, or a praisonmem write command "
+                   "on it, lets SQLite roll the unfinished write back; nothing read")
+
+
+def roll_back_journal(path: Path, timeout: float) -> bool:
+    """For a writer: let SQLite put back a hot journal's pages (its own recovery, on a read-write
+    connection's first read), then check the database; whether there was one. A database that then fails
+    ``quick_check`` is reported (:class:`CorruptFile`) and not written."""
+    if not hot_journal(path):
+        return False
+    try:
+        conn = sqlite3.connect(path.absolute().as_uri() + "?mode=rw", uri=True, timeout=timeout)
+        try:
+            conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
+            result = conn.execute("PRAGMA quick_check").fetchall()
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        raise translate(exc, path, timeout) from exc
+    if result != [("ok",)]:
+        raise CorruptFile(str(path), f"fails SQLite's quick_check after rolling back an unfinished write "
+                                     f"({result[0][0]}); not written")
+    return True
 
 
 def shm_in_use(path: Path) -> bool:
@@ -149,6 +205,8 @@ def connect_ro(path: Path, timeout: float = 5.0) -> sqlite3.Connection:
         if path.exists():
             raise UsageError(f"{path}: not a database file (a directory or device)")
         raise NotFound(f"{path}: no such database")
+    if hot_journal(path):
+        raise hot_journal_error(path)
     try:
         state = wal_state(path)
         if state == "idle-frames":

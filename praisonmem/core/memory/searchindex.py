@@ -96,6 +96,10 @@ class TierIndex:
         blob = SEP.join(texts)
         if blob.count(SEP) != max(len(texts) - 1, 0):
             raise Unindexable("a text holds NUL")
+        try:
+            blob.encode("utf-8")
+        except UnicodeEncodeError as exc:  # a lone surrogate escape: searched without an index
+            raise Unindexable("a text holds a lone surrogate") from exc
         vocabulary, offsets, postings = _inverted(texts)
         flat = [offset for span in spans for offset in span]
         if not raw.isascii():

@@ -32,12 +32,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from enum import StrEnum
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from praisonmem import __version__
 from praisonmem.core.errors import PraisonMemError, TargetExists, UsageError
-from praisonmem.core.io import jsonfile, outfile
-from praisonmem.core.io.safetext import json_safe, printable
+from praisonmem.core.io import fastjson, jsonfile, outfile
+from praisonmem.core.io.safetext import json_safe, json_safe_utf8, printable
 from praisonmem.core.io.timeutil import epoch_of, now_iso
 from praisonmem.core.paths import Paths
 from praisonmem.core.result import Action, Outcome, Plan
@@ -74,7 +75,8 @@ class OnConflict(StrEnum):
     replace = "replace"
 
 
-Documents = list[tuple[str, str, dict[str, Any]]]  # (file, session id, document)
+Document = tuple[str, str, dict[str, Any]]  # (file, session id, document)
+Documents = list[Document]
 
 
 # ---------------------------------------------------------------- export
@@ -85,10 +87,13 @@ def export(paths: Paths, names: list[str], *, every: bool = False, format: Expor
            archived: bool = False, system_prompt: str | None = None, no_system: bool = False,
            redact: str | None = None, key: Key | None = None) -> dict[str, Any]:
     """Write the sessions ``names`` (or ``every`` session; of ``store`` only, when given) to ``output``
-    (core/io/outfile.py's rule: ``-`` is ``stdout``); what was written. Every session is read, and any
-    unreadable one stops the export, first. With ``every`` and several stores, a session two stores hold
-    is exported twice; an import takes the last copy of an id. ``archived``, ``system_prompt`` and
-    ``no_system`` shape the conversations of openai-jsonl and sharegpt (:mod:`.interchange`); a session
+    (core/io/outfile.py's rule: ``-`` is ``stdout``); what was written. Sessions are read and written one
+    at a time, so memory follows the largest session, not the home (openai-jsonl and sharegpt, which are
+    for training sets, gather the conversations first). Any unreadable one stops the export with nothing
+    written: a file target is a temp file until the end, and before output that cannot be taken back
+    (stdout, a pipe) every session is read once first. With ``every`` and several stores, a session two
+    stores hold is exported twice; an import takes the last copy of an id. ``archived``, ``system_prompt``
+    and ``no_system`` shape the conversations of openai-jsonl and sharegpt (:mod:`.interchange`); a session
     those formats cannot hold is skipped and listed in ``skipped``. Every format but ``json`` decrypts
     encrypted values with ``key``; ``encrypted_kept`` counts those written as stored. ``redact``
     (``standard`` or ``strict``): every secret those rules find is written as ``[REDACTED:<kind>]``
@@ -101,34 +106,54 @@ def export(paths: Paths, names: list[str], *, every: bool = False, format: Expor
     if fmt not in CONVERSATION_FORMATS and (archived or system_prompt is not None or no_system):
         raise UsageError("--archived, --system-prompt and --no-system apply to --format openai-jsonl and sharegpt "
                          "(json keeps everything)")
+    redact_document = None
     if redact is not None:
-        from praisonmem.core.sessions.redaction import check_level
+        from praisonmem.core.sessions.redaction import check_level, redact_document
 
         redact = check_level(redact)
-    docs = load_for_export(paths, names, everything=every, store=store)
-    if fmt is not ExportFormat.json and key is not None:
-        cipher = key.cipher()
-        docs = [(file, sid, opened(doc, cipher, f"session '{sid}'")) for file, sid, doc in docs]
-    redacted = None
-    if redact is not None:
-        docs, redacted = _redacted(docs, redact)
-    skipped: list[dict[str, str]] = []
-    if fmt in CONVERSATION_FORMATS:
-        from praisonmem.core.sessions import interchange
+    found = open_store(paths, store)
+    refs = found.refs() if every else resolve_all(found, names)
+    if outfile.kind(output) != "file":
+        for ref in refs:
+            found.read(ref)
+    cipher = key.cipher() if key is not None and fmt is not ExportFormat.json else None
+    ids: list[Any] = []
+    sids: list[str] = []
+    kept: dict[str, int] = {}
+    redacted = 0
 
-        write = interchange.export_openai_jsonl if fmt is ExportFormat.openai_jsonl else interchange.export_sharegpt
-        text, skipped = write(docs, archived=archived, system_prompt=system_prompt, no_system=no_system)
-    else:
-        text = {ExportFormat.json: export_json, ExportFormat.jsonl: export_jsonl,
-                ExportFormat.markdown: export_markdown}[fmt](docs)
-    outfile.write(output, text.encode("utf-8"), stdout=stdout)
+    def prepared() -> Iterator[Document]:
+        nonlocal redacted
+        for file, sid, doc in documents(found, refs, ids):
+            if cipher is not None:
+                doc = opened(doc, cipher, f"session '{sid}'")
+            if redact_document is not None:
+                doc, count = redact_document(doc, redact)
+                redacted += count
+            sids.append(sid)
+            kept[sid] = kept.get(sid, 0) + sum(1 for _ in encrypted_values(doc))
+            yield file, sid, doc
+
+    skipped: list[dict[str, str]] = []
+    with outfile.opened(output, stdout=stdout) as handle:
+        if fmt in CONVERSATION_FORMATS:
+            from praisonmem.core.sessions import interchange
+
+            write = interchange.export_openai_jsonl if fmt is ExportFormat.openai_jsonl else interchange.export_sharegpt
+            text, skipped = write(list(prepared()), archived=archived, system_prompt=system_prompt,
+                                  no_system=no_system)
+            handle.write(text.encode("utf-8"))
+        else:
+            for chunk in CHUNKS[fmt](prepared()):
+                handle.write(chunk if isinstance(chunk, bytes) else chunk.encode("utf-8"))
+                del chunk
     left_out = {s["session_id"] for s in skipped}
-    summary = {"output": str(output), "format": fmt.value, "count": len(docs) - len(skipped),
-               "sessions": [d.get("session_id") for _, sid, d in docs if sid not in left_out]}
+    summary: dict[str, Any] = {"output": str(output), "format": fmt.value, "count": len(ids) - len(skipped),
+                               "sessions": [i for i, sid in zip(ids, sids) if sid not in left_out]}
     if fmt in CONVERSATION_FORMATS:
         summary["skipped"] = skipped
-    summary["encrypted_kept"] = sum(1 for _, sid, doc in docs if sid not in left_out for _ in encrypted_values(doc))
-    if redacted is not None:
+    summary["encrypted_kept"] = sum(n for sid, n in kept.items() if sid not in left_out)
+    if redact is not None:
         from praisonmem.core.secrets import masked
 
         summary["redacted"] = redacted
@@ -138,98 +163,139 @@ def export(paths: Paths, names: list[str], *, every: bool = False, format: Expor
     return summary
 
 
-def _redacted(docs: Documents, level: str) -> tuple[Documents, int]:
-    from praisonmem.core.sessions.redaction import redact_document
-
-    out, total = [], 0
-    for file, sid, doc in docs:
-        clean, n = redact_document(doc, level)
-        out.append((file, sid, clean))
-        total += n
-    return out, total
+def documents(store: SessionStore, refs: list[Any], ids: list[Any] | None = None) -> Iterator[Document]:
+    """Each session read and validated when it is reached (its ``session_id`` noted in ``ids``)."""
+    for ref in refs:
+        doc = store.read(ref)
+        if ids is not None:
+            ids.append(doc.get("session_id"))
+        yield str(ref), store.session_id(ref, doc), doc
+        del doc  # before the next one is read: one session in memory at a time
 
 
 def load_for_export(paths: Paths, names: list[str], *, everything: bool = False,
                     store: str | None = None) -> Documents:
     """Every requested session, read and validated; any unreadable one stops the export."""
-    store = open_store(paths, store)
-    refs = store.refs() if everything else resolve_all(store, names)
-    out = []
-    for ref in refs:
-        doc = store.read(ref)
-        out.append((str(ref), store.session_id(ref, doc), doc))
-    return out
+    found = open_store(paths, store)
+    return list(documents(found, found.refs() if everything else resolve_all(found, names)))
 
 
-def export_json(docs: Documents) -> str:
-    payload = {"version": PORTABLE_VERSION, "format": FORMAT, "praisonmem_version": __version__,
-               "exported_at": now_iso(), "sessions": [doc for _, _, doc in docs]}
-    return json_safe(jsonfile.dumps(payload)) + "\n"
+def json_chunks(docs: Iterable[Document]) -> Iterator[bytes]:
+    """The portable payload, one session at a time: the bytes of ``json.dumps(payload, indent=2)``."""
+    header = {"version": PORTABLE_VERSION, "format": FORMAT, "praisonmem_version": __version__,
+              "exported_at": now_iso()}
+    yield (json_safe(jsonfile.dumps(header)[:-2]) + ',\n  "sessions": [').encode("utf-8")
+    first = True
+    for _, _, doc in docs:
+        data = fastjson.dumps_indented(doc)  # bytes, never a str twice the size
+        if data is None:
+            data = json_safe(jsonfile.dumps(doc)).encode("utf-8")
+        del doc
+        # A JSON text holds no raw newline inside a string, so every one is structural: indent it one level.
+        yield (b"\n    " if first else b",\n    ") + json_safe_utf8(data.replace(b"\n", b"\n    "))
+        del data
+        first = False
+    yield b"]\n}\n" if first else b"\n  ]\n}\n"
 
 
-def export_jsonl(docs: Documents) -> str:
+def jsonl_chunks(docs: Iterable[Document]) -> Iterator[str]:
     import json
 
-    lines = []
     for _, sid, doc in docs:
+        lines = []
         for archived, key in ((True, "archived_messages"), (False, "messages")):
             for index, message in enumerate(messages_of(doc, key)):
                 record = {"session_id": sid, "archived": archived, "index": index}
                 record.update(message if isinstance(message, dict) else {"value": message})
-                lines.append(json_safe(json.dumps(record, ensure_ascii=False)))
-    return "".join(line + "\n" for line in lines)
+                lines.append(json_safe(json.dumps(record, ensure_ascii=False)) + "\n")
+        del doc
+        yield "".join(lines)
+        del lines
 
 
-def export_markdown(docs: Documents) -> str:
+def markdown_chunks(docs: Iterable[Document]) -> Iterator[str]:
+    """Each session's transcript; the blank lines that end one are written only when another follows."""
+    held: str | None = None
+    for file, sid, doc in docs:
+        text = "\n".join(markdown_lines(file, sid, doc))
+        del doc
+        if held is not None:
+            yield held + "\n"
+        body = text.rstrip("\n")
+        yield body
+        held = text[len(body):]
+    yield "\n"
+
+
+def markdown_lines(file: str, sid: str, doc: dict[str, Any]) -> list[str]:
     def when(value: Any) -> str:
         from datetime import datetime, timezone
 
         stamp = epoch_of(value)
-        return datetime.fromtimestamp(stamp, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC") if stamp else ""
+        if not stamp:
+            return ""
+        try:
+            return datetime.fromtimestamp(stamp, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+        except (OverflowError, OSError, ValueError):  # NaN, ±1e300, 1e400: no date; shown as stored
+            return printable(str(value))
 
     out: list[str] = []
-    for file, sid, doc in docs:
-        row = summarise(doc, session_id=sid, file=file)  # the fields `session list` shows, read the same way
-        out.append(f"# Session `{printable(str(row['session_id']))}`\n")
-        facts = [("Agent", row["agent_name"]), ("User", row["user_id"]), ("Title", row["title"]),
-                 ("Model", row["model"]), ("Created", when(row["created_at"])), ("Updated", when(row["updated_at"]))]
-        out.extend(f"- **{k}:** {printable(str(v))}" for k, v in facts if v not in (None, ""))
-        out.append("")
-        for archived, key in ((True, "archived_messages"), (False, "messages")):
-            for index, message in enumerate(messages_of(doc, key)):
-                if not isinstance(message, dict):
-                    continue
-                label = f"{'archived ' if archived else ''}#{index} {printable(str(message.get('role', '?')))}"
-                stamp = when(message.get("timestamp"))
-                out.append(f"### {label}" + (f" · {stamp}" if stamp else ""))
-                out.append("")
-                content = message.get("content")
-                if is_encrypted(content):
-                    out.append("*(encrypted)*")
-                elif content:
-                    text = content if isinstance(content, str) else jsonfile.dumps(content)
-                    out.append(printable(text, multiline=True))
-                if is_encrypted(message.get("tool_calls")):
-                    out.append("\n*(tool calls encrypted)*")
-                for call_id, name, arguments in tool_calls_of(message):
-                    out.append(f"\n**Tool call** `{printable(str(name))}` (`{printable(str(call_id))}`):\n")
-                    out.append(f"```json\n{printable(str(arguments), multiline=True)}\n```")
-                if message.get("tool_call_id"):
-                    out.append(f"\n*(result of tool call `{printable(str(message['tool_call_id']))}`)*")
-                out.append("")
-        for index, message in enumerate(gateway_chat(doc) or []):  # the chat a gateway keeps in its snapshots
+    row = summarise(doc, session_id=sid, file=file)  # the fields `session list` shows, read the same way
+    out.append(f"# Session `{printable(str(row['session_id']))}`\n")
+    facts = [("Agent", row["agent_name"]), ("User", row["user_id"]), ("Title", row["title"]),
+             ("Model", row["model"]), ("Created", when(row["created_at"])), ("Updated", when(row["updated_at"]))]
+    out.extend(f"- **{k}:** {printable(str(v))}" for k, v in facts if v not in (None, ""))
+    out.append("")
+    for archived, key in ((True, "archived_messages"), (False, "messages")):
+        for index, message in enumerate(messages_of(doc, key)):
+            if not isinstance(message, dict):
+                continue
+            label = f"{'archived ' if archived else ''}#{index} {printable(str(message.get('role', '?')))}"
             stamp = when(message.get("timestamp"))
-            sender = printable(str(message.get("sender_id")))
-            out.append(f"### gateway #g{index} {message['role']} ({sender})" + (f" · {stamp}" if stamp else ""))
+            out.append(f"### {label}" + (f" · {stamp}" if stamp else ""))
             out.append("")
             content = message.get("content")
             if is_encrypted(content):
                 out.append("*(encrypted)*")
             elif content:
-                out.append(printable(content if isinstance(content, str) else jsonfile.dumps(content), multiline=True))
+                text = content if isinstance(content, str) else jsonfile.dumps(content)
+                out.append(printable(text, multiline=True))
+            if is_encrypted(message.get("tool_calls")):
+                out.append("\n*(tool calls encrypted)*")
+            for call_id, name, arguments in tool_calls_of(message):
+                out.append(f"\n**Tool call** `{printable(str(name))}` (`{printable(str(call_id))}`):\n")
+                out.append(f"```json\n{printable(str(arguments), multiline=True)}\n```")
+            if message.get("tool_call_id"):
+                out.append(f"\n*(result of tool call `{printable(str(message['tool_call_id']))}`)*")
             out.append("")
+    for index, message in enumerate(gateway_chat(doc) or []):  # the chat a gateway keeps in its snapshots
+        stamp = when(message.get("timestamp"))
+        sender = printable(str(message.get("sender_id")))
+        out.append(f"### gateway #g{index} {message['role']} ({sender})" + (f" · {stamp}" if stamp else ""))
         out.append("")
-    return "\n".join(out).rstrip("\n") + "\n"
+        content = message.get("content")
+        if is_encrypted(content):
+            out.append("*(encrypted)*")
+        elif content:
+            out.append(printable(content if isinstance(content, str) else jsonfile.dumps(content), multiline=True))
+        out.append("")
+    out.append("")
+    return out
+
+
+CHUNKS = {ExportFormat.json: json_chunks, ExportFormat.jsonl: jsonl_chunks, ExportFormat.markdown: markdown_chunks}
+
+
+def export_json(docs: Iterable[Document]) -> str:
+    return b"".join(json_chunks(docs)).decode("utf-8")
+
+
+def export_jsonl(docs: Iterable[Document]) -> str:
+    return "".join(jsonl_chunks(docs))
+
+
+def export_markdown(docs: Iterable[Document]) -> str:
+    return "".join(markdown_chunks(docs))
 
 
 # ---------------------------------------------------------------- import

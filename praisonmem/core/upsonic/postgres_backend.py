@@ -30,7 +30,7 @@ from praisonmem.core.errors import NotFound, Refused, UsageError
 from praisonmem.core.io import pgurl
 from praisonmem.core.result import Action
 from praisonmem.core.upsonic.store import (JSON_SESSION_COLUMNS, SESSION_COLUMNS, UPSONIC_VERSION, USAGE_ENTRY_COLUMNS,
-                                           USAGE_ENTRY_TABLE, USER_COLUMNS, Upsert, decode)
+                                           USAGE_ENTRY_TABLE, USER_COLUMNS, Upsert, absent_table, decode)
 
 # PostgresStorage's tables in its column order (upsonic/storage/postgres/schemas.py), as SQLAlchemy
 # creates them; the indexes in that file's order.
@@ -134,6 +134,10 @@ class PostgresBackend:
             raise NotFound(f"{self.label}: no Upsonic tables ({self._name('sessions')}, {self._name('users')}) in "
                            f"database '{conn.info.dbname}': not created yet, or another database, --schema, "
                            "--session-table or --user-memory-table")
+        for kind in missing if not (create or allow_empty) else ():
+            problem = absent_table(self.label, kind, self._table_name(kind))
+            if problem is not None:
+                raise problem
         return missing
 
     def _verify(self, kind: str, columns: dict[str, str]) -> None:

@@ -24,7 +24,7 @@ from praisonmem.core.errors import NotFound, Refused
 from praisonmem.core.io.sqlite import connect_ro, connect_rw, translate
 from praisonmem.core.result import Action
 from praisonmem.core.upsonic.store import (JSON_SESSION_COLUMNS, SESSION_COLUMNS, UPSONIC_VERSION, USAGE_ENTRY_COLUMNS,
-                                          USAGE_ENTRY_TABLE, USER_COLUMNS, Upsert)
+                                          USAGE_ENTRY_TABLE, USER_COLUMNS, Upsert, absent_table)
 
 SESSION_DDL_COLUMNS = (
     "session_id VARCHAR NOT NULL", "session_type VARCHAR NOT NULL", "agent_id VARCHAR", "team_id VARCHAR",
@@ -109,6 +109,9 @@ class SqliteBackend:
             if not is_store and not (allow_empty and not tables):
                 raise Refused(f"{self.path}: no table '{table}': not an Upsonic store, or the table has another "
                               f"name ({option})")
+            problem = None if allow_empty else absent_table(str(self.path), kind, table)
+            if problem is not None:
+                raise problem
             missing.append(kind)
         return missing
 
@@ -223,7 +226,8 @@ class SqliteBackend:
                         conn.execute(statement)
                 yield SqliteTransaction(self, conn)
             except BaseException:
-                conn.execute("ROLLBACK")
+                if conn.in_transaction:  # SQLite rolls back itself on a full disk: the error is that, not this
+                    conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
         except sqlite3.Error as exc:

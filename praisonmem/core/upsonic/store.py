@@ -50,6 +50,18 @@ USAGE_ENTRY_COLUMNS = ("entry_id", "timestamp", "kind", "model", "run_id", "user
                        "output_tokens", "cost_usd")
 
 
+def absent_table(label: str, kind: str, name: str) -> Refused | None:
+    """Why a table missing from an Upsonic store is an error for a read or an edit: the library creates its
+    tables lazily under their own names only, so an absent table of another name is a mistyped option
+    (``None`` for the library's own name: not created yet, nothing to read)."""
+    default, option = (SESSION_TABLE, "--session-table") if kind == "sessions" else \
+        (USER_MEMORY_TABLE, "--user-memory-table")
+    if name == default:
+        return None
+    return Refused(f"{label}: no table '{name}' ({option}); the store has no table of that name "
+                   f"(its default is '{default}'); nothing read or written")
+
+
 class SessionType(StrEnum):
     """An Upsonic session's ``session_type``."""
 
@@ -186,7 +198,9 @@ class Store:
                 raise UsageError("--schema is a PostgreSQL option; an SQLite file has no schemas")
             from praisonmem.core.upsonic.sqlite_backend import SqliteBackend
 
-            path = url.path if url is not None else Path(where).expanduser()
+            from praisonmem.core.paths import expand_user
+
+            path = url.path if url is not None else expand_user(where, "--db")
             self.backend = SqliteBackend(path, session_table, user_memory_table, timeout=timeout)
 
     def __repr__(self) -> str:
@@ -250,6 +264,17 @@ class Store:
             raise NotFound(f"no Upsonic user memory for '{user_id}' in {self.label}")
         return decode_user_row(rows[0])
 
+    def traits_of(self, row: dict[str, Any]) -> dict[str, Any]:
+        """A user row's traits to show; :class:`CorruptFile` when ``user_memory`` is not a JSON object (the
+        library's own reader fails on it too; ``--json`` shows the row as stored)."""
+        traits = row.get("user_memory") or {}
+        if not isinstance(traits, dict):
+            from praisonmem.core.io.jsonfile import json_kind
+
+            raise CorruptFile(self.label, f"user memory of '{row.get('user_id')}' is {json_kind(traits)}, not a "
+                                          "JSON object of traits (--json shows it as stored)")
+        return traits
+
     def users(self) -> list[dict[str, Any]]:
         return [decode_user_row(r) for r in self.backend.user_rows(None)]
 
@@ -261,6 +286,8 @@ class Store:
         is read again (and locked) and its whole stored ``user_memory`` must be unchanged, else
         nothing is written (an agent changed it meanwhile).
         """
+        if not dry_run:
+            self.recover()
         old_text = self.backend.user_memory_text(user_id)
         old = decode(old_text) if old_text is not None else {}
         if not isinstance(old, dict):
@@ -290,6 +317,15 @@ class Store:
         return result
 
     # -------------------------------------------------------- writing
+
+    def recover(self) -> None:
+        """Before a write command reads: an SQLite file's hot journal (a writer killed mid-write) rolled
+        back by SQLite itself, which reads refuse to do (:func:`~praisonmem.core.io.sqlite.hot_journal`)."""
+        path = getattr(self.backend, "path", None)
+        if path is not None:
+            from praisonmem.core.io.sqlite import roll_back_journal
+
+            roll_back_journal(path, self.backend.timeout)
 
     def write(self, need: tuple[str, ...], body: Callable[[Transaction], None], *, create: bool = False) -> None:
         """Run ``body(tx)`` in one write transaction, after checking (or creating) the tables."""

@@ -66,7 +66,7 @@ def _int_or_none(value: Any) -> bool:
 
 def read_export(file: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     try:
-        data = jsonfile.read(file)
+        data = jsonfile.parse(jsonfile.read_source(file), file)
     except CorruptFile as exc:
         raise UsageError(f"{file}: not a praisonmem Upsonic export ({exc.reason})") from exc
     if not isinstance(data, dict) or data.get("format") != EXPORT_FORMAT:

@@ -51,7 +51,7 @@ def session_paths(directory: Path | str) -> list[str]:
     """Session files in name order, as path strings: regular files whose name ends in ``.json``."""
     try:
         with os.scandir(directory) as entries:
-            found = [e.path for e in entries if e.name.endswith(".json") and e.is_file()]
+            found = [e.path for e in entries if e.name.endswith(".json") and _is_file_or_bad_link(e)]
     except FileNotFoundError:
         return []
     except NotADirectoryError as exc:
@@ -60,6 +60,14 @@ def session_paths(directory: Path | str) -> list[str]:
         raise io_failure(directory, exc) from exc
     found.sort()
     return found
+
+
+def _is_file_or_bad_link(entry: os.DirEntry[str]) -> bool:
+    """A regular file, or a symlink that cannot be followed (a loop): listed, and reported unreadable."""
+    try:
+        return entry.is_file()
+    except OSError:  # ELOOP: is_file() only swallows "no such file"
+        return entry.is_symlink()
 
 
 def load(path: Path | str) -> dict[str, Any]:
@@ -206,14 +214,18 @@ class JsonDirStore:
         """
         if not name:
             raise NotFound("no session named '' (give a session id, file stem or path)")
-        as_path = Path(name).expanduser()
-        if (os.sep in name or name.endswith(".json")) and as_path.is_file() and not self._foreign(str(as_path)):
+        from praisonmem.core.paths import expand_user
+
+        as_path = expand_user(name, "SESSION")
+        if (os.sep in name or name.endswith(".json")) and (as_path.is_file() or as_path.is_symlink()) \
+                and not self._foreign(str(as_path)):
             return str(as_path)
         self._check_home()
         candidates = [self.directory / session_file_name(name)]
         if "/" not in name and "\\" not in name:  # a stem names a file in the sessions dir, never elsewhere
             candidates.append(self.directory / f"{name}.json")
-        exact = [str(p) for p in dict.fromkeys(candidates) if p.is_file() and not self._foreign(str(p))]
+        exact = [str(p) for p in dict.fromkeys(candidates)  # a symlink loop: found, then listed as unreadable
+                 if (p.is_file() or p.is_symlink()) and not self._foreign(str(p))]
         if len(exact) == 1:
             return exact[0]
         if len(exact) > 1:

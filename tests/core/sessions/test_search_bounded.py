@@ -1,0 +1,40 @@
+"""``session search`` keeps only what it can show (issue 14, item 12): each session's best ``--limit`` hits
+cross from the worker, not all of them, with the same results and total as the unbounded search."""
+
+from __future__ import annotations
+
+import json
+import random
+
+from praisonmem.core.paths import resolve
+from praisonmem.core.sessions import search as session_search
+from praisonmem.core.sessions.stores import Scanned
+
+
+def test_a_limited_search_is_the_head_of_the_full_one(tmp_path):
+    sessions = tmp_path / "h" / "sessions"
+    sessions.mkdir(parents=True)
+    rng = random.Random(3)
+    words = "lisbon paris hotel weather agent".split()
+    for i in range(1200):  # over the fork pool's threshold: the workers truncate too
+        doc = {"session_id": f"s{i:04}", "updated_at": f"2026-11-{1 + i % 28:02}T00:00:00+00:00",
+               "archived_messages": [{"role": "user", "content": " ".join(rng.choice(words) for _ in range(6))}],
+               "messages": [{"role": "user" if j % 2 else "assistant",
+                             "content": " ".join(rng.choice(words) for _ in range(6))} for j in range(8)]}
+        (sessions / f"s{i:04}.json").write_text(json.dumps(doc, indent=2))
+    paths = resolve(tmp_path / "h")
+    full = session_search.search(paths, "lisbon paris", limit=0)
+    assert full.total == len(full.hits) > 2000
+    for limit in (1, 7, 20, 500):
+        limited = session_search.search(paths, "lisbon paris", limit=limit)
+        assert (limited.hits, limited.total) == (full.hits[:limit], full.total)
+
+
+def test_a_session_sends_its_best_hits_and_its_count():
+    doc = {"session_id": "x", "messages": [{"role": "user", "content": c} for c in
+                                           ("paris", "lisbon paris", "nothing", "paris lisbon", "paris")]}
+    item = Scanned(where="x.json", session_id="x", doc=doc, error=None, store="json")
+    every = session_search.session_hits(item, needle="lisbon paris", terms=["lisbon", "paris"])
+    best = session_search.session_hits(item, needle="lisbon paris", terms=["lisbon", "paris"], keep=2)
+    assert every[-1] == best[-1] == {"count": 4}
+    assert [h["index"] for h in best[:-1]] == [1, 3] and len(every) == 5
