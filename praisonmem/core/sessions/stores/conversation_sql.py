@@ -581,8 +581,9 @@ class ConversationStore(PlainStore):
                            for _ in terms)
         # Encrypted values (content, a metadata envelope) cannot be matched in SQL: those sessions are always
         # read, so a key finds their hits and, without one, they are counted as not searched.
-        cond += f" OR content LIKE 'praisonai:enc:v1:%' OR {text} LIKE '%praisonai:enc:v1:%'"
+        cond += f" OR content LIKE ? OR {text} LIKE ?"  # parameters: a literal % means something to psycopg
         patterns = [p for t in terms for p in ["%" + re.sub(r"([\\%_])", r"\\\1", t) + "%"] * 2]
+        patterns += ["praisonai:enc:v1:%", "%praisonai:enc:v1:%"]
         with self.backend.reading() as conn:
             rows = conn.execute(self._sql(f"SELECT DISTINCT session_id FROM {{m}} WHERE {cond}"), patterns).fetchall()
         return [r[0] for r in rows if r[0] is not None]
