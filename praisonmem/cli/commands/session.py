@@ -743,7 +743,8 @@ def watch_command(
     rename, as the library writes, is followed. It only reads: no lock is
     taken, so the agent is never held up. --json prints one message object
     a line (session export --format jsonl's records), flushed as it comes.
-    Ctrl-C ends it (exit 130, nothing printed).
+    Ctrl-C ends it (exit 130 and the one line 'interrupted', as any
+    Ctrl-C).
 
     Example:
 

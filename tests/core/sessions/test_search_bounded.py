@@ -30,11 +30,12 @@ def test_a_limited_search_is_the_head_of_the_full_one(tmp_path):
         assert (limited.hits, limited.total) == (full.hits[:limit], full.total)
 
 
-def test_a_session_sends_its_best_hits_and_its_count():
+def test_the_workers_cut_keeps_the_best_hits_and_counts_the_rest():
+    """What crosses from a worker is bounded by --limit: the best hits (search's order) and one count of the others."""
     doc = {"session_id": "x", "messages": [{"role": "user", "content": c} for c in
                                            ("paris", "lisbon paris", "nothing", "paris lisbon", "paris")]}
     item = Scanned(where="x.json", session_id="x", doc=doc, error=None, store="json")
     every = session_search.session_hits(item, needle="lisbon paris", terms=["lisbon", "paris"])
-    best = session_search.session_hits(item, needle="lisbon paris", terms=["lisbon", "paris"], keep=2)
-    assert every[-1] == best[-1] == {"count": 4}
-    assert [h["index"] for h in best[:-1]] == [1, 3] and len(every) == 5
+    assert len(every) == 4  # "nothing" has no hit
+    kept = session_search.keep_top(every, limit=2)
+    assert kept[0] == 2 and [hit[3] for hit in kept[1:]] == [1, 3]  # the two whole-query hits, in place order
