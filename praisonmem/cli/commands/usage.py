@@ -26,8 +26,10 @@ def usage_command(
                                                                               "the end of DATE (a day is "
                                                                               "included).")] = None,
     store: Annotated[list[str] | None, typer.Option(
-        "--store", metavar="STORE|DB", help="Only this store (repeatable): json or sessions.db of the home, or an "
-                                            "Upsonic database (a path, sqlite:///PATH or postgresql://…). "
+        "--store", metavar="STORE|DB", help="Only this store (repeatable): a store of the home (json, sessions.db, "
+                                            "project:<id>, unified, legacy-run), a directory of JSON sessions, "
+                                            "PraisonAI's SQL conversation store or an Upsonic database (a path, "
+                                            "sqlite:///PATH or postgresql://…, told apart by their tables). "
                                             "Default: every store of the home, and the configured upsonic.db.")
     ] = None,
     as_csv: Annotated[bool, typer.Option("--csv", help="Print the rows as CSV (a header line, no totals row).")

@@ -180,6 +180,26 @@ def read_home(paths: Paths, store: str | None,
     return items, bad, home.absent(), list(getattr(home, "stores", {}) or [home.label])
 
 
+def read_elsewhere(paths: Paths, where: str, progress: Callable[[int, int], None] | None = None
+                   ) -> tuple[list[SessionUsage], list[dict[str, str]], str | None, list[str]] | None:
+    """The usage in the session store at ``where`` (a directory of JSON sessions, or PraisonAI's SQL conversation
+    store: ``sqlite:///…``, a ``.db`` file, ``postgresql://…``), or ``None`` when ``where`` holds no session
+    store (an Upsonic database, or nothing)."""
+    import os
+
+    from praisonmem.core.errors import NotFound
+    from praisonmem.core.sessions import store_location
+
+    if "://" not in where and not os.path.isdir(os.path.expanduser(where)) and \
+            not os.path.lexists(os.path.expanduser(where)):
+        return None  # nothing there: read_upsonic says so
+    location = store_location(where, {})
+    try:
+        return read_home(paths, location, progress)
+    except NotFound:  # no conversation tables there: an Upsonic database, perhaps
+        return None
+
+
 def _home_labels(paths: Paths) -> set[str]:
     """The labels ``--store`` may name in this home (json, sessions.db, project:<id>, unified, legacy-run)."""
     from praisonmem.core.errors import PraisonMemError
@@ -260,8 +280,18 @@ def usage_report(paths: Paths, *, by: GroupBy | str = GroupBy.day, since: str | 
         bad += unreadable
         missing = missing or absent
         labels += names
-    items, dropped = _once_per_id(items)  # across the home's stores, however they were named
-    for where in databases:
+    upsonic = []
+    for where in databases:  # a session store elsewhere (a directory, a conversation store), else Upsonic
+        elsewhere = read_elsewhere(paths, where, progress)
+        if elsewhere is None:
+            upsonic.append(where)
+            continue
+        found, unreadable, _, names = elsewhere
+        items += found
+        bad += unreadable
+        labels += names
+    items, dropped = _once_per_id(items)  # across the session stores, however they were named
+    for where in upsonic:
         found, name, loose = read_upsonic(where, timeout, known)
         items += found
         labels.append(name)

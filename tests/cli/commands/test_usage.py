@@ -148,3 +148,17 @@ def test_json_gets_its_error_as_json(cli, fixture_home):
     both = cli("--home", fixture_home, "usage", "--csv", "--json")
     assert both.exit_code == 2 and both.stdout == ""
     assert json.loads(both.stderr)["error"]["message"] == "give --csv or --json, not both"
+
+
+def test_a_conversation_store_reports_the_usage_its_sessions_recorded(cli, fixture_home, tmp_path):
+    """usage works on PraisonAI's SQL conversation store too: the sessions migrated there report what they did in
+    the JSON files, and a session in both counts once."""
+    db = tmp_path / "conv.db"
+    assert cli("--home", fixture_home, "session", "migrate", "--from", "json", "--to", f"sqlite:///{db}",
+               "--all").exit_code == 0
+    files = cli("--home", fixture_home, "usage", "--store", "json", "--by", "month", "--json").json()
+    sql = cli("--home", fixture_home, "usage", "--store", f"sqlite:///{db}", "--by", "month", "--json").json()
+    assert sql["totals"] == files["totals"] and sql["totals"]["total_tokens"] == sum(FIXTURE_TOKENS.values())
+    assert sql["sessions_without_usage"] == files["sessions_without_usage"]
+    both = cli("--home", fixture_home, "usage", "--store", "json", "--store", str(db), "--json").json()
+    assert both["totals"] == files["totals"] and both["copies_counted_once"] == files["totals"]["sessions"]
