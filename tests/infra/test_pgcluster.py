@@ -153,7 +153,10 @@ def test_ctrl_c_in_a_test_run_leaves_no_server(tmp_path):
         [sys.executable, "-m", "pytest", "-s", "-q", "-p", "no:cacheprovider", "-p", "tests.pgcluster",
          "--rootdir", str(tmp_path), str(tmp_path / "test_ctrl_c.py")],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
-        env=dict(os.environ, PYTHONPATH=str(REPO)))
+        env=dict(os.environ, PYTHONPATH=str(REPO)),
+        # Ctrl-C as a terminal's foreground job has it, even when this run's own SIGINT is ignored (a background
+        # job, nohup): Python installs no KeyboardInterrupt handler for a signal it starts with ignored.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     for line in proc.stdout:
         if line.startswith("READY"):
             _, pid, root = line.split()
@@ -161,8 +164,12 @@ def test_ctrl_c_in_a_test_run_leaves_no_server(tmp_path):
     else:
         pytest.fail("the inner test run never got its database")
     os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole foreground group
-    rest = proc.stdout.read()
-    assert proc.wait(timeout=60) == 2, rest  # pytest's "interrupted"
+    try:
+        rest, _ = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        pytest.fail("the inner test run did not stop on Ctrl-C")
+    assert proc.returncode == 2, rest  # pytest's "interrupted"
     assert "KeyboardInterrupt" in rest
     wait_gone(int(pid), Path(root))
 
