@@ -157,6 +157,13 @@ def run_on_a_pty(args: list[str], cwd: Path, env: dict[str, str], *, stdout: IO[
     proc = subprocess.Popen([sys.executable, "-m", "praisonmem", *args], cwd=cwd, env={**os.environ, **env},
                             stdin=subprocess.DEVNULL, stdout=slave if stdout is None else stdout, stderr=slave)
     os.close(slave)
+    received = read_pty(master, proc, args)
+    return proc.wait(timeout=30), received.decode("utf-8", errors="replace")
+
+
+def read_pty(master: int, proc: subprocess.Popen, args: list[str]) -> bytes:
+    """Everything a child sends to the pty ``master`` until it closes its end (then ``master`` is closed);
+    a child silent for 30 s is killed and fails the test."""
     chunks = []
     while True:
         ready, _, _ = select.select([master], [], [], 30)
@@ -171,4 +178,4 @@ def run_on_a_pty(args: list[str], cwd: Path, env: dict[str, str], *, stdout: IO[
             break
         chunks.append(data)
     os.close(master)
-    return proc.wait(timeout=30), b"".join(chunks).decode("utf-8", errors="replace")
+    return b"".join(chunks)

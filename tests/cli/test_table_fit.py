@@ -11,7 +11,6 @@ import fcntl
 import json
 import os
 import re
-import select
 import shutil
 import struct
 import subprocess
@@ -24,6 +23,7 @@ from rich.cells import cell_len
 
 from praisonmem.cli.render import table as fit
 from tests.conftest import PRAISONAI_FIXTURES, UPSONIC_DB
+from tests.helpers import read_pty
 
 WIDTHS = [80, 100, 120, 200]
 SGR = re.compile("\x1b\\[[0-9;?]*[A-Za-z]")
@@ -43,21 +43,7 @@ def on_a_terminal(args: list[str], cwd: Path, columns: int) -> tuple[int, list[s
     proc = subprocess.Popen([sys.executable, "-m", "praisonmem", *args], cwd=cwd, env=env, stdin=slave,
                             stdout=slave, stderr=slave)
     os.close(slave)
-    chunks = []
-    while True:
-        ready, _, _ = select.select([master], [], [], 30)
-        if not ready:
-            proc.kill()
-            raise AssertionError(f"no output from {args} for 30 s")
-        try:
-            data = os.read(master, 65536)
-        except OSError:  # the child closed its end
-            break
-        if not data:
-            break
-        chunks.append(data)
-    os.close(master)
-    text = SGR.sub("", b"".join(chunks).decode("utf-8"))
+    text = SGR.sub("", read_pty(master, proc, args).decode("utf-8"))
     return proc.wait(timeout=30), text.replace("\r\n", "\n").split("\n")
 
 

@@ -193,42 +193,67 @@ def locked_quick(path: str | os.PathLike[str], timeout: float = LOCK_TIMEOUT) ->
     :data:`LOCK_POLL`, the same timeout message. The sidecar's directory is not created: a file whose
     directory has gone is :class:`NotFound`."""
     import fcntl
-    import time
 
     lock_path = f"{os.fspath(path)}.lock"
-    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(lock_path, flags, 0o644)
+        fd = _open_sidecar(lock_path)
     except FileNotFoundError as exc:
         raise NotFound(f"{path}: no such file") from exc
-    except OSError as exc:
-        try:
-            problem = lock_file_problem(lock_path, os.lstat(lock_path).st_mode)
-        except OSError:
-            problem = None
-        raise (problem or io_failure(lock_path, exc, "cannot lock")) from exc
     try:
-        problem = lock_file_problem(lock_path, os.fstat(fd).st_mode)
-        if problem is not None:
-            raise problem
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if 0 <= timeout and deadline <= time.monotonic():
-                    raise LockTimeout(f"{path}: could not lock {lock_path} within {timeout:g}s "
-                                      "(an agent may be writing it); nothing changed") from None
-                time.sleep(LOCK_POLL)
-            except OSError as exc:
-                raise io_failure(lock_path, exc, "cannot lock") from exc
+        flock_polled(fd, lock_path, timeout, f"{path}: could not lock {lock_path} within {timeout:g}s (an agent may "
+                                            "be writing it); nothing changed")
         try:
             yield
         finally:
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
+
+
+def flock_polled(fd: int, where: str | os.PathLike[str], timeout: float, message: str, *, shared: bool = False,
+                 poll: float = LOCK_POLL) -> None:
+    """``flock(fd)`` (exclusive, or ``shared``), retried every ``poll`` seconds as the libraries retry;
+    :class:`LockTimeout` with ``message`` once ``timeout`` has passed (a negative one waits for ever)."""
+    import fcntl
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            left = deadline - time.monotonic()
+            if timeout >= 0 and left <= 0:
+                raise LockTimeout(message) from None
+            time.sleep(poll if timeout < 0 else min(poll, left))
+        except OSError as exc:
+            raise io_failure(where, exc, "cannot lock") from exc
+
+
+def _open_sidecar(lock_path: str) -> int:
+    """An fd on the sidecar ``lock_path`` (created 0644 when missing), refusing one that is a symlink or not
+    a regular file; FileNotFoundError when its directory is gone."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(lock_path, flags, 0o644)  # 0644, as filelock and the library create it: it is always empty
+    except FileNotFoundError:
+        raise  # the directory is gone: each caller says what that means
+    except OSError as exc:
+        try:  # ELOOP for a link on Linux, EMLINK/EFTYPE on the BSDs, EISDIR for a directory
+            problem = lock_file_problem(lock_path, os.lstat(lock_path).st_mode)
+        except OSError:
+            problem = None
+        raise (problem or io_failure(lock_path, exc, "cannot lock")) from exc
+    try:
+        problem = lock_file_problem(lock_path, os.fstat(fd).st_mode)
+    except BaseException:
+        os.close(fd)
+        raise
+    if problem is not None:
+        os.close(fd)
+        raise problem
+    return fd
 
 
 def check_lock_file(lock_path: str) -> None:
@@ -240,21 +265,10 @@ def check_lock_file(lock_path: str) -> None:
     a planted link from being followed whatever filelock is installed: ``O_NOFOLLOW``
     and no ``O_TRUNC``, so nothing is ever written through the name.
     """
-    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(lock_path, flags, 0o644)  # 0644, as filelock and the library create it: it is always empty
-    except OSError as exc:
-        try:  # ELOOP for a link on Linux, EMLINK/EFTYPE on the BSDs, EISDIR for a directory
-            problem = lock_file_problem(lock_path, os.lstat(lock_path).st_mode)
-        except OSError:
-            problem = None
-        raise (problem or io_failure(lock_path, exc, "cannot lock")) from exc
-    try:
-        problem = lock_file_problem(lock_path, os.fstat(fd).st_mode)
-    finally:
-        os.close(fd)
-    if problem is not None:
-        raise problem
+        os.close(_open_sidecar(lock_path))
+    except FileNotFoundError as exc:
+        raise io_failure(lock_path, exc, "cannot lock") from exc
 
 
 def lock_file_problem(lock_path: str | os.PathLike[str], mode: int) -> IOFailure | None:

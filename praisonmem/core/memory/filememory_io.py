@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from praisonmem.core.io import jsonfile
-from praisonmem.core.errors import CorruptFile, IOFailure, LockTimeout, NotFound, io_failure
+from praisonmem.core.errors import CorruptFile, IOFailure, NotFound, io_failure
 
 POLL = 0.02
 RETRY_PAUSES = (0.02, 0.05, 0.1, 0.2)  # before each re-read of a file that did not parse
@@ -90,18 +90,8 @@ def _same(before: os.stat_result, after: os.stat_result) -> bool:
 
 
 def _lock_shared(fd: int, path: Path, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-            return
-        except BlockingIOError:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise LockTimeout(f"{path}: a writer has held it locked for over {timeout:g}s; not read") from None
-            time.sleep(min(POLL, left))
-        except OSError as exc:
-            raise io_failure(path, exc, "cannot lock") from exc
+    jsonfile.flock_polled(fd, path, timeout, f"{path}: a writer has held it locked for over {timeout:g}s; not read",
+                          shared=True, poll=POLL)
 
 
 def read_settled(path: Path, timeout: float, parse: Callable[[bytes, Path], Any] = jsonfile.parse

@@ -25,6 +25,7 @@ through the store's own protocol, as any import (:mod:`.transfer`).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 from praisonmem.core.errors import PraisonMemError, UsageError
@@ -98,16 +99,25 @@ def _exportable(doc: dict[str, Any], messages: list[dict[str, Any]]) -> str | No
     return None
 
 
-def export_openai_jsonl(docs: Documents, *, archived: bool = False, system_prompt: str | None = None,
-                        no_system: bool = False) -> tuple[str, list[dict[str, str]]]:
-    """The JSONL text, and the sessions skipped with why."""
-    lines, skipped = [], []
+def _conversations(docs: Documents, skipped: list[dict[str, str]], **shape: Any) -> Iterator[tuple[str, list[Any]]]:
+    """Each exportable session's id and conversation (``shape``: :func:`conversation`'s options); the others are
+    noted in ``skipped`` with why."""
     for _, sid, doc in docs:
-        messages = conversation(doc, archived=archived, system_prompt=system_prompt, no_system=no_system)
+        messages = conversation(doc, **shape)
         why = _exportable(doc, messages)
         if why:
             skipped.append({"session_id": sid, "reason": why})
-            continue
+        else:
+            yield sid, messages
+
+
+def export_openai_jsonl(docs: Documents, *, archived: bool = False, system_prompt: str | None = None,
+                        no_system: bool = False) -> tuple[str, list[dict[str, str]]]:
+    """The JSONL text, and the sessions skipped with why."""
+    lines: list[str] = []
+    skipped: list[dict[str, str]] = []
+    for sid, messages in _conversations(docs, skipped, archived=archived, system_prompt=system_prompt,
+                                        no_system=no_system):
         line = {"messages": [openai_message(m) for m in messages]}
         lines.append(json_safe(json.dumps(line, ensure_ascii=False)))
     return "".join(line + "\n" for line in lines), skipped
@@ -139,13 +149,10 @@ def sharegpt_turns(message: dict[str, Any]) -> list[dict[str, str]]:
 
 def export_sharegpt(docs: Documents, *, archived: bool = False, system_prompt: str | None = None,
                     no_system: bool = False) -> tuple[str, list[dict[str, str]]]:
-    records, skipped = [], []
-    for _, sid, doc in docs:
-        messages = conversation(doc, archived=archived, system_prompt=system_prompt, no_system=no_system)
-        why = _exportable(doc, messages)
-        if why:
-            skipped.append({"session_id": sid, "reason": why})
-            continue
+    records: list[dict[str, Any]] = []
+    skipped: list[dict[str, str]] = []
+    for sid, messages in _conversations(docs, skipped, archived=archived, system_prompt=system_prompt,
+                                        no_system=no_system):
         records.append({"id": sid, "conversations": [t for m in messages for t in sharegpt_turns(m)]})
     return json_safe(json.dumps(records, ensure_ascii=False, indent=2)) + "\n", skipped
 

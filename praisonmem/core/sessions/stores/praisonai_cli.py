@@ -23,13 +23,11 @@
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
 import re
 import subprocess
-import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -37,7 +35,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from praisonmem.core.errors import (AmbiguousName, CorruptFile, LockTimeout, NotFound, PraisonMemError, Refused,
+from praisonmem.core.errors import (AmbiguousName, CorruptFile, NotFound, PraisonMemError, Refused,
                                     io_failure)
 from praisonmem.core.io import jsonfile
 from praisonmem.core.sessions.documents import UNIFIED_KEYS, is_unified, session_id_of, validate
@@ -391,16 +389,8 @@ def _flocked(path: Path, timeout: float) -> Iterator[int | None]:
     except OSError as exc:
         raise io_failure(path, exc, "cannot lock") from exc
     try:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise LockTimeout(f"{path}: could not lock it within {timeout:g}s (the TUI may be writing it); "
-                                      "nothing changed") from None
-                time.sleep(jsonfile.LOCK_POLL)
+        jsonfile.flock_polled(fd, path, timeout, f"{path}: could not lock it within {timeout:g}s (the TUI may be "
+                                                 "writing it); nothing changed")
         yield fd
     finally:
         os.close(fd)  # releases the lock
