@@ -231,3 +231,28 @@ def test_export_redact_applies_to_the_fine_tuning_formats(cli, corpus, tmp_path,
     plain = cli(*corpus.args(), "session", "export", "--all", "--format", fmt, "-o", tmp_path / "plain.out")
     assert plain.exit_code == 0 and leaked((tmp_path / "plain.out").read_text("utf-8"), ("db_message",)) != []
     assert snapshot(corpus.home) == before
+
+
+def test_session_redact_of_a_sessions_db_row_scrubs_the_older_versions_the_library_left_in_free_pages(cli, corpus):
+    """The gateway writes without secure_delete: an older, longer version of the row stays in whole free pages
+    after the next turn. Redacting the row must not leave those pages (nor the -wal) holding the secret."""
+    import sqlite3
+
+    db = corpus.home / "sessions" / "sessions.db"
+    secret = secrets_for("db_message")["openai_api_key"][1].encode()
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA secure_delete=OFF")
+    data = json.loads(conn.execute("SELECT data FROM sessions WHERE session_id = ?", (DB_SESSION,)).fetchone()[0])
+    pasted = {"role": "user", "content": "pasted log: " + " ".join([secret.decode()] * 2000), "metadata": {},
+              "timestamp": 1796050400.0}
+    for messages in (data["messages"] + [pasted], data["messages"]):  # a long paste, then the agent trims it
+        conn.execute("UPDATE sessions SET data = ? WHERE session_id = ?",
+                     (json.dumps({**data, "messages": messages}, ensure_ascii=False), DB_SESSION))
+        conn.commit()
+    conn.close()
+    assert sum(p.read_bytes().count(secret) for p in db.parent.glob("sessions.db*")) > 100  # in free pages
+
+    result = cli(*corpus.args(), "session", "redact", DB_SESSION, "--yes", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert result.json()[0]["redacted"] == len(KINDS)
+    assert [p.name for p in db.parent.glob("sessions.db*") if secret in p.read_bytes()] == []
