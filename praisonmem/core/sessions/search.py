@@ -71,11 +71,17 @@ def search(
     terms = [t for t in needle.split() if t]
     keep = partial(keep_top, limit=limit) if limit else None
     home = open_store(paths, store)
-    scan = home.scan
+    fn = partial(session_hits, needle=needle, terms=terms, key=key)
     sql = _sql_store(home, store)
+    found: list[Any] | None = None
     if sql is not None and all(t.isascii() for t in terms):  # SQL's case folding equals Python's for ASCII
-        scan = partial(sql.scan, only=sql.matching(terms))
-    found = scan(partial(session_hits, needle=needle, terms=terms, key=key), progress=progress, reduce=keep)
+        found = sql.scan(fn, progress=progress, reduce=keep, only=sql.matching(terms))
+    elif keep is not None:
+        from praisonmem.core.sessions.stores.searchscan import scan_home, sieve_for
+
+        found = scan_home(home, fn, reduce=keep, sieve=sieve_for(terms), progress=progress)
+    if found is None:
+        found = home.scan(fn, progress=progress, reduce=keep)
     hits: list[Hit] = []
     unreadable: list[tuple[str, str]] = []
     opaque = opaque_sessions = 0

@@ -1,0 +1,182 @@
+"""session search's own pass over a home's JSON directories: each file read once, and no-hit files not searched.
+
+:meth:`~.home.Home.scan` with ``reduce`` lets every store scan its own files, so the REPL/TUI
+("unified") store read every file of ``sessions/`` a second time, in the parent, after the JSON
+store's workers had read them all (10,000 sessions: ~0.1 s). Here one pass over a JSON directory gives
+both stores' results, exactly as the two scans gave them (:func:`_chunk` follows
+``jsondir._scan_chunk`` and ``UnifiedStore.scan`` + ``read_unified`` step by step, down to the file the
+two both report when a unified document has a malformed ``messages``), kept apart so that they are
+merged in store order, as before. Every other store is scanned as the home scans it.
+
+And a file whose bytes show it can hold no hit (:class:`Sieve`) is still read, parsed and checked
+exactly as before (a file that does not parse is reported all the same), but its messages are not
+looked at.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache, partial
+from typing import Any
+
+from praisonmem.core.errors import PraisonMemError
+from praisonmem.core.io import jsonfile, parallel
+from praisonmem.core.sessions.documents import ENCRYPTED_PREFIX, is_unified, session_id_of, validate
+from praisonmem.core.sessions.stores import Scanned
+
+# What a JSON string escape other than \uXXXX can stand for: a query word holding one of these may be
+# spelt in the file by an escape, so the file's bytes cannot rule it out.
+_ESCAPED = frozenset('"\\/\b\f\n\r\t')
+# Final sigma: str.lower() writes 'ς' or 'σ' for 'Σ' after looking at its neighbours, which differ
+# between a content and the file text around it.
+_SIGMAS = frozenset("σς")
+
+
+@lru_cache(maxsize=1)
+def ascii_lowering() -> tuple[bytes, ...]:
+    """UTF-8 of every non-ASCII character whose ``str.lower()`` holds an ASCII one (U+0130 and the Kelvin
+    sign, in Python 3.11's tables), from the running Python's own tables: each plane's code points in one
+    string, lowered at once (8 ms for all 17); the few ASCII characters in a result are traced back to
+    their sources (a lowering may be longer than its source, by at most the plane's total growth)."""
+    block = bytearray(4 * 65536)  # one plane in UTF-32-LE, built by slices rather than per character
+    block[0::4] = bytes(range(256)) * 256
+    block[1::4] = b"".join(bytes([j]) * 256 for j in range(256))
+    found: set[str] = set()
+    for plane in range(17):
+        block[2::4] = bytes([plane]) * 65536
+        chars = block.decode("utf-32-le", "ignore")  # "ignore" drops the surrogates (which have no case)
+        lowered = chars.lower()
+        slack = len(lowered) - len(chars)
+        for ascii_char in set(lowered.encode("ascii", "ignore").decode("ascii")):
+            at = lowered.find(ascii_char)
+            while at >= 0:
+                found.update(c for c in chars[max(0, at - slack):at + 1] if not c.isascii() and ascii_char in c.lower())
+                at = lowered.find(ascii_char, at + 1)
+    return tuple(sorted(c.encode("utf-8") for c in found))
+
+
+@dataclass(frozen=True)
+class Sieve:
+    """Decides from a session file's bytes that the search finds nothing in it: no hit, no encrypted
+    message to count or decrypt, no gateway chat. A hit needs some query word in some content lowered;
+    when the file has no ``\\u`` escape, every character of a content is in the file as itself or as
+    one of the escapes of :data:`_ESCAPED`, and a word holding none of those (nor a sigma) that occurs in
+    a lowered content occurs, at the same place, in the lowered file text. For ASCII words the file's
+    bytes lowered (ASCII only) stand for that text when no character of :func:`ascii_lowering` is in it.
+    Encrypted contents are searched decrypted or counted, and a gateway's structured contents are
+    searched re-encoded: files that may hold those (the prefix, a ``"system"`` role) are searched."""
+
+    words: tuple[bytes, ...]  # UTF-8 of the query words
+    ascii: bool  # every word is ASCII: match them in the bytes lowered
+    lowering: tuple[bytes, ...] = ()  # :func:`ascii_lowering`, when ``ascii``
+
+    def may_hit(self, raw: bytes) -> bool:
+        if (b"\\" in raw and b"\\u" in raw) or _PREFIX in raw or b'"system"' in raw:
+            return True
+        if self.ascii:
+            if not raw.isascii() and any(char in raw for char in self.lowering):
+                return True
+            lowered = raw.lower()
+            return any(word in lowered for word in self.words)
+        try:
+            text = raw.decode("utf-8").lower()
+        except UnicodeDecodeError:
+            return True
+        return any(word.decode("utf-8") in text for word in self.words)
+
+
+_PREFIX = ENCRYPTED_PREFIX.encode("utf-8")
+
+
+def sieve_for(terms: list[str]) -> Sieve | None:
+    """The :class:`Sieve` for a query's words, ``None`` when a word could be spelt by an escape."""
+    if not terms or any(_ESCAPED.intersection(t) or _SIGMAS.intersection(t) for t in terms):
+        return None
+    ascii = all(t.isascii() for t in terms)
+    return Sieve(tuple(t.encode("utf-8") for t in terms), ascii, ascii_lowering() if ascii else ())
+
+
+def scan_home(home: Any, fn: Callable[[Scanned], list[Any]], *, reduce: Callable[[list[Any]], list[Any]],
+              sieve: Sieve | None, progress: Callable[[int, int], None] | None = None) -> list[Any] | None:
+    """``home.scan(fn, reduce=reduce, progress=progress)`` for a home of member stores, each JSON directory
+    read once (``None``: not such a home; the caller scans it). ``fn`` must find nothing in a valid
+    document whose bytes ``sieve`` rules out (:func:`~praisonmem.core.sessions.search.session_hits` does)."""
+    from praisonmem.core.sessions.stores.home import Home
+    from praisonmem.core.sessions.stores.jsondir import JsonDirStore
+    from praisonmem.core.sessions.stores.praisonai_cli import UnifiedStore
+
+    if type(home) is not Home:
+        return None
+    stores = list(home.stores.values())
+    later: dict[str, list[Any]] = {}  # a unified store's results, found by its JSON directory's pass
+    out: list[Any] = []
+    for at, store in enumerate(stores):
+        if store.label in later:
+            out = reduce(out + later.pop(store.label))
+        elif type(store) is JsonDirStore and store.foreign_label is None:
+            partner = next((s for s in stores[at + 1:] if type(s) is UnifiedStore and s.directory == store.directory
+                            and store.foreign is is_unified), None)
+            mine, theirs = _scan_dir(store, partner.label if partner else None, fn, reduce, sieve, progress)
+            out = reduce(out + mine)
+            if partner is not None:
+                later[partner.label] = theirs
+        else:
+            out = reduce(out + Home([store], home.where).scan(fn, progress=progress, reduce=reduce))
+    return out
+
+
+def _scan_dir(store: Any, unified: str | None, fn: Callable[[Scanned], list[Any]],
+              reduce: Callable[[list[Any]], list[Any]], sieve: Sieve | None,
+              progress: Callable[[int, int], None] | None) -> tuple[list[Any], list[Any]]:
+    """``JsonDirStore.scan`` with ``reduce`` (and, with ``unified``, that store's scan of the same files)."""
+    from praisonmem.core.sessions.stores.jsondir import session_paths
+
+    store._check_home()
+    files = session_paths(store.directory)
+    waiting = store._spill_counts() if files else {}
+    chunks = parallel.map_chunks(partial(_chunk, fn=fn, waiting=waiting, label=store.label, foreign=store.foreign,
+                                         unified=unified, reduce=reduce, sieve=sieve), files, progress=progress)
+    mine = reduce([item for pair in chunks for item in pair[0]])
+    theirs = reduce([item for pair in chunks for item in pair[1]])
+    return mine, theirs
+
+
+def _chunk(paths: list[str], *, fn: Callable[[Scanned], list[Any]], waiting: dict[str, int], label: str,
+           foreign: Callable[[Any], bool] | None, unified: str | None, reduce: Callable[[list[Any]], list[Any]],
+           sieve: Sieve | None) -> list[tuple[list[Any], list[Any]]]:
+    """One chunk of a JSON directory (may run in a worker): the JSON store's results, as
+    ``jsondir._scan_chunk`` gives them, and the unified store's (``UnifiedStore.scan``: the files
+    ``read_unified`` accepts, whose malformed ``messages`` both stores report), each cut by ``reduce``."""
+    from praisonmem.core.sessions.stores.jsondir import REDUCE_AT, name_of
+    from praisonmem.core.sessions.stores.praisonai_cli import _looks_unified
+
+    mine: list[Any] = []
+    theirs: list[Any] = []
+    bound = REDUCE_AT
+    for path in paths:
+        if len(mine) >= bound or len(theirs) >= bound:
+            mine, theirs = reduce(mine), reduce(theirs)
+            bound = max(REDUCE_AT, 2 * len(mine), 2 * len(theirs))
+        try:
+            raw = jsonfile.read_bytes(path)
+            doc = jsonfile.parse_object(raw, path)
+        except PraisonMemError as exc:
+            mine += fn(Scanned(path, None, None, exc, ref=path, store=label))
+            continue
+        claimed = unified is not None and is_unified(doc) and _looks_unified(raw)  # read_unified's answer
+        try:
+            validate(doc, path)
+        except PraisonMemError as exc:
+            mine += fn(Scanned(path, None, None, exc, ref=path, store=label))
+            if claimed:
+                theirs += fn(Scanned(path, None, None, exc, ref=path, store=unified or ""))
+            continue
+        if sieve is not None and not sieve.may_hit(raw):
+            continue
+        if claimed:
+            theirs += fn(Scanned(path, session_id_of(doc, name_of(path)), doc, None, ref=path, store=unified or ""))
+        elif foreign is None or not foreign(doc):
+            sid = session_id_of(doc, name_of(path))
+            mine += fn(Scanned(path, sid, doc, None, ref=path, store=label, spilled=waiting.get(sid, 0)))
+    return [(reduce(mine), reduce(theirs))]
