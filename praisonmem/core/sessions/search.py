@@ -79,7 +79,7 @@ def search(
     elif keep is not None:
         from praisonmem.core.sessions.stores.searchscan import scan_home, sieve_for
 
-        found = scan_home(home, fn, reduce=keep, sieve=sieve_for(terms), progress=progress)
+        found = scan_home(home, fn, reduce=keep, limit=limit, sieve=sieve_for(terms), progress=progress)
     if found is None:
         found = home.scan(fn, progress=progress, reduce=keep)
     hits: list[Hit] = []
@@ -138,9 +138,13 @@ def _sql_store(home: Any, store: str | None) -> Any:
     return found(home, store)
 
 
-def session_hits(item: Scanned, *, needle: str, terms: list[str], key: Key | None = None) -> list[Any]:
+def session_hits(item: Scanned, *, needle: str, terms: list[str], key: Key | None = None,
+                 floor: tuple[float, str] | None = None) -> list[Any]:
     """The hits in one session (as :data:`Hit` tuples), or the record of why it could not be read, then
-    (when it has encrypted messages no key opened) their count; may run in a worker."""
+    (when it has encrypted messages no key opened) their count; may run in a worker. With ``floor``, the
+    score and ``when`` of hits already found that enough others beat or equal: a session older than
+    ``floor``'s, when ``floor``'s score is the best there is, can only add to the count, so it gives
+    its number of hits instead of them."""
     if item.doc is None:
         assert item.error is not None
         return [{"file": item.where, "error": item.error.message}]
@@ -192,6 +196,9 @@ def session_hits(item: Scanned, *, needle: str, terms: list[str], key: Key | Non
         parts = [t[3].lower() for t in texts]
     updated = doc.get("updated_at")
     when = updated if isinstance(updated, str) else ""
+    if floor is not None and when < floor[1] and floor[0] >= 2.0 + len(terms):
+        count = sum(1 for lowered in parts if any(term in lowered for term in terms))
+        return [count, *tail] if count else tail
     sid, where, label = item.session_id, str(item.where), item.store
     found: list[Any] = []
     for (section, index, message, content), lowered in zip(texts, parts):

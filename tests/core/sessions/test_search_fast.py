@@ -330,3 +330,49 @@ def test_a_file_the_sieve_rules_out_holds_no_hit(active, archived, words, seed):
     for key in (None, KEY):
         assert old_session_hits(Scanned("x.json", "s", parsed, None, store="json"), needle=needle, terms=terms,
                                 key=key) == []
+
+
+@pytest.mark.parametrize("pool", [False, True], ids=["serial", "pool"])
+def test_cutting_every_few_results_while_searching_backwards_changes_nothing(tmp_path, monkeypatch, pool):
+    from praisonmem.core.sessions.stores import jsondir
+
+    monkeypatch.setattr(jsondir, "REDUCE_AT", 5)
+    if pool:
+        monkeypatch.setattr(parallel, "MIN_ITEMS", 1)
+        monkeypatch.setattr(parallel, "workers_for", lambda count: 2)
+        monkeypatch.setattr(parallel, "CHUNKS_PER_WORKER", 3)
+    paths = resolve(trap_home(tmp_path / "home", 120, seed=8), env={})
+    for query in ("paris weather", "zebra", "k", "σ", "日本", "zzz"):
+        for limit in (1, 2, 7, 20, 500):
+            same(paths, query, limit)
+
+
+def growing_home(root: Path, count: int) -> Path:
+    """Sessions whose names and updated_at grow together (as the library's timestamps make them), each with
+    five hits of the best score."""
+    sessions = root / "sessions"
+    sessions.mkdir(parents=True)
+    for i in range(count):
+        doc = {"session_id": f"g{i:04d}", "updated_at": f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}",
+               "messages": [{"role": "user", "content": f"paris weather {j}"} for j in range(5)]}
+        (sessions / f"g{i:04d}.json").write_text(json.dumps(doc), encoding="utf-8")
+    return root
+
+
+def test_sessions_older_than_the_shown_hits_send_only_their_count(tmp_path, monkeypatch):
+    # before: every one of the 1,500 hits was built as a tuple and cut afterwards
+    paths = resolve(growing_home(tmp_path / "home", 300), env={})
+    built: list[int] = []
+    hits = new.session_hits
+
+    def counting(item, **kw):
+        found = hits(item, **kw)
+        built.append(sum(type(h) is tuple for h in found))
+        return found
+
+    monkeypatch.setattr(new, "session_hits", counting)
+    result = new.search(paths, "Paris Weather", limit=5)
+    assert result.total == 1500 and len(built) == 300 and sum(built) <= 80
+    assert [(h["session_id"], h["index"]) for h in result.hits] == [("g0299", i) for i in range(5)]
+    monkeypatch.setattr(new, "session_hits", hits)
+    same(paths, "paris weather", 5)

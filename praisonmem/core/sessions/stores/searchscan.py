@@ -97,11 +97,12 @@ def sieve_for(terms: list[str]) -> Sieve | None:
     return Sieve(tuple(t.encode("utf-8") for t in terms), ascii, ascii_lowering() if ascii else ())
 
 
-def scan_home(home: Any, fn: Callable[[Scanned], list[Any]], *, reduce: Callable[[list[Any]], list[Any]],
+def scan_home(home: Any, fn: Callable[..., list[Any]], *, reduce: Callable[[list[Any]], list[Any]], limit: int,
               sieve: Sieve | None, progress: Callable[[int, int], None] | None = None) -> list[Any] | None:
     """``home.scan(fn, reduce=reduce, progress=progress)`` for a home of member stores, each JSON directory
-    read once (``None``: not such a home; the caller scans it). ``fn`` must find nothing in a valid
-    document whose bytes ``sieve`` rules out (:func:`~praisonmem.core.sessions.search.session_hits` does)."""
+    read once (``None``: not such a home; the caller scans it). ``fn`` is
+    :func:`~praisonmem.core.sessions.search.session_hits` (``reduce`` its ``keep_top`` for ``limit``): it
+    finds nothing in a valid document whose bytes ``sieve`` rules out, and takes a ``floor``."""
     from praisonmem.core.sessions.stores.home import Home
     from praisonmem.core.sessions.stores.jsondir import JsonDirStore
     from praisonmem.core.sessions.stores.praisonai_cli import UnifiedStore
@@ -117,7 +118,7 @@ def scan_home(home: Any, fn: Callable[[Scanned], list[Any]], *, reduce: Callable
         elif type(store) is JsonDirStore and store.foreign_label is None:
             partner = next((s for s in stores[at + 1:] if type(s) is UnifiedStore and s.directory == store.directory
                             and store.foreign is is_unified), None)
-            mine, theirs = _scan_dir(store, partner.label if partner else None, fn, reduce, sieve, progress)
+            mine, theirs = _scan_dir(store, partner.label if partner else None, fn, reduce, limit, sieve, progress)
             out = reduce(out + mine)
             if partner is not None:
                 later[partner.label] = theirs
@@ -126,8 +127,8 @@ def scan_home(home: Any, fn: Callable[[Scanned], list[Any]], *, reduce: Callable
     return out
 
 
-def _scan_dir(store: Any, unified: str | None, fn: Callable[[Scanned], list[Any]],
-              reduce: Callable[[list[Any]], list[Any]], sieve: Sieve | None,
+def _scan_dir(store: Any, unified: str | None, fn: Callable[..., list[Any]],
+              reduce: Callable[[list[Any]], list[Any]], limit: int, sieve: Sieve | None,
               progress: Callable[[int, int], None] | None) -> tuple[list[Any], list[Any]]:
     """``JsonDirStore.scan`` with ``reduce`` (and, with ``unified``, that store's scan of the same files)."""
     from praisonmem.core.sessions.stores.jsondir import session_paths
@@ -136,47 +137,85 @@ def _scan_dir(store: Any, unified: str | None, fn: Callable[[Scanned], list[Any]
     files = session_paths(store.directory)
     waiting = store._spill_counts() if files else {}
     chunks = parallel.map_chunks(partial(_chunk, fn=fn, waiting=waiting, label=store.label, foreign=store.foreign,
-                                         unified=unified, reduce=reduce, sieve=sieve), files, progress=progress)
+                                         unified=unified, reduce=reduce, limit=limit, sieve=sieve), files,
+                                 progress=progress)
     mine = reduce([item for pair in chunks for item in pair[0]])
     theirs = reduce([item for pair in chunks for item in pair[1]])
     return mine, theirs
 
 
-def _chunk(paths: list[str], *, fn: Callable[[Scanned], list[Any]], waiting: dict[str, int], label: str,
+def _chunk(paths: list[str], *, fn: Callable[..., list[Any]], waiting: dict[str, int], label: str,
            foreign: Callable[[Any], bool] | None, unified: str | None, reduce: Callable[[list[Any]], list[Any]],
-           sieve: Sieve | None) -> list[tuple[list[Any], list[Any]]]:
+           limit: int, sieve: Sieve | None) -> list[tuple[list[Any], list[Any]]]:
     """One chunk of a JSON directory (may run in a worker): the JSON store's results, as
     ``jsondir._scan_chunk`` gives them, and the unified store's (``UnifiedStore.scan``: the files
-    ``read_unified`` accepts, whose malformed ``messages`` both stores report), each cut by ``reduce``."""
-    from praisonmem.core.sessions.stores.jsondir import REDUCE_AT, name_of
+    ``read_unified`` accepts, whose malformed ``messages`` both stores report), each cut by ``reduce``.
+    The files are searched last first (names often grow with time, so the newest come first and the
+    floor of what is kept rises early), their results put back in scan order (:class:`_Cut`)."""
+    from praisonmem.core.sessions.stores.jsondir import name_of
     from praisonmem.core.sessions.stores.praisonai_cli import _looks_unified
 
-    mine: list[Any] = []
-    theirs: list[Any] = []
-    bound = REDUCE_AT
-    for path in paths:
-        if len(mine) >= bound or len(theirs) >= bound:
-            mine, theirs = reduce(mine), reduce(theirs)
-            bound = max(REDUCE_AT, 2 * len(mine), 2 * len(theirs))
+    mine, theirs = _Cut(reduce, limit), _Cut(reduce, limit)
+    for path in reversed(paths):
         try:
             raw = jsonfile.read_bytes(path)
             doc = jsonfile.parse_object(raw, path)
         except PraisonMemError as exc:
-            mine += fn(Scanned(path, None, None, exc, ref=path, store=label))
+            mine.add(fn(Scanned(path, None, None, exc, ref=path, store=label)))
             continue
         claimed = unified is not None and is_unified(doc) and _looks_unified(raw)  # read_unified's answer
         try:
             validate(doc, path)
         except PraisonMemError as exc:
-            mine += fn(Scanned(path, None, None, exc, ref=path, store=label))
+            mine.add(fn(Scanned(path, None, None, exc, ref=path, store=label)))
             if claimed:
-                theirs += fn(Scanned(path, None, None, exc, ref=path, store=unified or ""))
+                theirs.add(fn(Scanned(path, None, None, exc, ref=path, store=unified or "")))
             continue
         if sieve is not None and not sieve.may_hit(raw):
             continue
         if claimed:
-            theirs += fn(Scanned(path, session_id_of(doc, name_of(path)), doc, None, ref=path, store=unified or ""))
+            theirs.add(fn(Scanned(path, session_id_of(doc, name_of(path)), doc, None, ref=path, store=unified or ""),
+                          floor=theirs.floor))
         elif foreign is None or not foreign(doc):
             sid = session_id_of(doc, name_of(path))
-            mine += fn(Scanned(path, sid, doc, None, ref=path, store=label, spilled=waiting.get(sid, 0)))
-    return [(reduce(mine), reduce(theirs))]
+            mine.add(fn(Scanned(path, sid, doc, None, ref=path, store=label, spilled=waiting.get(sid, 0)),
+                        floor=mine.floor))
+    return [(mine.result(), theirs.result())]
+
+
+class _Cut:
+    """One store's results in a chunk searched backwards: each file's added as it comes, the lot cut by
+    ``reduce`` (``keep_top``) as it grows, in scan order (``reduce(a + reduce(b))`` is ``reduce(a + b)``:
+    the cut keeps the best of ``b`` in their order and every error and count). ``floor``: the score and
+    ``when`` of the ``limit``-th best hit kept, which a hit must beat or equal to be shown; cut often
+    until it holds the best score, then rarely."""
+
+    def __init__(self, reduce: Callable[[list[Any]], list[Any]], limit: int) -> None:
+        from praisonmem.core.sessions.stores.jsondir import REDUCE_AT
+
+        self.reduce, self.limit = reduce, limit
+        self.most, self.least = REDUCE_AT, min(REDUCE_AT, max(64, 4 * limit))
+        self.pending: list[list[Any]] = []  # per file, the last file first
+        self.count = 0
+        self.kept: list[Any] = []  # reduce of the results of the files after the pending ones
+        self.bound = self.least
+        self.floor: tuple[float, str] | None = None
+
+    def add(self, results: list[Any]) -> None:
+        if results:
+            self.pending.append(results)
+            self.count += len(results)
+            if self.count >= self.bound:
+                self._cut()
+
+    def _cut(self) -> None:
+        self.kept = self.reduce([item for results in reversed(self.pending) for item in results] + self.kept)
+        self.pending, self.count = [], 0
+        keys = sorted(((item[0], item[1]) for item in self.kept if type(item) is tuple), reverse=True)
+        if self.limit and len(keys) >= self.limit:
+            self.floor = keys[self.limit - 1]
+        settled = self.floor is not None and self.floor[0] >= keys[0][0]  # only a newer session raises it now
+        self.bound = max(self.most if settled else self.least, 2 * len(self.kept))
+
+    def result(self) -> list[Any]:
+        return self.reduce([item for results in reversed(self.pending) for item in results] + self.kept)
