@@ -70,6 +70,7 @@ class Sieve:
     words: tuple[bytes, ...]  # UTF-8 of the query words
     ascii: bool  # every word is ASCII: match them in the bytes lowered
     lowering: tuple[bytes, ...] = ()  # :func:`ascii_lowering`, when ``ascii``
+    rare: tuple[bytes, ...] = ()  # per word, its byte least common in text (:func:`rarest`), when ``ascii``
 
     def may_hit(self, raw: bytes) -> bool:
         if (b"\\" in raw and b"\\u" in raw) or _PREFIX in raw or b'"system"' in raw:
@@ -77,11 +78,11 @@ class Sieve:
         if self.ascii:
             if not raw.isascii():
                 for char in self.lowering:
-                    if char in raw:
+                    if char[:1] in raw and char in raw:  # a one-byte test is a memchr, several times faster
                         return True
             lowered = raw.lower()
-            for word in self.words:
-                if word in lowered:
+            for word, rare in zip(self.words, self.rare):
+                if rare in lowered and word in lowered:
                     return True
             return False
         try:
@@ -95,6 +96,13 @@ class Sieve:
 
 
 _PREFIX = ENCRYPTED_PREFIX.encode("utf-8")
+_COMMON = b" etaoinsrhldcumfpgwybvkxjqz"  # English letters by frequency, commonest first
+
+
+def rarest(word: bytes) -> bytes:
+    """The byte of ``word`` least common in text (any byte but a lowercase letter or space counts as rare): when
+    it is absent, so is the word, and a one-byte search is a memchr, several times faster than the word's."""
+    return bytes([max(word, key=lambda b: _COMMON.find(bytes([b])) if bytes([b]) in _COMMON else len(_COMMON))])
 TRIES = 64  # a chunk whose first files all may hit stops asking (the test costs a few percent of a file's search)
 
 
@@ -103,7 +111,10 @@ def sieve_for(terms: list[str]) -> Sieve | None:
     if not terms or any(_ESCAPED.intersection(t) or _SIGMAS.intersection(t) for t in terms):
         return None
     ascii = all(t.isascii() for t in terms)
-    return Sieve(tuple(t.encode("utf-8") for t in terms), ascii, ascii_lowering() if ascii else ())
+    words = tuple(t.encode("utf-8") for t in terms)
+    if not ascii:
+        return Sieve(words, False)
+    return Sieve(words, True, ascii_lowering(), tuple(rarest(w) for w in words))
 
 
 def scan_home(home: Any, fn: Callable[..., list[Any]], *, reduce: Callable[[list[Any]], list[Any]], limit: int,
