@@ -210,6 +210,13 @@ def trap_home(root: Path, count: int, seed: int) -> Path:
     (sessions / "wrong.json").write_text('{"messages": 3}', encoding="utf-8")
     (sessions / "list.json").write_text('["zebra"]', encoding="utf-8")
     (sessions / "latin1.json").write_bytes(b'{"messages": [{"role": "user", "content": "caf\xe9 zebra"}]}')
+    for name, number in (("long-int", "1" * 25), ("longer-int", "1" * 400), ("too-long-int", "1" * 5000),
+                         ("nan", "NaN"), ("huge", "1e999")):  # what orjson and the standard library read apart
+        (sessions / f"{name}.json").write_text(f'{{"session_id": "{name}", "n": {number}, "messages": '
+                                               f'[{{"role": "user", "content": "paris", "timestamp": {number}}}]}}',
+                                               encoding="utf-8")
+    deep = "[" * 995 + "]" * 995  # deeper than the standard library reads, not than orjson
+    (sessions / "deep.json").write_text(f'{{"messages": [], "x": {deep}}}', encoding="utf-8")
     return root
 
 
@@ -287,6 +294,25 @@ def test_the_characters_lowering_to_ascii_are_all_found():
     want = sorted(chr(i).encode() for i in range(0x80, 0x110000)
                   if not 0xD800 <= i < 0xE000 and any(ord(c) < 128 for c in chr(i).lower()))
     assert list(searchscan.ascii_lowering()) == want and len(want) >= 2
+
+
+def test_the_shape_decoder_accepts_only_what_the_standard_library_reads_alike():
+    from praisonmem.core.io import fastjson
+
+    cases = ['{"a": [1, {"b": "c"}]}', '{"n": ' + "1" * 25 + "}", '{"n": ' + "1" * 400 + "}",
+             '{"n": ' + "1" * 5000 + "}", '{"n": NaN}', '{"n": 1e999}', "[" * 995 + "]" * 995, '"\\ud800"',
+             '{"a": 1, "a": 2}', "[1,]", "\ufeff{}"]
+    for text in cases:
+        shape = fastjson.loads_shape(text.encode("utf-8"))
+        try:
+            want = json.loads(text)
+        except (ValueError, RecursionError):
+            assert shape is fastjson.REFUSED, text[:20]
+            continue
+        if shape is not fastjson.REFUSED:  # the same containers, keys and strings; numbers may differ
+            assert json.dumps(shape, default=str).replace("1.1111111111111111e+24", "1" * 25) == json.dumps(want)
+    assert fastjson.loads_shape(b"[" * 995 + b"]" * 995) is fastjson.REFUSED
+    assert fastjson.loads_shape(('{"n": ' + "1" * 25 + "}").encode()) == {"n": float("1" * 25)}
 
 
 def test_no_sieve_for_words_an_escape_could_spell():

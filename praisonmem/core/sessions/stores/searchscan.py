@@ -21,7 +21,7 @@ from functools import lru_cache, partial
 from typing import Any
 
 from praisonmem.core.errors import PraisonMemError
-from praisonmem.core.io import jsonfile, parallel
+from praisonmem.core.io import fastjson, jsonfile, parallel
 from praisonmem.core.sessions.documents import ENCRYPTED_PREFIX, is_unified, session_id_of, validate
 from praisonmem.core.sessions.stores import Scanned
 
@@ -181,7 +181,11 @@ def _chunk(paths: list[str], *, fn: Callable[..., list[Any]], waiting: dict[str,
         path = paths[at]
         try:
             raw = jsonfile.read_bytes(path)
-            doc = jsonfile.parse_object(raw, path)
+            searched = sieve is None or sieve.may_hit(raw)
+            # a file searched needs its exact values; one that is not, only what the checks below look at
+            doc = fastjson.REFUSED if searched else fastjson.loads_shape(raw)
+            if type(doc) is not dict:
+                doc = jsonfile.parse_object(raw, path)
         except PraisonMemError as exc:
             mine.add(fn(Scanned(path, None, None, exc, ref=path, store=label)))
             continue
@@ -193,9 +197,9 @@ def _chunk(paths: list[str], *, fn: Callable[..., list[Any]], waiting: dict[str,
             if claimed:
                 theirs.add(fn(Scanned(path, None, None, exc, ref=path, store=unified or "")))
             continue
+        if not searched:
+            continue
         if sieve is not None:
-            if not sieve.may_hit(raw):
-                continue
             tried += 1
             if tried == TRIES and tried == len(paths) - at:  # nothing ruled out so far: most files hit
                 sieve = None
