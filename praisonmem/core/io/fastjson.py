@@ -174,3 +174,15 @@ def _exponent_minus(raw: bytes) -> bool:
             return True
         at = raw.find(b"e-", at + 2)
     return False
+
+
+def loads_shape(raw: bytes) -> Any:
+    """:func:`loads` for a caller that looks at no number in the document: orjson's value whenever the standard
+    library decodes the bytes too, integers of 19 digits or more included (orjson reads those as floats, and
+    refuses any number beyond a double's range, so a number it reads has at most 309 digits, which the
+    standard library's 4,300-digit limit allows); else :data:`REFUSED`. Containers, keys and strings are
+    the standard library's."""
+    if orjson is None:
+        return REFUSED
+    doc = _orjson_loads(raw)
+    return doc if doc is REFUSED or _shallow(raw, doc) else REFUSED

@@ -22,13 +22,15 @@ import heapq
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
+from itertools import compress, repeat
+from operator import contains
 from typing import Any
 
 from praisonmem.core.errors import UsageError
 from praisonmem.core.paths import Paths
 from praisonmem.core.io import jsonfile
 from praisonmem.core.sessions.crypto import Key
-from praisonmem.core.sessions.documents import gateway_chat, is_encrypted
+from praisonmem.core.sessions.documents import ENCRYPTED_PREFIX, gateway_chat, is_encrypted
 from praisonmem.core.sessions.stores import Scanned, open_store
 
 SNIPPET_WIDTH = 120
@@ -71,11 +73,17 @@ def search(
     terms = [t for t in needle.split() if t]
     keep = partial(keep_top, limit=limit) if limit else None
     home = open_store(paths, store)
-    scan = home.scan
+    fn = partial(session_hits, needle=needle, terms=terms, key=key)
     sql = _sql_store(home, store)
+    found: list[Any] | None = None
     if sql is not None and all(t.isascii() for t in terms):  # SQL's case folding equals Python's for ASCII
-        scan = partial(sql.scan, only=sql.matching(terms))
-    found = scan(partial(session_hits, needle=needle, terms=terms, key=key), progress=progress, reduce=keep)
+        found = sql.scan(fn, progress=progress, reduce=keep, only=sql.matching(terms))
+    elif keep is not None:
+        from praisonmem.core.sessions.stores.searchscan import scan_home, sieve_for
+
+        found = scan_home(home, fn, reduce=keep, limit=limit, sieve=sieve_for(terms), progress=progress)
+    if found is None:
+        found = home.scan(fn, progress=progress, reduce=keep)
     hits: list[Hit] = []
     unreadable: list[tuple[str, str]] = []
     opaque = opaque_sessions = 0
@@ -132,9 +140,13 @@ def _sql_store(home: Any, store: str | None) -> Any:
     return found(home, store)
 
 
-def session_hits(item: Scanned, *, needle: str, terms: list[str], key: Key | None = None) -> list[Any]:
+def session_hits(item: Scanned, *, needle: str, terms: list[str], key: Key | None = None,
+                 floor: tuple[float, str] | None = None) -> list[Any]:
     """The hits in one session (as :data:`Hit` tuples), or the record of why it could not be read, then
-    (when it has encrypted messages no key opened) their count; may run in a worker."""
+    (when it has encrypted messages no key opened) their count; may run in a worker. With ``floor``, the
+    score and ``when`` of hits already found that enough others beat or equal: a session older than
+    ``floor``'s, when ``floor``'s score is the best there is, can only add to the count, so it gives
+    its number of hits instead of them."""
     if item.doc is None:
         assert item.error is not None
         return [{"file": item.where, "error": item.error.message}]
@@ -151,11 +163,12 @@ def session_hits(item: Scanned, *, needle: str, terms: list[str], key: Key | Non
             if type(message) is not dict:
                 continue
             content = message.get("content")
-            if is_encrypted(content):
-                if cipher is None:
-                    opaque += 1
-                    continue
-                content = cipher.decrypt(content, f"session '{item.session_id}'")
+            if type(content) is not str or content.startswith(ENCRYPTED_PREFIX):  # is_encrypted, inlined for str
+                if is_encrypted(content):
+                    if cipher is None:
+                        opaque += 1
+                        continue
+                    content = cipher.decrypt(content, f"session '{item.session_id}'")
             if type(content) is str and content:
                 texts.append((section, index, message, content))
             if not gateway and message.get("role") == "system" and type(message.get("metadata")) is dict:
@@ -186,16 +199,19 @@ def session_hits(item: Scanned, *, needle: str, terms: list[str], key: Key | Non
         parts = [t[3].lower() for t in texts]
     updated = doc.get("updated_at")
     when = updated if isinstance(updated, str) else ""
+    # Per word, which parts hold it, by map() in C; a part holding the whole query holds every word.
+    held = [list(map(contains, parts, repeat(term))) for term in terms]
+    words = held[0] if len(held) == 1 else list(map(sum, zip(*held)))
+    if floor is not None and when < floor[1] and floor[0] >= 2.0 + len(terms):
+        count = len(words) - words.count(0)
+        return [count, *tail] if count else tail
     sid, where, label = item.session_id, str(item.where), item.store
     found: list[Any] = []
-    for (section, index, message, content), lowered in zip(texts, parts):
-        points = 2.0 if needle in lowered else 0.0
-        for term in terms:
-            if term in lowered:
-                points += 1.0
-        if points:
-            found.append((points, when, section, index, content, message.get("role"), message.get("timestamp"),
-                          updated, sid, where, label))
+    for i in compress(range(len(parts)), words):
+        section, index, message, content = texts[i]
+        points = (2.0 if needle in parts[i] else 0.0) + words[i]
+        found.append((points, when, section, index, content, message.get("role"), message.get("timestamp"),
+                      updated, sid, where, label))
     return found + tail
 
 
