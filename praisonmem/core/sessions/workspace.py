@@ -21,6 +21,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
 from praisonmem.core.errors import UsageError
+from praisonmem.core.io.digest import md5_hex, sha256_hex
 
 if TYPE_CHECKING:
     from praisonmem.core.paths import Paths
@@ -122,20 +123,16 @@ def agent_name_or_default(name: str | None) -> str:
 
 def history_id(workspace: str, name: str | None) -> str:
     """``history_`` + sha256 of ``"<workspace>:<name>"``; ``workspace`` is ``global`` in global scope."""
-    import hashlib  # only the commands that name history ids load OpenSSL
-
-    digest = hashlib.sha256(f"{workspace}:{agent_name_or_default(name)}".encode()).hexdigest()
+    digest = sha256_hex(f"{workspace}:{agent_name_or_default(name)}".encode())
     return f"history_{digest[:8]}"
 
 
 def legacy_ids(name: str | None) -> dict[str, str]:
     """Pre-workspace name-only ids, in the library's adoption order (sha256, then md5)."""
-    import hashlib
-
     raw = agent_name_or_default(name).encode()
     return {
-        "sha256": f"history_{hashlib.sha256(raw).hexdigest()[:8]}",
-        "md5": f"history_{hashlib.md5(raw).hexdigest()[:8]}",
+        "sha256": f"history_{sha256_hex(raw)[:8]}",
+        "md5": f"history_{md5_hex(raw)[:8]}",
     }
 
 
