@@ -63,7 +63,7 @@ import sys
 from praisonmem.cli.app import run
 assert run(sys.argv[1:]) == 0
 heavy = ("rich", "filelock", "tarfile", "sqlite3", "multiprocessing", "tomli_w", "pydantic", "hashlib", "tempfile",
-         "platformdirs", "orjson", "tomllib")
+         "platformdirs", "orjson", "tomllib", "json")
 print()
 print(" ".join(sorted(m for m in sys.modules if m.startswith("praisonmem") or m in heavy)))
 """
@@ -85,8 +85,8 @@ def test_workspace_id_imports_only_its_own_modules(tmp_path):
     (no other group, no file store, no Rich, no filelock, no hashlib, tempfile or platformdirs)."""
     own = {"praisonmem.cli.commands.workspace", "praisonmem.core.sessions.workspace",
            "praisonmem.core.io.digest"}  # history ids' SHA-256, without OpenSSL
-    assert imported_by(tmp_path, "workspace", "id", "--json") == BASE | own
-    assert imported_by(tmp_path, "workspace", "id") == BASE | own
+    assert imported_by(tmp_path, "workspace", "id", "--json") == BASE | own | {"json"}
+    assert imported_by(tmp_path, "workspace", "id") == BASE | own  # text: no JSON module at all
 
 
 def test_session_list_imports_the_json_store_and_nothing_it_does_not_use(tmp_path, fixture_home):
@@ -97,7 +97,7 @@ def test_session_list_imports_the_json_store_and_nothing_it_does_not_use(tmp_pat
         "praisonmem.core.sessions.stores", "praisonmem.core.sessions.stores.home",
         "praisonmem.core.sessions.stores.jsondir", "praisonmem.core.sessions.stores.praisonai_cli",
         "praisonmem.core.sessions.workspace",
-        "praisonmem.core.io.fastjson", "orjson",  # the one JSON reader
+        "praisonmem.core.io.fastjson", "orjson", "json",  # the one JSON reader, and the writer of --json
         "praisonmem.core.io.cache", "praisonmem.core.sessions.listcache",  # the rows kept between calls
         "praisonmem.core.io.digest"}  # history ids (the scope of each history_* file), without OpenSSL
 
