@@ -102,6 +102,30 @@ def test_session_list_imports_the_json_store_and_nothing_it_does_not_use(tmp_pat
         "praisonmem.core.io.digest"}  # history ids (the scope of each history_* file), without OpenSSL
 
 
+def test_session_show_imports_neither_the_listing_nor_the_writers(tmp_path, fixture_home):
+    """`session show` of a session no other store holds: no listing (nor its cache), no transfer/ops/result."""
+    assert imported_by(tmp_path, "--home", str(fixture_home), "session", "show", "my_chat") == BASE | {
+        "praisonmem.cli.commands.session", "praisonmem.cli.progress", "praisonmem.cli.prompts",
+        "praisonmem.cli.render", "praisonmem.cli.render.transcript",
+        "praisonmem.core.io.jsonfile", "praisonmem.core.io.parallel", "praisonmem.core.io.fastjson", "orjson", "json",
+        "praisonmem.core.sessions.documents", "praisonmem.core.sessions.view", "praisonmem.core.sessions.crypto",
+        "praisonmem.core.sessions.stores", "praisonmem.core.sessions.stores.home",
+        "praisonmem.core.sessions.stores.jsondir", "praisonmem.core.sessions.stores.praisonai_cli",
+        "praisonmem.core.sessions.workspace", "praisonmem.core.io.digest"}
+
+
+def test_a_built_command_has_its_annotations_evaluated_once(tmp_path):
+    """Start-up cost: Typer would evaluate each annotation string four times while building a command."""
+    code = ("import sys\n"
+            "from praisonmem.cli.app import run, root\n"
+            "from praisonmem.cli.commands import workspace\n"
+            "assert run(['workspace', 'id', '--json']) == 0\n"
+            "for f in (root, workspace.workspace_id_command):\n"
+            "    print(sorted(k for k, v in f.__annotations__.items() if isinstance(v, str)))\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines()[-2:] == ["[]", "[]"]
+
+
 def test_the_entry_point_freezes_what_the_imports_built(tmp_path):
     """Start-up cost: the console script moves the imported modules' objects out of the collector's way before
     the command runs (gc.freeze); what the command creates is still collected."""

@@ -8,22 +8,26 @@ hashlib where an interpreter has neither module.
 
 from __future__ import annotations
 
+import importlib
+import sys
 from collections.abc import Callable
 from functools import cache
 from typing import Any
 
 
+# Where CPython keeps each: _sha2 since 3.12, _sha256 before (asking for a module that is not there costs a
+# search of the whole sys.path).
+MODULES = {"sha256": "_sha2" if sys.version_info >= (3, 12) else "_sha256", "md5": "_md5"}
+
+
 @cache
 def _constructor(name: str) -> Callable[[bytes], Any]:
-    modules = {"sha256": ("_sha2", "_sha256"), "md5": ("_md5",)}[name]  # _sha2 since 3.12, _sha256 before
-    for module in modules:
-        try:
-            return getattr(__import__(module), name)
-        except (ImportError, AttributeError):
-            continue
-    import hashlib
+    try:
+        return getattr(importlib.import_module(MODULES[name]), name)
+    except (ImportError, AttributeError):
+        import hashlib
 
-    return getattr(hashlib, name)
+        return getattr(hashlib, name)
 
 
 def sha256_hex(data: bytes) -> str:
