@@ -22,8 +22,6 @@ where the session keeps ciphertext.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 import os
 import re
@@ -97,6 +95,9 @@ def read_key_file(path: Path) -> str:
 
 @lru_cache(maxsize=None)
 def _fernet(secret: str, source: str) -> Any:
+    import base64  # with the key only: reading a plain session needs none of it
+    import binascii
+
     try:
         from cryptography.fernet import Fernet
     except ImportError:
