@@ -57,6 +57,8 @@ class Turn:
 
 @dataclass
 class SessionView:
+    """What ``session show`` presents: the session's turns and what it says about them."""
+
     file: str
     doc: dict[str, Any]
     session_id: str
