@@ -84,7 +84,7 @@ def test_workspace_id_imports_only_its_own_modules(tmp_path):
     """Start-up cost: `workspace id` loads its group and the sessions package's workspace module, nothing else
     (no other group, no file store, no Rich, no filelock, no hashlib, tempfile or platformdirs)."""
     own = {"praisonmem.cli.commands.workspace", "praisonmem.core.sessions.workspace",
-           "praisonmem.core.io.digest"}  # history ids' SHA-256, without OpenSSL
+           "praisonmem.core.sessions.scopes", "praisonmem.core.io.digest"}  # history ids' SHA-256, without OpenSSL
     assert imported_by(tmp_path, "workspace", "id", "--json") == BASE | own | {"json"}
     assert imported_by(tmp_path, "workspace", "id") == BASE | own  # text: no JSON module at all
 
@@ -96,14 +96,15 @@ def test_session_list_imports_the_json_store_and_nothing_it_does_not_use(tmp_pat
         "praisonmem.core.sessions.documents", "praisonmem.core.sessions.listing",
         "praisonmem.core.sessions.stores", "praisonmem.core.sessions.stores.home",
         "praisonmem.core.sessions.stores.jsondir", "praisonmem.core.sessions.stores.praisonai_cli",
-        "praisonmem.core.sessions.workspace",
+        "praisonmem.core.sessions.workspace", "praisonmem.core.sessions.scopes",
         "praisonmem.core.io.fastjson", "orjson", "json",  # the one JSON reader, and the writer of --json
         "praisonmem.core.io.cache", "praisonmem.core.sessions.listcache",  # the rows kept between calls
         "praisonmem.core.io.digest"}  # history ids (the scope of each history_* file), without OpenSSL
 
 
 def test_session_show_imports_neither_the_listing_nor_the_writers(tmp_path, fixture_home):
-    """`session show` of a session no other store holds: no listing (nor its cache), no transfer/ops/result."""
+    """`session show` of a session no other store holds: no listing (nor its cache), no workspace rules, no
+    transfer/ops/result."""
     assert imported_by(tmp_path, "--home", str(fixture_home), "session", "show", "my_chat") == BASE | {
         "praisonmem.cli.commands.session", "praisonmem.cli.progress", "praisonmem.cli.prompts",
         "praisonmem.cli.render", "praisonmem.cli.render.transcript",
@@ -111,7 +112,7 @@ def test_session_show_imports_neither_the_listing_nor_the_writers(tmp_path, fixt
         "praisonmem.core.sessions.documents", "praisonmem.core.sessions.view", "praisonmem.core.sessions.crypto",
         "praisonmem.core.sessions.stores", "praisonmem.core.sessions.stores.home",
         "praisonmem.core.sessions.stores.jsondir", "praisonmem.core.sessions.stores.praisonai_cli",
-        "praisonmem.core.sessions.workspace", "praisonmem.core.io.digest"}
+        "praisonmem.core.sessions.scopes", "praisonmem.core.io.digest"}  # --scope's choices, not the workspace rules
 
 
 def test_a_built_command_has_its_annotations_evaluated_once(tmp_path):

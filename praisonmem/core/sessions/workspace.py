@@ -16,12 +16,12 @@ import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from enum import StrEnum
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
 from praisonmem.core.errors import UsageError
 from praisonmem.core.io.digest import md5_hex, sha256_hex
+from praisonmem.core.sessions.scopes import Scope
 
 if TYPE_CHECKING:
     from praisonmem.core.paths import Paths
@@ -180,16 +180,6 @@ def describe(paths: Paths, agent: str | None = None, *, global_scope: bool = Fal
         result.update(agent=choice.agent, history_id=choice.session_id, path=str(ref), exists=store.exists(ref),
                       legacy_ids=choice.legacy, kind=choice.kind)
     return result
-
-
-class Scope(StrEnum):
-    """Where a session belongs relative to the current workspace (``session list --scope``)."""
-
-    workspace = "workspace"  # the current workspace's history id for its agent
-    global_ = "global"  # the global-scope id (PRAISONAI_GLOBAL_SESSIONS)
-    legacy = "legacy"  # a name-only id from before workspace scoping
-    other = "other"  # a history id of another workspace
-    explicit = "explicit"  # not a history id at all
 
 
 def scope_of(session_id: str, agent_name: str | None, workspace: str) -> Scope:
