@@ -12,7 +12,7 @@ def entry() -> None:
         from praisonmem.cli import interrupts
 
         interrupts.install()
-        from praisonmem.cli.app import main
+        from praisonmem.cli import app
     except BaseException as exc:
         handler = sys.modules.get("praisonmem.cli.interrupts")
         if not (isinstance(exc, KeyboardInterrupt) or handler is not None and handler.seen()):
@@ -24,10 +24,12 @@ def entry() -> None:
         sys.exit(130)
     # What the imports built (Typer's and praisonmem's modules, classes, functions) lives until the process
     # ends: the collector need not walk it again in each collection of the run, nor at exit (≈ 10 ms of the
-    # ≈ 72 that `praisonmem workspace id` took). What the command itself creates is collected as before.
+    # ≈ 72 that `praisonmem workspace id` took). So is what building the invoked command imports and makes
+    # (app.FREEZE_BUILT); what the command creates as it runs is collected as ever.
     gc.freeze()
     gc.enable()
-    main()
+    app.FREEZE_BUILT = True
+    app.main()
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ code from :mod:`praisonmem.core.errors`.
 
 from __future__ import annotations
 
+import gc
 import math
 import os
 import sys
@@ -37,6 +38,9 @@ SUBCOMMANDS = {name: f"praisonmem.cli.commands.{name}" for name in (
     "workspace", "session", "memory", "episodic", "learn", "upsonic", "check", "migrate", "backup", "config", "usage",
     "completion")}
 SINGLE = ("check", "migrate", "usage")  # one command each, not a group
+# Set by the console script (this process is the CLI): what building a command imported and made lives until the
+# process ends, so it is frozen out of the collector's way as what the start-up imports made is (__main__.py).
+FREEZE_BUILT = False
 _built: dict[str, Any] = {}
 
 
@@ -176,6 +180,8 @@ class _LazyCommands(MutableMapping):
     def __getitem__(self, name: str) -> Any:
         if name not in self._commands:
             self._commands[name] = self._builders[name]()  # KeyError for an unknown name, as a dict
+            if FREEZE_BUILT:
+                gc.freeze()
         return self._commands[name]
 
     def __setitem__(self, name: str, command: Any) -> None:
