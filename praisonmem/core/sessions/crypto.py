@@ -264,7 +264,9 @@ def _plain_before(current: dict[str, Any], key: str, index: int, message: Any) -
     return [f for f in plaintext_fields(old) if _redaction_of(old.get(f), message.get(f))]
 
 
-_MARK = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
+@lru_cache(maxsize=None)
+def _mark() -> re.Pattern[str]:
+    return re.compile(r"\[REDACTED:[a-z0-9_]+\]")  # compiled for a write that redacts, not for every read
 
 
 def _redaction_of(old: Any, new: Any) -> bool:
@@ -276,7 +278,7 @@ def _redaction_of(old: Any, new: Any) -> bool:
     before, after = text(old), text(new)
     if before == after:
         return True
-    pattern = "(?:.+?)".join(re.escape(part) for part in _MARK.split(after))
+    pattern = "(?:.+?)".join(re.escape(part) for part in _mark().split(after))
     return re.fullmatch(pattern, before, re.DOTALL) is not None
 
 

@@ -95,7 +95,9 @@ def _maybe_in_repository(cwd: str) -> bool:
         path = parent
 
 
-_COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # a SHA-1 or SHA-256 repository's commit id
+@lru_cache(maxsize=None)
+def _commit() -> re.Pattern[str]:
+    return re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # a SHA-1 or SHA-256 repository's commit id (compiled when asked)
 
 
 def named_workspace(value: str, option: str = "--from-workspace") -> str:
@@ -107,7 +109,7 @@ def named_workspace(value: str, option: str = "--from-workspace") -> str:
         return value
     kind, colon, rest = value.partition(":")
     if colon and kind == "git":
-        if not _COMMIT.fullmatch(rest):
+        if not _commit().fullmatch(rest):
             raise UsageError(f"{option} {value}: a git: workspace id is git: and a commit id (40 or 64 hex digits)")
         return value
     if colon and kind == "dir":
