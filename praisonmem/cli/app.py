@@ -14,6 +14,7 @@ code from :mod:`praisonmem.core.errors`.
 
 from __future__ import annotations
 
+import gc
 import math
 import os
 import sys
@@ -37,6 +38,9 @@ SUBCOMMANDS = {name: f"praisonmem.cli.commands.{name}" for name in (
     "workspace", "session", "memory", "episodic", "learn", "upsonic", "check", "migrate", "backup", "config", "usage",
     "completion")}
 SINGLE = ("check", "migrate", "usage")  # one command each, not a group
+# Set by the console script (this process is the CLI): what building a command imported and made lives until the
+# process ends, so it is frozen out of the collector's way as what the start-up imports made is (__main__.py).
+FREEZE_BUILT = False
 _built: dict[str, Any] = {}
 
 
@@ -46,6 +50,7 @@ def _build(name: str) -> Any:
         import importlib
 
         sub_app = importlib.import_module(SUBCOMMANDS[name]).app
+        _evaluate_tree(sub_app, commands=name in SINGLE)
         # `check` and `migrate` (one command, no callback) become plain commands; a group's own commands are
         # built only when looked up, like the groups themselves (each costs Typer a signature analysis).
         built = _with_quiet(typer.main.get_command(sub_app)) if name in SINGLE else _lazy_group(sub_app)
@@ -67,13 +72,42 @@ def _lazy_group(sub_app: typer.Typer) -> Any:
         sub_app.registered_commands, sub_app.info.cls = infos, placeholder
 
     def builder(info: Any) -> Callable[[], Any]:
-        return lambda: _with_quiet(typer.main.get_command_from_info(
-            info, pretty_exceptions_short=sub_app.pretty_exceptions_short, rich_markup_mode=sub_app.rich_markup_mode))
+        def build() -> Any:
+            _evaluate(info.callback)
+            return _with_quiet(typer.main.get_command_from_info(
+                info, pretty_exceptions_short=sub_app.pretty_exceptions_short,
+                rich_markup_mode=sub_app.rich_markup_mode))
+
+        return build
 
     builders = {info.name or typer.main.get_command_name(info.callback.__name__): builder(info) for info in infos}
     nested = {n: (lambda c=c: _with_quiet(c)) for n, c in group.commands.items()}  # sub-groups Typer built eagerly
     group.commands = _LazyCommands({**builders, **nested})
     return group
+
+
+def _evaluate(callback: Callable[..., Any] | None) -> None:
+    """Typer reads a callback's annotations four times as it builds its command (two signatures, two type-hint
+    look-ups), and under ``from __future__ import annotations`` each read evaluates the strings anew: evaluated
+    once here, to the objects each read would have made, there is nothing left for Typer to evaluate."""
+    annotations = getattr(callback, "__annotations__", None)
+    if annotations and any(isinstance(value, str) for value in annotations.values()):
+        import inspect
+
+        callback.__annotations__ = inspect.get_annotations(callback, eval_str=True)
+
+
+def _evaluate_tree(sub_app: typer.Typer, *, commands: bool) -> None:
+    """:func:`_evaluate` for what Typer builds at once: the group's callback and its sub-groups, whole (and its
+    commands too when ``commands``; a lazy group's are evaluated one by one as they are built)."""
+    if sub_app.registered_callback is not None:
+        _evaluate(sub_app.registered_callback.callback)
+    if commands:
+        for info in sub_app.registered_commands:
+            _evaluate(info.callback)
+    for group in sub_app.registered_groups:
+        if group.typer_instance is not None:
+            _evaluate_tree(group.typer_instance, commands=True)
 
 
 QUIET_HELP = "No notes, warnings or progress on stderr (errors still show); for cron."
@@ -146,6 +180,8 @@ class _LazyCommands(MutableMapping):
     def __getitem__(self, name: str) -> Any:
         if name not in self._commands:
             self._commands[name] = self._builders[name]()  # KeyError for an unknown name, as a dict
+            if FREEZE_BUILT:
+                gc.freeze()
         return self._commands[name]
 
     def __setitem__(self, name: str, command: Any) -> None:
@@ -230,6 +266,11 @@ def root(
     state.home_must_exist = name not in ("workspace", "config", "completion")  # they show and set where it is
     if name is not None and name != "config":
         state.json_default = state.setting("output") == "json"
+
+
+_evaluate(root)
+_evaluate(_set_quiet)
+_evaluate(_version)
 
 
 # The zsh file starts with ``#compdef praisonmem`` (Typer's starts with a blank line, which compinit ignores) and

@@ -18,7 +18,6 @@ the exact data, with the characters JSON leaves raw written as ``\\u`` escapes.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
@@ -65,6 +64,8 @@ class Output:
     # -- machine-readable ------------------------------------------------------
 
     def json(self, obj: Any) -> None:
+        import json  # not at start-up: the commands printing text need none of it
+
         if self.tty:
             text = json.dumps(obj, ensure_ascii=False, indent=2)
         else:
@@ -76,6 +77,8 @@ class Output:
         sys.stdout.write(json_safe(text.rstrip("\n")) + "\n")
 
     def ndjson(self, rows: Iterable[Any]) -> None:
+        import json
+
         for row in rows:
             sys.stdout.write(json_safe(json.dumps(row, ensure_ascii=False)) + "\n")
             sys.stdout.flush()

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 
 @dataclass
 class State:
+    """One invocation's root options, and its settings and paths once resolved."""
+
     home: str | None = None
     memory_dir: str | None = None
     no_color: bool = False

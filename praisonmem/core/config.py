@@ -109,6 +109,8 @@ def _user(key: str, value: Any) -> str:
 
 @dataclass(frozen=True)
 class Key:
+    """A setting: its name in the file, its environment variable, its check, its default and its meaning."""
+
     name: str
     env: str
     check: Callable[[str, Any], Any]
@@ -194,6 +196,8 @@ def load_file(path: Path) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Setting:
+    """A setting's value and the rule that gave it."""
+
     value: Any
     source: str  # which rule gave the value: "flag", "env <NAME>", "config" or "default"
 

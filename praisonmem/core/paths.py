@@ -38,6 +38,8 @@ class Resolved:
 
 @dataclass(frozen=True)
 class Paths:
+    """The PraisonAI data dir, its state dir and the FileMemory base dir, each with its rule."""
+
     data: Resolved
     state: Resolved
     memory: Resolved

@@ -63,7 +63,7 @@ import sys
 from praisonmem.cli.app import run
 assert run(sys.argv[1:]) == 0
 heavy = ("rich", "filelock", "tarfile", "sqlite3", "multiprocessing", "tomli_w", "pydantic", "hashlib", "tempfile",
-         "platformdirs", "orjson", "tomllib")
+         "platformdirs", "orjson", "tomllib", "json", "base64", "_hashlib")
 print()
 print(" ".join(sorted(m for m in sys.modules if m.startswith("praisonmem") or m in heavy)))
 """
@@ -83,24 +83,60 @@ def imported_by(tmp_path, *args: str) -> set[str]:
 def test_workspace_id_imports_only_its_own_modules(tmp_path):
     """Start-up cost: `workspace id` loads its group and the sessions package's workspace module, nothing else
     (no other group, no file store, no Rich, no filelock, no hashlib, tempfile or platformdirs)."""
-    assert imported_by(tmp_path, "workspace", "id", "--json") == BASE | {
-        "praisonmem.cli.commands.workspace", "praisonmem.core.sessions.workspace"}
-    assert imported_by(tmp_path, "workspace", "id") == BASE | {
-        "praisonmem.cli.commands.workspace", "praisonmem.core.sessions.workspace"}
+    own = {"praisonmem.cli.commands.workspace", "praisonmem.core.sessions.workspace",
+           "praisonmem.core.sessions.scopes", "praisonmem.core.io.digest"}  # history ids' SHA-256, without OpenSSL
+    assert imported_by(tmp_path, "workspace", "id", "--json") == BASE | own | {"json"}
+    assert imported_by(tmp_path, "workspace", "id") == BASE | own  # text: no JSON module at all
 
 
 def test_session_list_imports_the_json_store_and_nothing_it_does_not_use(tmp_path, fixture_home):
     assert imported_by(tmp_path, "--home", str(fixture_home), "session", "list", "--json") == BASE | {
         "praisonmem.cli.commands.session", "praisonmem.cli.progress", "praisonmem.cli.prompts",
-        "praisonmem.core.io.jsonfile", "praisonmem.core.io.outfile", "praisonmem.core.io.parallel",
-        "praisonmem.core.io.timeutil", "praisonmem.core.sessions.documents", "praisonmem.core.sessions.listing",
-        "praisonmem.core.sessions.ops", "praisonmem.core.sessions.stores", "praisonmem.core.sessions.stores.home",
+        "praisonmem.core.io.jsonfile", "praisonmem.core.io.parallel",
+        "praisonmem.core.sessions.documents", "praisonmem.core.sessions.listing",
+        "praisonmem.core.sessions.stores", "praisonmem.core.sessions.stores.home",
         "praisonmem.core.sessions.stores.jsondir", "praisonmem.core.sessions.stores.praisonai_cli",
-        "praisonmem.core.sessions.transfer", "praisonmem.core.sessions.workspace",
-        "praisonmem.core.io.fastjson", "orjson",  # the one JSON reader
+        "praisonmem.core.sessions.workspace", "praisonmem.core.sessions.scopes",
+        "praisonmem.core.io.fastjson", "orjson", "json",  # the one JSON reader, and the writer of --json
         "praisonmem.core.io.cache", "praisonmem.core.sessions.listcache",  # the rows kept between calls
-        "praisonmem.core.result",  # the session package's writers share its modules
-        "hashlib"}  # history ids: the scope of each history_* file
+        "praisonmem.core.io.digest"}  # history ids (the scope of each history_* file), without OpenSSL
+
+
+def test_session_show_imports_neither_the_listing_nor_the_writers(tmp_path, fixture_home):
+    """`session show` of a session no other store holds: no listing (nor its cache), no workspace rules, no
+    transfer/ops/result."""
+    assert imported_by(tmp_path, "--home", str(fixture_home), "session", "show", "my_chat") == BASE | {
+        "praisonmem.cli.commands.session", "praisonmem.cli.progress", "praisonmem.cli.prompts",
+        "praisonmem.cli.render", "praisonmem.cli.render.transcript",
+        "praisonmem.core.io.jsonfile", "praisonmem.core.io.parallel", "praisonmem.core.io.fastjson", "orjson", "json",
+        "praisonmem.core.sessions.documents", "praisonmem.core.sessions.view", "praisonmem.core.sessions.crypto",
+        "praisonmem.core.sessions.stores", "praisonmem.core.sessions.stores.home",
+        "praisonmem.core.sessions.stores.jsondir", "praisonmem.core.sessions.stores.praisonai_cli",
+        "praisonmem.core.sessions.scopes", "praisonmem.core.io.digest"}  # --scope's choices, not the workspace rules
+
+
+def test_a_built_command_has_its_annotations_evaluated_once(tmp_path):
+    """Start-up cost: Typer would evaluate each annotation string four times while building a command."""
+    code = ("import sys\n"
+            "from praisonmem.cli.app import run, root\n"
+            "from praisonmem.cli.commands import workspace\n"
+            "assert run(['workspace', 'id', '--json']) == 0\n"
+            "for f in (root, workspace.workspace_id_command):\n"
+            "    print(sorted(k for k, v in f.__annotations__.items() if isinstance(v, str)))\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines()[-2:] == ["[]", "[]"]
+
+
+def test_the_entry_point_freezes_what_the_imports_built(tmp_path):
+    """Start-up cost: the console script imports with the collector off and moves the imported modules' objects
+    out of its way before the command runs (gc.freeze); what the command creates is collected as ever."""
+    code = ("import gc, sys\n"
+            "import praisonmem.cli.app as app\n"
+            "app.main = lambda: print(gc.get_freeze_count() > 0, gc.isenabled(), app.FREEZE_BUILT)\n"
+            "from praisonmem.__main__ import entry\n"
+            "entry()\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert done.stdout == "True True True\n"
 
 
 def test_a_call_builds_only_the_sub_command_it_names(tmp_path):

@@ -89,7 +89,7 @@ def list_command(
     user: Annotated[str | None, typer.Option("--user", metavar="ID", help="Only this user_id.")] = None,
     scope: ScopeOption = None,
     sort: Annotated[sessions.SortKey, typer.Option("--sort", help="Sort key (updated/created/messages: newest or "
-                                                                  "most first).")] = sessions.SortKey.updated,
+                                                                  "most first).")] = "updated",
     limit: LimitOption = 50,
     store: StoreOption = None,
     table_prefix: TablePrefixOption = None,
@@ -585,7 +585,7 @@ def import_command(
     file: Annotated[str, typer.Argument(metavar="FILE", help="An export file ('-' reads stdin).")],
     on_conflict: Annotated[sessions.OnConflict, typer.Option("--on-conflict",
                                                              help="When a session already exists.")
-                           ] = sessions.OnConflict.fail,
+                           ] = "fail",
     store: Annotated[str | None, typer.Option("--store", metavar="STORE", autocompletion=_complete_stores,
                                               help="Import into this store: json (default), sessions.db, "
                                                    "project:<id>, or another store by where it is (see "

@@ -19,12 +19,24 @@ C0 itself, and DEL, C1, bidi controls, line separators and lone surrogates becom
 from __future__ import annotations
 
 import re
+from functools import cache
 
 _BIDI = "\u202a-\u202e\u2066-\u2069"  # embeddings, overrides and isolates ("Trojan Source")
 _SURROGATES = "\ud800-\udfff"  # a lone one cannot even be encoded to UTF-8 for the terminal
-_LINE = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI}{_SURROGATES}]")
-_BODY = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}{_SURROGATES}]")
-_JSON = re.compile(f"[\x7f-\x9f{_BIDI}\u2028\u2029{_SURROGATES}]")
+# Each pattern compiled when first used (a command uses one or two of them; compiling all costs a cheap
+# command's start-up ≈ 1 ms).
+_PATTERNS = {
+    "line": f"[\x00-\x1f\x7f-\x9f{_BIDI}{_SURROGATES}]",
+    "body": f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}{_SURROGATES}]",
+    "json": f"[\x7f-\x9f{_BIDI}\u2028\u2029{_SURROGATES}]",
+}
+
+
+@cache
+def _pattern(name: str) -> re.Pattern[str]:
+    return re.compile(_PATTERNS[name])
+
+
 _NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
 
 
@@ -38,21 +50,25 @@ def _escape(match: re.Match[str]) -> str:
 
 def printable(text: str, *, multiline: bool = False) -> str:
     """``text`` with every character a terminal would act on shown escaped."""
-    pattern = _BODY if multiline else _LINE
+    pattern = _pattern("body" if multiline else "line")
     return pattern.sub(_escape, text) if pattern.search(text) else text
 
 
 def json_safe(text: str) -> str:
     """JSON text with the characters JSON leaves raw written as ``\\u`` escapes (same data)."""
-    return _JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text) if _JSON.search(text) else text
+    pattern = _pattern("json")
+    return pattern.sub(lambda m: f"\\u{ord(m.group()):04x}", text) if pattern.search(text) else text
 
 
 # json_safe's characters as UTF-8 (DEL, C1, line separators, bidi controls); a lone surrogate has none.
-_JSON_UTF8 = re.compile(rb"\x7f|\xc2[\x80-\x9f]|\xe2\x80[\xa8-\xae]|\xe2\x81[\xa6-\xa9]")
+@cache
+def _json_utf8() -> re.Pattern[bytes]:
+    return re.compile(rb"\x7f|\xc2[\x80-\x9f]|\xe2\x80[\xa8-\xae]|\xe2\x81[\xa6-\xa9]")
 
 
 def json_safe_utf8(data: bytes) -> bytes:
     """:func:`json_safe` for UTF-8 JSON text that is already bytes (no copy through ``str``)."""
-    if not _JSON_UTF8.search(data):
+    pattern = _json_utf8()
+    if not pattern.search(data):
         return data
-    return _JSON_UTF8.sub(lambda m: b"\\u%04x" % ord(m.group().decode("utf-8")), data)
+    return pattern.sub(lambda m: b"\\u%04x" % ord(m.group().decode("utf-8")), data)

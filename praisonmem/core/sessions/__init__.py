@@ -50,7 +50,8 @@ _EXPORTS = {
     "redaction": ("SecretLevel", "plan_redact", "redact_document", "scan_secrets"),
     "watch": ("NewTurn", "Watched"),
     "merge": ("merge_documents",),
-    "workspace": ("Scope", "choose_history_id", "global_from_env", "history_id", "is_global", "legacy_ids",
+    "scopes": ("Scope",),
+    "workspace": ("choose_history_id", "global_from_env", "history_id", "is_global", "legacy_ids",
                   "scope_of", "workspace_id"),
 }
 # A name that is also a submodule's would be shadowed by the submodule once it is imported.
@@ -89,6 +90,7 @@ if TYPE_CHECKING:
     from praisonmem.core.sessions.watch import NewTurn, Watched
     from praisonmem.core.sessions.watch import watch as watch_session
     from praisonmem.core.sessions.view import SessionView, Turn, show
-    from praisonmem.core.sessions.workspace import (Scope, choose_history_id, global_from_env, history_id,
+    from praisonmem.core.sessions.scopes import Scope
+    from praisonmem.core.sessions.workspace import (choose_history_id, global_from_env, history_id,
                                                     is_global, legacy_ids, scope_of, workspace_id)
     from praisonmem.core.sessions.workspace import describe as describe_workspace

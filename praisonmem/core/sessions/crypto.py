@@ -22,8 +22,6 @@ where the session keeps ciphertext.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 import os
 import re
@@ -97,6 +95,9 @@ def read_key_file(path: Path) -> str:
 
 @lru_cache(maxsize=None)
 def _fernet(secret: str, source: str) -> Any:
+    import base64  # with the key only: reading a plain session needs none of it
+    import binascii
+
     try:
         from cryptography.fernet import Fernet
     except ImportError:
@@ -263,7 +264,9 @@ def _plain_before(current: dict[str, Any], key: str, index: int, message: Any) -
     return [f for f in plaintext_fields(old) if _redaction_of(old.get(f), message.get(f))]
 
 
-_MARK = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
+@lru_cache(maxsize=None)
+def _mark() -> re.Pattern[str]:
+    return re.compile(r"\[REDACTED:[a-z0-9_]+\]")  # compiled for a write that redacts, not for every read
 
 
 def _redaction_of(old: Any, new: Any) -> bool:
@@ -275,7 +278,7 @@ def _redaction_of(old: Any, new: Any) -> bool:
     before, after = text(old), text(new)
     if before == after:
         return True
-    pattern = "(?:.+?)".join(re.escape(part) for part in _MARK.split(after))
+    pattern = "(?:.+?)".join(re.escape(part) for part in _mark().split(after))
     return re.fullmatch(pattern, before, re.DOTALL) is not None
 
 

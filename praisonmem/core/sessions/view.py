@@ -57,6 +57,8 @@ class Turn:
 
 @dataclass
 class SessionView:
+    """What ``session show`` presents: the session's turns and what it says about them."""
+
     file: str
     doc: dict[str, Any]
     session_id: str
@@ -99,11 +101,11 @@ def _is_location(store: str) -> bool:
 
 def _copies(home: SessionStore, ref: Any, shown: SessionView) -> dict[str, Any]:
     """How this copy compares with the same session in the home's other stores (empty: there is none)."""
-    from praisonmem.core.sessions.listing import compare_copies
-
     others = home.copies(ref, shown.session_id)
     if not others:
         return {}
+    from praisonmem.core.sessions.listing import compare_copies  # only with copies to compare
+
     items = [(shown.store, shown.doc.get("updated_at"), ref)]
     for other in others:
         try:

@@ -16,11 +16,12 @@ import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from enum import StrEnum
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
 from praisonmem.core.errors import UsageError
+from praisonmem.core.io.digest import md5_hex, sha256_hex
+from praisonmem.core.sessions.scopes import Scope
 
 if TYPE_CHECKING:
     from praisonmem.core.paths import Paths
@@ -94,7 +95,9 @@ def _maybe_in_repository(cwd: str) -> bool:
         path = parent
 
 
-_COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # a SHA-1 or SHA-256 repository's commit id
+@lru_cache(maxsize=None)
+def _commit() -> re.Pattern[str]:
+    return re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # a SHA-1 or SHA-256 repository's commit id (compiled when asked)
 
 
 def named_workspace(value: str, option: str = "--from-workspace") -> str:
@@ -106,7 +109,7 @@ def named_workspace(value: str, option: str = "--from-workspace") -> str:
         return value
     kind, colon, rest = value.partition(":")
     if colon and kind == "git":
-        if not _COMMIT.fullmatch(rest):
+        if not _commit().fullmatch(rest):
             raise UsageError(f"{option} {value}: a git: workspace id is git: and a commit id (40 or 64 hex digits)")
         return value
     if colon and kind == "dir":
@@ -122,20 +125,16 @@ def agent_name_or_default(name: str | None) -> str:
 
 def history_id(workspace: str, name: str | None) -> str:
     """``history_`` + sha256 of ``"<workspace>:<name>"``; ``workspace`` is ``global`` in global scope."""
-    import hashlib  # only the commands that name history ids load OpenSSL
-
-    digest = hashlib.sha256(f"{workspace}:{agent_name_or_default(name)}".encode()).hexdigest()
+    digest = sha256_hex(f"{workspace}:{agent_name_or_default(name)}".encode())
     return f"history_{digest[:8]}"
 
 
 def legacy_ids(name: str | None) -> dict[str, str]:
     """Pre-workspace name-only ids, in the library's adoption order (sha256, then md5)."""
-    import hashlib
-
     raw = agent_name_or_default(name).encode()
     return {
-        "sha256": f"history_{hashlib.sha256(raw).hexdigest()[:8]}",
-        "md5": f"history_{hashlib.md5(raw).hexdigest()[:8]}",
+        "sha256": f"history_{sha256_hex(raw)[:8]}",
+        "md5": f"history_{md5_hex(raw)[:8]}",
     }
 
 
@@ -183,16 +182,6 @@ def describe(paths: Paths, agent: str | None = None, *, global_scope: bool = Fal
         result.update(agent=choice.agent, history_id=choice.session_id, path=str(ref), exists=store.exists(ref),
                       legacy_ids=choice.legacy, kind=choice.kind)
     return result
-
-
-class Scope(StrEnum):
-    """Where a session belongs relative to the current workspace (``session list --scope``)."""
-
-    workspace = "workspace"  # the current workspace's history id for its agent
-    global_ = "global"  # the global-scope id (PRAISONAI_GLOBAL_SESSIONS)
-    legacy = "legacy"  # a name-only id from before workspace scoping
-    other = "other"  # a history id of another workspace
-    explicit = "explicit"  # not a history id at all
 
 
 def scope_of(session_id: str, agent_name: str | None, workspace: str) -> Scope:

@@ -23,7 +23,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -38,6 +37,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from praisonmem.core.errors import (AmbiguousName, CorruptFile, NotFound, PraisonMemError, Refused,
                                     io_failure)
 from praisonmem.core.io import jsonfile
+from praisonmem.core.io.digest import sha256_hex
 from praisonmem.core.sessions.documents import UNIFIED_KEYS, is_unified, session_id_of, validate
 from praisonmem.core.sessions.stores import PlainStore, Scanned
 
@@ -109,7 +109,7 @@ class ProjectIdentity:
 
 
 def short_hash(value: str) -> str:
-    return hashlib.sha256(value.encode()).hexdigest()[:8]
+    return sha256_hex(value.encode())[:8]
 
 
 def project_identity(cwd: str | os.PathLike[str] | None = None) -> ProjectIdentity | None:
