@@ -54,14 +54,17 @@ def session(doc: dict[str, Any], stem: str, report: Report) -> None:
     active = doc.get("messages") if isinstance(doc.get("messages"), list) else []
     archived = doc.get("archived_messages") if isinstance(doc.get("archived_messages"), list) else []
     for key, messages in (("archived_messages", archived), ("messages", active)):
+        if plain_messages(messages):  # most sessions: nothing to say of any turn, told without a step per turn
+            continue
         for index, message in enumerate(messages):
-            _message(message, f"{key}[{index}]", report)
+            if not plain_message(message):
+                _message(message, f"{key}[{index}]", report)
     everything = [m for m in archived + active if isinstance(m, dict)]
-    sealed = sum(1 for m in everything if is_encrypted(m.get("content")))
+    sealed = _sealed(everything, "content")
     if sealed:
         report("info", "session.encrypted", f"{sealed} of {len(everything)} message(s) encrypted "
                                             "(EncryptedSessionStore): readable only with the session key")
-    if not any(is_encrypted(m.get("tool_calls")) for m in everything):  # encrypted calls: their ids are unseen
+    if not _sealed(everything, "tool_calls") and _has_tool_turns(everything):  # encrypted calls: ids unseen
         _tool_pairing(everything, report)
     _compaction(doc.get("last_compaction"), len(active), "last_compaction" in doc, report)
 
@@ -118,6 +121,69 @@ def _kind_names(kinds: tuple[type, ...]) -> str:
     return " or ".join(names.get(k, k.__name__) for k in kinds)
 
 
+PLAIN_KEYS = frozenset(("role", "content", "timestamp", "metadata"))
+NUMBERS = (int, float)
+
+
+def plain_message(message: Any) -> bool:
+    """A turn :func:`_message` finds nothing in, told cheaply: only role, content, timestamp and metadata,
+    a known role, text content, a numeric timestamp, metadata an object that is not a partial turn."""
+    if type(message) is not dict or not message.keys() <= PLAIN_KEYS:
+        return False
+    if type(message.get("content")) is not str or type(message.get("timestamp")) not in NUMBERS:
+        return False
+    if message.get("role") not in ROLES:
+        return False
+    meta = message.get("metadata", message)  # absent: nothing to say
+    return meta is message or (type(meta) is dict and meta.get("partial") is not True)
+
+
+def plain_messages(messages: list[Any]) -> bool:
+    """Every turn is a :func:`plain_message`, told by C-level passes over the list; a "no" may be wrong (a
+    ``partial`` of 1, an unhashable role) and only costs the turn-by-turn check."""
+    from itertools import repeat
+
+    get = dict.get
+    if not messages:
+        return True
+    if set(map(type, messages)) != {dict} or not all(map(PLAIN_KEYS.issuperset, messages)):
+        return False
+    if set(map(type, map(get, messages, repeat("content")))) != {str}:
+        return False
+    if not set(map(type, map(get, messages, repeat("timestamp")))) <= NUMBER_TYPES:
+        return False
+    try:
+        if not set(map(get, messages, repeat("role"))) <= ROLE_SET:
+            return False
+    except TypeError:  # an unhashable role
+        return False
+    metas = list(map(get, messages, repeat("metadata"), repeat(EMPTY)))  # absent: nothing to say
+    return set(map(type, metas)) == {dict} and True not in map(get, metas, repeat("partial"))
+
+
+EMPTY: dict[str, Any] = {}
+NUMBER_TYPES = frozenset(NUMBERS)
+ROLE_SET = frozenset(ROLES)
+
+
+def _sealed(messages: list[dict[str, Any]], key: str) -> int:
+    """How many messages' ``key`` :func:`is_encrypted` (C-level passes)."""
+    from itertools import compress, repeat
+
+    from praisonmem.core.sessions.documents import ENCRYPTED_PREFIX
+
+    values = list(map(dict.get, messages, repeat(key)))
+    texts = compress(values, map(isinstance, values, repeat(str)))
+    return sum(map(str.startswith, texts, repeat(ENCRYPTED_PREFIX)))
+
+
+def _has_tool_turns(messages: list[dict[str, Any]]) -> bool:
+    """A message with tool calls or a tool result: without one :func:`_tool_pairing` has nothing to say."""
+    from itertools import repeat
+
+    return any(map(dict.get, messages, repeat("tool_calls"))) or "tool" in map(dict.get, messages, repeat("role"))
+
+
 def _message(message: Any, where: str, report: Report) -> None:
     if not isinstance(message, dict):
         report("error", "message.type", f"{where} is {json_kind(message)}, not an object: "
@@ -163,9 +229,10 @@ def _tool_pairing(messages: list[dict[str, Any]], report: Report) -> None:
     asked: dict[str, int] = {}
     answered: set[str] = set()
     for position, message in enumerate(messages):
-        for call_id, _, _ in tool_calls_of(message):
-            if call_id:
-                asked[call_id] = position
+        if message.get("tool_calls"):  # tool_calls_of finds none in a falsy value
+            for call_id, _, _ in tool_calls_of(message):
+                if call_id:
+                    asked[call_id] = position
         if message.get("role") == "tool":
             call_id = message.get("tool_call_id")
             if not isinstance(call_id, str):
