@@ -34,7 +34,7 @@ def session(doc: dict[str, Any], stem: str, report: Report) -> None:
         report("error", "session.missing_key", "required key 'session_id' is missing")
     elif not isinstance(sid, str):
         report("error", "session.type", f"'session_id' is {json_kind(sid)}, not a string")
-    elif safe_file_stem(sid) != stem:
+    elif not (sid == stem and _safe_stem(sid)) and safe_file_stem(sid) != stem:
         report("warning", "session.file_name",
                f"session_id '{sid}' belongs in {safe_file_stem(sid)}.json, not {stem}.json: "
                "the library will not find it by its id")
@@ -53,18 +53,21 @@ def session(doc: dict[str, Any], stem: str, report: Report) -> None:
             report("warning", "session.timestamp", f"'{key}' is not an ISO-8601 time: {doc[key]!r}")
     active = doc.get("messages") if isinstance(doc.get("messages"), list) else []
     archived = doc.get("archived_messages") if isinstance(doc.get("archived_messages"), list) else []
-    for key, messages in (("archived_messages", archived), ("messages", active)):
-        if plain_messages(messages):  # most sessions: nothing to say of any turn, told without a step per turn
-            continue
-        for index, message in enumerate(messages):
-            if not plain_message(message):
-                _message(message, f"{key}[{index}]", report)
-    everything = [m for m in archived + active if isinstance(m, dict)]
-    sealed = _sealed(everything, "content")
+    everything = archived + active
+    if plain_messages(everything):  # most sessions: nothing to say of any turn, told without a step per turn
+        sealed, calls_sealed, tool_turns = _plain_facts(everything)
+    else:
+        for key, messages in (("archived_messages", archived), ("messages", active)):
+            for index, message in enumerate(messages):
+                if not plain_message(message):
+                    _message(message, f"{key}[{index}]", report)
+        everything = [m for m in everything if isinstance(m, dict)]
+        sealed, calls_sealed = _sealed(everything, "content"), _sealed(everything, "tool_calls")
+        tool_turns = not calls_sealed and _has_tool_turns(everything)
     if sealed:
         report("info", "session.encrypted", f"{sealed} of {len(everything)} message(s) encrypted "
                                             "(EncryptedSessionStore): readable only with the session key")
-    if not _sealed(everything, "tool_calls") and _has_tool_turns(everything):  # encrypted calls: ids unseen
+    if not calls_sealed and tool_turns:  # encrypted calls: their ids are unseen
         _tool_pairing(everything, report)
     _compaction(doc.get("last_compaction"), len(active), "last_compaction" in doc, report)
 
@@ -175,6 +178,23 @@ def _sealed(messages: list[dict[str, Any]], key: str) -> int:
     values = list(map(dict.get, messages, repeat(key)))
     texts = compress(values, map(isinstance, values, repeat(str)))
     return sum(map(str.startswith, texts, repeat(ENCRYPTED_PREFIX)))
+
+
+def _plain_facts(messages: list[dict[str, Any]]) -> tuple[int, int, bool]:
+    """:func:`_sealed` contents, sealed tool calls (none: no plain turn has tool calls) and
+    :func:`_has_tool_turns` of :func:`plain_messages` (text contents, known roles)."""
+    from itertools import repeat
+
+    from praisonmem.core.sessions.documents import ENCRYPTED_PREFIX
+
+    sealed = sum(map(str.startswith, map(dict.get, messages, repeat("content")), repeat(ENCRYPTED_PREFIX)))
+    return sealed, 0, "tool" in map(dict.get, messages, repeat("role"))
+
+
+def _safe_stem(session_id: str) -> bool:
+    """``safe_file_stem(session_id) == session_id`` for an id with an alphanumeric character, told without a
+    step per character (``False`` for the rest, which the caller then asks ``safe_file_stem`` about)."""
+    return session_id.replace("-", "").replace("_", "").isalnum()
 
 
 def _has_tool_turns(messages: list[dict[str, Any]]) -> bool:

@@ -49,7 +49,7 @@ def message(draw, odd):
 def documents(draw):
     odd = draw(st.sampled_from([0.0, 0.02, 0.1, 0.4]))  # how often a field is not the plain one
     turns = st.lists(message(odd), max_size=8)
-    doc = {"session_id": "s", "messages": draw(turns)}
+    doc = {"session_id": draw(st.sampled_from(["s", "s-1_a", "s/1", "", "-", "日本"])), "messages": draw(turns)}
     if draw(st.booleans()):
         doc["archived_messages"] = draw(turns)
     return doc
@@ -57,7 +57,8 @@ def documents(draw):
 
 def findings(doc):
     found = []
-    rules.session(json.loads(json.dumps(doc)), "s", lambda *f: found.append(f))
+    rules.session(json.loads(json.dumps(doc)), doc["session_id"] if len(doc["session_id"]) > 1 else "s",
+                  lambda *f: found.append(f))
     return found
 
 
@@ -69,6 +70,7 @@ def test_the_plain_turn_shortcuts_find_what_the_turn_by_turn_rules_find(doc, mon
         m.setattr(rules, "plain_messages", lambda messages: False)
         m.setattr(rules, "plain_message", lambda message: False)
         m.setattr(rules, "_has_tool_turns", lambda messages: True)
+        m.setattr(rules, "_safe_stem", lambda session_id: False)
         m.setattr(rules, "_sealed", lambda messages, key: sum(1 for x in messages if is_encrypted(x.get(key))))
         slow = findings(doc)
     assert fast == slow
@@ -88,6 +90,14 @@ def test_plain_turns_are_cleared_and_odd_ones_are_not():
         turn = {**plain[0], key: value}
         assert not rules.plain_messages([*plain, turn]) and not rules.plain_message(turn)
     assert rules.plain_messages([]) and not rules.plain_messages(["text"])
+
+
+@pytest.mark.parametrize("sid", ["bench-00001", "a_b", "日本", "x", "", "-", "_-", "a b", "a/b", "a.b", "é", "٣"])
+def test_a_safe_stem_is_told_as_safe_file_stem_tells_it(sid):
+    from praisonmem.core.sessions import safe_file_stem
+
+    # only a shortcut: an id of nothing but '-' and '_' (or none) is left to safe_file_stem itself
+    assert rules._safe_stem(sid) == (safe_file_stem(sid) == sid and sid.strip("-_") != "")
 
 
 def test_lock_sidecars_are_told_from_the_listing_as_the_serial_walk_told_them(tmp_path):
