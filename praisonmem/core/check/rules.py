@@ -170,14 +170,10 @@ ROLE_SET = frozenset(ROLES)
 
 
 def _sealed(messages: list[dict[str, Any]], key: str) -> int:
-    """How many messages' ``key`` :func:`is_encrypted` (C-level passes)."""
-    from itertools import compress, repeat
+    """How many messages' ``key`` :func:`is_encrypted` (no Python step per message but the test itself)."""
+    from itertools import repeat
 
-    from praisonmem.core.sessions.documents import ENCRYPTED_PREFIX
-
-    values = list(map(dict.get, messages, repeat(key)))
-    texts = compress(values, map(isinstance, values, repeat(str)))
-    return sum(map(str.startswith, texts, repeat(ENCRYPTED_PREFIX)))
+    return sum(map(is_encrypted, map(dict.get, messages, repeat(key))))
 
 
 def _plain_facts(messages: list[dict[str, Any]]) -> tuple[int, int, bool]:
@@ -185,10 +181,7 @@ def _plain_facts(messages: list[dict[str, Any]]) -> tuple[int, int, bool]:
     :func:`_has_tool_turns` of :func:`plain_messages` (text contents, known roles)."""
     from itertools import repeat
 
-    from praisonmem.core.sessions.documents import ENCRYPTED_PREFIX
-
-    sealed = sum(map(str.startswith, map(dict.get, messages, repeat("content")), repeat(ENCRYPTED_PREFIX)))
-    return sealed, 0, "tool" in map(dict.get, messages, repeat("role"))
+    return _sealed(messages, "content"), 0, "tool" in map(dict.get, messages, repeat("role"))
 
 
 def _safe_stem(session_id: str) -> bool:
