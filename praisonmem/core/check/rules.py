@@ -54,8 +54,9 @@ def session(doc: dict[str, Any], stem: str, report: Report) -> None:
     active = doc.get("messages") if isinstance(doc.get("messages"), list) else []
     archived = doc.get("archived_messages") if isinstance(doc.get("archived_messages"), list) else []
     everything = archived + active
-    if plain_messages(everything):  # most sessions: nothing to say of any turn, told without a step per turn
-        sealed, calls_sealed, tool_turns = _plain_facts(everything)
+    plain = plain_turns(everything)  # most sessions: nothing to say of any turn, told without a step per turn
+    if plain is not None:
+        (sealed, tool_turns), calls_sealed = plain, 0  # no plain turn has tool calls
     else:
         for key, messages in (("archived_messages", archived), ("messages", active)):
             for index, message in enumerate(messages):
@@ -141,27 +142,29 @@ def plain_message(message: Any) -> bool:
     return meta is message or (type(meta) is dict and meta.get("partial") is not True)
 
 
-def plain_messages(messages: list[Any]) -> bool:
-    """Every turn is a :func:`plain_message`, told by C-level passes over the list; a "no" may be wrong (a
-    ``partial`` of 1, an unhashable role) and only costs the turn-by-turn check."""
+def plain_turns(messages: list[Any]) -> tuple[int, bool] | None:
+    """When every turn is a :func:`plain_message`, told by C-level passes over the list: how many are
+    :func:`is_encrypted` and whether one is a tool result; else ``None``, which may be wrong (a ``partial``
+    of 1, an unhashable role) and only costs the turn-by-turn check."""
     from itertools import repeat
+    from operator import itemgetter
 
-    get = dict.get
     if not messages:
-        return True
+        return 0, False
     if set(map(type, messages)) != {dict} or not all(map(PLAIN_KEYS.issuperset, messages)):
-        return False
-    if set(map(type, map(get, messages, repeat("content")))) != {str}:
-        return False
-    if not set(map(type, map(get, messages, repeat("timestamp")))) <= NUMBER_TYPES:
-        return False
+        return None
     try:
-        if not set(map(get, messages, repeat("role"))) <= ROLE_SET:
-            return False
-    except TypeError:  # an unhashable role
-        return False
-    metas = list(map(get, messages, repeat("metadata"), repeat(EMPTY)))  # absent: nothing to say
-    return set(map(type, metas)) == {dict} and True not in map(get, metas, repeat("partial"))
+        roles, contents, stamps = zip(*map(itemgetter("role", "content", "timestamp"), messages))
+        if not set(roles) <= ROLE_SET:
+            return None
+    except (KeyError, TypeError):  # a turn without one of them, an unhashable role
+        return None
+    if set(map(type, contents)) != {str} or not set(map(type, stamps)) <= NUMBER_TYPES:
+        return None
+    metas = list(map(dict.get, messages, repeat("metadata"), repeat(EMPTY)))  # absent: nothing to say
+    if set(map(type, metas)) != {dict} or True in map(dict.get, metas, repeat("partial")):
+        return None
+    return sum(map(is_encrypted, contents)), "tool" in roles
 
 
 EMPTY: dict[str, Any] = {}
@@ -174,14 +177,6 @@ def _sealed(messages: list[dict[str, Any]], key: str) -> int:
     from itertools import repeat
 
     return sum(map(is_encrypted, map(dict.get, messages, repeat(key))))
-
-
-def _plain_facts(messages: list[dict[str, Any]]) -> tuple[int, int, bool]:
-    """:func:`_sealed` contents, sealed tool calls (none: no plain turn has tool calls) and
-    :func:`_has_tool_turns` of :func:`plain_messages` (text contents, known roles)."""
-    from itertools import repeat
-
-    return _sealed(messages, "content"), 0, "tool" in map(dict.get, messages, repeat("role"))
 
 
 def _safe_stem(session_id: str) -> bool:

@@ -67,7 +67,7 @@ def findings(doc):
 def test_the_plain_turn_shortcuts_find_what_the_turn_by_turn_rules_find(doc, monkeypatch):
     fast = findings(doc)
     with monkeypatch.context() as m:  # the rules as they were: every turn checked, every value looked at
-        m.setattr(rules, "plain_messages", lambda messages: False)
+        m.setattr(rules, "plain_turns", lambda messages: None)
         m.setattr(rules, "plain_message", lambda message: False)
         m.setattr(rules, "_has_tool_turns", lambda messages: True)
         m.setattr(rules, "_safe_stem", lambda session_id: False)
@@ -78,18 +78,22 @@ def test_the_plain_turn_shortcuts_find_what_the_turn_by_turn_rules_find(doc, mon
 
 def test_plain_turns_are_cleared_and_odd_ones_are_not():
     plain = [{"role": "user", "content": "hi", "timestamp": 1.5, "metadata": {}},
-             {"role": "assistant", "content": "", "timestamp": 2}]
-    assert rules.plain_messages(plain) and all(map(rules.plain_message, plain))
+             {"role": "assistant", "content": SEALED, "timestamp": 2}]
+    assert rules.plain_turns(plain) == (1, False) and all(map(rules.plain_message, plain))
+    assert rules.plain_turns([*plain, {"role": "tool", "content": "42", "timestamp": 3}]) == (1, True)
     for odd in ({"partial": True}, None):
         turn = {**plain[0], "metadata": odd}
-        assert not rules.plain_messages([*plain, turn]) and not rules.plain_message(turn)
+        assert rules.plain_turns([*plain, turn]) is None and not rules.plain_message(turn)
     partial_one = {**plain[0], "metadata": {"partial": 1}}  # no finding (only ``True`` is partial) ...
-    assert rules.plain_message(partial_one) and not rules.plain_messages([partial_one])  # ... told turn by turn
+    assert rules.plain_message(partial_one) and rules.plain_turns([partial_one]) is None  # ... told turn by turn
     for key, value in (("role", "bot"), ("role", ["user"]), ("content", None), ("timestamp", True),
                        ("tool_calls", []), ("extra", 1)):
         turn = {**plain[0], key: value}
-        assert not rules.plain_messages([*plain, turn]) and not rules.plain_message(turn)
-    assert rules.plain_messages([]) and not rules.plain_messages(["text"])
+        assert rules.plain_turns([*plain, turn]) is None and not rules.plain_message(turn)
+    for key in ("role", "content", "timestamp"):
+        turn = {k: v for k, v in plain[0].items() if k != key}
+        assert rules.plain_turns([*plain, turn]) is None and not rules.plain_message(turn)
+    assert rules.plain_turns([]) == (0, False) and rules.plain_turns(["text"]) is None
 
 
 @pytest.mark.parametrize("sid", ["bench-00001", "a_b", "日本", "x", "", "-", "_-", "a b", "a/b", "a.b", "é", "٣"])
