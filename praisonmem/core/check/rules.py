@@ -34,7 +34,7 @@ def session(doc: dict[str, Any], stem: str, report: Report) -> None:
         report("error", "session.missing_key", "required key 'session_id' is missing")
     elif not isinstance(sid, str):
         report("error", "session.type", f"'session_id' is {json_kind(sid)}, not a string")
-    elif safe_file_stem(sid) != stem:
+    elif not (sid == stem and _safe_stem(sid)) and safe_file_stem(sid) != stem:
         report("warning", "session.file_name",
                f"session_id '{sid}' belongs in {safe_file_stem(sid)}.json, not {stem}.json: "
                "the library will not find it by its id")
@@ -53,15 +53,22 @@ def session(doc: dict[str, Any], stem: str, report: Report) -> None:
             report("warning", "session.timestamp", f"'{key}' is not an ISO-8601 time: {doc[key]!r}")
     active = doc.get("messages") if isinstance(doc.get("messages"), list) else []
     archived = doc.get("archived_messages") if isinstance(doc.get("archived_messages"), list) else []
-    for key, messages in (("archived_messages", archived), ("messages", active)):
-        for index, message in enumerate(messages):
-            _message(message, f"{key}[{index}]", report)
-    everything = [m for m in archived + active if isinstance(m, dict)]
-    sealed = sum(1 for m in everything if is_encrypted(m.get("content")))
+    everything = archived + active
+    plain = plain_turns(everything)  # most sessions: nothing to say of any turn, told without a step per turn
+    if plain is not None:
+        (sealed, tool_turns), calls_sealed = plain, 0  # no plain turn has tool calls
+    else:
+        for key, messages in (("archived_messages", archived), ("messages", active)):
+            for index, message in enumerate(messages):
+                if not plain_message(message):
+                    _message(message, f"{key}[{index}]", report)
+        everything = [m for m in everything if isinstance(m, dict)]
+        sealed, calls_sealed = _sealed(everything, "content"), _sealed(everything, "tool_calls")
+        tool_turns = not calls_sealed and _has_tool_turns(everything)
     if sealed:
         report("info", "session.encrypted", f"{sealed} of {len(everything)} message(s) encrypted "
                                             "(EncryptedSessionStore): readable only with the session key")
-    if not any(is_encrypted(m.get("tool_calls")) for m in everything):  # encrypted calls: their ids are unseen
+    if not calls_sealed and tool_turns:  # encrypted calls: their ids are unseen
         _tool_pairing(everything, report)
     _compaction(doc.get("last_compaction"), len(active), "last_compaction" in doc, report)
 
@@ -118,6 +125,73 @@ def _kind_names(kinds: tuple[type, ...]) -> str:
     return " or ".join(names.get(k, k.__name__) for k in kinds)
 
 
+PLAIN_KEYS = frozenset(("role", "content", "timestamp", "metadata"))
+NUMBERS = (int, float)
+
+
+def plain_message(message: Any) -> bool:
+    """A turn :func:`_message` finds nothing in, told cheaply: only role, content, timestamp and metadata,
+    a known role, text content, a numeric timestamp, metadata an object that is not a partial turn."""
+    if type(message) is not dict or not message.keys() <= PLAIN_KEYS:
+        return False
+    if type(message.get("content")) is not str or type(message.get("timestamp")) not in NUMBERS:
+        return False
+    if message.get("role") not in ROLES:
+        return False
+    meta = message.get("metadata", message)  # absent: nothing to say
+    return meta is message or (type(meta) is dict and meta.get("partial") is not True)
+
+
+def plain_turns(messages: list[Any]) -> tuple[int, bool] | None:
+    """When every turn is a :func:`plain_message`, told by C-level passes over the list: how many are
+    :func:`is_encrypted` and whether one is a tool result; else ``None``, which may be wrong (a ``partial``
+    of 1, an unhashable role) and only costs the turn-by-turn check."""
+    from itertools import repeat
+    from operator import itemgetter
+
+    if not messages:
+        return 0, False
+    if set(map(type, messages)) != {dict} or not all(map(PLAIN_KEYS.issuperset, messages)):
+        return None
+    try:
+        roles, contents, stamps = zip(*map(itemgetter("role", "content", "timestamp"), messages))
+        if not set(roles) <= ROLE_SET:
+            return None
+    except (KeyError, TypeError):  # a turn without one of them, an unhashable role
+        return None
+    if set(map(type, contents)) != {str} or not set(map(type, stamps)) <= NUMBER_TYPES:
+        return None
+    metas = list(map(dict.get, messages, repeat("metadata"), repeat(EMPTY)))  # absent: nothing to say
+    if set(map(type, metas)) != {dict} or True in map(dict.get, metas, repeat("partial")):
+        return None
+    return sum(map(is_encrypted, contents)), "tool" in roles
+
+
+EMPTY: dict[str, Any] = {}
+NUMBER_TYPES = frozenset(NUMBERS)
+ROLE_SET = frozenset(ROLES)
+
+
+def _sealed(messages: list[dict[str, Any]], key: str) -> int:
+    """How many messages' ``key`` :func:`is_encrypted` (no Python step per message but the test itself)."""
+    from itertools import repeat
+
+    return sum(map(is_encrypted, map(dict.get, messages, repeat(key))))
+
+
+def _safe_stem(session_id: str) -> bool:
+    """``safe_file_stem(session_id) == session_id`` for an id with an alphanumeric character, told without a
+    step per character (``False`` for the rest, which the caller then asks ``safe_file_stem`` about)."""
+    return session_id.replace("-", "").replace("_", "").isalnum()
+
+
+def _has_tool_turns(messages: list[dict[str, Any]]) -> bool:
+    """A message with tool calls or a tool result: without one :func:`_tool_pairing` has nothing to say."""
+    from itertools import repeat
+
+    return any(map(dict.get, messages, repeat("tool_calls"))) or "tool" in map(dict.get, messages, repeat("role"))
+
+
 def _message(message: Any, where: str, report: Report) -> None:
     if not isinstance(message, dict):
         report("error", "message.type", f"{where} is {json_kind(message)}, not an object: "
@@ -163,9 +237,10 @@ def _tool_pairing(messages: list[dict[str, Any]], report: Report) -> None:
     asked: dict[str, int] = {}
     answered: set[str] = set()
     for position, message in enumerate(messages):
-        for call_id, _, _ in tool_calls_of(message):
-            if call_id:
-                asked[call_id] = position
+        if message.get("tool_calls"):  # tool_calls_of finds none in a falsy value
+            for call_id, _, _ in tool_calls_of(message):
+                if call_id:
+                    asked[call_id] = position
         if message.get("role") == "tool":
             call_id = message.get("tool_call_id")
             if not isinstance(call_id, str):

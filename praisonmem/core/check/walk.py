@@ -131,9 +131,10 @@ class Checker:
         there are many (:func:`_checked_sessions`), and their findings added in their place."""
         held: dict[str, Any] = {}  # session id -> updated_at, for the index
         listed = _listing(root)
-        todo = [path for path, name, is_file in listed if is_file and name.endswith(".json") and path not in self._seen]
+        todo = [path for path, name, is_file, _ in listed if is_file and name.endswith(".json") and path not in self._seen]
         checked = dict(zip(todo, parallel.map_chunks(_checked_sessions, todo)))
-        for path, name, is_file in listed:
+        names = {name: is_file for _, name, is_file, _ in listed}
+        for path, name, is_file, maybe_dir in listed:
             if is_file and name.endswith(".json"):
                 if path not in self._seen:
                     self._count(path)
@@ -146,6 +147,9 @@ class Checker:
                     sid, updated = self._sessions[path]
                     held[sid] = updated
                 continue
+            if not maybe_dir and name.endswith(".json.lock"):  # the common case, told from the listing alone
+                self._lock_sidecar(root, path, name, names)
+                continue
             entry = Path(path)
             if name == sessions.TRANSCRIPT_DB and entry.is_file():
                 self.transcript_db(entry)
@@ -156,9 +160,7 @@ class Checker:
             elif entry.is_dir() and (entry / "metadata.json").is_file():
                 self.run_dir(entry)
             elif name.endswith(".json.lock"):
-                if not (root / name[: -len(".lock")]).exists():
-                    self.add("info", entry, "lock file without a session (left after a delete; harmless, and "
-                                            "deleting it while agents run opens a race)", "leftover.lock")
+                self._lock_sidecar(root, path, name, names)
             elif ".json.corrupt-" in name:
                 self.add("warning", entry, "quarantined by the library: the bytes of a session file that did not "
                                            "parse; inspect it, then delete it", "leftover.quarantined")
@@ -166,6 +168,15 @@ class Checker:
                 self.leftover_temp(entry)
         if (root / sessions.INDEX_NAME).is_file():
             self.session_index(root / sessions.INDEX_NAME, held)
+
+    def _lock_sidecar(self, root: Path, path: str, name: str, names: dict[str, bool]) -> None:
+        """A ``X.json.lock`` in a sessions dir: worth a word only when no ``X.json`` exists. ``names``: the dir's
+        listing (name -> is a file), which answers without a ``stat`` unless X.json is listed but no file."""
+        session = name[: -len(".lock")]
+        if session in names and (names[session] or (root / session).exists()):
+            return
+        self.add("info", Path(path), "lock file without a session (left after a delete; harmless, and "
+                                     "deleting it while agents run opens a race)", "leftover.lock")
 
     def session_file(self, path: Path) -> dict[str, Any] | None:
         ok, doc = self._parse(path)
@@ -457,11 +468,13 @@ class Checker:
         return base
 
 
-def _listing(directory: Path) -> list[tuple[str, str, bool]]:
-    """A directory's entries as (path, name, is a file), sorted by path string."""
+def _listing(directory: Path) -> list[tuple[str, str, bool, bool]]:
+    """A directory's entries as (path, name, is a file, may be a directory: one or a symlink), sorted by path
+    string."""
     try:
         with os.scandir(directory) as it:
-            return sorted((e.path, e.name, e.is_file()) for e in it)
+            return sorted((e.path, e.name, e.is_file(), e.is_dir(follow_symlinks=False) or e.is_symlink())
+                          for e in it)
     except (FileNotFoundError, NotADirectoryError):
         return []
     except PermissionError as exc:

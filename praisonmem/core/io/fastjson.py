@@ -40,6 +40,7 @@ except ImportError:  # pragma: no cover - orjson is a dependency; it may still b
 REFUSED = object()
 BIG = 1 << 20
 SMALL = 1e-4
+DASHES = 4096  # up to this many '-' in a document, each is looked at rather than searching for "e-"
 INT_MIN, INT_MAX = -(2**63), 2**64 - 1
 _DIGITS = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
 _LONG_RUN = b"0" * 19
@@ -76,6 +77,8 @@ def loads_proven(raw: bytes) -> tuple[Any, frozenset[int]] | Any:
 
 def _orjson_loads(raw: bytes) -> Any:
     try:
+        if len(raw) < BIG:  # the common small file, without a context manager's few microseconds
+            return orjson.loads(raw)
         with quiet_gc(len(raw)):
             return orjson.loads(raw)
     except (orjson.JSONDecodeError, RecursionError):
@@ -105,6 +108,23 @@ def quiet_gc(size: int) -> Iterator[None]:
     try:
         yield
     finally:
+        gc.enable()
+
+
+@contextmanager
+def no_gc() -> Iterator[None]:
+    """No cyclic garbage collection in the block, nor a pass over what it leaves alive just after it: what
+    was allocated goes to the oldest generation (``freeze`` then ``unfreeze``, both O(1)) instead of the
+    young one, whose next pass would walk a 60,000-item store still referenced by the caller's frame."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        gc.unfreeze()
         gc.enable()
 
 
@@ -168,7 +188,14 @@ def proven_members(raw: bytes, doc: Any) -> frozenset[int]:
 
 def _exponent_minus(raw: bytes) -> bool:
     """``raw`` holds a digit followed by ``e-`` (how orjson writes floats below 1e-6), anywhere."""
-    at = raw.find(b"e-")
+    if raw.count(b"-") <= DASHES:  # a one-byte count is 3x faster than finding two bytes: look at each '-'
+        at = raw.find(b"-", 2)
+        while at > 0:
+            if raw[at - 1] == 0x65 and 0x30 <= raw[at - 2] <= 0x39:
+                return True
+            at = raw.find(b"-", at + 1)
+        return False
+    at = raw.find(b"e-", 1)
     while at > 0:
         if 0x30 <= raw[at - 1] <= 0x39:
             return True

@@ -409,11 +409,11 @@ def workspace_sessions(paths: Paths, workspace: str) -> list[tuple[str, list[Any
 
 
 def _history_groups(paths: Paths, ids_of: Callable[[str], Iterable[str]]) -> list[tuple[str, list[Any]]]:
+    from praisonmem.core.sessions.stores.home import refs_named
+
     store = open_store(paths, JSON)
     groups: dict[str, list[Any]] = {}
-    for ref in store.refs():
-        if not store.name(ref).startswith("history_"):
-            continue
+    for ref in refs_named(store, "history_"):  # not store.refs(): it reads every file to leave out the TUI's
         try:
             doc = store.read(ref)
         except PraisonMemError:

@@ -326,6 +326,18 @@ def _in_own_store(item: Scanned, *, fn: Callable[[Scanned], list[R]], store: str
     return fn(_located_item(item, store=store))
 
 
+def refs_named(store: SessionStore, prefix: str) -> list[Any]:
+    """``store.refs()`` whose name starts with ``prefix`` (the same list, in the same order), without reading
+    the others where the store can (a JSON directory reads each file to leave out another store's)."""
+    if isinstance(store, Home):
+        return [store._located(s, ref) for s in store.stores.values() for ref in refs_named(s, prefix)]
+    if isinstance(store, JsonDirStore):
+        from praisonmem.core.sessions.stores import jsondir
+
+        return jsondir.refs_named(store, prefix)
+    return [ref for ref in store.refs() if store.name(ref).startswith(prefix)]
+
+
 def _located_item(item: Scanned, *, store: str) -> Scanned:
     """A store's item as the home gives it: with the home's ref."""
     return Scanned(item.where, item.session_id, item.doc, item.error,

@@ -532,6 +532,12 @@ def _scan_each(paths: list[str], *, fn: Callable[[Scanned], list[R]], waiting: d
     return out
 
 
+def refs_named(store: JsonDirStore, prefix: str) -> list[str]:
+    """``store.refs()`` whose name starts with ``prefix``, reading only those (to leave out another store's)."""
+    store._check_home()
+    return [p for p in session_paths(store.directory) if name_of(p).startswith(prefix) and not store._foreign(p)]
+
+
 def is_foreign(path: str, foreign: Callable[[Any], bool]) -> bool:
     """The file holds a document ``foreign`` recognises (a file that does not parse is nobody else's)."""
     try:
