@@ -28,7 +28,8 @@ if TYPE_CHECKING:
     from praisonmem.core.paths import Paths
 
 KIND = "session-list"
-VERSION = 2  # 2: rows carry the praisonai CLI's fields (constants for a JSON session file)
+VERSION = 3  # 2: rows carry the praisonai CLI's fields (constants for a JSON session file); 3: a kept row
+# also vouches that its file is not a REPL/TUI session (the unified store skips it)
 # The fields of a readable row that come from its file; the others are its file, its id (kept beside)
 # and constants (no scope yet, no spilled turns, readable, no error), then the store label.
 FIELDS = ("agent_name", "user_id", "title", "message_count", "archived_count", "created_at", "updated_at", "model",
@@ -48,17 +49,24 @@ class Memo:
     session file between calls. ``encode`` turns one session's results into a JSON value (``None``: keep
     nothing); ``decode(value, where, session_id, ref, store)`` gives the results again for that session
     (``None``: the value is not one it kept, so the file is read); ``kind``/``version`` name the cache
-    entries; ``ref_of`` turns a store's ref into the caller's (a home's :class:`Located`)."""
+    entries; ``ref_of`` turns a store's ref into the caller's (a home's :class:`Located`).
+
+    ``classified``, shared by every store of one scan: per (directory, ``foreign`` predicate) of a JSON store
+    that leaves another store's documents out, the session files it listed and those it established, in this
+    scan, as its own (a kept row whose key still matches, or a document it read that is not foreign); the
+    store sharing the directory (the REPL/TUI's) then reads only the others."""
 
     def __init__(self, cache: Cache, encode: Callable[[list[Any]], Any],
                  decode: Callable[[Any, str, str, Any, str], list[Any] | None], kind: str = KIND,
-                 version: int = VERSION, ref_of: Callable[[Any], Any] | None = None) -> None:
+                 version: int = VERSION, ref_of: Callable[[Any], Any] | None = None,
+                 classified: dict[tuple[str, Any], tuple[list[str], set[str]]] | None = None) -> None:
         self.cache, self.encode, self.kind, self.version = cache, encode, kind, version
         self._decode, self.ref_of = decode, ref_of
+        self.classified = {} if classified is None else classified
 
     def adapted(self, ref_of: Callable[[Any], Any]) -> Memo:
         """The same memo for a store inside a home, whose refs are ``ref_of(the store's ref)``."""
-        return Memo(self.cache, self.encode, self._decode, self.kind, self.version, ref_of)
+        return Memo(self.cache, self.encode, self._decode, self.kind, self.version, ref_of, self.classified)
 
     def decode(self, value: Any, where: str, session_id: str, ref: Any, store: str) -> list[Any] | None:
         return self._decode(value, where, session_id, ref if self.ref_of is None else self.ref_of(ref), store)

@@ -182,6 +182,7 @@ class JsonDirStore:
         kept: dict[str, Any] = {}
         out: list[list[R] | None] = [None] * len(files)
         misses: list[tuple[int, str, Any]] = []
+        own: set[str] = set()  # files this scan established as this store's (not another store's document)
         for i, path in enumerate(files):
             name = path[len(directory) + 1:] if path.startswith(directory) else os.path.basename(path)
             key = key_of(path)
@@ -191,18 +192,23 @@ class JsonDirStore:
                 if results is not None:
                     out[i] = results
                     kept[name] = record
+                    own.add(path)
                     continue
             misses.append((i, name, key))
         read = parallel.map_chunks(partial(_scan_each, fn=fn, waiting=waiting, label=self.label, foreign=self.foreign),
                                    [files[i] for i, _, _ in misses], progress=progress)
         for (i, name, key), (sid, results) in zip(misses, read):
             out[i] = results
+            if sid is not None:
+                own.add(files[i])
             if sid is not None and key is not None and not waiting.get(sid) and settled(key, snapshot):
                 value = memo.encode(results)
                 if value is not None:
                     kept[name] = (key, sid, value)
         if kept.keys() != known.keys() or any(kept[name] is not known[name] for name in kept):
             memo.keep(directory, kept, snapshot)
+        if self.foreign is not None:
+            memo.classified[(directory, self.foreign)] = (files, own)
         return [result for results in out for result in results]  # type: ignore[union-attr]
 
     def find(self, name: str, *, allow_prefix: bool = False) -> str:
