@@ -44,6 +44,8 @@ def printable(text: str, *, multiline: bool = False) -> str:
 
 def json_safe(text: str) -> str:
     """JSON text with the characters JSON leaves raw written as ``\\u`` escapes (same data)."""
+    if text.isascii() and "\x7f" not in text:  # DEL is the only one in ASCII (two C scans: 6 MB in 1 ms, not 16)
+        return text
     return _JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text) if _JSON.search(text) else text
 
 

@@ -41,7 +41,7 @@ ROW = ("session_id", "file", "agent_name", "user_id", "title", "message_count", 
 CONSTANT = {"input_tokens": None, "output_tokens": None, "children_ids": None, "current_project": False,
             "last_session": False}  # a JSON session file's row: the REPL/TUI's fields are another store's
 
-Known = dict[str, tuple[FileKey, str, Any]]  # file name -> (key, session id, kept value)
+Known = dict[str, Any]  # file name -> [key_text(key), session id, kept value] (as read: checked by record_for)
 
 
 class Memo:
@@ -72,29 +72,36 @@ class Memo:
         return self._decode(value, where, session_id, ref if self.ref_of is None else self.ref_of(ref), store)
 
     def recall(self, directory: str) -> Known:
-        """The rows kept for ``directory``; nothing when the entry is missing or unusable."""
+        """The rows kept for ``directory``, as kept: each file name's ``[key, session id, value]`` (:func:`key_text`),
+        which the caller checks one by one (:func:`record_for`); nothing when the entry is missing or unusable."""
         entry = self.cache.load(self.kind, self.version, directory)
         if entry is None:
             return {}
-        doc = fastjson.loads(entry.payload)
+        doc = fastjson.loads(entry.payload)  # keys in hex: no 19-digit runs, so orjson reads the entry
         try:
             if doc is fastjson.REFUSED:
                 doc = json.loads(entry.payload)
-            known: Known = {}
-            for name, (key, sid, value) in doc.items():
-                # keys in hex: no 19-digit runs, so orjson reads the entry
-                known[name] = (FileKey(*(int(part, 16) for part in key.split(","))), sid, value)
-                if type(sid) is not str or type(name) is not str:
-                    return {}
-        except (ValueError, TypeError, AttributeError):
+        except ValueError:
             return {}
-        return known
+        return doc if type(doc) is dict else {}
 
     def keep(self, directory: str, known: Known, snapshot_ns: int) -> None:
         """Write the rows (each already checked against the racy-entry rule); a failure is ignored."""
-        doc = {name: [",".join(format(part, "x") for part in key), sid, value]
-               for name, (key, sid, value) in known.items()}
-        self.cache.save(self.kind, self.version, directory, encoded(doc), key=None, snapshot_ns=snapshot_ns)
+        self.cache.save(self.kind, self.version, directory, encoded(known), key=None, snapshot_ns=snapshot_ns)
+
+
+def key_text(key: FileKey) -> str:
+    """How an entry records a file's key: its five numbers in hex, comma-separated (compared as text)."""
+    return "%x,%x,%x,%x,%x" % key
+
+
+def record_for(known: Known, name: str, key: FileKey | None) -> list[Any] | None:
+    """``name``'s kept ``[key, session id, value]`` when it is well formed and its key is ``key`` (the file's now)."""
+    record = known.get(name)
+    if (key is None or type(record) is not list or len(record) != 3 or type(record[1]) is not str
+            or record[0] != key_text(key)):
+        return None
+    return record
 
 
 def encoded(doc: dict[str, Any]) -> bytes:
@@ -131,16 +138,16 @@ def encode_rows(results: list[Any]) -> Any:
     return [row[name] for name in FIELDS]
 
 
+_TEMPLATE = {**dict.fromkeys(ROW), "scope": None, "spilled_count": 0, "unreadable": False, "error": None, **CONSTANT}
+
+
 def decode_rows(value: Any, where: str, session_id: str, ref: Any, store: str) -> list[Any] | None:
     """The ``[(row, ref)]`` :func:`encode_rows` kept, for that session; ``None`` if malformed."""
     if type(value) is not list or len(value) != len(FIELDS):
         return None
-    agent_name, user_id, title, messages, archived, created, updated, model, tokens, cost, agent_id, source, parent = value
-    row = {"session_id": session_id, "file": where, "agent_name": agent_name, "user_id": user_id,
-           "title": title, "message_count": messages, "archived_count": archived, "created_at": created,
-           "updated_at": updated, "model": model, "total_tokens": tokens, "cost": cost, "scope": None,
-           "agent_id": agent_id, "source": source, "parent_id": parent, "spilled_count": 0, "unreadable": False,
-           "error": None, "store": store, **CONSTANT}
+    row = _TEMPLATE.copy()  # the keys in ROW's order
+    row.update(zip(FIELDS, value))
+    row["session_id"], row["file"], row["store"] = session_id, where, store
     return [(row, ref)]
 
 

@@ -206,6 +206,8 @@ def _sql_list(sql: Any, scope_fn: Callable[[str, str | None], str], *, agent: st
 def mark_pairs(home: SessionStore, summaries: list[Summary]) -> None:
     """Mark every copy of a session id that more than one store holds (see the module docstring); only
     those copies are read again, to compare them."""
+    if len({row["store"] for row, _ in summaries}) < 2:  # one store: no copies (a set is cheaper than the ids)
+        return
     by_id: dict[str, list[Summary]] = {}
     for row, ref in summaries:
         if not row["unreadable"] and isinstance(row["session_id"], str):

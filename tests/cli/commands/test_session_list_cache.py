@@ -394,3 +394,23 @@ def test_a_file_replaced_by_the_other_format_with_the_same_size_and_mtime_is_rea
     assert out == listing(cli, home, "--no-cache")
     assert stores_of(out)["swap.json"] == ("unified" if direction == "to-unified" else "json")
 
+
+
+def test_a_row_the_workers_send_in_kept_form_is_decoded_or_else_read_again(cli, home, monkeypatch):
+    # a cold listing's workers send each file's kept form instead of its row; should one not decode, the file is
+    # read again in the listing's own process and listed as without the cache
+    expected = listing(cli, home, "--no-cache")
+    decode = listcache.decode_rows
+    refused: list[str] = []
+
+    def picky(value, where, session_id, ref, store):
+        if session_id == "planted" and not refused:
+            refused.append(session_id)
+            return None
+        return decode(value, where, session_id, ref, store)
+
+    monkeypatch.setattr(listcache, "decode_rows", picky)
+    seen = reads(monkeypatch)
+    assert listing(cli, home) == expected
+    assert refused == ["planted"] and seen.count("planted.json") == 2
+    assert listing(cli, home) == expected  # warm
