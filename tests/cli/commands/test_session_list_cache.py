@@ -43,7 +43,9 @@ def entries(tmp_path: Path) -> list[Path]:
 def kept_rows(tmp_path: Path) -> dict:
     [entry] = entries(tmp_path)
     data = entry.read_bytes()
-    return json.loads(data[data.index(b"\n", len(cachemod.MAGIC)) + 1:])
+    payload = data[data.index(b"\n", len(cachemod.MAGIC)) + 1:]
+    assert payload[:1] in (b"o", b"j")  # which encoder wrote it
+    return json.loads(payload[1:])
 
 
 def reads(monkeypatch) -> list[str]:
@@ -166,7 +168,9 @@ def test_a_damaged_or_foreign_entry_is_ignored_and_rebuilt(cli, home, tmp_path, 
         monkeypatch.setattr(listcache, "VERSION", listcache.VERSION + 1)
     elif damage == "bad-rows":  # a well-formed entry whose rows are not what the listing keeps
         cache = cachemod.Cache(tmp_path / "cache")
-        for payload in (b'{"planted.json": [1, 2, 3]}', b'[]', b'{"planted.json": ["1,2,3,4,5", "planted", [1]]}'):
+        for payload in (b'o{"planted.json": [1, 2, 3]}', b'o[]', b'j{"planted.json": ["1,2,3,4,5", "planted", [1]]}',
+                        b'x' + json.dumps(kept_rows(tmp_path)).encode(), b'o{"planted.json": [1, NaN]}',
+                        b'j{"planted.json": ["1,2", {"a": 1}, [1]]}', b'o[' * 2000 + b']' * 2000):
             assert cache.save(listcache.KIND, listcache.VERSION, str(home / "sessions"), payload, key=None,
                               snapshot_ns=cachemod.now_ns())
             assert listing(cli, home) == expected
@@ -176,7 +180,8 @@ def test_a_damaged_or_foreign_entry_is_ignored_and_rebuilt(cli, home, tmp_path, 
         forged = dict(kept_rows(tmp_path))
         forged["planted.json"][2][2] = "forged title"  # what another user could plant
         cachemod.Cache(tmp_path / "cache").save(listcache.KIND, listcache.VERSION, str(home / "sessions"),
-                                               json.dumps(forged).encode(), key=None, snapshot_ns=cachemod.now_ns())
+                                               b"j" + json.dumps(forged).encode(), key=None,
+                                               snapshot_ns=cachemod.now_ns())
         # the forged entry is well formed; only its mode gives it away
         entry.chmod(0o644)
     elif damage == "garbage":
@@ -258,7 +263,7 @@ def test_sessions_db_rows_are_not_kept(cli, gateway_home, monkeypatch, tmp_path)
     kept = set()
     for entry in entries(tmp_path):  # one entry a directory
         data = entry.read_bytes()
-        kept |= set(json.loads(data[data.index(b"\n", len(cachemod.MAGIC)) + 1:]))
+        kept |= set(json.loads(data[data.index(b"\n", len(cachemod.MAGIC)) + 2:]))
     assert kept == {os.path.basename(r["file"]) for r in json_rows} and len(entries(tmp_path)) == 2
 
 
@@ -294,8 +299,9 @@ def test_values_orjson_would_change_are_kept_exactly(cli, home, tmp_path, monkey
 
 def test_the_entry_is_written_by_orjson_when_it_reads_back_the_same():
     assert listcache.encoded({"a.json": ["1,2", "a", [1.5, None, "é", True]]}) == \
-        '{"a.json":["1,2","a",[1.5,null,"é",true]]}'.encode()
-    assert listcache.encoded({"a.json": ["1,2", "a", [float("nan")]]}) == b'{"a.json":["1,2","a",[NaN]]}'
+        'o{"a.json":["1,2","a",[1.5,null,"é",true]]}'.encode()
+    assert listcache.encoded({"a.json": ["1,2", "a", [float("nan")]]}) == b'j{"a.json":["1,2","a",[NaN]]}'
+    assert listcache.encoded({"a.json": ["1,2", "a", [2**64]]}) == b'j{"a.json":["1,2","a",[18446744073709551616]]}'
 
 
 # ---------------------------------------------------------------- the REPL/TUI's files beside the JSON store's
