@@ -76,7 +76,25 @@ def _is_file_or_bad_link(entry: os.DirEntry[str]) -> bool:
 
 def load(path: Path | str) -> dict[str, Any]:
     """Read and validate one session file (no lock, no write)."""
-    return validate(jsonfile.read_object(path), path)
+    return validate(jsonfile.parse_object(_read_bytes(path), path), path)
+
+
+def _read_bytes(path: Path | str) -> bytes:
+    """:func:`~praisonmem.core.io.jsonfile.read_bytes` without a buffered file object (half the time for a session
+    file: a listing reads thousands); on any error that function does it again, so its errors are the errors."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return jsonfile.read_bytes(path)
+    try:
+        chunks = []
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+    except OSError:
+        return jsonfile.read_bytes(path)
+    finally:
+        os.close(fd)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def name_of(path: Path | str) -> str:
@@ -193,8 +211,10 @@ class JsonDirStore:
         cut = len(directory) + 1
         for i, path in enumerate(files):
             name = path[cut:] if path.startswith(directory) else os.path.basename(path)
-            key = key_of(path)
-            record = record_for(known, name, key) if known else None
+            if not known:  # nothing kept (a cold listing): each file is stat'ed where it is read, in the pool
+                misses.append((i, name))
+                continue
+            record = record_for(known, name, key_of(path))
             if record is not None and not waiting.get(record[1]):
                 results = memo.decode(record[2], path, record[1], path, self.label)
                 if results is not None:
@@ -202,16 +222,16 @@ class JsonDirStore:
                     kept[name] = record
                     own.add(path)
                     continue
-            misses.append((i, name, key))
+            misses.append((i, name))
         read = parallel.map_chunks(partial(_scan_each, fn=fn, waiting=waiting, label=self.label, foreign=self.foreign,
-                                           encode=memo.encode), [files[i] for i, _, _ in misses], progress=progress)
-        for (i, name, key), (sid, results, value) in zip(misses, read):
+                                           encode=memo.encode), [files[i] for i, _ in misses], progress=progress)
+        for (i, name), (sid, results, value, key) in zip(misses, read):
             path = files[i]
             if value is not None:
                 results = memo.decode(value, path, sid, path, self.label)
                 if results is None:  # not what the memo keeps after all: read it again, here
-                    [(sid, results, value)] = _scan_each([path], fn=fn, waiting=waiting, label=self.label,
-                                                         foreign=self.foreign)
+                    [(sid, results, value, key)] = _scan_each([path], fn=fn, waiting=waiting, label=self.label,
+                                                              foreign=self.foreign)
             out[i] = results
             if sid is not None:
                 own.add(path)
@@ -532,25 +552,29 @@ def _scan_chunk(paths: list[str], *, fn: Callable[[Scanned], list[R]], waiting: 
 
 def _scan_each(paths: list[str], *, fn: Callable[[Scanned], list[R]], waiting: dict[str, int], label: str = "json",
                foreign: Callable[[Any], bool] | None = None, encode: Callable[[list[R]], Any] | None = None
-               ) -> list[tuple[str | None, list[R] | None, Any]]:
+               ) -> list[tuple[str | None, list[R] | None, Any, Any]]:
     """Per file of a chunk: its session id (``None``: unreadable, or another store's file, which is left out and
-    never remembered), ``fn``'s results and ``encode(results)``, what a memo keeps of them; when there is that
-    (a readable session with no spilled turns waiting), it is sent instead of the results (may run in a worker)."""
-    out: list[tuple[str | None, list[R] | None, Any]] = []
+    never remembered), ``fn``'s results, ``encode(results)`` (what a memo keeps of them; when there is that, for a
+    readable session with no spilled turns waiting, it is sent instead of the results) and the file's
+    :class:`~praisonmem.core.io.cache.FileKey`, taken before it is read (may run in a worker)."""
+    from praisonmem.core.io import cache
+
+    out: list[tuple[str | None, list[R] | None, Any, Any]] = []
     for path in paths:
+        key = cache.key_of(path)
         try:
             doc = load(path)
         except PraisonMemError as exc:
-            out.append((None, fn(Scanned(path, None, None, exc, ref=path, store=label)), None))
+            out.append((None, fn(Scanned(path, None, None, exc, ref=path, store=label)), None, key))
         else:
             if foreign is not None and foreign(doc):
-                out.append((None, [], None))
+                out.append((None, [], None, key))
                 continue
             sid = session_id_of(doc, name_of(path))
             spilled = waiting.get(sid, 0)
             results = fn(Scanned(path, sid, doc, None, ref=path, store=label, spilled=spilled))
             value = encode(results) if encode is not None and not spilled else None
-            out.append((sid, None, value) if value is not None else (sid, results, None))
+            out.append((sid, None, value, key) if value is not None else (sid, results, None, key))
     return out
 
 
