@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from praisonmem.core.io import fastjson
@@ -137,11 +138,13 @@ def encode_rows(results: list[Any]) -> Any:
     row = results[0][0]
     if tuple(row) != ROW or row["unreadable"] or row["scope"] is not None or row["spilled_count"] != 0:
         return None
-    if any(row[name] != value or type(row[name]) is not type(value) for name, value in CONSTANT.items()):
+    if not (row["input_tokens"] is None and row["output_tokens"] is None and row["children_ids"] is None
+            and row["current_project"] is False and row["last_session"] is False):  # CONSTANT's values, exactly
         return None
-    return [row[name] for name in FIELDS]
+    return list(_FIELD_VALUES(row))
 
 
+_FIELD_VALUES = itemgetter(*FIELDS)
 _TEMPLATE = {**dict.fromkeys(ROW), "scope": None, "spilled_count": 0, "unreadable": False, "error": None, **CONSTANT}
 
 
