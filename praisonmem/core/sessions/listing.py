@@ -118,8 +118,13 @@ def list_sessions(
     """
     wanted = choice(Scope, scope, "scope")
     order = choice(SortKey, sort, "sort key")
+    import gc
+
     with quiet_gc(BIG):  # 100,000 rows: the collector's passes over them cost more than building them
-        return _list(paths, workspace, agent, user, wanted, order, limit, store, progress, cache)
+        result = _list(paths, workspace, agent, user, wanted, order, limit, store, progress, cache)
+        gc.freeze()  # and the first young collection after it would traverse them all (100 ms at 100,000 rows):
+    gc.unfreeze()  # they go to the oldest generation instead, collectable as ever
+    return result
 
 
 def _list(paths: Paths, workspace: Callable[[], str], agent: str | None, user: str | None, wanted: Scope | None,
@@ -133,14 +138,14 @@ def _list(paths: Paths, workspace: Callable[[], str], agent: str | None, user: s
     summaries = home.scan(summary_rows, progress=progress, memo=listcache.memo(cache))
     project, current = _current_project(home)
     last = last_session(paths.sessions_dir)
-    for row, _ in summaries:  # added here, not in the workers: less to send back
-        row.update(paired_with=[], pair=None, stale=False, current_project=row["store"] == current,
-                   last_session=row["store"] == UNIFIED and row["session_id"] == last)
-    mark_pairs(home, summaries)
     good: list[Summary] = []
     bad: list[Summary] = []
-    for item in summaries:
+    for item in summaries:  # one pass (100,000 rows): these fields are added here, not in the workers (less to send)
         row = item[0]
+        store_label = row["store"]
+        row["paired_with"], row["pair"], row["stale"] = [], None, False
+        row["current_project"] = store_label == current
+        row["last_session"] = store_label == UNIFIED and row["session_id"] == last
         if row["unreadable"]:
             bad.append(item)
             continue
@@ -148,6 +153,7 @@ def _list(paths: Paths, workspace: Callable[[], str], agent: str | None, user: s
         row["scope"] = scope_fn(row["session_id"], agent_name)
         if _matches(row, agent, user, wanted):
             good.append(item)
+    mark_pairs(home, summaries)  # changes only the pair fields, which nothing above reads
     _sort(good, order)
     total = len(good)
     if limit:
@@ -238,10 +244,11 @@ def compare_copies(home: SessionStore, copies: list[tuple[str, Any, Any]]) -> li
 
 def _scope_function(workspace: Callable[[], str]) -> Callable[[str, str | None], str]:
     cache: list[str] = []
+    explicit = Scope.explicit.value
 
     def scope(session_id: str, agent_name: str | None) -> str:
         if not session_id.startswith("history_"):
-            return Scope.explicit.value
+            return explicit
         if not cache:
             cache.append(workspace())  # git runs only when a history id is present
         try:

@@ -35,3 +35,28 @@ def test_a_home_without_a_sessions_directory_says_so(tmp_path):
     result = sessions.list_sessions(resolve(tmp_path / "typo", env={}), workspace=lambda: "dir:/x")
     assert (result.rows, result.missing) == ([], f"no sessions directory at {tmp_path / 'typo' / 'sessions'} "
                                                  "(--home)")
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_a_listing_leaves_the_garbage_collector_as_it_found_it(paths, enabled):
+    # the rows skip the collector's passes while they are built and go to its oldest generation afterwards;
+    # nothing stays frozen, and a collector the caller had turned off stays off
+    import gc
+    import weakref
+
+    class Node:
+        pass
+
+    was = gc.isenabled()
+    try:
+        gc.enable() if enabled else gc.disable()
+        cycle = Node()
+        cycle.me = cycle
+        ref = weakref.ref(cycle)
+        del cycle
+        rows = sessions.list_sessions(paths, workspace=lambda: "dir:/x").rows
+        assert rows and gc.isenabled() is enabled and gc.get_freeze_count() == 0
+        gc.collect()
+        assert ref() is None  # cyclic garbage from before the listing is still collected
+    finally:
+        gc.enable() if was else gc.disable()
