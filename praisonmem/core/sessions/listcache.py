@@ -42,7 +42,7 @@ ROW = ("session_id", "file", "agent_name", "user_id", "title", "message_count", 
 CONSTANT = {"input_tokens": None, "output_tokens": None, "children_ids": None, "current_project": False,
             "last_session": False}  # a JSON session file's row: the REPL/TUI's fields are another store's
 
-Known = dict[str, Any]  # file name -> [key_text(key), session id, kept value] (as read: checked by record_for)
+Known = dict[str, Any]  # file name -> [key_text(key), session id, kept value] (as read: each checked where it is used)
 
 
 class Memo:
@@ -74,7 +74,8 @@ class Memo:
 
     def recall(self, directory: str) -> Known:
         """The rows kept for ``directory``, as kept: each file name's ``[key, session id, value]`` (:func:`key_text`),
-        which the caller checks one by one (:func:`record_for`); nothing when the entry is missing or unusable."""
+        which the caller uses only when it is well formed and its key is the file's now; nothing when the entry is
+        missing or unusable."""
         entry = self.cache.load(self.kind, self.version, directory)
         if entry is None:
             return {}
@@ -98,15 +99,6 @@ class Memo:
 def key_text(key: FileKey) -> str:
     """How an entry records a file's key: its five numbers in hex, comma-separated (compared as text)."""
     return "%x,%x,%x,%x,%x" % key
-
-
-def record_for(known: Known, name: str, key: FileKey | None) -> list[Any] | None:
-    """``name``'s kept ``[key, session id, value]`` when it is well formed and its key is ``key`` (the file's now)."""
-    record = known.get(name)
-    if (key is None or type(record) is not list or len(record) != 3 or type(record[1]) is not str
-            or record[0] != key_text(key)):
-        return None
-    return record
 
 
 def encoded(doc: dict[str, Any]) -> bytes:

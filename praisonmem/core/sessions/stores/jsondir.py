@@ -199,7 +199,7 @@ class JsonDirStore:
         workers send back what the memo keeps of a file rather than ``fn``'s results when it has that (less to
         send), and the results are decoded from it here, as for a kept file."""
         from praisonmem.core.io.cache import key_of, now_ns, settled
-        from praisonmem.core.sessions.listcache import key_text, record_for
+        from praisonmem.core.sessions.listcache import key_text
 
         snapshot = now_ns()  # before any stat or read
         directory = str(self.directory)
@@ -214,8 +214,10 @@ class JsonDirStore:
             if not known:  # nothing kept (a cold listing): each file is stat'ed where it is read, in the pool
                 misses.append((i, name))
                 continue
-            record = record_for(known, name, key_of(path))
-            if record is not None and not waiting.get(record[1]):
+            key = key_of(path)
+            record = known.get(name)  # used when well formed and its key is the file's now (Memo.recall)
+            if key is not None and type(record) is list and len(record) == 3 and type(record[1]) is str \
+                    and record[0] == key_text(key) and not waiting.get(record[1]):
                 results = memo.decode(record[2], path, record[1], path, self.label)
                 if results is not None:
                     out[i] = results
