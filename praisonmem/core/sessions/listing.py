@@ -140,6 +140,7 @@ def _list(paths: Paths, workspace: Callable[[], str], agent: str | None, user: s
     last = last_session(paths.sessions_dir)
     good: list[Summary] = []
     bad: list[Summary] = []
+    unfiltered = agent is None and user is None and wanted is None
     for item in summaries:  # one pass (100,000 rows): these fields are added here, not in the workers (less to send)
         row = item[0]
         store_label = row["store"]
@@ -151,7 +152,7 @@ def _list(paths: Paths, workspace: Callable[[], str], agent: str | None, user: s
             continue
         agent_name = row["agent_name"] if isinstance(row["agent_name"], str) else None
         row["scope"] = scope_fn(row["session_id"], agent_name)
-        if _matches(row, agent, user, wanted):
+        if unfiltered or _matches(row, agent, user, wanted):
             good.append(item)
     mark_pairs(home, summaries)  # changes only the pair fields, which nothing above reads
     _sort(good, order)
@@ -267,16 +268,16 @@ def _matches(row: dict[str, Any], agent: str | None, user: str | None, scope: Sc
     )
 
 
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
 def _sort(items: list[Summary], sort: SortKey) -> None:
-    if sort is SortKey.updated:
-        items.sort(key=lambda s: _text(s[0]["updated_at"]), reverse=True)
-    elif sort is SortKey.created:
-        items.sort(key=lambda s: _text(s[0]["created_at"]), reverse=True)
+    """Newest or largest first (stable); the keys taken once, then the positions sorted by them (the same order
+    as sorting ``items`` by the same keys, without a Python call per comparison key)."""
+    if sort is SortKey.updated or sort is SortKey.created:
+        field = "updated_at" if sort is SortKey.updated else "created_at"
+        keys = [item[0][field] for item in items]
+        keys = [value if isinstance(value, str) else "" for value in keys]  # a missing or odd time sorts last
     elif sort is SortKey.messages:
-        items.sort(key=lambda s: s[0]["message_count"], reverse=True)
+        keys = [item[0]["message_count"] for item in items]
     else:
-        items.sort(key=lambda s: s[0]["session_id"])
+        keys = [item[0]["session_id"] for item in items]
+    order = sorted(range(len(items)), key=keys.__getitem__, reverse=sort is not SortKey.id)
+    items[:] = [items[i] for i in order]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, strategies as st
 
 from praisonmem.core import sessions
 from praisonmem.core.paths import resolve
@@ -60,3 +61,26 @@ def test_a_listing_leaves_the_garbage_collector_as_it_found_it(paths, enabled):
         assert ref() is None  # cyclic garbage from before the listing is still collected
     finally:
         gc.enable() if was else gc.disable()
+
+
+ODD_TIMES = ["2026-01-01", "2026-01-02", "2025", None, 3, "", "2026-01-01T00:00:00+00:00", ["x"]]
+
+
+@given(st.lists(st.tuples(st.sampled_from(ODD_TIMES), st.sampled_from(ODD_TIMES), st.integers(0, 3),
+                          st.sampled_from("abcab")), max_size=40))
+def test_the_sort_is_a_stable_sort_by_the_documented_keys(values):
+    from praisonmem.core.sessions.listing import SortKey, _sort
+
+    def text(value):
+        return value if isinstance(value, str) else ""
+
+    reference = {SortKey.updated: (lambda s: text(s[0]["updated_at"]), True),
+                 SortKey.created: (lambda s: text(s[0]["created_at"]), True),
+                 SortKey.messages: (lambda s: s[0]["message_count"], True),
+                 SortKey.id: (lambda s: s[0]["session_id"], False)}
+    items = [({"updated_at": u, "created_at": c, "message_count": m, "session_id": i}, n)
+             for n, (u, c, m, i) in enumerate(values)]
+    for key, (by, reverse) in reference.items():
+        ours = list(items)
+        _sort(ours, key)
+        assert [ref for _, ref in ours] == [ref for _, ref in sorted(items, key=by, reverse=reverse)]
