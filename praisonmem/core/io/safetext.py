@@ -56,6 +56,8 @@ def printable(text: str, *, multiline: bool = False) -> str:
 
 def json_safe(text: str) -> str:
     """JSON text with the characters JSON leaves raw written as ``\\u`` escapes (same data)."""
+    if text.isascii() and "\x7f" not in text:  # DEL is the only one in ASCII (two C scans: 6 MB in 1 ms, not 16)
+        return text
     pattern = _pattern("json")
     return pattern.sub(lambda m: f"\\u{ord(m.group()):04x}", text) if pattern.search(text) else text
 

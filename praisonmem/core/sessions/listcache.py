@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from praisonmem.core.io import fastjson
@@ -28,7 +29,8 @@ if TYPE_CHECKING:
     from praisonmem.core.paths import Paths
 
 KIND = "session-list"
-VERSION = 2  # 2: rows carry the praisonai CLI's fields (constants for a JSON session file)
+VERSION = 3  # 2: rows carry the praisonai CLI's fields (constants for a JSON session file); 3: a kept row
+# also vouches that its file is not a REPL/TUI session (the unified store skips it)
 # The fields of a readable row that come from its file; the others are its file, its id (kept beside)
 # and constants (no scope yet, no spilled turns, readable, no error), then the store label.
 FIELDS = ("agent_name", "user_id", "title", "message_count", "archived_count", "created_at", "updated_at", "model",
@@ -40,7 +42,7 @@ ROW = ("session_id", "file", "agent_name", "user_id", "title", "message_count", 
 CONSTANT = {"input_tokens": None, "output_tokens": None, "children_ids": None, "current_project": False,
             "last_session": False}  # a JSON session file's row: the REPL/TUI's fields are another store's
 
-Known = dict[str, tuple[FileKey, str, Any]]  # file name -> (key, session id, kept value)
+Known = dict[str, Any]  # file name -> [key_text(key), session id, kept value] (as read: each checked where it is used)
 
 
 class Memo:
@@ -48,60 +50,70 @@ class Memo:
     session file between calls. ``encode`` turns one session's results into a JSON value (``None``: keep
     nothing); ``decode(value, where, session_id, ref, store)`` gives the results again for that session
     (``None``: the value is not one it kept, so the file is read); ``kind``/``version`` name the cache
-    entries; ``ref_of`` turns a store's ref into the caller's (a home's :class:`Located`)."""
+    entries; ``ref_of`` turns a store's ref into the caller's (a home's :class:`Located`).
+
+    ``classified``, shared by every store of one scan: per (directory, ``foreign`` predicate) of a JSON store
+    that leaves another store's documents out, the session files it listed and those it established, in this
+    scan, as its own (a kept row whose key still matches, or a document it read that is not foreign); the
+    store sharing the directory (the REPL/TUI's) then reads only the others."""
 
     def __init__(self, cache: Cache, encode: Callable[[list[Any]], Any],
                  decode: Callable[[Any, str, str, Any, str], list[Any] | None], kind: str = KIND,
-                 version: int = VERSION, ref_of: Callable[[Any], Any] | None = None) -> None:
+                 version: int = VERSION, ref_of: Callable[[Any], Any] | None = None,
+                 classified: dict[tuple[str, Any], tuple[list[str], set[str]]] | None = None) -> None:
         self.cache, self.encode, self.kind, self.version = cache, encode, kind, version
         self._decode, self.ref_of = decode, ref_of
+        self.classified = {} if classified is None else classified
 
     def adapted(self, ref_of: Callable[[Any], Any]) -> Memo:
         """The same memo for a store inside a home, whose refs are ``ref_of(the store's ref)``."""
-        return Memo(self.cache, self.encode, self._decode, self.kind, self.version, ref_of)
+        return Memo(self.cache, self.encode, self._decode, self.kind, self.version, ref_of, self.classified)
 
     def decode(self, value: Any, where: str, session_id: str, ref: Any, store: str) -> list[Any] | None:
         return self._decode(value, where, session_id, ref if self.ref_of is None else self.ref_of(ref), store)
 
     def recall(self, directory: str) -> Known:
-        """The rows kept for ``directory``; nothing when the entry is missing or unusable."""
+        """The rows kept for ``directory``, as kept: each file name's ``[key, session id, value]`` (:func:`key_text`),
+        which the caller uses only when it is well formed and its key is the file's now; nothing when the entry is
+        missing or unusable."""
         entry = self.cache.load(self.kind, self.version, directory)
         if entry is None:
             return {}
-        doc = fastjson.loads(entry.payload)
-        try:
-            if doc is fastjson.REFUSED:
-                doc = json.loads(entry.payload)
-            known: Known = {}
-            for name, (key, sid, value) in doc.items():
-                # keys in hex: no 19-digit runs, so orjson reads the entry
-                known[name] = (FileKey(*(int(part, 16) for part in key.split(","))), sid, value)
-                if type(sid) is not str or type(name) is not str:
-                    return {}
-        except (ValueError, TypeError, AttributeError):
+        payload, by = memoryview(entry.payload)[1:], entry.payload[:1]
+        try:  # orjson reads what it wrote exactly (encoded() checked that), faster than fastjson's checks allow
+            if by == b"o" and fastjson.orjson is not None:
+                doc = fastjson.orjson.loads(payload)
+            elif by in (b"o", b"j"):
+                doc = json.loads(bytes(payload))
+            else:
+                return {}
+        except (ValueError, RecursionError):
             return {}
-        return known
+        return doc if type(doc) is dict else {}
 
     def keep(self, directory: str, known: Known, snapshot_ns: int) -> None:
         """Write the rows (each already checked against the racy-entry rule); a failure is ignored."""
-        doc = {name: [",".join(format(part, "x") for part in key), sid, value]
-               for name, (key, sid, value) in known.items()}
-        self.cache.save(self.kind, self.version, directory, encoded(doc), key=None, snapshot_ns=snapshot_ns)
+        self.cache.save(self.kind, self.version, directory, encoded(known), key=None, snapshot_ns=snapshot_ns)
+
+
+def key_text(key: FileKey) -> str:
+    """How an entry records a file's key: its five numbers in hex, comma-separated (compared as text)."""
+    return "%x,%x,%x,%x,%x" % key
 
 
 def encoded(doc: dict[str, Any]) -> bytes:
-    """``doc`` as JSON: by orjson when it reads back as the very same values (not so for NaN or
-    infinities, which orjson writes as null; it refuses integers beyond 64 bits and lone surrogates),
-    else by the standard library."""
+    """``doc`` as JSON, after one byte saying which encoder wrote it: ``o``, orjson, when it reads back as the very
+    same values (not so for NaN or infinities, which orjson writes as null; it refuses integers beyond 64 bits and
+    lone surrogates), so that orjson can read it without further checks; else ``j``, the standard library."""
     try:
         import orjson
 
         payload = orjson.dumps(doc)
         if orjson.loads(payload) == doc:
-            return payload
+            return b"o" + payload
     except (ImportError, TypeError, ValueError):
         pass
-    return json.dumps(doc, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+    return b"j" + json.dumps(doc, ensure_ascii=True, separators=(",", ":")).encode("ascii")
 
 
 def memo(cache: Cache | None) -> Memo | None:
@@ -118,21 +130,23 @@ def encode_rows(results: list[Any]) -> Any:
     row = results[0][0]
     if tuple(row) != ROW or row["unreadable"] or row["scope"] is not None or row["spilled_count"] != 0:
         return None
-    if any(row[name] != value or type(row[name]) is not type(value) for name, value in CONSTANT.items()):
+    if not (row["input_tokens"] is None and row["output_tokens"] is None and row["children_ids"] is None
+            and row["current_project"] is False and row["last_session"] is False):  # CONSTANT's values, exactly
         return None
-    return [row[name] for name in FIELDS]
+    return list(_FIELD_VALUES(row))
+
+
+_FIELD_VALUES = itemgetter(*FIELDS)
+_TEMPLATE = {**dict.fromkeys(ROW), "scope": None, "spilled_count": 0, "unreadable": False, "error": None, **CONSTANT}
 
 
 def decode_rows(value: Any, where: str, session_id: str, ref: Any, store: str) -> list[Any] | None:
     """The ``[(row, ref)]`` :func:`encode_rows` kept, for that session; ``None`` if malformed."""
     if type(value) is not list or len(value) != len(FIELDS):
         return None
-    agent_name, user_id, title, messages, archived, created, updated, model, tokens, cost, agent_id, source, parent = value
-    row = {"session_id": session_id, "file": where, "agent_name": agent_name, "user_id": user_id,
-           "title": title, "message_count": messages, "archived_count": archived, "created_at": created,
-           "updated_at": updated, "model": model, "total_tokens": tokens, "cost": cost, "scope": None,
-           "agent_id": agent_id, "source": source, "parent_id": parent, "spilled_count": 0, "unreadable": False,
-           "error": None, "store": store, **CONSTANT}
+    row = _TEMPLATE.copy()  # the keys in ROW's order
+    row.update(zip(FIELDS, value))
+    row["session_id"], row["file"], row["store"] = session_id, where, store
     return [(row, ref)]
 
 

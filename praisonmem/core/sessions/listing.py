@@ -118,8 +118,13 @@ def list_sessions(
     """
     wanted = choice(Scope, scope, "scope")
     order = choice(SortKey, sort, "sort key")
+    import gc
+
     with quiet_gc(BIG):  # 100,000 rows: the collector's passes over them cost more than building them
-        return _list(paths, workspace, agent, user, wanted, order, limit, store, progress, cache)
+        result = _list(paths, workspace, agent, user, wanted, order, limit, store, progress, cache)
+        gc.freeze()  # and the first young collection after it would traverse them all (100 ms at 100,000 rows):
+    gc.unfreeze()  # they go to the oldest generation instead, collectable as ever
+    return result
 
 
 def _list(paths: Paths, workspace: Callable[[], str], agent: str | None, user: str | None, wanted: Scope | None,
@@ -133,21 +138,23 @@ def _list(paths: Paths, workspace: Callable[[], str], agent: str | None, user: s
     summaries = home.scan(summary_rows, progress=progress, memo=listcache.memo(cache))
     project, current = _current_project(home)
     last = last_session(paths.sessions_dir)
-    for row, _ in summaries:  # added here, not in the workers: less to send back
-        row.update(paired_with=[], pair=None, stale=False, current_project=row["store"] == current,
-                   last_session=row["store"] == UNIFIED and row["session_id"] == last)
-    mark_pairs(home, summaries)
     good: list[Summary] = []
     bad: list[Summary] = []
-    for item in summaries:
+    unfiltered = agent is None and user is None and wanted is None
+    for item in summaries:  # one pass (100,000 rows): these fields are added here, not in the workers (less to send)
         row = item[0]
+        store_label = row["store"]
+        row["paired_with"], row["pair"], row["stale"] = [], None, False
+        row["current_project"] = store_label == current
+        row["last_session"] = store_label == UNIFIED and row["session_id"] == last
         if row["unreadable"]:
             bad.append(item)
             continue
         agent_name = row["agent_name"] if isinstance(row["agent_name"], str) else None
         row["scope"] = scope_fn(row["session_id"], agent_name)
-        if _matches(row, agent, user, wanted):
+        if unfiltered or _matches(row, agent, user, wanted):
             good.append(item)
+    mark_pairs(home, summaries)  # changes only the pair fields, which nothing above reads
     _sort(good, order)
     total = len(good)
     if limit:
@@ -206,6 +213,8 @@ def _sql_list(sql: Any, scope_fn: Callable[[str, str | None], str], *, agent: st
 def mark_pairs(home: SessionStore, summaries: list[Summary]) -> None:
     """Mark every copy of a session id that more than one store holds (see the module docstring); only
     those copies are read again, to compare them."""
+    if len({row["store"] for row, _ in summaries}) < 2:  # one store: no copies (a set is cheaper than the ids)
+        return
     by_id: dict[str, list[Summary]] = {}
     for row, ref in summaries:
         if not row["unreadable"] and isinstance(row["session_id"], str):
@@ -236,10 +245,11 @@ def compare_copies(home: SessionStore, copies: list[tuple[str, Any, Any]]) -> li
 
 def _scope_function(workspace: Callable[[], str]) -> Callable[[str, str | None], str]:
     cache: list[str] = []
+    explicit = Scope.explicit.value
 
     def scope(session_id: str, agent_name: str | None) -> str:
         if not session_id.startswith("history_"):
-            return Scope.explicit.value
+            return explicit
         if not cache:
             cache.append(workspace())  # git runs only when a history id is present
         try:
@@ -258,16 +268,16 @@ def _matches(row: dict[str, Any], agent: str | None, user: str | None, scope: Sc
     )
 
 
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
 def _sort(items: list[Summary], sort: SortKey) -> None:
-    if sort is SortKey.updated:
-        items.sort(key=lambda s: _text(s[0]["updated_at"]), reverse=True)
-    elif sort is SortKey.created:
-        items.sort(key=lambda s: _text(s[0]["created_at"]), reverse=True)
+    """Newest or largest first (stable); the keys taken once, then the positions sorted by them (the same order
+    as sorting ``items`` by the same keys, without a Python call per comparison key)."""
+    if sort is SortKey.updated or sort is SortKey.created:
+        field = "updated_at" if sort is SortKey.updated else "created_at"
+        keys = [item[0][field] for item in items]
+        keys = [value if isinstance(value, str) else "" for value in keys]  # a missing or odd time sorts last
     elif sort is SortKey.messages:
-        items.sort(key=lambda s: s[0]["message_count"], reverse=True)
+        keys = [item[0]["message_count"] for item in items]
     else:
-        items.sort(key=lambda s: s[0]["session_id"])
+        keys = [item[0]["session_id"] for item in items]
+    order = sorted(range(len(items)), key=keys.__getitem__, reverse=sort is not SortKey.id)
+    items[:] = [items[i] for i in order]

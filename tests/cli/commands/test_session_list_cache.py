@@ -43,7 +43,9 @@ def entries(tmp_path: Path) -> list[Path]:
 def kept_rows(tmp_path: Path) -> dict:
     [entry] = entries(tmp_path)
     data = entry.read_bytes()
-    return json.loads(data[data.index(b"\n", len(cachemod.MAGIC)) + 1:])
+    payload = data[data.index(b"\n", len(cachemod.MAGIC)) + 1:]
+    assert payload[:1] in (b"o", b"j")  # which encoder wrote it
+    return json.loads(payload[1:])
 
 
 def reads(monkeypatch) -> list[str]:
@@ -166,7 +168,9 @@ def test_a_damaged_or_foreign_entry_is_ignored_and_rebuilt(cli, home, tmp_path, 
         monkeypatch.setattr(listcache, "VERSION", listcache.VERSION + 1)
     elif damage == "bad-rows":  # a well-formed entry whose rows are not what the listing keeps
         cache = cachemod.Cache(tmp_path / "cache")
-        for payload in (b'{"planted.json": [1, 2, 3]}', b'[]', b'{"planted.json": ["1,2,3,4,5", "planted", [1]]}'):
+        for payload in (b'o{"planted.json": [1, 2, 3]}', b'o[]', b'j{"planted.json": ["1,2,3,4,5", "planted", [1]]}',
+                        b'x' + json.dumps(kept_rows(tmp_path)).encode(), b'o{"planted.json": [1, NaN]}',
+                        b'j{"planted.json": ["1,2", {"a": 1}, [1]]}', b'o[' * 2000 + b']' * 2000):
             assert cache.save(listcache.KIND, listcache.VERSION, str(home / "sessions"), payload, key=None,
                               snapshot_ns=cachemod.now_ns())
             assert listing(cli, home) == expected
@@ -176,7 +180,8 @@ def test_a_damaged_or_foreign_entry_is_ignored_and_rebuilt(cli, home, tmp_path, 
         forged = dict(kept_rows(tmp_path))
         forged["planted.json"][2][2] = "forged title"  # what another user could plant
         cachemod.Cache(tmp_path / "cache").save(listcache.KIND, listcache.VERSION, str(home / "sessions"),
-                                               json.dumps(forged).encode(), key=None, snapshot_ns=cachemod.now_ns())
+                                               b"j" + json.dumps(forged).encode(), key=None,
+                                               snapshot_ns=cachemod.now_ns())
         # the forged entry is well formed; only its mode gives it away
         entry.chmod(0o644)
     elif damage == "garbage":
@@ -258,7 +263,7 @@ def test_sessions_db_rows_are_not_kept(cli, gateway_home, monkeypatch, tmp_path)
     kept = set()
     for entry in entries(tmp_path):  # one entry a directory
         data = entry.read_bytes()
-        kept |= set(json.loads(data[data.index(b"\n", len(cachemod.MAGIC)) + 1:]))
+        kept |= set(json.loads(data[data.index(b"\n", len(cachemod.MAGIC)) + 2:]))
     assert kept == {os.path.basename(r["file"]) for r in json_rows} and len(entries(tmp_path)) == 2
 
 
@@ -294,5 +299,124 @@ def test_values_orjson_would_change_are_kept_exactly(cli, home, tmp_path, monkey
 
 def test_the_entry_is_written_by_orjson_when_it_reads_back_the_same():
     assert listcache.encoded({"a.json": ["1,2", "a", [1.5, None, "é", True]]}) == \
-        '{"a.json":["1,2","a",[1.5,null,"é",true]]}'.encode()
-    assert listcache.encoded({"a.json": ["1,2", "a", [float("nan")]]}) == b'{"a.json":["1,2","a",[NaN]]}'
+        'o{"a.json":["1,2","a",[1.5,null,"é",true]]}'.encode()
+    assert listcache.encoded({"a.json": ["1,2", "a", [float("nan")]]}) == b'j{"a.json":["1,2","a",[NaN]]}'
+    assert listcache.encoded({"a.json": ["1,2", "a", [2**64]]}) == b'j{"a.json":["1,2","a",[18446744073709551616]]}'
+
+
+# ---------------------------------------------------------------- the REPL/TUI's files beside the JSON store's
+# A kept row also vouches that its file is not a REPL/TUI ("unified") session, so the unified store does not read
+# it again; every way that could go wrong gives exactly the output of a run without the cache.
+
+UNIFIED = {"session_id": "swap", "workspace": "/w", "created_at": "2026-01-01T00:00:00",
+           "updated_at": "2026-01-01T00:00:00", "messages": [], "metadata": {"title": "tui"}, "parent_id": None,
+           "children_ids": [], "total_input_tokens": 0, "total_output_tokens": 0, "total_cost": 0.0,
+           "request_count": 0, "current_model": "m"}
+
+
+def same_size_pair() -> tuple[str, str]:
+    """A JSON store document and a unified one of exactly the same length."""
+    unified = json.dumps(UNIFIED, indent=2)
+    plain = json.dumps({"session_id": "swap", "messages": [], "metadata": {"title": ""}}, indent=2)
+    pad = len(unified) - len(plain)
+    assert pad > 0
+    plain = json.dumps({"session_id": "swap", "messages": [], "metadata": {"title": "x" * pad}}, indent=2)
+    assert len(plain) == len(unified)
+    return plain, unified
+
+
+def unified_reads(monkeypatch) -> list[str]:
+    """The files the unified store reads from now on."""
+    from praisonmem.core.sessions.stores import praisonai_cli
+
+    seen: list[str] = []
+    read = praisonai_cli.read_unified
+
+    def counting(path):
+        seen.append(os.path.basename(path))
+        return read(path)
+
+    monkeypatch.setattr(praisonai_cli, "read_unified", counting)
+    return seen
+
+
+def stores_of(out: str) -> dict[str, str]:
+    return {os.path.basename(r["file"]): r["store"] for r in json.loads(out)}
+
+
+def test_a_warm_listing_leaves_the_json_store_s_files_to_it(cli, home, monkeypatch):
+    (home / "sessions" / "tui.json").write_text(json.dumps({**UNIFIED, "session_id": "tui"}, indent=2),
+                                               encoding="utf-8")
+    expected = listing(cli, home, "--no-cache")
+    assert stores_of(expected)["tui.json"] == "unified"
+    assert listing(cli, home) == expected
+    seen = unified_reads(monkeypatch)
+    assert listing(cli, home) == expected
+    unreadable = {os.path.basename(r["file"]) for r in json.loads(expected) if r["unreadable"]}
+    assert set(seen) == unreadable | {"tui.json"}  # the REPL/TUI's file, and those the JSON store could not read
+
+
+@pytest.mark.parametrize("direction", ["to-unified", "from-unified"])
+def test_a_file_changed_to_or_from_the_unified_format_in_the_same_second_is_read_again(cli, home, monkeypatch,
+                                                                                       direction):
+    monkeypatch.setattr(cachemod, "GRANULARITY_NS", 2_000_000_000)  # the real rule
+    coarse = coarse_keys(monkeypatch)
+    plain, unified = same_size_pair()
+    first, second = (plain, unified) if direction == "to-unified" else (unified, plain)
+    path = home / "sessions" / "swap.json"
+    for _ in range(5):  # all in one second of the clock (retried if a second boundary falls in between)
+        path.write_text(first, encoding="utf-8")
+        before = coarse(path)
+        listing(cli, home)  # the file was written this second: nothing kept about it may be trusted later
+        path.write_text(second, encoding="utf-8")
+        if coarse(path) == before:
+            break
+    else:
+        pytest.skip("could not rewrite within one second")  # pragma: no cover
+    out = listing(cli, home)
+    assert out == listing(cli, home, "--no-cache")
+    assert stores_of(out)["swap.json"] == ("unified" if direction == "to-unified" else "json")
+
+
+@pytest.mark.parametrize("direction", ["to-unified", "from-unified"])
+def test_a_file_replaced_by_the_other_format_with_the_same_size_and_mtime_is_read_again(cli, home, monkeypatch,
+                                                                                         direction):
+    monkeypatch.setattr(cachemod, "key_of", lambda path: None if (k := real(path)) is None else k._replace(
+        ctime_ns=0))  # so only the inode tells the two files apart
+    plain, unified = same_size_pair()
+    first, second = (plain, unified) if direction == "to-unified" else (unified, plain)
+    path = home / "sessions" / "swap.json"
+    path.write_text(first, encoding="utf-8")
+    listing(cli, home)
+    listing(cli, home)  # warm: kept and used
+    old = os.stat(path)
+    replacement = path.with_name("swap.json.new")
+    replacement.write_text(second, encoding="utf-8")
+    os.utime(replacement, ns=(old.st_atime_ns, old.st_mtime_ns))
+    os.replace(replacement, path)
+    new = os.stat(path)
+    assert (new.st_size, new.st_mtime_ns) == (old.st_size, old.st_mtime_ns) and new.st_ino != old.st_ino
+    out = listing(cli, home)
+    assert out == listing(cli, home, "--no-cache")
+    assert stores_of(out)["swap.json"] == ("unified" if direction == "to-unified" else "json")
+
+
+
+def test_a_row_the_workers_send_in_kept_form_is_decoded_or_else_read_again(cli, home, monkeypatch):
+    # a cold listing's workers send each file's kept form instead of its row; should one not decode, the file is
+    # read again in the listing's own process and listed as without the cache
+    expected = listing(cli, home, "--no-cache")
+    decode = listcache.decode_rows
+    refused: list[str] = []
+
+    def picky(value, where, session_id, ref, store):
+        if session_id == "planted" and not refused:
+            refused.append(session_id)
+            return None
+        return decode(value, where, session_id, ref, store)
+
+    monkeypatch.setattr(listcache, "decode_rows", picky)
+    seen = reads(monkeypatch)
+    assert listing(cli, home) == expected
+    assert refused == ["planted"] and seen.count("planted.json") == 2
+    assert listing(cli, home) == expected  # warm

@@ -422,6 +422,14 @@ def test_unreadable_session_file(cli, fixture_home, monkeypatch):
             return real_open(path, *args, **kwargs)
 
         monkeypatch.setattr(jsonfile, "open", guarded, raising=False)
+        real_os_open = os.open
+
+        def guarded_fd(path, *args, **kwargs):  # the JSON store's own reader opens with os.open
+            if Path(path) == target:
+                raise PermissionError(13, "Permission denied", str(path))
+            return real_os_open(path, *args, **kwargs)
+
+        monkeypatch.setattr(os, "open", guarded_fd)
     else:
         target.chmod(0)
     shown = cli("--home", fixture_home, "session", "show", "my_chat")

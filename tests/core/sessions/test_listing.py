@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, strategies as st
 
 from praisonmem.core import sessions
 from praisonmem.core.paths import resolve
@@ -35,3 +36,51 @@ def test_a_home_without_a_sessions_directory_says_so(tmp_path):
     result = sessions.list_sessions(resolve(tmp_path / "typo", env={}), workspace=lambda: "dir:/x")
     assert (result.rows, result.missing) == ([], f"no sessions directory at {tmp_path / 'typo' / 'sessions'} "
                                                  "(--home)")
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_a_listing_leaves_the_garbage_collector_as_it_found_it(paths, enabled):
+    # the rows skip the collector's passes while they are built and go to its oldest generation afterwards;
+    # nothing stays frozen, and a collector the caller had turned off stays off
+    import gc
+    import weakref
+
+    class Node:
+        pass
+
+    was = gc.isenabled()
+    try:
+        gc.enable() if enabled else gc.disable()
+        cycle = Node()
+        cycle.me = cycle
+        ref = weakref.ref(cycle)
+        del cycle
+        rows = sessions.list_sessions(paths, workspace=lambda: "dir:/x").rows
+        assert rows and gc.isenabled() is enabled and gc.get_freeze_count() == 0
+        gc.collect()
+        assert ref() is None  # cyclic garbage from before the listing is still collected
+    finally:
+        gc.enable() if was else gc.disable()
+
+
+ODD_TIMES = ["2026-01-01", "2026-01-02", "2025", None, 3, "", "2026-01-01T00:00:00+00:00", ["x"]]
+
+
+@given(st.lists(st.tuples(st.sampled_from(ODD_TIMES), st.sampled_from(ODD_TIMES), st.integers(0, 3),
+                          st.sampled_from("abcab")), max_size=40))
+def test_the_sort_is_a_stable_sort_by_the_documented_keys(values):
+    from praisonmem.core.sessions.listing import SortKey, _sort
+
+    def text(value):
+        return value if isinstance(value, str) else ""
+
+    reference = {SortKey.updated: (lambda s: text(s[0]["updated_at"]), True),
+                 SortKey.created: (lambda s: text(s[0]["created_at"]), True),
+                 SortKey.messages: (lambda s: s[0]["message_count"], True),
+                 SortKey.id: (lambda s: s[0]["session_id"], False)}
+    items = [({"updated_at": u, "created_at": c, "message_count": m, "session_id": i}, n)
+             for n, (u, c, m, i) in enumerate(values)]
+    for key, (by, reverse) in reference.items():
+        ours = list(items)
+        _sort(ours, key)
+        assert [ref for _, ref in ours] == [ref for _, ref in sorted(items, key=by, reverse=reverse)]

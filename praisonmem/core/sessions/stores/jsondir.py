@@ -51,7 +51,11 @@ def session_paths(directory: Path | str) -> list[str]:
     """Session files in name order, as path strings: regular files whose name ends in ``.json``."""
     try:
         with os.scandir(directory) as entries:
-            found = [e.path for e in entries if e.name.endswith(".json") and _is_file_or_bad_link(e)]
+            named = [e for e in entries if e.name.endswith(".json")]
+        try:  # is_file() raises only for a symlink it cannot follow (a loop): then one entry at a time
+            found = [e.path for e in named if e.is_file()]
+        except OSError:
+            found = [e.path for e in named if _is_file_or_bad_link(e)]
     except FileNotFoundError:
         return []
     except NotADirectoryError as exc:
@@ -72,7 +76,25 @@ def _is_file_or_bad_link(entry: os.DirEntry[str]) -> bool:
 
 def load(path: Path | str) -> dict[str, Any]:
     """Read and validate one session file (no lock, no write)."""
-    return validate(jsonfile.read_object(path), path)
+    return validate(jsonfile.parse_object(_read_bytes(path), path), path)
+
+
+def _read_bytes(path: Path | str) -> bytes:
+    """:func:`~praisonmem.core.io.jsonfile.read_bytes` without a buffered file object (half the time for a session
+    file: a listing reads thousands); on any error that function does it again, so its errors are the errors."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return jsonfile.read_bytes(path)
+    try:
+        chunks = []
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+    except OSError:
+        return jsonfile.read_bytes(path)
+    finally:
+        os.close(fd)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def name_of(path: Path | str) -> str:
@@ -173,8 +195,11 @@ class JsonDirStore:
         """:meth:`scan` through ``memo``: a file whose key (stat, taken before it is read) is the one kept,
         and whose session has no spilled turns waiting, gets its kept results; the others are read (in
         the pool) and their results kept when the file had settled before this call began (the racy-entry
-        rule, :func:`~praisonmem.core.io.cache.settled`). The entry is rewritten only when it changed."""
+        rule, :func:`~praisonmem.core.io.cache.settled`). The entry is rewritten only when it changed. The
+        workers send back what the memo keeps of a file rather than ``fn``'s results when it has that (less to
+        send), and the results are decoded from it here, as for a kept file."""
         from praisonmem.core.io.cache import key_of, now_ns, settled
+        from praisonmem.core.sessions.listcache import key_text
 
         snapshot = now_ns()  # before any stat or read
         directory = str(self.directory)
@@ -182,27 +207,42 @@ class JsonDirStore:
         kept: dict[str, Any] = {}
         out: list[list[R] | None] = [None] * len(files)
         misses: list[tuple[int, str, Any]] = []
+        own: set[str] = set()  # files this scan established as this store's (not another store's document)
+        cut = len(directory) + 1
         for i, path in enumerate(files):
-            name = path[len(directory) + 1:] if path.startswith(directory) else os.path.basename(path)
+            name = path[cut:] if path.startswith(directory) else os.path.basename(path)
+            if not known:  # nothing kept (a cold listing): each file is stat'ed where it is read, in the pool
+                misses.append((i, name))
+                continue
             key = key_of(path)
-            record = known.get(name)
-            if record is not None and key is not None and record[0] == key and not waiting.get(record[1]):
+            record = known.get(name)  # used when well formed and its key is the file's now (Memo.recall)
+            if key is not None and type(record) is list and len(record) == 3 and type(record[1]) is str \
+                    and record[0] == key_text(key) and not waiting.get(record[1]):
                 results = memo.decode(record[2], path, record[1], path, self.label)
                 if results is not None:
                     out[i] = results
                     kept[name] = record
+                    own.add(path)
                     continue
-            misses.append((i, name, key))
-        read = parallel.map_chunks(partial(_scan_each, fn=fn, waiting=waiting, label=self.label, foreign=self.foreign),
-                                   [files[i] for i, _, _ in misses], progress=progress)
-        for (i, name, key), (sid, results) in zip(misses, read):
+            misses.append((i, name))
+        read = parallel.map_chunks(partial(_scan_each, fn=fn, waiting=waiting, label=self.label, foreign=self.foreign,
+                                           encode=memo.encode), [files[i] for i, _ in misses], progress=progress)
+        for (i, name), (sid, results, value, key) in zip(misses, read):
+            path = files[i]
+            if value is not None:
+                results = memo.decode(value, path, sid, path, self.label)
+                if results is None:  # not what the memo keeps after all: read it again, here
+                    [(sid, results, value, key)] = _scan_each([path], fn=fn, waiting=waiting, label=self.label,
+                                                              foreign=self.foreign)
             out[i] = results
-            if sid is not None and key is not None and not waiting.get(sid) and settled(key, snapshot):
-                value = memo.encode(results)
-                if value is not None:
-                    kept[name] = (key, sid, value)
+            if sid is not None:
+                own.add(path)
+                if value is not None and key is not None and settled(key, snapshot):
+                    kept[name] = [key_text(key), sid, value]
         if kept.keys() != known.keys() or any(kept[name] is not known[name] for name in kept):
             memo.keep(directory, kept, snapshot)
+        if self.foreign is not None:
+            memo.classified[(directory, self.foreign)] = (files, own)
         return [result for results in out for result in results]  # type: ignore[union-attr]
 
     def find(self, name: str, *, allow_prefix: bool = False) -> str:
@@ -513,22 +553,30 @@ def _scan_chunk(paths: list[str], *, fn: Callable[[Scanned], list[R]], waiting: 
 
 
 def _scan_each(paths: list[str], *, fn: Callable[[Scanned], list[R]], waiting: dict[str, int], label: str = "json",
-               foreign: Callable[[Any], bool] | None = None) -> list[tuple[str | None, list[R]]]:
+               foreign: Callable[[Any], bool] | None = None, encode: Callable[[list[R]], Any] | None = None
+               ) -> list[tuple[str | None, list[R] | None, Any, Any]]:
     """Per file of a chunk: its session id (``None``: unreadable, or another store's file, which is left out and
-    never remembered) and ``fn``'s results (may run in a worker)."""
-    out: list[tuple[str | None, list[R]]] = []
+    never remembered), ``fn``'s results, ``encode(results)`` (what a memo keeps of them; when there is that, for a
+    readable session with no spilled turns waiting, it is sent instead of the results) and the file's
+    :class:`~praisonmem.core.io.cache.FileKey`, taken before it is read (may run in a worker)."""
+    from praisonmem.core.io import cache
+
+    out: list[tuple[str | None, list[R] | None, Any, Any]] = []
     for path in paths:
+        key = cache.key_of(path)
         try:
             doc = load(path)
         except PraisonMemError as exc:
-            out.append((None, fn(Scanned(path, None, None, exc, ref=path, store=label))))
+            out.append((None, fn(Scanned(path, None, None, exc, ref=path, store=label)), None, key))
         else:
             if foreign is not None and foreign(doc):
-                out.append((None, []))
+                out.append((None, [], None, key))
                 continue
             sid = session_id_of(doc, name_of(path))
-            out.append((sid, fn(Scanned(path, sid, doc, None, ref=path, store=label,
-                                        spilled=waiting.get(sid, 0)))))
+            spilled = waiting.get(sid, 0)
+            results = fn(Scanned(path, sid, doc, None, ref=path, store=label, spilled=spilled))
+            value = encode(results) if encode is not None and not spilled else None
+            out.append((sid, None, value, key) if value is not None else (sid, results, None, key))
     return out
 
 

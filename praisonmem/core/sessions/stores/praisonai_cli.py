@@ -339,10 +339,10 @@ class UnifiedStore(PlainStore):
              progress: Callable[[int, int], None] | None = None,
              reduce: Callable[[list[R]], list[R]] | None = None,
              memo: Any = None) -> list[R]:
-        """``fn`` over every session (few files: never remembered, so ``memo`` is not used; ``reduce`` at the
-        end)."""
+        """``fn`` over every session (few files: never remembered; ``reduce`` at the end). With ``memo``, the files
+        the JSON store's scan of this directory has just established as its own are not read again."""
         out: list[R] = []
-        for path in self._files():
+        for path in self._unclassified(memo):
             doc = read_unified(path)
             if doc is not None:
                 try:
@@ -351,6 +351,16 @@ class UnifiedStore(PlainStore):
                 except PraisonMemError as exc:
                     out += fn(Scanned(path, None, None, exc, ref=path, store=self.label))
         return out if reduce is None else reduce(out)
+
+    def _unclassified(self, memo: Any) -> list[str]:
+        """The files that may be REPL/TUI sessions: all of them, or (``memo``'s record of the JSON store's scan in
+        the same listing, :class:`~praisonmem.core.sessions.listcache.Memo`) those it did not take as its own."""
+        classified = getattr(memo, "classified", None)
+        found = classified.get((str(self.directory), is_unified)) if classified else None
+        if found is None:
+            return self._files()
+        files, own = found
+        return [path for path in files if path not in own]
 
     def holds(self, ref: str, doc: dict[str, Any]) -> bool:
         try:
