@@ -7,6 +7,9 @@ import sys
 def entry() -> None:
     """Import the CLI and run it. A Ctrl-C while the imports run (most of start-up) ends the same way as
     one during a command: one line and exit 130 (``EXIT_INTERRUPTED``), no traceback."""
+    import praisonmem
+
+    praisonmem.CLI = True
     gc.disable()  # what the imports build is not garbage: no collection looks at it while they run
     try:
         from praisonmem.cli import interrupts

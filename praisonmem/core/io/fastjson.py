@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import gc
 import math
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from itertools import compress
@@ -130,9 +131,19 @@ def no_gc() -> Iterator[None]:
     try:
         yield
     finally:
+        to_oldest()
+        gc.enable()
+
+
+def to_oldest() -> None:
+    """What the collector holds as young now goes to its oldest generation (``freeze`` then ``unfreeze``, both
+    O(1)), so no young collection walks it; still collectable as ever. ``unfreeze`` releases every frozen object,
+    so this is done only when nothing is frozen, or in praisonmem's own console script (``praisonmem.CLI``), whose
+    start-up froze its imports only for speed: a program importing praisonmem that froze its own objects (a
+    pre-fork server) keeps them frozen, and its young objects stay young."""
+    if gc.get_freeze_count() == 0 or getattr(sys.modules.get("praisonmem"), "CLI", False):
         gc.freeze()
         gc.unfreeze()
-        gc.enable()
 
 
 def dumps_indented(doc: Any, known: frozenset[int] | set[int] = frozenset()) -> bytes | None:

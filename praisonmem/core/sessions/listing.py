@@ -26,7 +26,7 @@ from praisonmem.core.sessions.documents import LIST_FIELDS, library_form, summar
 from praisonmem.core.errors import PraisonMemError
 from praisonmem.core.sessions.stores import Scanned, SessionStore, open_store
 from praisonmem.core.sessions.stores.praisonai_cli import PROJECT, UNIFIED, last_session
-from praisonmem.core.io.fastjson import BIG, quiet_gc
+from praisonmem.core.io.fastjson import BIG, quiet_gc, to_oldest
 from praisonmem.core.sessions import listcache
 from praisonmem.core.sessions.workspace import Scope, scope_of
 
@@ -118,12 +118,9 @@ def list_sessions(
     """
     wanted = choice(Scope, scope, "scope")
     order = choice(SortKey, sort, "sort key")
-    import gc
-
     with quiet_gc(BIG):  # 100,000 rows: the collector's passes over them cost more than building them
         result = _list(paths, workspace, agent, user, wanted, order, limit, store, progress, cache)
-        gc.freeze()  # and the first young collection after it would traverse them all (100 ms at 100,000 rows):
-    gc.unfreeze()  # they go to the oldest generation instead, collectable as ever
+        to_oldest()  # and the first young collection after it would traverse them all (100 ms at 100,000 rows)
     return result
 
 

@@ -133,3 +133,23 @@ def test_the_exponent_scan_finds_every_digit_followed_by_e_minus(raw, dashes):
     with pytest.MonkeyPatch.context() as m:
         m.setattr(fastjson, "DASHES", dashes)  # both ways: each '-' looked at, or the two-byte search
         assert fastjson._exponent_minus(raw) == digit_e_minus(raw)
+
+
+def test_no_gc_keeps_frozen_what_the_caller_froze_and_the_cli_promotes_its_young_objects(monkeypatch):
+    import praisonmem
+
+    gc.collect()
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with fastjson.no_gc():
+            young = [[i] for i in range(1000)]
+        assert gc.get_freeze_count() == frozen  # a program's own frozen objects stay frozen
+        monkeypatch.setattr(praisonmem, "CLI", True)  # praisonmem's console script froze its imports for speed
+        gc.collect()
+        before = gc.get_count()[0]
+        with fastjson.no_gc():
+            young += [[i] for i in range(1000)]
+        assert gc.get_freeze_count() == 0 and gc.get_count()[0] < before + 1000  # gone to the oldest generation
+    finally:
+        gc.unfreeze()

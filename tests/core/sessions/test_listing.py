@@ -63,6 +63,22 @@ def test_a_listing_leaves_the_garbage_collector_as_it_found_it(paths, enabled):
         gc.enable() if was else gc.disable()
 
 
+
+def test_a_listing_keeps_frozen_what_the_caller_froze(paths):
+    # a program importing praisonmem (a pre-fork server) froze its objects: a listing must not unfreeze them
+    import gc
+
+    gc.collect()
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        assert frozen > 0
+        assert sessions.list_sessions(paths, workspace=lambda: "dir:/x").rows
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()
+
+
 ODD_TIMES = ["2026-01-01", "2026-01-02", "2025", None, 3, "", "2026-01-01T00:00:00+00:00", ["x"]]
 
 
