@@ -190,23 +190,34 @@ def locked_quick(path: str | os.PathLike[str], timeout: float = LOCK_TIMEOUT) ->
     """:func:`locked` without filelock, for a reader that takes one lock per file thousands of times
     (``backup create``): the same sidecar ``<path>.lock``, checked as :func:`check_lock_file` does (never
     through a link, created 0644 when missing), the same BSD ``flock(LOCK_EX)`` polled every
-    :data:`LOCK_POLL`, the same timeout message. The sidecar's directory is not created: a file whose
-    directory has gone is :class:`NotFound`."""
+    :data:`LOCK_POLL`, the same timeout message; a sidecar deleted while this waited is opened again and waited
+    on, as filelock does. The sidecar's directory is not created: a file whose directory has gone is
+    :class:`NotFound`."""
     import fcntl
+    import time
 
     lock_path = f"{os.fspath(path)}.lock"
-    try:
-        fd = _open_sidecar(lock_path)
-    except FileNotFoundError as exc:
-        raise NotFound(f"{path}: no such file") from exc
-    try:
-        flock_polled(fd, lock_path, timeout, f"{path}: could not lock {lock_path} within {timeout:g}s (an agent may "
-                                            "be writing it); nothing changed")
+    message = f"{path}: could not lock {lock_path} within {timeout:g}s (an agent may be writing it); nothing changed"
+    deadline = time.monotonic() + timeout
+    while True:
         try:
-            yield
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
+            fd = _open_sidecar(lock_path)
+        except FileNotFoundError as exc:
+            raise NotFound(f"{path}: no such file") from exc
+        try:
+            flock_polled(fd, lock_path, timeout if timeout < 0 else max(0.0, deadline - time.monotonic()), message)
+            if os.fstat(fd).st_nlink:
+                break
+        except BaseException:
+            os.close(fd)
+            raise
+        # The sidecar was deleted while this waited: whoever opens the path now locks another file, so this lock
+        # excludes nobody. Open the path again and wait on that (filelock does the same).
+        os.close(fd)
+    try:
+        yield
     finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
 
 
