@@ -143,7 +143,7 @@ def _list(paths: Paths, workspace: Callable[[], str], agent: str | None, user: s
         store_label = row["store"]
         row["paired_with"], row["pair"], row["stale"] = [], None, False
         row["current_project"] = store_label == current
-        row["last_session"] = store_label == UNIFIED and row["session_id"] == last
+        row["last_session"] = store_label == UNIFIED and last is not None and row["session_id"] == last
         if row["unreadable"]:
             bad.append(item)
             continue

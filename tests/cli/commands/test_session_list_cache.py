@@ -352,8 +352,20 @@ def test_a_warm_listing_leaves_the_json_store_s_files_to_it(cli, home, monkeypat
     assert listing(cli, home) == expected
     seen = unified_reads(monkeypatch)
     assert listing(cli, home) == expected
-    unreadable = {os.path.basename(r["file"]) for r in json.loads(expected) if r["unreadable"]}
-    assert set(seen) == unreadable | {"tui.json"}  # the REPL/TUI's file, and those the JSON store could not read
+    assert seen == ["tui.json"]  # a file the JSON store could not read is reported by it alone, as without a cache
+
+
+def test_a_file_with_the_unified_keys_that_does_not_parse_is_one_unreadable_row_as_without_the_cache(cli, home):
+    (home / "sessions" / "u1.json").write_text(
+        '{"session_id": "u1", "workspace": "/w", "current_model": "m", "messages": 7}', encoding="utf-8")
+    expected = listing(cli, home, "--no-cache")
+    rows = [r for r in json.loads(expected) if r["file"].endswith("u1.json")]
+    assert [(r["store"], r["unreadable"], r["last_session"]) for r in rows] == [("json", True, False)]
+    assert listing(cli, home) == expected  # cold
+    assert listing(cli, home) == expected  # warm
+    alone = cli("--no-cache", "--home", str(home), "session", "list", "--store", "unified", "--json")
+    [row] = [r for r in json.loads(alone.stdout) if r["file"].endswith("u1.json")]
+    assert (row["store"], row["session_id"], row["last_session"]) == ("unified", None, False)  # no .last_session
 
 
 @pytest.mark.parametrize("direction", ["to-unified", "from-unified"])

@@ -235,7 +235,9 @@ class JsonDirStore:
                     [(sid, results, value, key)] = _scan_each([path], fn=fn, waiting=waiting, label=self.label,
                                                               foreign=self.foreign)
             out[i] = results
-            if sid is not None:
+            # A session of this store, or a file it reported unreadable: that is nobody else's (the scan without
+            # a memo reports it once, as this store's), so the REPL/TUI store does not report it again.
+            if sid is not None or results:
                 own.add(path)
                 if value is not None and key is not None and settled(key, snapshot):
                     kept[name] = [key_text(key), sid, value]
@@ -556,7 +558,7 @@ def _scan_each(paths: list[str], *, fn: Callable[[Scanned], list[R]], waiting: d
                foreign: Callable[[Any], bool] | None = None, encode: Callable[[list[R]], Any] | None = None
                ) -> list[tuple[str | None, list[R] | None, Any, Any]]:
     """Per file of a chunk: its session id (``None``: unreadable, or another store's file, which is left out and
-    never remembered), ``fn``'s results, ``encode(results)`` (what a memo keeps of them; when there is that, for a
+    never remembered; only an unreadable one has results), ``fn``'s results, ``encode(results)`` (what a memo keeps of them; when there is that, for a
     readable session with no spilled turns waiting, it is sent instead of the results) and the file's
     :class:`~praisonmem.core.io.cache.FileKey`, taken before it is read (may run in a worker)."""
     from praisonmem.core.io import cache
