@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING
 from praisonmem.core.lazy import lazy_exports
 
 _EXPORTS = {
-    "documents": ("ROLES", "gateway_chat", "is_encrypted", "is_unified", "library_form", "messages_of", "metadata_of",
-                  "summarise", "title_of", "tool_calls_of", "validate", "with_session_id"),
+    "documents": ("ENCRYPTED_PREFIX", "ROLES", "gateway_chat", "is_encrypted", "is_unified", "library_form",
+                  "messages_of", "metadata_of", "summarise", "title_of", "tool_calls_of", "validate", "with_session_id"),
     "stores": ("SessionStore", "open_store"),
     "stores.jsondir": ("safe_file_stem", "session_file_name"),
     "stores.home": ("TRANSCRIPT_DB",),
@@ -68,9 +68,9 @@ if TYPE_CHECKING:
     from praisonmem.core.sessions.histories import legacy_sessions
     from praisonmem.core.sessions.crypto import KEY_ENV, Key
     from praisonmem.core.sessions.crypto import key_from as session_key
-    from praisonmem.core.sessions.documents import (ROLES, gateway_chat, is_encrypted, is_unified, library_form,
-                                                    messages_of, metadata_of, summarise, title_of, tool_calls_of,
-                                                    validate, with_session_id)
+    from praisonmem.core.sessions.documents import (ENCRYPTED_PREFIX, ROLES, gateway_chat, is_encrypted, is_unified,
+                                                    library_form, messages_of, metadata_of, summarise, title_of,
+                                                    tool_calls_of, validate, with_session_id)
     from praisonmem.core.sessions.listing import ListResult, SortKey, list_sessions
     from praisonmem.core.sessions.merge import merge_documents
     from praisonmem.core.sessions.ops import plan_delete, plan_prune, rename, retitle
