@@ -155,6 +155,8 @@ def read_store(path: Path) -> dict[str, Any]:
 
 @dataclass
 class Entry:
+    """One learn-store entry and where it is."""
+
     scope: str
     user_id: str
     store: str

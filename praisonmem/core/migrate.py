@@ -43,6 +43,8 @@ class Proposal:
 
 @dataclass(frozen=True)
 class Finder:
+    """A kind of leftover, the tree it is looked for in, and the function that finds it."""
+
     kind: str
     where: Where
     find: Callable[[Paths, float], list[Proposal]]
@@ -67,9 +69,10 @@ def name_only_history(paths: Paths, timeout: float) -> list[Proposal]:
     merged with the history the agent already has here, if any)."""
     if sessions.global_from_env():
         return []  # the library loads them itself
-    here = sessions.workspace_id()
+    legacy = sessions.legacy_sessions(paths)
+    here = sessions.workspace_id() if legacy else None  # no git asked when there is nothing to adopt
     found = []
-    for name, refs in sessions.legacy_sessions(paths):
+    for name, refs in legacy:
         words = ["session", "adopt", name]
         try:
             try:

@@ -203,3 +203,36 @@ def test_workspace_id_asks_git_wherever_a_repository_may_be(tmp_path, monkeypatc
     workspace._resolve.cache_clear()
     assert workspace.workspace_id(inner) == f"dir:{inner.resolve()}"
     assert len(calls) == 1
+
+
+def test_memory_store_imports_the_file_store_and_not_the_search_or_openssl(tmp_path):
+    """Start-up cost: `memory store --long` (a new user: its directories and config.json made too) loads the file
+    store and its writer's tools, not the search index, OpenSSL (ids by CPython's own SHA-256), sqlite3 or Rich."""
+    assert imported_by(tmp_path, "memory", "store", "x", "--long") == BASE - {"praisonmem.core.sessions"} | {
+        "praisonmem.cli.commands.memory", "praisonmem.cli.prompts", "praisonmem.core.memory",
+        "praisonmem.core.memory.filememory", "praisonmem.core.memory.filememory_config",
+        "praisonmem.core.memory.filememory_io", "praisonmem.core.memory.ops", "praisonmem.core.memory.providers",
+        "praisonmem.core.io.jsonfile", "praisonmem.core.io.fastjson", "orjson", "json", "praisonmem.core.io.timeutil",
+        "praisonmem.core.result", "praisonmem.core.io.cache",  # a write drops the file's cached search index
+        "praisonmem.core.io.digest", "tempfile"}  # the new id, and the atomic replace's temp file
+
+
+def test_check_imports_neither_the_secret_rules_nor_sqlite_nor_the_session_writers(tmp_path):
+    """Start-up cost: `check HOME` of a home with nothing to migrate declares --level without compiling the secret
+    rules, looks for a search index without loading SQLite, and asks the migration finders without loading
+    adoption's, the listing's or the writers' modules (nor asking git for the workspace id)."""
+    sessions = tmp_path / "home" / "sessions"
+    sessions.mkdir(parents=True)
+    (sessions / "chat.json").write_text(json.dumps({"session_id": "chat", "messages": []}))
+    assert imported_by(tmp_path, "check", str(tmp_path / "home"), "--json") == BASE | {
+        "praisonmem.cli.commands.check", "praisonmem.cli.progress", "praisonmem.core.check",
+        "praisonmem.core.check.rules", "praisonmem.core.check.secrets", "praisonmem.core.check.walk",
+        "praisonmem.core.secrets", "praisonmem.core.secrets.levels",  # --level's choices, not the rules
+        "praisonmem.core.io.jsonfile", "praisonmem.core.io.fastjson", "orjson", "json", "praisonmem.core.io.timeutil",
+        "praisonmem.core.io.parallel", "praisonmem.core.learn", "praisonmem.core.memory", "praisonmem.core.result",
+        "praisonmem.core.sessions.documents", "praisonmem.core.sessions.stores",
+        "praisonmem.core.sessions.stores.home", "praisonmem.core.sessions.stores.jsondir",
+        "praisonmem.core.sessions.stores.praisonai_cli",  # the REPL/TUI files, checked by their own rules
+        "praisonmem.core.sessions.stores.locate",  # the search index's name, not its SQLite module
+        "praisonmem.core.migrate", "praisonmem.core.sessions.histories", "praisonmem.core.sessions.dbimport",
+        "praisonmem.core.sessions.workspace", "praisonmem.core.sessions.scopes", "praisonmem.core.io.digest"}

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from praisonmem.core import learn, memory
 from praisonmem.core.io.jsonfile import json_kind
 from praisonmem.core.io.timeutil import epoch_of
-from praisonmem.core.sessions import ROLES, is_encrypted, safe_file_stem, tool_calls_of
+from praisonmem.core.sessions import ENCRYPTED_PREFIX, ROLES, is_encrypted, safe_file_stem, tool_calls_of
 
 Severity = Literal["error", "warning", "info"]
 Report = Callable[[Severity, str, str], None]  # (severity, code, message)
@@ -164,7 +164,7 @@ def plain_turns(messages: list[Any]) -> tuple[int, bool] | None:
     metas = list(map(dict.get, messages, repeat("metadata"), repeat(EMPTY)))  # absent: nothing to say
     if set(map(type, metas)) != {dict} or True in map(dict.get, metas, repeat("partial")):
         return None
-    return sum(map(is_encrypted, contents)), "tool" in roles
+    return sum(map(str.startswith, contents, repeat(ENCRYPTED_PREFIX))), "tool" in roles  # is_encrypted of str
 
 
 EMPTY: dict[str, Any] = {}

@@ -33,6 +33,8 @@ from praisonmem.core.paths import Paths, Resolved, resolve
 
 @dataclass
 class Finding:
+    """One thing ``check`` found: how bad, in which file, what, and the command that fixes it."""
+
     severity: Severity
     file: str
     message: str
@@ -45,6 +47,8 @@ class Finding:
 
 @dataclass
 class Report:
+    """What ``check`` looked at and found."""
+
     roots: list[str] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     files_checked: int = 0

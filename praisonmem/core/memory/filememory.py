@@ -52,6 +52,7 @@ TIER_FILES = {"short_term": "short_term.json", "long_term": "long_term.json"}
 TYPES = ("short_term", "long_term", "entity", "episodic")
 SEARCH_DAYS = 7  # get_episodic(days_back=7), also used by search
 DELETE_DAYS = 30  # delete_episodic without a date
+SEARCH_INDEX_KIND = "memory-search"  # the cache entries of :mod:`.searchindex` (its KIND), which a write drops
 
 
 def sanitise_user_id(user_id: str | None) -> str:
@@ -333,14 +334,12 @@ class FileMemoryStore:
     def forget(self, path: Path) -> None:
         """Drop the cached index of a file praisonmem just replaced or removed (it would hold the old texts)."""
         if self.cache is not None:
-            from praisonmem.core.memory import searchindex
-
-            self.cache.drop(searchindex.KIND, path)
+            self.cache.drop(SEARCH_INDEX_KIND, path)  # a write needs the index's name, not the index module
 
     def new_id(self, content: str) -> str:
-        import hashlib  # writers only: a read command does not load OpenSSL
+        from praisonmem.core.io.digest import sha256_hex  # the library's hashlib.sha256, without loading OpenSSL
 
-        return hashlib.sha256(f"{content}{time.time()}{self.user_id}".encode()).hexdigest()[:16]
+        return sha256_hex(f"{content}{time.time()}{self.user_id}".encode())[:16]
 
     def new_item(self, content: str, metadata: dict[str, Any] | None, importance: float) -> dict[str, Any]:
         item_id = self.new_id(content)

@@ -64,6 +64,8 @@ class ProviderFailed(IOFailure):
 
 @dataclass
 class ProviderInfo:
+    """One provider as ``memory providers`` lists it: where it comes from, what it supports, why it fails."""
+
     name: str
     source: str  # "builtin" or "entry point <module:attr> (<distribution>)"
     supports: list[str] = field(default_factory=list)
@@ -75,6 +77,8 @@ class ProviderInfo:
 
 @dataclass
 class UsersReport:
+    """``memory users``: a row per user, the count keys to show, and what was noticed on the way."""
+
     rows: list[dict[str, Any]]
     counts: tuple[str, ...]  # the count keys every row has, in the order to show them
     notes: list[str] = field(default_factory=list)  # warnings about what was found

@@ -31,13 +31,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from praisonmem.core.io.cache import Cache, FileKey, key_of, now_ns
+from praisonmem.core.memory.filememory import SEARCH_INDEX_KIND as KIND  # named there: a write drops it
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from praisonmem.core.memory.filememory import FileMemoryStore
 
-KIND = "memory-search"
 VERSION = 1
 SEP = "\x00"
 _WS = re.compile(r"[ \t\n\r]*")

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 from praisonmem.core.lazy import lazy_exports
 
 _EXPORTS = {
-    "rules": ("RULES", "Level", "find", "level_of", "mask"),
+    "levels": ("Level",),
+    "rules": ("RULES", "find", "level_of", "mask"),
     "walk": ("Hit", "hits", "masked", "redacted"),
     "scan": ("ScanReport", "scan_everything", "scan_sessions"),
     "redact": ("plan_redact",),
@@ -25,6 +26,7 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:
     from praisonmem.core.secrets.redact import plan_redact
-    from praisonmem.core.secrets.rules import RULES, Level, find, level_of, mask
+    from praisonmem.core.secrets.levels import Level
+    from praisonmem.core.secrets.rules import RULES, find, level_of, mask
     from praisonmem.core.secrets.scan import ScanReport, scan_everything, scan_sessions
     from praisonmem.core.secrets.walk import Hit, hits, masked, redacted

@@ -24,14 +24,8 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from enum import StrEnum
 
-
-class Level(StrEnum):
-    """``--level`` / ``--redact``: which rules apply."""
-
-    standard = "standard"
-    strict = "strict"
+from praisonmem.core.secrets.levels import Level
 
 
 @dataclass(frozen=True)

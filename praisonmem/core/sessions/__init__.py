@@ -30,22 +30,23 @@ from typing import TYPE_CHECKING
 from praisonmem.core.lazy import lazy_exports
 
 _EXPORTS = {
-    "documents": ("ROLES", "gateway_chat", "is_encrypted", "is_unified", "library_form", "messages_of", "metadata_of",
-                  "summarise", "title_of", "tool_calls_of", "validate", "with_session_id"),
+    "documents": ("ENCRYPTED_PREFIX", "ROLES", "gateway_chat", "is_encrypted", "is_unified", "library_form",
+                  "messages_of", "metadata_of", "summarise", "title_of", "tool_calls_of", "validate", "with_session_id"),
     "stores": ("SessionStore", "open_store"),
     "stores.jsondir": ("safe_file_stem", "session_file_name"),
     "stores.home": ("TRANSCRIPT_DB",),
-    "stores.locate": ("store_location",),
+    "stores.locate": ("INDEX_NAME", "store_location"),
     "storemigrate": ("MigrateReport",),
     "stores.sqlite_transcript": ("inspect_db", "json_files_beside"),
-    "stores.index": ("INDEX_NAME", "IndexRows"),
+    "stores.index": ("IndexRows",),
     "crypto": ("KEY_ENV", "Key"),
     "dbimport": ("db_import_candidates", "plan_db_import"),
     "listing": ("ListResult", "SortKey", "list_sessions"),
     "view": ("SessionView", "Turn", "show"),
     "search": ("SearchResult",),
     "ops": ("plan_delete", "plan_prune", "rename", "retitle"),
-    "adopt": ("legacy_sessions", "plan_adopt"),
+    "adopt": ("plan_adopt",),
+    "histories": ("legacy_sessions",),
     "transfer": ("ExportFormat", "OnConflict", "export", "plan_import"),
     "redaction": ("SecretLevel", "plan_redact", "redact_document", "scan_secrets"),
     "watch": ("NewTurn", "Watched"),
@@ -63,12 +64,13 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS, _ALIASES)
 
 
 if TYPE_CHECKING:
-    from praisonmem.core.sessions.adopt import legacy_sessions, plan_adopt
+    from praisonmem.core.sessions.adopt import plan_adopt
+    from praisonmem.core.sessions.histories import legacy_sessions
     from praisonmem.core.sessions.crypto import KEY_ENV, Key
     from praisonmem.core.sessions.crypto import key_from as session_key
-    from praisonmem.core.sessions.documents import (ROLES, gateway_chat, is_encrypted, is_unified, library_form,
-                                                    messages_of, metadata_of, summarise, title_of, tool_calls_of,
-                                                    validate, with_session_id)
+    from praisonmem.core.sessions.documents import (ENCRYPTED_PREFIX, ROLES, gateway_chat, is_encrypted, is_unified,
+                                                    library_form, messages_of, metadata_of, summarise, title_of,
+                                                    tool_calls_of, validate, with_session_id)
     from praisonmem.core.sessions.listing import ListResult, SortKey, list_sessions
     from praisonmem.core.sessions.merge import merge_documents
     from praisonmem.core.sessions.ops import plan_delete, plan_prune, rename, retitle
@@ -76,12 +78,12 @@ if TYPE_CHECKING:
     from praisonmem.core.sessions.search import search as search_sessions
     from praisonmem.core.sessions.listcache import forget as forget_listing
     from praisonmem.core.sessions.stores import SessionStore, open_store
-    from praisonmem.core.sessions.stores.index import INDEX_NAME, IndexRows
+    from praisonmem.core.sessions.stores.index import IndexRows
     from praisonmem.core.sessions.stores.index import read_rows as read_index
     from praisonmem.core.sessions.dbimport import db_import_candidates, plan_db_import
     from praisonmem.core.sessions.stores.jsondir import safe_file_stem, session_file_name
     from praisonmem.core.sessions.stores.home import TRANSCRIPT_DB
-    from praisonmem.core.sessions.stores.locate import store_location
+    from praisonmem.core.sessions.stores.locate import INDEX_NAME, store_location
     from praisonmem.core.sessions.storemigrate import MigrateReport
     from praisonmem.core.sessions.storemigrate import migrate as migrate_between
     from praisonmem.core.sessions.stores.sqlite_transcript import inspect_db, json_files_beside

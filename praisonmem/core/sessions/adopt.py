@@ -28,7 +28,6 @@ history id there becomes its history id here, by the same rules.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -39,13 +38,13 @@ from praisonmem.core.io.timeutil import epoch_of, now_iso
 from praisonmem.core.paths import Paths
 from praisonmem.core.result import Action, Change, Outcome, Plan, Progress
 from praisonmem.core.sessions.documents import is_empty, messages_of, with_session_id
+from praisonmem.core.sessions.histories import JSON, legacy_sessions, workspace_sessions
 from praisonmem.core.sessions.merge import merge_documents
 from praisonmem.core.sessions.ops import file_name, session_change, vanished
 from praisonmem.core.sessions.stores import SessionStore, open_store
 from praisonmem.core.sessions.workspace import (agent_name_or_default, choose_history_id, global_from_env,
                                                 history_id, legacy_ids, named_workspace, workspace_id)
 
-JSON = "json"  # history files are the JSON directory's: what an Agent with the default store loads
 AdoptAction = Literal["move", "copy", "merge", "replace", "skip"]  # what is asked; "skip": global scope
 ACTIONS = {"move": Action.adopt_moved, "copy": Action.adopt_copied, "merge": Action.adopt_merged,
            "replace": Action.adopt_replaced}
@@ -53,6 +52,8 @@ ACTIONS = {"move": Action.adopt_moved, "copy": Action.adopt_copied, "merge": Act
 
 @dataclass
 class AdoptPlan:
+    """What adopting an agent's name-only history would do: its sources, the target and how."""
+
     agent: str
     sources: list[Any]  # the agent's name-only sessions, oldest first
     target: Any
@@ -394,34 +395,3 @@ def already_holds(target_doc: dict[str, Any], legacy_doc: dict[str, Any], where:
     if jsonfile.serialise(target_doc) == jsonfile.serialise(legacy_doc):
         return True
     return not exact and merge_documents(target_doc, legacy_doc, where) == target_doc
-
-
-def legacy_sessions(paths: Paths) -> list[tuple[str, list[Any]]]:
-    """Every agent with legacy name-only sessions, each with its sessions: a session counts when its
-    ``agent_name`` (``agent`` for an unnamed agent, as the library names it) hashes to its name."""
-    return _history_groups(paths, lambda name: legacy_ids(name).values())
-
-
-def workspace_sessions(paths: Paths, workspace: str) -> list[tuple[str, list[Any]]]:
-    """Every agent with a history in ``workspace`` (its ``agent_name`` hashes, with that workspace id, to the
-    session's name), each with that one session."""
-    return _history_groups(paths, lambda name: (history_id(workspace, name),))
-
-
-def _history_groups(paths: Paths, ids_of: Callable[[str], Iterable[str]]) -> list[tuple[str, list[Any]]]:
-    from praisonmem.core.sessions.stores.home import refs_named
-
-    store = open_store(paths, JSON)
-    groups: dict[str, list[Any]] = {}
-    for ref in refs_named(store, "history_"):  # not store.refs(): it reads every file to leave out the TUI's
-        try:
-            doc = store.read(ref)
-        except PraisonMemError:
-            continue
-        agent = doc.get("agent_name")
-        if agent is not None and not isinstance(agent, str):
-            continue
-        name = agent_name_or_default(agent)
-        if store.name(ref) in ids_of(name):
-            groups.setdefault(name, []).append(ref)
-    return sorted(groups.items())

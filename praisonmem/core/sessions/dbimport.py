@@ -24,7 +24,6 @@ from praisonmem.core.io import jsonfile
 from praisonmem.core.paths import Paths
 from praisonmem.core.result import Action, Outcome, Plan
 from praisonmem.core.sessions.documents import library_form
-from praisonmem.core.sessions.ops import file_name, session_change
 from praisonmem.core.sessions.stores import Scanned, SessionStore, open_store
 
 DB_STORE = "sessions.db"
@@ -32,6 +31,8 @@ DB_STORE = "sessions.db"
 
 @dataclass(frozen=True)
 class Candidate:
+    """A session of ``sessions.db`` that has no JSON file."""
+
     file: str  # the JSON file
     session_id: str
     doc: dict[str, Any]  # as the library's import writes it
@@ -86,6 +87,8 @@ def run_db_import(db: SessionStore, candidates: list[Candidate], *, dry_run: boo
                   timeout: float = jsonfile.LOCK_TIMEOUT) -> Outcome:
     """Every candidate in one transaction of the database (all or nothing); a row that appeared since
     the plan is skipped."""
+    from praisonmem.core.sessions.ops import file_name, session_change  # the writer's: looking (check) needs neither
+
     targets = [db.ref(c.session_id) for c in candidates]
     changes = [session_change(Action.imported, c.session_id, target, dry_run=dry_run,
                               where=f"{file_name(c.file)} → {db.store_of(target)}",

@@ -41,8 +41,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from praisonmem.core.errors import CorruptFile, IOFailure, LockTimeout, NotFound, Refused
+from praisonmem.core.sessions.stores.locate import INDEX_NAME
 
-INDEX_NAME = "sessions_index.db"
 BUSY_TIMEOUT_MS = 5000  # SqliteSessionStore's busy timeout
 PENDING = "import_pending:"
 Kind = Literal["fts5", "plain"]

@@ -35,6 +35,9 @@ SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
 PG_FAMILY = frozenset("postgres neon cockroachdb crdb cockroach xata async_postgres asyncpg postgres_async".split())
 SQLITE_FAMILY = frozenset("sqlite sync_sqlite sqlite_sync async_sqlite aiosqlite sqlite_async".split())
 ENV_STORE, ENV_URL, ENV_POSTGRES = "PRAISONAI_CONVERSATION_STORE", "PRAISONAI_CONVERSATION_URL", "POSTGRES_URL"
+# The search index beside a JSON directory (:mod:`.index`); named here, so that looking for one (``check``) does
+# not load SQLite.
+INDEX_NAME = "sessions_index.db"
 
 
 def is_location(text: str | None) -> bool:
