@@ -135,12 +135,20 @@ def no_gc() -> Iterator[None]:
         gc.enable()
 
 
+# Below this many young objects a young collection costs less than what unfreezing brings back in the console
+# script: the full pass at exit over everything its start-up froze (≈ 8 ms; session list of a small home).
+YOUNG_MANY = 10_000
+
+
 def to_oldest() -> None:
     """What the collector holds as young now goes to its oldest generation (``freeze`` then ``unfreeze``, both
-    O(1)), so no young collection walks it; still collectable as ever. ``unfreeze`` releases every frozen object,
-    so this is done only when nothing is frozen, or in praisonmem's own console script (``praisonmem.CLI``), whose
-    start-up froze its imports only for speed: a program importing praisonmem that froze its own objects (a
-    pre-fork server) keeps them frozen, and its young objects stay young."""
+    O(1)), so no young collection walks it; still collectable as ever. Only for many young objects
+    (:data:`YOUNG_MANY`). ``unfreeze`` releases every frozen object, so this is done only when nothing is frozen,
+    or in praisonmem's own console script (``praisonmem.CLI``), whose start-up froze its imports only for speed:
+    a program importing praisonmem that froze its own objects (a pre-fork server) keeps them frozen, and its
+    young objects stay young."""
+    if gc.get_count()[0] < YOUNG_MANY:
+        return
     if gc.get_freeze_count() == 0 or getattr(sys.modules.get("praisonmem"), "CLI", False):
         gc.freeze()
         gc.unfreeze()

@@ -89,19 +89,22 @@ def test_storing_into_an_existing_user_does_not_import_filelock(tmp_path):
 def test_rewriting_a_large_store_runs_no_cyclic_collection(tmp_path):
     user = tmp_path / "memory" / "bob"
     user.mkdir(parents=True)
-    (user / "long_term.json").write_bytes(jsonfile.serialise(items(8000)))  # over fastjson.BIG
+    tagged = [{**item, "metadata": {"tags": ["ui"]}} for item in items(8000)]  # objects the collector tracks
+    (user / "long_term.json").write_bytes(jsonfile.serialise(tagged))  # over fastjson.BIG
     assert (user / "long_term.json").stat().st_size > fastjson.BIG
     store = FileMemoryStore(tmp_path / "memory", "bob")
+    gc.collect()
     passes: list[int] = []
-    callback = lambda phase, info: phase == "start" and passes.append(info["generation"])  # noqa: E731
+    callback = lambda phase, info: phase == "start" and passes.append(gc.get_count()[0])  # noqa: E731
     gc.callbacks.append(callback)
     try:
         store.add_long_term("x")
-        after = gc.get_count()[0]
     finally:
         gc.callbacks.remove(callback)
-    assert passes == [] and gc.isenabled()
-    assert after < 100  # what it allocated is not left in the young generation for the next pass
+    assert gc.isenabled()
+    # none while the 8,000 items were alive (24,000 tracked objects); a pass over the few left after is cheaper
+    # than promoting them (fastjson.to_oldest)
+    assert passes in ([], [passes[0]]) and all(young < fastjson.YOUNG_MANY for young in passes)
 
 
 def test_no_gc_leaves_the_collector_as_it_found_it():
@@ -142,14 +145,18 @@ def test_no_gc_keeps_frozen_what_the_caller_froze_and_the_cli_promotes_its_young
     gc.freeze()
     try:
         frozen = gc.get_freeze_count()
+        many = 2 * fastjson.YOUNG_MANY
         with fastjson.no_gc():
-            young = [[i] for i in range(1000)]
+            young = [[i] for i in range(many)]
         assert gc.get_freeze_count() == frozen  # a program's own frozen objects stay frozen
         monkeypatch.setattr(praisonmem, "CLI", True)  # praisonmem's console script froze its imports for speed
+        with fastjson.no_gc():
+            young += [[i] for i in range(100)]
+        assert gc.get_freeze_count() == frozen  # a few young objects: not worth a pass over the unfrozen at exit
         gc.collect()
         before = gc.get_count()[0]
         with fastjson.no_gc():
-            young += [[i] for i in range(1000)]
-        assert gc.get_freeze_count() == 0 and gc.get_count()[0] < before + 1000  # gone to the oldest generation
+            young += [[i] for i in range(many)]
+        assert gc.get_freeze_count() == 0 and gc.get_count()[0] < before + many  # gone to the oldest generation
     finally:
         gc.unfreeze()
