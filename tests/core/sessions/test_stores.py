@@ -72,3 +72,24 @@ def test_a_gateway_home_has_both_stores_and_a_store_label_narrows_it(gateway_hom
     gateway_home.db.unlink()
     with pytest.raises(NotFound, match="no sessions.db in "):
         stores.open_store(paths, "sessions.db")
+
+
+def test_a_prefix_naming_several_rows_of_a_database_store_names_the_store_and_the_first_ten(gateway_home):
+    import sqlite3
+
+    from praisonmem.core.errors import AmbiguousName
+
+    db = gateway_home.db
+    conn = sqlite3.connect(db)
+    columns = [row[1] for row in conn.execute("PRAGMA table_info(sessions)")]
+    template = conn.execute("SELECT * FROM sessions LIMIT 1").fetchone()
+    for i in range(12):
+        row = dict(zip(columns, template), session_id=f"dup-{i:02d}")
+        conn.execute(f"INSERT INTO sessions ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+                     tuple(row.values()))
+    conn.commit()
+    conn.close()
+    with pytest.raises(AmbiguousName) as caught:
+        sqlite_transcript.TranscriptDbStore(db).find("dup-", allow_prefix=True)
+    assert str(caught.value) == (f"'dup-' matches several sessions in {db}: "
+                                 + ", ".join(f"dup-{i:02d}" for i in range(10)) + " and 2 more")

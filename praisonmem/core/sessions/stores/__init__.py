@@ -203,6 +203,14 @@ class Location(str):
         return self
 
 
+def ambiguous(name: str, matches: Sequence[str], where: object = None) -> Exception:
+    """The one wording of a SESSION that names several sessions (the first ten shown), for every store's ``find``."""
+    from praisonmem.core.errors import AmbiguousName
+
+    shown = ", ".join(matches[:10]) + (f" and {len(matches) - 10} more" if len(matches) > 10 else "")
+    return AmbiguousName(f"'{name}' matches several sessions{f' in {where}' if where is not None else ''}: {shown}")
+
+
 def open_store(paths: Paths, store: str | None = None) -> SessionStore:
     """The session stores of a resolved PraisonAI home, as one (:class:`~.home.Home`); with ``store``
     (a label, as ``session list`` shows it) only that one; with a location (a directory, a database file

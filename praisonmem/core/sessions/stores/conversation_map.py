@@ -34,6 +34,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from praisonmem.core.errors import UsageError
+from praisonmem.core.io.timeutil import epoch_of
 
 RESERVED = "_praisonmem"
 NS = uuid.UUID("6f1d2c4e-8a3b-5c7d-9e0f-123456789abc")  # praisonmem's namespace for row ids
@@ -96,16 +97,8 @@ def clean_text(s: str) -> str:
 
 
 def iso_epoch(s: Any) -> float | None:
-    """An ISO time as epoch seconds (naive = UTC); None when it is missing or does not parse."""
-    if not isinstance(s, str):
-        return None
-    try:
-        d = datetime.fromisoformat(s)
-    except ValueError:
-        return None
-    if d.tzinfo is None:
-        d = d.replace(tzinfo=timezone.utc)
-    return d.timestamp()
+    """An ISO time as epoch seconds (naive = UTC); None when it is missing, not a string or does not parse."""
+    return epoch_of(s) if isinstance(s, str) else None
 
 
 def epoch_iso(x: Any) -> str | None:

@@ -34,11 +34,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from praisonmem.core.errors import (AmbiguousName, CorruptFile, IOFailure, NotFound, PraisonMemError, Refused,
+from praisonmem.core.errors import (CorruptFile, IOFailure, NotFound, PraisonMemError, Refused,
                                     UsageError)
 from praisonmem.core.io import jsonfile, pgurl
 from praisonmem.core.sessions.documents import validate
-from praisonmem.core.sessions.stores import PlainStore, Scanned
+from praisonmem.core.sessions.stores import PlainStore, Scanned, ambiguous
 from praisonmem.core.sessions.stores.conversation_map import doc_to_rows, epoch_iso, rows_to_doc
 
 R = TypeVar("R")
@@ -413,8 +413,7 @@ class ConversationStore(PlainStore):
                 if len(matches) == 1:
                     return ConvRef(self.where, matches[0])
                 if matches:
-                    shown = ", ".join(matches[:10]) + (f" and {len(matches) - 10} more" if len(matches) > 10 else "")
-                    raise AmbiguousName(f"'{name}' matches several sessions in {self.where}: {shown}")
+                    raise ambiguous(name, matches, self.where)
         raise NotFound(f"no session '{name}' in {self.where}")
 
     def _session_rows(self, conn: Any, ids: list[str]) -> dict[str, tuple[dict[str, Any], list[dict[str, Any]]]]:

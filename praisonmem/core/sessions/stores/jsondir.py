@@ -25,10 +25,10 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from praisonmem.core.errors import AmbiguousName, IOFailure, NotFound, PraisonMemError, Refused, io_failure
+from praisonmem.core.errors import IOFailure, NotFound, PraisonMemError, Refused, io_failure
 from praisonmem.core.io import jsonfile, parallel
 from praisonmem.core.sessions.documents import message_key, messages_of, session_id_of, validate
-from praisonmem.core.sessions.stores import Scanned
+from praisonmem.core.sessions.stores import Scanned, ambiguous
 
 if TYPE_CHECKING:
     from praisonmem.core.paths import Paths
@@ -274,13 +274,13 @@ class JsonDirStore:
             holding = [p for p in exact if _holds_id(p, name)]
             if len(holding) == 1:
                 return holding[0]
-            raise AmbiguousName(_ambiguous_message(name, exact))
+            raise ambiguous(name, [os.path.basename(p) for p in exact])
         if allow_prefix and "/" not in name:
             matches = [p for p in self.refs() if os.path.basename(p).startswith(name)]
             if len(matches) == 1:
                 return matches[0]
             if matches:
-                raise AmbiguousName(_ambiguous_message(name, matches))
+                raise ambiguous(name, [os.path.basename(p) for p in matches])
         where = self.directory if self.directory.is_dir() else f"{self.directory} (no such directory)"
         raise NotFound(f"no session '{name}' in {where}")
 
@@ -616,9 +616,3 @@ def _holds_id(path: str, session_id: str) -> bool:
         return jsonfile.read_object(path).get("session_id") == session_id
     except PraisonMemError:
         return False
-
-
-def _ambiguous_message(name: str, candidates: list[str]) -> str:
-    shown = ", ".join(os.path.basename(p) for p in candidates[:10])
-    more = f" and {len(candidates) - 10} more" if len(candidates) > 10 else ""
-    return f"'{name}' matches several sessions: {shown}{more}"

@@ -40,7 +40,7 @@ from praisonmem.core.errors import (CorruptFile, NotFound, PraisonMemError, Refu
 from praisonmem.core.io import jsonfile
 from praisonmem.core.io.sqlite import connect_existing, connect_ro, translate
 from praisonmem.core.sessions.documents import validate
-from praisonmem.core.sessions.stores import PlainStore, Scanned
+from praisonmem.core.sessions.stores import PlainStore, Scanned, ambiguous
 from praisonmem.core.sessions.stores.home import DB_NAME
 
 R = TypeVar("R")
@@ -135,10 +135,7 @@ class TranscriptDbStore(PlainStore):
             if len(matches) == 1:
                 return Row(self.db, matches[0])
             if matches:
-                shown = ", ".join(matches[:10]) + (f" and {len(matches) - 10} more" if len(matches) > 10 else "")
-                from praisonmem.core.errors import AmbiguousName
-
-                raise AmbiguousName(f"'{name}' matches several sessions in {self.db}: {shown}")
+                raise ambiguous(name, matches, self.db)
         raise NotFound(f"no session '{name}' in {self.db}")
 
     def read(self, ref: Row) -> dict[str, Any]:
