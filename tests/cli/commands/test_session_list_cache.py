@@ -48,16 +48,16 @@ def kept_rows(tmp_path: Path) -> dict:
     return json.loads(payload[1:])
 
 
-def reads(monkeypatch) -> list[str]:
-    """The session files the listing reads from now on."""
+def reads(monkeypatch, module=jsondir, name: str = "load") -> list[str]:
+    """The session files the listing reads from now on (through ``module.name``: the JSON store's reader)."""
     seen: list[str] = []
-    load = jsondir.load
+    read = getattr(module, name)
 
     def counting(path):
         seen.append(os.path.basename(path))
-        return load(path)
+        return read(path)
 
-    monkeypatch.setattr(jsondir, "load", counting)
+    monkeypatch.setattr(module, name, counting)
     return seen
 
 
@@ -329,15 +329,7 @@ def unified_reads(monkeypatch) -> list[str]:
     """The files the unified store reads from now on."""
     from praisonmem.core.sessions.stores import praisonai_cli
 
-    seen: list[str] = []
-    read = praisonai_cli.read_unified
-
-    def counting(path):
-        seen.append(os.path.basename(path))
-        return read(path)
-
-    monkeypatch.setattr(praisonai_cli, "read_unified", counting)
-    return seen
+    return reads(monkeypatch, praisonai_cli, "read_unified")
 
 
 def stores_of(out: str) -> dict[str, str]:
