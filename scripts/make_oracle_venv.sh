@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Make the oracle venv: the real praisonai 4.7.19 (+ praisonaiagents 1.7.17, cryptography,
-# psycopg2) that compat tests run in subprocesses, from the pins in tests/oracle-requirements.txt.
+# Make the oracle venv: the real praisonai 4.7.19 (+ praisonaiagents 1.7.17 with its rag memory,
+# cryptography, psycopg2, mysql-connector-python, redis-py, chromadb 1.5.9, mem0ai 2.2.1) that
+# compat tests run in subprocesses, from the pins in tests/oracle-requirements.txt.
 #
 #   export PRAISONMEM_ORACLE_PYTHON="$(scripts/make_oracle_venv.sh /tmp/praisonmem-oracle)"
 #
@@ -38,17 +39,24 @@ say "creating $dir ($("$python" -V 2>&1))"
 # the set is complete and consistent on this interpreter.
 "$dir/bin/python" -m pip install --quiet --disable-pip-version-check --no-input --no-deps -r "$req" >&2
 "$dir/bin/python" -m pip check >&2
-DO_NOT_TRACK=1 PRAISONAI_TELEMETRY_DISABLED=true "$dir/bin/python" - >&2 <<'EOF'
+# The self-check is offline like the tests: no telemetry, and litellm keeps its bundled price map.
+DO_NOT_TRACK=1 PRAISONAI_TELEMETRY_DISABLED=true ANONYMIZED_TELEMETRY=False MEM0_TELEMETRY=False \
+    LITELLM_LOCAL_MODEL_COST_MAP=True "$dir/bin/python" - >&2 <<'EOF'
 from importlib.metadata import version
-want = {"praisonai": "4.7.19", "praisonaiagents": "1.7.17"}
+want = {"praisonai": "4.7.19", "praisonaiagents": "1.7.17", "chromadb": "1.5.9", "mem0ai": "2.2.1"}
 got = {d: version(d) for d in want}
 assert got == want, got
 import cryptography.fernet, psycopg2                                       # noqa: F401
 import praisonai.persistence.conversation.postgres, praisonai.persistence.conversation.sqlite  # noqa: F401
 import praisonai_code.cli.session.unified, praisonai_code.cli.state.project_sessions  # noqa: F401
 import praisonaiagents.session.encrypted_store, praisonaiagents.session.sqlite_transcript_store  # noqa: F401
+import mysql.connector, redis                                               # noqa: F401
+import praisonai.persistence.conversation.mysql, praisonai.persistence.state.redis, praisonai.storage.redis_adapter  # noqa: F401
+import chromadb, litellm, markitdown, mem0, mem0.memory.storage             # noqa: F401
+import praisonaiagents.memory.adapters.factories, praisonaiagents.knowledge.adapters.factories  # noqa: F401
 print("make_oracle_venv: ok:", ", ".join(f"{d} {v}" for d, v in got.items()) + ",",
-      f"psycopg2 {psycopg2.__version__.split()[0]}, cryptography {cryptography.__version__}")
+      f"psycopg2 {psycopg2.__version__.split()[0]}, cryptography {cryptography.__version__},",
+      f"mysql-connector-python {mysql.connector.__version__}, redis {redis.__version__}")
 EOF
 cp "$req" "$dir/$stamp"
 printf '%s\n' "$dir/bin/python"

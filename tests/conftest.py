@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-pytest_plugins = ["tests.pgcluster", "tests.oracles", "tests.realhomes"]
+pytest_plugins = ["tests.pgcluster", "tests.mariadbserver", "tests.redisserver", "tests.oracles", "tests.realhomes"]
 
 FIXTURES = Path(__file__).parent / "fixtures"
 PRAISONAI_FIXTURES = FIXTURES / "praisonai-1.7.17"

@@ -30,8 +30,11 @@ ENV_REQUIRE = "PRAISONMEM_REQUIRE_ORACLES"
 REPO = Path(__file__).resolve().parent.parent
 PINNED = {"praisonai": "4.7.19", "praisonaiagents": "1.7.17"}
 HOW = "scripts/make_oracle_venv.sh DIR, then export PRAISONMEM_ORACLE_PYTHON=DIR/bin/python"
+# what the probe reports; an oracle venv made from older pins lacks the later ones (require_oracle_packages)
+OPTIONAL = ("praisonai", "praisonaiagents", "cryptography", "psycopg2-binary", "mysql-connector-python", "redis",
+            "chromadb", "mem0ai", "litellm", "markitdown")
 _PROBE = ("import json\nfrom importlib.metadata import version, PackageNotFoundError\nout = {}\n"
-          "for d in ('praisonai', 'praisonaiagents', 'cryptography', 'psycopg2-binary'):\n"
+          f"for d in {OPTIONAL!r}:\n"
           "    try: out[d] = version(d)\n    except PackageNotFoundError: out[d] = None\n"
           "print(json.dumps(out))\n")
 
@@ -78,10 +81,25 @@ def require_oracle() -> str:
     return python
 
 
+def require_oracle_packages(*dists: str) -> str:
+    """The oracle venv's python, failing if it lacks any of ``dists`` (it predates the pins that
+    brought them: rebuild it)."""
+    python = require_oracle()
+    found = _probe(python)
+    absent = [d for d in dists if not found.get(d)]
+    if absent:
+        pytest.fail(f"{ENV_PYTHON}={python} has no {', '.join(absent)}: it was made from older pins "
+                    f"of tests/oracle-requirements.txt ({HOW})", pytrace=False)
+    return python
+
+
 def _base_env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONHOME", "PYTHONPATH")}
+    # no telemetry (praisonai, chromadb, mem0), and litellm keeps its bundled price map instead of
+    # fetching one when it is imported
     env.update(PYTHONPATH=str(REPO), PYTHONDONTWRITEBYTECODE="1", DO_NOT_TRACK="1",
-               PRAISONAI_TELEMETRY_DISABLED="true")
+               PRAISONAI_TELEMETRY_DISABLED="true", ANONYMIZED_TELEMETRY="False", MEM0_TELEMETRY="False",
+               LITELLM_LOCAL_MODEL_COST_MAP="True")
     return env
 
 
@@ -135,6 +153,7 @@ class Oracle:
     json = staticmethod(oracle_json)
     env = staticmethod(oracle_env)
     versions = staticmethod(oracle_versions)
+    require = staticmethod(require_oracle_packages)
 
 
 @pytest.fixture
