@@ -321,7 +321,7 @@ def _member_problem(tar: tarfile.TarFile, member: tarfile.TarInfo, roots: set[st
                                     "not read", "mismatch")
     if not budget.take(want["size"]):
         return Problem(member.name, "more data than the manifest's total; not read", "mismatch")
-    if want.get("sqlite") and "damaged" not in want:
+    if (want.get("sqlite") or is_database(member.name)) and "damaged" not in want:
         return _database_problem(tar.extractfile(member), member.name, want)
     size, digest = copy_member(tar.extractfile(member), want["size"])
     if size != want["size"] or digest != want["sha256"]:
@@ -329,16 +329,28 @@ def _member_problem(tar: tarfile.TarFile, member: tarfile.TarInfo, roots: set[st
     return None
 
 
+def is_database(name: str) -> bool:
+    """A session store's database (``sessions.db``, ``sessions_index.db``) by its path in the archive, marked
+    as a snapshot or not: restore puts it where the stores open it, so it is checked as one either way."""
+    return name.startswith("home/sessions/") and name.rpartition("/")[2] in sqlite.STORES
+
+
 def _database_problem(source: IO[bytes], name: str, want: dict[str, Any]) -> Problem | None:
-    """A database snapshot: its checksum, then ``quick_check`` on a private copy opened read-only."""
+    """A database: its checksum, then ``quick_check`` and the store's schema (:func:`sqlite.schema_problem`)
+    on a private copy opened read-only. Damage is a damaged file; a schema that is not the store's (a view or
+    trigger, other tables) is an unsafe entry, which restore refuses the whole archive for."""
     with tempfile.TemporaryDirectory(prefix="praisonmem-") as private:
         copy = Path(private) / "check.db"
         with open(copy, "wb") as handle:
             size, digest = copy_member(source, want["size"], handle.write)
         if size != want["size"] or digest != want["sha256"]:
             return Problem(name, "checksum mismatch", "mismatch")
-        problem = sqlite.quick_check(copy)
-    return None if problem is None else Problem(name, f"the database fails its check ({problem})", "damaged")
+        damage = sqlite.quick_check(copy)
+        if damage is not None:
+            return Problem(name, f"the database fails its check ({damage})", "damaged")
+        problem = sqlite.schema_problem(copy, name.rpartition("/")[2])
+    return None if problem is None else Problem(name, f"unsafe entry: {problem}; not a store as its library "
+                                                      "writes it", "unsafe")
 
 
 def verify(archive: str | os.PathLike[str], progress: Progress = None) -> dict[str, Any]:

@@ -204,16 +204,19 @@ def create(paths: Paths, *, output: Path, include: tuple[str, ...] = INCLUDES, k
     streamed = directory is None
     if streamed and keep:
         raise UsageError("--keep rotates the backups in a directory; it does not apply to -, a pipe or a device")
+    entries, roots = collect(paths, include)
+    if not entries:
+        raise NotFound("nothing to back up: no " + ", ".join(include) + " under " + ", ".join(roots.values())
+                       + " (wrong --home or --memory-dir?)")
+    for entry in entries:  # a database that is not its store's refuses the backup before anything is written
+        if entry.kind == "sqlite":
+            sqlite.check_source(entry.source, timeout)
     if directory is not None:
         try:
             jsonfile.makedirs(directory)
         except IOFailure as exc:
             raise IOFailure(f"cannot create the backup directory: {exc.message}") from exc
     final = target or (None if directory is None else _archive_name(directory))
-    entries, roots = collect(paths, include)
-    if not entries:
-        raise NotFound("nothing to back up: no " + ", ".join(include) + " under " + ", ".join(roots.values())
-                       + " (wrong --home or --memory-dir?)")
     sink = outfile.opened(output, stdout=stdout, binary=True) if final is None else jsonfile.replacing(final)
     with sink as raw:
         written = _Counting(raw)

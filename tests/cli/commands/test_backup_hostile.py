@@ -8,6 +8,7 @@ import hashlib
 import io
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import tarfile
@@ -320,3 +321,54 @@ def test_an_oversized_pax_header_is_refused_before_tarfile_reads_it_whole(cli, t
     assert problem.startswith("archive damaged while reading this entry (a ") and "-byte extended header" in problem
     assert cli("backup", "restore", archive, "--to", tmp_path / "to", "--yes").exit_code == 1
     assert not (tmp_path / "to").exists()
+
+
+# ---------------------------------------------------------------- databases that are not their store
+
+@pytest.mark.parametrize("marked", [True, False], ids=["snapshot", "unmarked"])
+@pytest.mark.parametrize("kind, problem", [
+    ("view", "'sessions' is a view, not a table: it would answer every read with its own query"),
+    ("recursive view", "'sessions' is a view, not a table: it would answer every read with its own query"),
+    ("trigger", "a trigger ('spy') on the table 'sessions', which would run its own SQL inside every change"),
+    ("wrong columns", "the 'sessions' table lacks the store's columns (session_id, data, agent_name, "
+                      "gateway_session_id, agent_id, updated_at)"),
+    ("missing table", "no 'sessions' table"),
+])
+def test_restore_refuses_an_archive_whose_database_is_not_its_store(cli, tmp_path, kind, problem, marked):
+    from tests.cli.commands.test_crafted_databases import craft, transcript
+
+    db = transcript(tmp_path / "src")
+    if kind == "missing table":
+        conn = sqlite3.connect(db)
+        conn.execute("ALTER TABLE sessions RENAME TO other")
+        conn.commit()
+        conn.close()
+    else:
+        craft(db, kind, "sessions", "data")
+    name = "home/sessions/sessions.db"
+    data = db.read_bytes()
+    entry = {**manifest_entry(name, data), **({"sqlite": True} if marked else {})}
+    archive = crafted(tmp_path / "a.tar.gz", {name: data, "home/sessions/s.json": SESSION},
+                      entries=[entry, manifest_entry("home/sessions/s.json", SESSION)])
+    home = tmp_path / "home"
+    home.mkdir()
+    before = snapshot(tmp_path)
+    for where in (["--to", tmp_path / "to"], []):
+        result = cli("--home", home, "--memory-dir", tmp_path / "memory", "backup", "restore", archive, *where, "--yes")
+        assert (result.exit_code, result.stdout, result.stderr) == (
+            4, "", f"praisonmem: error: refusing archive entry {name!r}: {problem}; not a store as its library "
+                   "writes it; nothing written\n")
+        assert snapshot(tmp_path) == before
+    report = cli("backup", "verify", archive, "--json")
+    assert report.exit_code == 1 and report.json()["problems"] == [
+        {"path": name, "problem": f"unsafe entry: {problem}; not a store as its library writes it"}]
+
+
+def test_a_file_named_sessions_db_that_is_not_a_database_is_not_restored(cli, tmp_path):
+    name = "home/sessions/sessions.db"
+    junk = b"SQLite format 3\x00" + b"\x00" * 84
+    archive = crafted(tmp_path / "a.tar.gz", {name: junk, "home/sessions/s.json": SESSION})
+    result = cli("backup", "restore", archive, "--to", tmp_path / "to", "--yes", "--json")
+    assert result.exit_code == 1
+    assert {c["path"]: c["action"] for c in result.json()} == {name: "failed", "home/sessions/s.json": "restored"}
+    assert not (tmp_path / "to" / name).exists()
