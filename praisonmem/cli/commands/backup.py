@@ -67,6 +67,9 @@ def create_command(
             note(message)
     with file_progress("Backing up") as progress:
         result = plan.run(timeout=state.lock_timeout, progress=progress, stdout=binary_stdout())
+    if verbose:  # a link out of the home, a file no store writes: in the manifest too, never left out silently
+        for left in result["left_out"]:
+            note(f"not backed up: {left['file']}: {left['reason']}")
     if plan.to_stdout:  # the configured JSON default does not apply to the archive itself
         if verbose:
             note(f"wrote a backup to stdout ({result['files']} files, {result['size']} bytes)")
