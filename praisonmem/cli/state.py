@@ -77,11 +77,13 @@ class State:
     @property
     def cache(self) -> Cache:
         """praisonmem's cache (off with ``--no-cache``, ``cache = false`` or ``PRAISONMEM_CACHE=0``)."""
+        from praisonmem.cli.output import note
         from praisonmem.core.io.cache import Cache
 
         enabled = bool(self.setting("cache", False if self.no_cache else None))
         directory = self.setting("cache_dir")
-        return Cache(directory, enabled=enabled) if directory is not None else Cache.default(enabled=enabled)
+        return Cache(directory, enabled=enabled, note=note) if directory is not None else \
+            Cache.default(enabled=enabled, note=note)
 
     @property
     def lock_timeout(self) -> float:

@@ -48,7 +48,10 @@ def create_command(
     Silent on success unless -v or on a terminal (and with -q even there), so
     cron mails only failures. A source that does not exist (most homes have no
     learn store) is left out quietly; -v says so, and a source named in
-    --include that does not exist is a warning.
+    --include that does not exist is a warning. A symbolic link is followed
+    when it points inside the home (or the memory dir); one pointing elsewhere
+    and a file no store writes are left out: -v names each, and the manifest
+    lists them.
 
     Example:
 
@@ -67,6 +70,9 @@ def create_command(
             note(message)
     with file_progress("Backing up") as progress:
         result = plan.run(timeout=state.lock_timeout, progress=progress, stdout=binary_stdout())
+    if verbose:  # a link out of the home, a file no store writes: in the manifest too, never left out silently
+        for left in result["left_out"]:
+            note(f"not backed up: {left['file']}: {left['reason']}")
     if plan.to_stdout:  # the configured JSON default does not apply to the archive itself
         if verbose:
             note(f"wrote a backup to stdout ({result['files']} files, {result['size']} bytes)")
@@ -152,13 +158,16 @@ def restore_command(
 
     The whole archive is checked before anything is written. Only
     praisonmem's own layout is accepted, with or without --to: regular files
-    under the roots the manifest lists (a file directly in home/sessions/ or
-    home/state/session_spill/, any file below home/learn/ or memory/);
-    anything else (absolute paths, '..', other top-level names, links,
-    devices, lock and temp files, duplicates) is refused with exit 4, and a
-    failed checksum exits 1, both with nothing written. Restored files are
-    0600 and the directories restore creates 0700, whatever modes the archive
-    claims. A session that does not parse is never replaced.
+    under the roots the manifest lists, by the names the stores write (a file
+    directly in home/sessions/ or home/state/session_spill/, the learn stores
+    below home/learn/, FileMemory's files below memory/); anything else
+    (absolute paths, '..', other names, links, devices, lock and temp files,
+    duplicates), a database that is not its store (a view or trigger in it)
+    and a symbolic link in any directory below the one restored into are
+    refused with exit 4, and a failed checksum exits 1, all with nothing
+    written. Restored files are 0600 and the directories restore creates
+    0700, whatever modes the archive claims. A session that does not parse is
+    never replaced.
 
     Example:
 

@@ -4,11 +4,9 @@ An archive is untrusted input. Only what ``backup create`` itself writes is acce
 
 * ``manifest.json`` first (at most :data:`MANIFEST_MAX` bytes), then regular files only (no
   links, devices, directories or sparse files);
-* each file under one of the manifest's roots as create lays them out (:data:`LAYOUT`): a file
-  directly in ``home/sessions/`` or in one of its store directories (``projects/<8 hex>/``, the
-  praisonai CLI's project stores, and ``run_<date>_<time>_<6 hex>/``, its old runs), or directly in
-  ``home/state/session_spill/``, any file below ``home/learn/`` or ``memory/``; no empty, ``.`` or
-  ``..`` component, no lock or temp file, no path twice, no path that is also another's directory;
+* each file under one of the manifest's roots, and one of the names the stores write there
+  (:mod:`.layout`, the rule ``backup create`` archives by); no path twice, no path that is also
+  another's directory;
 * a database (``"sqlite": true``: a snapshot ``backup create`` took) passes ``PRAGMA quick_check``;
 * each file's size and sha256 as the manifest says. Members are streamed in chunks while hashing,
   a member larger than its manifest size is refused before a byte of it is read, and the bytes
@@ -33,6 +31,7 @@ from pathlib import Path
 from typing import IO, Any, Literal
 
 from praisonmem.core.backup import sqlite
+from praisonmem.core.backup.layout import layout_reason
 from praisonmem.core.errors import Refused
 from praisonmem.core.result import Progress
 
@@ -42,27 +41,8 @@ MANIFEST_MAX = 64 << 20  # about 250 000 files
 HEADER_MAX = 1 << 20  # a long name or pax header: tarfile reads it whole into memory
 CHUNK = 1 << 20
 EXTRA_MEMBERS = 100  # members beyond the manifest's before reading stops
-SKIPPED_SUFFIXES = (".lock", ".tmp")  # create never archives these
 DAMAGE = (tarfile.TarError, EOFError, OSError, zlib.error)  # what a damaged archive raises
 SHA256 = re.compile(r"[0-9a-f]{64}")
-
-# (prefix inside the archive, the manifest root it comes from, whether files sit in sub-directories)
-LAYOUT = (
-    ("home/sessions/", "sessions", False),
-    ("home/state/session_spill/", "spill", False),
-    ("home/learn/", "learn", True),
-    ("memory/", "memory", True),
-)
-# The store directories inside sessions/: a praisonai CLI project store, an old SessionManager run.
-SESSION_SUBDIRS = (re.compile(r"projects/[0-9a-f]{8}"), re.compile(r"run_\d{8}_\d{6}_[0-9a-f]{6}"))
-
-
-def session_path_ok(parts: list[str] | tuple[str, ...]) -> bool:
-    """A file (path below ``sessions/``) directly there or in ``projects/<id>/`` or ``run_…/``."""
-    if len(parts) == 1:
-        return True
-    return any(pattern.fullmatch("/".join(parts[:-1])) for pattern in SESSION_SUBDIRS)
-
 
 class _BoundedTarInfo(tarfile.TarInfo):
     """tarfile reads a long-name or pax header, and a sparse map, wholly into memory: bound them."""
@@ -131,30 +111,6 @@ def manifest_problem(data: dict[str, Any]) -> str | None:
 def roots_of(manifest: dict[str, Any]) -> set[str]:
     roots = manifest.get("roots")
     return {k for k, v in roots.items() if isinstance(v, str)} if isinstance(roots, dict) else set()
-
-
-def layout_reason(name: str, roots: set[str]) -> str | None:
-    """Why ``name`` is not a path ``backup create`` writes for these roots; ``None`` when it is."""
-    if name.startswith("/"):
-        return "an absolute path"
-    if ".." in name.split("/"):
-        return "a path with '..'"
-    if "\0" in name:
-        return "a path with a NUL byte"
-    for prefix, root, nested in LAYOUT:
-        if not name.startswith(prefix):
-            continue
-        rest = name[len(prefix):].split("/")
-        if root not in roots:
-            return f"under {prefix} but the manifest has no '{root}' root"
-        if any(part in ("", ".") for part in rest):
-            return "a path with an empty or '.' component"
-        if not nested and len(rest) > 1 and not (root == "sessions" and session_path_ok(rest)):
-            return f"in a sub-directory of {prefix}, which backups never hold"
-        if rest[-1].endswith(SKIPPED_SUFFIXES):
-            return "a lock or temp file, which backups never hold"
-        return None
-    return "outside the backup layout (" + ", ".join(prefix for prefix, _, _ in LAYOUT) + ")"
 
 
 def member_reason(member: tarfile.TarInfo, roots: set[str]) -> str | None:
@@ -321,7 +277,7 @@ def _member_problem(tar: tarfile.TarFile, member: tarfile.TarInfo, roots: set[st
                                     "not read", "mismatch")
     if not budget.take(want["size"]):
         return Problem(member.name, "more data than the manifest's total; not read", "mismatch")
-    if want.get("sqlite") and "damaged" not in want:
+    if (want.get("sqlite") or is_database(member.name)) and "damaged" not in want:
         return _database_problem(tar.extractfile(member), member.name, want)
     size, digest = copy_member(tar.extractfile(member), want["size"])
     if size != want["size"] or digest != want["sha256"]:
@@ -329,16 +285,28 @@ def _member_problem(tar: tarfile.TarFile, member: tarfile.TarInfo, roots: set[st
     return None
 
 
+def is_database(name: str) -> bool:
+    """A session store's database (``sessions.db``, ``sessions_index.db``) by its path in the archive, marked
+    as a snapshot or not: restore puts it where the stores open it, so it is checked as one either way."""
+    return name.startswith("home/sessions/") and name.rpartition("/")[2] in sqlite.STORES
+
+
 def _database_problem(source: IO[bytes], name: str, want: dict[str, Any]) -> Problem | None:
-    """A database snapshot: its checksum, then ``quick_check`` on a private copy opened read-only."""
+    """A database: its checksum, then ``quick_check`` and the store's schema (:func:`sqlite.schema_problem`)
+    on a private copy opened read-only. Damage is a damaged file; a schema that is not the store's (a view or
+    trigger, other tables) is an unsafe entry, which restore refuses the whole archive for."""
     with tempfile.TemporaryDirectory(prefix="praisonmem-") as private:
         copy = Path(private) / "check.db"
         with open(copy, "wb") as handle:
             size, digest = copy_member(source, want["size"], handle.write)
         if size != want["size"] or digest != want["sha256"]:
             return Problem(name, "checksum mismatch", "mismatch")
-        problem = sqlite.quick_check(copy)
-    return None if problem is None else Problem(name, f"the database fails its check ({problem})", "damaged")
+        damage = sqlite.quick_check(copy)
+        if damage is not None:
+            return Problem(name, f"the database fails its check ({damage})", "damaged")
+        problem = sqlite.schema_problem(copy, name.rpartition("/")[2])
+    return None if problem is None else Problem(name, f"unsafe entry: {problem}; not a store as its library "
+                                                      "writes it", "unsafe")
 
 
 def verify(archive: str | os.PathLike[str], progress: Progress = None) -> dict[str, Any]:

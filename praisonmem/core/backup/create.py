@@ -41,6 +41,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import tarfile
 import tempfile
 import time
@@ -51,8 +52,9 @@ from typing import Any, BinaryIO, Literal
 
 from praisonmem import __version__
 from praisonmem.core import learn, memory
-from praisonmem.core.backup import archive, sqlite
-from praisonmem.core.backup.archive import FORMAT, MANIFEST, SKIPPED_SUFFIXES, read_manifest
+from praisonmem.core.backup import sqlite
+from praisonmem.core.backup.archive import FORMAT, MANIFEST, read_manifest
+from praisonmem.core.backup.layout import SKIPPED_SUFFIXES, dir_ok, file_reason
 from praisonmem.core.errors import IOFailure, NotFound, PraisonMemError, TargetExists, UsageError, io_failure
 from praisonmem.core.io import fastjson, jsonfile, outfile
 from praisonmem.core.io.safetext import json_safe
@@ -97,61 +99,130 @@ def parse_include(text: str | None) -> tuple[str, ...]:
     return parts
 
 
-def _files(root: Path) -> list[Path]:
-    if not root.is_dir():
-        return []
-    found = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames.sort()
-        for name in sorted(filenames):
-            path = Path(dirpath) / name
-            if not path.is_symlink() and path.is_file() and not name.endswith(SKIPPED_SUFFIXES):
-                found.append(path)
-    return found
+@dataclass(frozen=True)
+class LeftOut:
+    """A file or directory below a root that the backup does not hold, and why (said with ``-v`` and kept in
+    the manifest: nothing is left out silently)."""
+
+    name: str  # where it would be in the archive (a directory's ends in /)
+    source: Path
+    reason: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"path": self.name, "file": str(self.source), "reason": self.reason}
 
 
-def session_entries(sessions_dir: Path) -> list[Entry]:
+def _within(real: str, inside: tuple[str, ...]) -> bool:
+    return any(real == root or real.startswith(root.rstrip(os.sep) + os.sep) for root in inside)
+
+
+def _tree(root: str, prefix: str, top: Path, inside: tuple[str, ...]) -> tuple[list[tuple[Path, tuple[str, ...]]],
+                                                                                list[LeftOut]]:
+    """The files below ``top`` in the layout (:mod:`.layout`), each with its path below ``top``, and what is left
+    out. A symbolic link is followed when what it points to lies ``inside`` one of those (real) directories:
+    its file, or the files of its directory, are archived under the link's own name; a link elsewhere, a
+    dangling one, a loop, a name or directory no store keeps and a directory that cannot be read are left
+    out, each named. Locks, temp files and a database's sidecars are never part of a backup."""
+    found: list[tuple[Path, tuple[str, ...]]] = []
+    left: list[LeftOut] = []
+
+    def visit(directory: Path, parts: tuple[str, ...], chain: frozenset[tuple[int, int]]) -> None:
+        try:
+            with os.scandir(directory) as scan:
+                items = sorted(scan, key=lambda item: item.name)
+        except OSError as exc:
+            left.append(LeftOut(prefix + "".join(f"{p}/" for p in parts), directory,
+                                f"cannot be read: {exc.strerror or exc}"))
+            return
+        for item in items:
+            at = (*parts, item.name)
+            name, path = prefix + "/".join(at), Path(item.path)
+            try:
+                link = item.is_symlink()
+                st = os.stat(path) if link else item.stat(follow_symlinks=False)
+            except OSError:
+                left.append(LeftOut(name, path, f"a symbolic link to {os.path.realpath(path)}, which does not "
+                                                "exist"))
+                continue
+            real = os.path.realpath(path) if link else ""
+            if link and not _within(real, inside):
+                left.append(LeftOut(name, path, f"a symbolic link to {real}, outside {inside[0]}"))
+            elif stat.S_ISDIR(st.st_mode):
+                if (st.st_dev, st.st_ino) in chain:
+                    left.append(LeftOut(name + "/", path, f"a symbolic link to {real}, a directory it is inside"))
+                elif not dir_ok(root, at):
+                    left.append(LeftOut(name + "/", path, "a directory no store keeps"))
+                else:
+                    visit(path, at, chain | {(st.st_dev, st.st_ino)})
+            elif not stat.S_ISREG(st.st_mode):
+                left.append(LeftOut(name, path, "not a regular file" if not link else
+                                    f"a symbolic link to {real}, which is not a regular file"))
+            elif item.name.endswith(SKIPPED_SUFFIXES) or (root == "sessions" and sqlite.is_sidecar(item.name)):
+                continue
+            elif (reason := file_reason(root, at)) is not None:
+                left.append(LeftOut(name, path, reason))
+            else:
+                found.append((Path(real) if link and item.name in sqlite.STORES else path, at))
+
+    try:
+        top_stat = os.stat(top)
+    except OSError:
+        return found, left
+    if stat.S_ISDIR(top_stat.st_mode):
+        visit(top, (), frozenset({(top_stat.st_dev, top_stat.st_ino)}))
+    return found, left
+
+
+def _inside(*directories: Path) -> tuple[str, ...]:
+    """Where a followed link may point: the real paths of the home (or memory dir) and of the root itself."""
+    return tuple(dict.fromkeys(os.path.realpath(d) for d in directories))
+
+
+def session_entries(paths: Paths) -> tuple[list[Entry], list[LeftOut]]:
     """Everything the session stores keep in ``sessions/``: the JSON and unified files and ``.last_session``,
     ``sessions.db`` and ``sessions_index.db`` (snapshots: their ``-wal``/``-shm`` are never copied on their
     own), each praisonai CLI project store ``projects/<id>/``, and the old ``run_*/`` directories."""
+    files, left = _tree("sessions", "home/sessions/", paths.sessions_dir, _inside(paths.data.path, paths.sessions_dir))
     entries = []
-    for path in _files(sessions_dir):
-        relative = path.relative_to(sessions_dir)
-        if not archive.session_path_ok(relative.parts):
-            continue  # another application's directory: not a session store
-        if sqlite.is_sidecar(path.name):
-            continue
-        in_run = len(relative.parts) > 1 and relative.parts[0].startswith("run_")
-        if path.name in sqlite.STORES:
+    for path, parts in files:
+        in_run = len(parts) > 1 and parts[0].startswith("run_")
+        if parts[-1] in sqlite.STORES:
             kind = "sqlite"
-        elif path.name.endswith(".json") and not in_run:
+        elif parts[-1].endswith(".json") and not in_run:
             kind = "session"
         else:
             kind = "file"  # .last_session, run_*/ metadata and events (written with no lock), quarantined copies
-        entries.append(Entry(kind, path, f"home/sessions/{relative.as_posix()}"))
-    return entries
+        entries.append(Entry(kind, path, "home/sessions/" + "/".join(parts)))
+    return entries, left
 
 
-def collect(paths: Paths, include: tuple[str, ...]) -> tuple[list[Entry], dict[str, str]]:
-    """What a backup holds, and the roots it came from."""
+def collect(paths: Paths, include: tuple[str, ...]) -> tuple[list[Entry], dict[str, str], list[LeftOut]]:
+    """What a backup holds, the roots it came from, and what below them it leaves out."""
     entries: list[Entry] = []
     roots: dict[str, str] = {}
+    left: list[LeftOut] = []
     if "sessions" in include:
         roots["sessions"] = os.path.abspath(paths.sessions_dir)
         roots["spill"] = os.path.abspath(paths.spill_dir)
-        entries += session_entries(paths.sessions_dir)
-        entries += [Entry("file", p, f"home/state/session_spill/{p.name}") for p in _files(paths.spill_dir)
-                    if p.parent == paths.spill_dir]
+        found, left = session_entries(paths)
+        entries += found
+        files, skipped = _tree("spill", "home/state/session_spill/", paths.spill_dir,
+                               _inside(paths.state.path, paths.spill_dir))
+        entries += [Entry("file", p, "home/state/session_spill/" + "/".join(parts)) for p, parts in files]
+        left += skipped
     if "learn" in include:
         roots["learn"] = os.path.abspath(paths.learn_dir)
-        for path in _files(paths.learn_dir):
-            kind = "learn" if path.name.endswith(".json") and not path.name.endswith(".archive.json") else "file"
-            entries.append(Entry(kind, path, "home/learn/" + path.relative_to(paths.learn_dir).as_posix()))
+        files, skipped = _tree("learn", "home/learn/", paths.learn_dir, _inside(paths.data.path, paths.learn_dir))
+        for path, parts in files:
+            kind = "learn" if not parts[-1].endswith(".archive.json") else "file"
+            entries.append(Entry(kind, path, "home/learn/" + "/".join(parts)))
+        left += skipped
     if "memory" in include:
         roots["memory"] = os.path.abspath(paths.memory_dir)
-        entries += [Entry("memory", p, "memory/" + p.relative_to(paths.memory_dir).as_posix())
-                    for p in _files(paths.memory_dir)]
-    return entries, roots
+        files, skipped = _tree("memory", "memory/", paths.memory_dir, _inside(paths.memory_dir))
+        entries += [Entry("memory", p, "memory/" + "/".join(parts)) for p, parts in files]
+        left += skipped
+    return entries, roots, left
 
 
 def _read(entry: Entry, timeout: float) -> tuple[bytes, str | None] | None:
@@ -204,16 +275,19 @@ def create(paths: Paths, *, output: Path, include: tuple[str, ...] = INCLUDES, k
     streamed = directory is None
     if streamed and keep:
         raise UsageError("--keep rotates the backups in a directory; it does not apply to -, a pipe or a device")
+    entries, roots, left_out = collect(paths, include)
+    if not entries:
+        raise NotFound("nothing to back up: no " + ", ".join(include) + " under " + ", ".join(roots.values())
+                       + " (wrong --home or --memory-dir?)")
+    for entry in entries:  # a database that is not its store's refuses the backup before anything is written
+        if entry.kind == "sqlite":
+            sqlite.check_source(entry.source, timeout)
     if directory is not None:
         try:
             jsonfile.makedirs(directory)
         except IOFailure as exc:
             raise IOFailure(f"cannot create the backup directory: {exc.message}") from exc
     final = target or (None if directory is None else _archive_name(directory))
-    entries, roots = collect(paths, include)
-    if not entries:
-        raise NotFound("nothing to back up: no " + ", ".join(include) + " under " + ", ".join(roots.values())
-                       + " (wrong --home or --memory-dir?)")
     sink = outfile.opened(output, stdout=stdout, binary=True) if final is None else jsonfile.replacing(final)
     with sink as raw:
         written = _Counting(raw)
@@ -244,6 +318,8 @@ def create(paths: Paths, *, output: Path, include: tuple[str, ...] = INCLUDES, k
             manifest = {"format": FORMAT, "version": 1, "praisonmem_version": __version__,
                         "created_at": datetime.now(timezone.utc).isoformat(), "include": list(include),
                         "roots": roots, "files": manifest_files}
+            if left_out:
+                manifest["left_out"] = [{"path": o.name, "reason": o.reason} for o in left_out]
             # A name that is not UTF-8 holds lone surrogates (surrogateescape): escaped, the manifest is
             # still UTF-8 JSON, and it decodes to the very names tar stored as bytes.
             encoded = fastjson.dumps_indented(manifest)
@@ -258,7 +334,8 @@ def create(paths: Paths, *, output: Path, include: tuple[str, ...] = INCLUDES, k
     # A damaged file skips rotation, so the older, whole backups survive.
     removed = prune(directory, keep, final) if keep and final is not None and not damaged else []
     return {"path": str(final if final is not None else output), "files": len(manifest_files),
-            "size": written.size, "removed": [str(p) for p in removed], "damaged": damaged}
+            "size": written.size, "removed": [str(p) for p in removed], "damaged": damaged,
+            "left_out": [o.to_json() for o in left_out]}
 
 
 @dataclass
@@ -304,7 +381,7 @@ def _writes_through(target: Path) -> bool:
 
 def _destination(output: Path) -> tuple[Path | None, Path | None]:
     """(directory, file name or None for a timestamped one); (None, None) when written through."""
-    if not outfile.is_stdout(output) and output.is_dir():
+    if outfile.directory(output):  # a link to a directory is refused
         return output, None
     if outfile.kind(output) != "file":  # refuses links to files, sockets, block devices
         return None, None

@@ -1,26 +1,34 @@
 """Restoring a backup, with or without ``--to DIR``.
 
 Nothing is written until the whole archive has passed: the manifest and every member must be in
-the layout ``backup create`` writes (:mod:`praisonmem.core.backup.archive`; anything else exits 4),
-and every member must match its manifest size and sha256 (else exit 1). Then each file is streamed
-into a temp file beside its target (``.<name>.<random>.tmp``, 0600), checked against the manifest
-again while it streams (the archive may have changed since), and moved into place under the lock
-its store uses. Restored files are 0600 and directories created for them 0700, whatever modes the
-manifest or the tar headers claim; a session that does not parse is never replaced; a file the
-backup recorded as damaged is not restored.
+the layout ``backup create`` writes (:mod:`praisonmem.core.backup.layout`; anything else exits 4),
+every database must be its store (exit 4), every member must match its manifest size and sha256
+(else exit 1), and no directory below where a file goes may be a symbolic link (exit 4;
+:mod:`.nofollow`). Then each file is streamed into a temp file beside its target (:func:`temp_name`,
+0600), created and renamed through a descriptor of its directory opened without following links,
+checked against the manifest again while it streams (the archive may have changed since), and moved
+into place under the lock its store uses. Restored files are 0600 and directories created for them
+0700, whatever modes the manifest or the tar headers claim; a session that does not parse is never
+replaced; a file the backup recorded as damaged is not restored.
+
+A restore killed mid-file leaves its temp file (:data:`RESTORE_TEMP`); the next restore writing into
+that directory removes the ones older than :data:`STALE_TEMP` seconds whose process is gone, and
+nothing else.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
-import tempfile
+import re
+import secrets
+import stat
 import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any, Literal
 
 from praisonmem.core import learn, memory
@@ -28,7 +36,6 @@ from praisonmem.core.backup import sqlite
 from praisonmem.core.backup.archive import (
     DAMAGE,
     EXTRA_MEMBERS,
-    LAYOUT,
     BadEntry,
     check_archive,
     checked_files,
@@ -37,6 +44,8 @@ from praisonmem.core.backup.archive import (
     read_manifest,
     shown,
 )
+from praisonmem.core.backup.layout import LAYOUT, memory_user, split
+from praisonmem.core.backup.nofollow import LinkInTheWay, Place, link_in, open_dir
 from praisonmem.core.errors import LockTimeout, PraisonMemError, ProblemsFound, Refused, UsageError, io_failure
 from praisonmem.core.io import jsonfile
 from praisonmem.core.paths import Paths
@@ -50,33 +59,62 @@ class RestoreConflict(StrEnum):
     replace = "replace"
 
 
-DIR_MODE = 0o700
-DESTINATIONS = {"sessions": "sessions_dir", "spill": "spill_dir", "learn": "learn_dir", "memory": "memory_dir"}
+# A restore's temp file: ``.<name>.restore-<pid>-<8 hex>.tmp`` beside its target; no other writer names one so.
+RESTORE_TEMP = re.compile(r"\..+\.restore-(?P<pid>[0-9]+)-[0-9a-f]{8}\.tmp", re.DOTALL)
+STALE_TEMP = 60  # seconds: an older temp file of a restore whose process is gone is a leftover
+NAME_MAX = 255
 ItemAction = Literal["restore", "replace", "skip", "fail"]
 WRITES = ("restore", "replace")
 ACTIONS = {"restore": Action.restored, "replace": Action.replaced, "skip": Action.skipped, "fail": Action.failed}
 
 
-def destination(name: str, paths: Paths, to: Path | None) -> Path:
-    """Where an archive path (already checked against the layout) is restored."""
+def is_restore_temp(name: str) -> bool:
+    """Whether a file name is a restore's temp file (:data:`RESTORE_TEMP`)."""
+    return RESTORE_TEMP.fullmatch(name) is not None
+
+
+def temp_name(name: str) -> str:
+    """A new temp name for restoring ``name``: :data:`RESTORE_TEMP`, shortened to fit a file name."""
+    tail = f".restore-{os.getpid()}-{secrets.token_hex(4)}.tmp"
+    while len(os.fsencode(f".{name}{tail}")) > NAME_MAX:
+        name = name[:-1]
+    return f".{name}{tail}"
+
+
+# (the directory below the anchor: the root's path inside the home or state dir)
+HOME_ROOTS = {"sessions": ("data", ("sessions",)), "spill": ("state", ("state", "session_spill")),
+              "learn": ("data", ("learn",))}
+
+
+def destination(name: str, paths: Paths, to: Path | None) -> Place:
+    """Where an archive path (already checked against the layout) is restored: under ``--to``, or the home, the
+    state dir and the FileMemory dir (a relative one is walked from the cwd, so no link in it is followed)."""
+    *parts, file = name.split("/")
     if to is not None:
-        return to / name
-    for prefix, root, _ in LAYOUT:
-        if name.startswith(prefix):
-            return getattr(paths, DESTINATIONS[root]) / name[len(prefix):]
-    raise BadEntry(name, "outside the backup layout")
+        return Place(to, tuple(parts), file)
+    root, rest = split(name)
+    if root in HOME_ROOTS:
+        where, below = HOME_ROOTS[root]
+        return Place(getattr(paths, where).path, below + rest[:-1], file)
+    if paths.memory_dir.is_absolute():
+        return Place(paths.memory_dir, rest[:-1], file)
+    return Place(Path("."), paths.memory_dir.parts + rest[:-1], file)
 
 
 @dataclass
 class RestoreItem:
     name: str
-    target: Path
+    place: Place
     action: ItemAction
     size: int
     sha256: str
     mtime: float
     detail: str | None = None
     database: bool = False  # an SQLite file: put back only while nobody has it open (:func:`sqlite.exclusive`)
+
+    @property
+    def target(self) -> Path:
+        return self.place.target
 
     @property
     def writes(self) -> bool:
@@ -97,6 +135,9 @@ def plan_restore(archive: str | os.PathLike[str], paths: Paths, *, to: str | os.
     """``backup restore``: the whole archive checked (nothing written if any of it fails), then each file
     restored under its store's lock; restoring files is asked first."""
     archive, to = Path(archive), None if to is None else Path(to)
+    if to is not None and os.path.islink(to):
+        raise Refused(f"--to {to}: is a symbolic link; restore writes nothing through a link (give the directory "
+                      "itself); nothing written")
     if to is not None and os.path.lexists(to) and not to.is_dir():
         raise UsageError(f"--to {to}: exists and is not a directory; restore into a new or existing directory")
     items = plan_items(archive, paths, to=to, on_conflict=on_conflict, progress=progress)
@@ -109,7 +150,7 @@ def plan_restore(archive: str | os.PathLike[str], paths: Paths, *, to: str | os.
         if dry_run:
             return Outcome([i.change(detail=i.detail or ("already exists" if i.action == "skip" else None),
                                      dry_run=True) for i in items])
-        return Outcome(restore(archive, items, paths, to=to, timeout=timeout, progress=progress))
+        return restore(archive, items, paths, to=to, timeout=timeout, progress=progress)
 
     return Plan(question, run)
 
@@ -134,9 +175,14 @@ def plan_items(archive: Path, paths: Paths, *, to: Path | None, on_conflict: Res
         raise ProblemsFound(f"{archive} failed verification: {named}; nothing written")
     damaged = {p.path: p.problem for p in problems if p.kind == "damaged"}
     items = []
+    seen: dict[Path, int | None] = {}
     for entry in files:
-        target = destination(entry["path"], paths, to)
-        item = RestoreItem(entry["path"], target, "restore", entry["size"], entry["sha256"], entry["mtime"],
+        place = destination(entry["path"], paths, to)
+        link = link_in(place, seen)
+        if link is not None:
+            raise LinkInTheWay(link, "nothing written")
+        target = place.target
+        item = RestoreItem(entry["path"], place, "restore", entry["size"], entry["sha256"], entry["mtime"],
                            database=entry.get("sqlite") is True or target.name in sqlite.STORES)
         if entry["path"] in damaged:
             item.action, item.detail = "fail", f"{damaged[entry['path']]}; not restored (tar -xzf the archive to see it)"
@@ -163,20 +209,21 @@ def _database_in_use(target: Path) -> tuple[ItemAction, str] | None:
 
 
 def restore(archive: Path, items: list[RestoreItem], paths: Paths, *, to: Path | None,
-            timeout: float = jsonfile.LOCK_TIMEOUT, progress: Progress = None) -> list[Change]:
+            timeout: float = jsonfile.LOCK_TIMEOUT, progress: Progress = None) -> Outcome:
     wanted = {i.name: i for i in items if i.writes}
     results = [i.change(detail=i.detail or "already exists") for i in items if i.action == "skip"]
     results += [i.change() for i in items if i.action == "fail"]
+    sweep = Sweep()
     try:
-        results += _restore_members(archive, wanted, len(items) + 1 + EXTRA_MEMBERS, timeout, progress)
+        results += _restore_members(archive, wanted, len(items) + 1 + EXTRA_MEMBERS, timeout, progress, sweep)
     except DAMAGE as exc:  # it verified a moment ago, so the archive changed during the restore
         raise ProblemsFound(f"{archive}: archive damaged while restoring ({exc}); some files may already be "
                             "restored") from exc
-    return results
+    return Outcome(results, sweep.notes())
 
 
 def _restore_members(archive: Path, wanted: dict[str, RestoreItem], most: int, timeout: float,
-                     progress: Progress) -> list[Change]:
+                     progress: Progress, sweep: Sweep) -> list[Change]:
     results: list[Change] = []
     total = len(wanted)
     with open_archive(archive) as tar:
@@ -190,7 +237,7 @@ def _restore_members(archive: Path, wanted: dict[str, RestoreItem], most: int, t
             try:
                 if not member.isreg() or member.issparse() or member.size != item.size:
                     raise Refused("the archive changed since it was verified; not restored")
-                if not _restore_one(tar.extractfile(member), item, timeout):
+                if not _restore_one(tar.extractfile(member), item, timeout, sweep):
                     outcome.action, outcome.detail = Action.skipped, "appeared while restoring; left as it is"
             except PraisonMemError as exc:
                 outcome.fail(exc)
@@ -202,53 +249,114 @@ def _restore_members(archive: Path, wanted: dict[str, RestoreItem], most: int, t
     return results
 
 
-def _restore_one(source: Any, item: RestoreItem, timeout: float) -> bool:
-    """Stream one member into place; ``False`` when a file appeared that must be kept."""
-    directory = item.target.parent
+def _restore_one(source: Any, item: RestoreItem, timeout: float, sweep: Sweep) -> bool:
+    """Stream one member into place; ``False`` when a file appeared that must be kept. The temp file is created,
+    and renamed over the target, through a descriptor of the directory (:func:`open_dir`: no link followed)."""
+    place = item.place
+    directory = place.directory
+    dfd = open_dir(place)
+    tmp: str | None = None
     try:
-        private_dirs(directory)
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{item.target.name}.", suffix=".tmp")
-    except OSError as exc:
-        raise io_failure(directory, exc) from exc
-    try:
+        sweep(dfd, directory)
+        tmp = temp_name(place.name)
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dfd)
+        except OSError as exc:
+            tmp = None
+            raise io_failure(directory, exc) from exc
         with os.fdopen(fd, "wb") as handle:
             size, digest = copy_member(source, item.size, handle.write)
             if (size, digest) != (item.size, item.sha256):
                 raise Refused("does not match its manifest checksum (the archive changed since it was verified); "
                               "not restored")
             handle.flush()
+            os.utime(handle.fileno(), (item.mtime, item.mtime))
             os.fsync(handle.fileno())
-        os.utime(tmp, (item.mtime, item.mtime))
         with _store_lock(item, timeout):
-            if os.path.lexists(item.target):
+            if _lexists(place.name, dfd):
                 if item.action != "replace":  # planned as new: it appeared since, so it is not ours to replace
                     return False
                 if _is_session(item.name):
                     jsonfile.read_current(item.target)  # a session that does not parse is never overwritten
-            os.replace(tmp, item.target)
+            os.replace(tmp, place.name, src_dir_fd=dfd, dst_dir_fd=dfd)
+            tmp = None
+        os.fsync(dfd)
     except OSError as exc:
         raise io_failure(item.target, exc) from exc
     finally:
-        jsonfile.discard(tmp)
-    jsonfile.fsync_dir(directory)
+        if tmp is not None:
+            _unlink(tmp, dfd)
+        os.close(dfd)
     return True
 
 
-def private_dirs(directory: Path) -> None:
-    """Create ``directory`` and any missing parents 0700 (``os.makedirs`` gives parents the umask's mode)."""
-    missing = []
-    current = directory
-    while not current.is_dir():
-        missing.append(current)
-        if current.parent == current:
-            break
-        current = current.parent
-    for path in reversed(missing):
+def _lexists(name: str, dfd: int) -> bool:
+    try:
+        os.lstat(name, dir_fd=dfd)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def _unlink(name: str, dfd: int) -> None:
+    try:
+        os.unlink(name, dir_fd=dfd)
+    except OSError:
+        pass
+
+
+@dataclass
+class Sweep:
+    """The leftover temp files earlier restores left when they were killed, removed once per directory this
+    restore writes into: names of :data:`RESTORE_TEMP` only, regular files of this user, untouched for
+    :data:`STALE_TEMP` seconds, whose process is gone."""
+
+    done: set[tuple[int, int]] = field(default_factory=set)
+    removed: list[str] = field(default_factory=list)
+
+    def __call__(self, dfd: int, directory: Path) -> None:
+        st = os.fstat(dfd)
+        if (st.st_dev, st.st_ino) in self.done:
+            return
+        self.done.add((st.st_dev, st.st_ino))
+        now = time.time()
         try:
-            os.mkdir(path, DIR_MODE)
-        except FileExistsError:
-            if not path.is_dir():
-                raise
+            names = os.listdir(dfd)
+        except OSError:
+            return
+        for name in names:
+            match = RESTORE_TEMP.fullmatch(name)
+            try:
+                found = os.lstat(name, dir_fd=dfd) if match else None
+            except OSError:
+                continue
+            if found is None or not stat.S_ISREG(found.st_mode) or found.st_uid != os.geteuid() \
+                    or now - found.st_mtime <= STALE_TEMP or _alive(int(match["pid"])):
+                continue
+            try:
+                os.unlink(name, dir_fd=dfd)
+            except OSError:
+                continue
+            self.removed.append(str(directory / name))
+
+    def notes(self) -> list[str]:
+        if not self.removed:
+            return []
+        return [f"removed {len(self.removed)} temp file(s) an interrupted restore left: "
+                + ", ".join(self.removed[:3]) + (", …" if len(self.removed) > 3 else "")]
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process with this id runs (another restore may still be waiting for a lock)."""
+    if pid == os.getpid():
+        return False  # an earlier run of this very id, long gone: this process made no temp file that old
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
 
 
 def _is_session(name: str) -> bool:
@@ -299,7 +407,8 @@ def _store_lock(item: RestoreItem, timeout: float) -> AbstractContextManager[Non
         return _session_locks(target, timeout)
     if name.startswith("home/learn/") and name.endswith(".json") and not name.endswith(".archive.json"):
         return learn.locked(target, timeout)
-    if name.startswith("memory/"):  # memory/<user>/… (or a store in the base itself: memory/<file>)
-        depth = len(PurePosixPath(name).parts)
-        return memory.user_lock(target.parents[max(depth - 3, 0)], timeout)
+    if name.startswith("memory/"):  # memory/<user dir>/… (or a store in the base itself: memory/<file>)
+        parts = tuple(name.split("/")[1:])
+        user = memory_user(parts) or ()
+        return memory.user_lock(target.parents[len(parts) - 1 - len(user)], timeout)
     return nullcontext()

@@ -10,7 +10,10 @@
   "repair" (replace or delete) a damaged file. A file SQLite cannot read is archived as it is, marked
   damaged.
 * **Checked** with ``PRAGMA quick_check`` on the copy opened ``immutable`` (it has no WAL content: the
-  backup API wrote every page into the file), at backup and at verify.
+  backup API wrote every page into the file), at backup and at verify; and for being the store its name
+  says, as the store itself recognises it (:func:`schema_problem`): its tables real tables with the
+  library's columns, no view by their names and no trigger on them. A database that is not is refused: no
+  backup is written of it, and an archive holding one is not restored.
 * **Put back** only while SQLite's own locks say nobody uses it: the restore holds the write lock on the
   database's lock bytes (what a writer's EXCLUSIVE lock takes), which fails while any process holds it open
   in WAL mode (every such connection keeps a read lock there) or is inside a transaction, and refuses a
@@ -97,6 +100,49 @@ def source(db: Path, timeout: float) -> Iterator[sqlite3.Connection]:
         yield conn
 
 
+def _schema(name: str) -> tuple[dict[str, tuple[str, ...] | None], tuple[str, ...]]:
+    """The tables of the store ``name`` (with their columns) and those it cannot be without."""
+    from praisonmem.core import sessions
+
+    if name == "sessions.db":
+        return sessions.transcript_tables, tuple(sessions.transcript_tables)
+    return sessions.index_tables, ("session_fts", "session_meta")
+
+
+def schema_problem(path: Path, name: str) -> str | None:
+    """Why the database at ``path`` (opened ``immutable``) is not the store ``name`` (one of :data:`STORES`) as
+    its library writes it, read from its schema alone (no view is run); ``None`` when it is."""
+    from praisonmem.core.io.sqlite import store_tables_problem
+
+    tables, required = _schema(name)
+    try:
+        conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro&immutable=1", uri=True)
+        try:
+            return store_tables_problem(conn, tables, required)
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        return f"SQLite cannot read it: {exc}"
+
+
+def check_source(db: Path, timeout: float) -> None:
+    """Refuse ``db`` before a backup starts writing when its schema is not its store's (:func:`schema_problem`),
+    read from the file as it is (:func:`source`: nothing changes on disk); a file SQLite cannot read is left
+    to :func:`snapshot`, which archives it marked damaged."""
+    from praisonmem.core.io.sqlite import store_tables_problem
+
+    tables, required = _schema(db.name)
+    try:
+        with source(db, timeout) as conn:
+            problem = store_tables_problem(conn, tables, required)
+    except sqlite3.DatabaseError:
+        return
+    except OSError as exc:
+        raise io_failure(db, exc, then="backup not written") from exc
+    if problem is not None:
+        raise Refused(f"{db}: {problem}; not a store as its library writes it, backup not written")
+
+
 def quick_check(path: Path) -> str | None:
     """``None`` when ``PRAGMA quick_check`` passes on ``path`` (opened ``immutable``: no sidecar, no
     recovery), else what it says."""
@@ -133,7 +179,11 @@ def snapshot(db: Path, timeout: float) -> tuple[bytes, str | None]:
                 return _as_is(db, exc)
             # Read as idle (immutable) but a writer opened it meanwhile: read again, now as a live database.
             if before[0] is not None or _state(db) == before:
-                return copy.read_bytes(), quick_check(copy)
+                damage = quick_check(copy)
+                problem = schema_problem(copy, db.name) if damage is None else None
+                if problem is not None:
+                    raise Refused(f"{db}: {problem}; not a store as its library writes it, backup not written")
+                return copy.read_bytes(), damage
     raise LockTimeout(f"{db}: kept changing while it was read; backup not written")
 
 

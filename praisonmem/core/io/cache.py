@@ -9,6 +9,10 @@ silently. A cache never makes a command fail.
 Where: ``$PRAISONMEM_CACHE_DIR`` (or config ``cache_dir``), else the platformdirs user cache dir
 (``$XDG_CACHE_HOME/praisonmem``, ``~/.cache/praisonmem`` on Linux), directories 0700, files 0600:
 entries hold users' data (e.g. item texts). ``--no-cache`` or config ``cache = false`` bypasses it.
+A cache dir that is not the user's, or that others may write to (group or other write permission), is not
+used at all (said once on stderr): whoever can write there could plant entries or links. Inside it nothing
+is followed: each kind's directory and each entry is opened relative to the one above with ``O_NOFOLLOW``,
+and new entries are created and renamed through those descriptors.
 
 One entry per (kind, source file): ``<dir>/<kind>/<name>.bin``, the name derived from the source's
 absolute path (two sources that share a name evict each other; the header names its source, so one
@@ -31,6 +35,8 @@ import os
 import stat
 import time
 import zlib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
@@ -94,32 +100,34 @@ class Entry(NamedTuple):
 class Cache:
     """One cache directory. Not ``enabled`` (``--no-cache``): every load misses and every save is skipped,
     but :meth:`drop` still forgets entries (a write that changes a source never leaves a stale copy of
-    what it removed). ``directory=None``: no cache at all."""
+    what it removed). ``directory=None``: no cache at all. ``note`` says why a cache dir is not used (once
+    per directory and process)."""
 
-    def __init__(self, directory: str | os.PathLike[str] | None, *, enabled: bool = True) -> None:
+    def __init__(self, directory: str | os.PathLike[str] | None, *, enabled: bool = True,
+                 note: Callable[[str], None] | None = None) -> None:
         self.directory = Path(directory) if directory is not None else None
         self.enabled = enabled and self.directory is not None
+        self.note = note
 
     @classmethod
-    def default(cls, *, enabled: bool = True) -> Cache:
+    def default(cls, *, enabled: bool = True, note: Callable[[str], None] | None = None) -> Cache:
         from praisonmem.core.paths import user_dir
 
-        return cls(user_dir("cache"), enabled=enabled)
+        return cls(user_dir("cache"), enabled=enabled, note=note)
 
     def entry_path(self, kind: str, source: str | os.PathLike[str]) -> Path | None:
         if self.directory is None:
             return None
-        raw = os.fsencode(os.path.abspath(source))
-        return self.directory / kind / f"{zlib.crc32(raw):08x}{zlib.adler32(raw):08x}.bin"
+        return self.directory / kind / _entry_name(source)
 
     def load(self, kind: str, version: int, source: str | os.PathLike[str],
              current: FileKey | None = None) -> Entry | None:
         """The entry for ``source``; ``None`` when there is none usable. With ``current`` (the source's
         key now), also ``None`` unless the entry is :func:`fresh` for it."""
-        path = self.entry_path(kind, source) if self.enabled else None
-        if path is None:
+        if not self.enabled:
             return None
-        data = _read_private(path)
+        with self._kind_dir(kind, create=False) as fd:
+            data = None if fd is None else _read_private(fd, _entry_name(source))
         if data is None:
             return None
         entry = _decode(data, kind, version, os.path.abspath(source))
@@ -131,34 +139,119 @@ class Cache:
              key: FileKey | None, snapshot_ns: int) -> bool:
         """Write the entry for ``source`` (atomically, 0600); ``False`` when it could not be written.
         An entry that could never be :func:`fresh` (a racy key) is not written."""
-        path = self.entry_path(kind, source) if self.enabled else None
-        if path is None or (key is not None and not settled(key, snapshot_ns)):
+        if not self.enabled or (key is not None and not settled(key, snapshot_ns)):
             return False
         header = {"format": FORMAT, "praisonmem": __version__, "kind": kind, "version": version,
                   "source": os.path.abspath(source), "key": list(key) if key is not None else None,
                   "snapshot_ns": snapshot_ns, "length": len(payload), "crc32": zlib.crc32(payload)}
         data = MAGIC + json.dumps(header, ensure_ascii=True).encode("ascii") + b"\n" + payload
         try:
-            _private_dirs(path.parent, self.directory)
-            _replace(path, data)
+            with self._kind_dir(kind, create=True) as fd:
+                if fd is None:
+                    return False
+                _replace(fd, _entry_name(source), data)
         except OSError:
             return False
         return True
 
     def drop(self, kind: str, source: str | os.PathLike[str]) -> None:
         """Forget the entry for ``source`` (nothing happens when there is none or it cannot be removed)."""
-        path = self.entry_path(kind, source)
-        if path is not None:
-            try:
-                os.unlink(path)
-            except OSError:
-                pass
+        with self._kind_dir(kind, create=False) as fd:
+            if fd is not None:
+                try:
+                    os.unlink(_entry_name(source), dir_fd=fd)
+                except OSError:
+                    pass
+
+    @contextmanager
+    def _kind_dir(self, kind: str, *, create: bool) -> Iterator[int | None]:
+        """A descriptor of ``<dir>/<kind>`` (``None``: not there, or not to be used), never through a link."""
+        root = self._root(create)
+        if root is None:
+            yield None
+            return
+        try:
+            fd = _subdir(root, kind, create)
+        finally:
+            os.close(root)
+        try:
+            yield fd
+        finally:
+            if fd is not None:
+                os.close(fd)
+
+    def _root(self, create: bool) -> int | None:
+        """A descriptor of the cache dir when it may be used (see the module docstring); a missing one is
+        created 0700 with its missing parents when ``create``."""
+        if self.directory is None:
+            return None
+        try:
+            if create:
+                _private_dirs(self.directory)
+            fd = os.open(self.directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError:
+            return None
+        try:
+            st = os.fstat(fd)
+            problem = ("is not yours" if st.st_uid != os.geteuid() else
+                       "can be written by others (group or other write permission)" if st.st_mode & 0o022 else None)
+            if problem is None:
+                if create and stat.S_IMODE(st.st_mode) & 0o077:  # ours, readable by others: it holds users' data
+                    os.fchmod(fd, stat.S_IMODE(st.st_mode) & 0o700)
+                return fd
+        except OSError:
+            problem = None
+        os.close(fd)
+        if problem is not None:
+            self._refuse(problem)
+        return None
+
+    def _refuse(self, problem: str) -> None:
+        shown = os.path.abspath(self.directory or "")
+        if self.note is not None and shown not in _NOTED:
+            _NOTED.add(shown)
+            self.note(f"not using the cache dir {shown}: it {problem}, so its entries cannot be trusted")
 
 
-def _read_private(path: Path) -> bytes | None:
+_NOTED: set[str] = set()  # cache dirs already said to be unusable in this process
+
+
+def _entry_name(source: str | os.PathLike[str]) -> str:
+    raw = os.fsencode(os.path.abspath(source))
+    return f"{zlib.crc32(raw):08x}{zlib.adler32(raw):08x}.bin"
+
+
+def _subdir(root: int, kind: str, create: bool) -> int | None:
+    """``kind`` in the directory open at ``root``: a directory of ours, not writable by others, never a link."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(kind, flags, dir_fd=root)
+    except FileNotFoundError:
+        if not create:
+            return None
+        try:
+            os.mkdir(kind, 0o700, dir_fd=root)
+        except FileExistsError:
+            pass
+        except OSError:
+            return None
+        try:
+            fd = os.open(kind, flags, dir_fd=root)
+        except OSError:
+            return None
+    except OSError:  # a link (ELOOP) or a file (ENOTDIR) in its place: no cache for this kind
+        return None
+    st = os.fstat(fd)
+    if st.st_uid != os.geteuid() or st.st_mode & 0o022:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _read_private(directory: int, name: str) -> bytes | None:
     """The entry's bytes when it is a regular file of ours that nobody else can write or read."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=directory)
     except OSError:
         return None
     try:
@@ -196,9 +289,8 @@ def _decode(data: bytes, kind: str, version: int, source: str) -> Entry | None:
     return Entry(payload, key, snapshot)
 
 
-def _private_dirs(directory: Path, root: Path | None) -> None:
-    """Create ``directory`` and its missing parents 0700; the cache root, if it exists, is made 0700 when
-    it is ours (it holds users' data)."""
+def _private_dirs(directory: Path) -> None:
+    """Create ``directory`` and its missing parents 0700 (the cache dir as configured: its path is the user's)."""
     missing = []
     path = directory
     while not path.is_dir():
@@ -211,24 +303,20 @@ def _private_dirs(directory: Path, root: Path | None) -> None:
             os.mkdir(path, 0o700)
         except FileExistsError:
             pass
-    if root is not None:
-        st = os.stat(root)
-        if st.st_uid == os.geteuid() and stat.S_IMODE(st.st_mode) & 0o077:
-            os.chmod(root, stat.S_IMODE(st.st_mode) & 0o700)
 
 
-def _replace(path: Path, data: bytes) -> None:
-    """A new file beside ``path`` (0600, never following a link), renamed over it. No fsync: a torn
-    entry after a crash fails its length or CRC check and is rebuilt."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+def _replace(directory: int, name: str, data: bytes) -> None:
+    """A new file beside ``name`` in the directory open at ``directory`` (0600, never following a link), renamed
+    over it. No fsync: a torn entry after a crash fails its length or CRC check and is rebuilt."""
+    tmp = f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=directory)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-        os.replace(tmp, path)
+        os.replace(tmp, name, src_dir_fd=directory, dst_dir_fd=directory)
     except BaseException:
         try:
-            os.unlink(tmp)
+            os.unlink(tmp, dir_fd=directory)
         except OSError:
             pass
         raise

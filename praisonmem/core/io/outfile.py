@@ -11,6 +11,9 @@
   directory, a socket, a block device, and a symlink to a file or to nothing
   (replacing the link would surprise whoever made it; writing through it would
   overwrite a file praisonmem was not named).
+* Where a command takes a directory to write a new file into (``backup create -o
+  DIR``), it must be a directory itself (:func:`directory`): a symlink to one is
+  refused, as praisonmem writes nothing through a link.
 """
 
 from __future__ import annotations
@@ -60,6 +63,22 @@ def kind(target: str | os.PathLike[str]) -> str:
     if stat.S_ISDIR(mode):
         raise Refused(f"{target}: is a directory, not a file; nothing written")
     raise Refused(f"{target}: is {_describe(mode)}, not a file; nothing written")
+
+
+def directory(target: str | os.PathLike[str]) -> bool:
+    """Whether ``target`` is a directory (to write a new file into); a symlink to one is refused, never followed."""
+    if is_stdout(target):
+        return False
+    try:
+        mode = os.lstat(target).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError as exc:
+        raise io_failure(target, exc) from exc
+    if stat.S_ISLNK(mode) and os.path.isdir(target):
+        raise Refused(f"{target}: is a symbolic link to a directory; praisonmem writes nothing through a link "
+                      "(give the directory itself); nothing written")
+    return stat.S_ISDIR(mode)
 
 
 def _is_stream(mode: int) -> bool:

@@ -358,5 +358,41 @@ def columns(conn: Any, schema: str, table: str) -> dict[str, str] | None:
     return {name: kind for name, kind in rows if name is not None}
 
 
+def relations_problem(conn: Any, schema: str, tables: list[str]) -> str | None:
+    """What makes ``schema``'s relations by these names other than a store's plain tables (``None``: nothing):
+    a view, materialized view or foreign table by one of the names, or a trigger or rewrite rule on one
+    (each runs SQL of whoever made it inside praisonmem's reads or writes). A foreign key's own triggers are
+    the server's, not counted."""
+    row = conn.execute(
+        "SELECT c.relname, c.relkind FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON "
+        "n.oid = c.relnamespace WHERE n.nspname = %s AND c.relname = ANY(%s) AND c.relkind NOT IN ('r', 'p') "
+        "ORDER BY c.relname LIMIT 1", (schema, tables)).fetchone()
+    if row is not None:
+        kinds = {"v": "a view", "m": "a materialized view", "f": "a foreign table", "i": "an index",
+                 "S": "a sequence", "c": "a composite type"}
+        what = kinds.get(row[1], "not a table")
+        return f"{schema}.{row[0]} is {what}, not a table" + (": it would answer every read with its own query"
+                                                             if row[1] in ("v", "m", "f") else "")
+    row = conn.execute(
+        "SELECT t.tgname, c.relname FROM pg_catalog.pg_trigger t JOIN pg_catalog.pg_class c ON c.oid = t.tgrelid "
+        "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE NOT t.tgisinternal AND n.nspname = %s "
+        "AND c.relname = ANY(%s) ORDER BY c.relname, t.tgname LIMIT 1", (schema, tables)).fetchone()
+    if row is not None:
+        return f"a trigger ('{row[0]}') on the table {schema}.{row[1]}, which would run its own SQL inside every change"
+    row = conn.execute("SELECT rulename, tablename FROM pg_catalog.pg_rules WHERE schemaname = %s AND "
+                       "tablename = ANY(%s) ORDER BY tablename, rulename LIMIT 1", (schema, tables)).fetchone()
+    if row is not None:
+        return f"a rule ('{row[0]}') on the table {schema}.{row[1]}, which would rewrite praisonmem's SQL into its own"
+    return None
+
+
+def require_plain_tables(conn: Any, schema: str, tables: list[str], where: str,
+                         then: str = "nothing read or written") -> None:
+    """:func:`relations_problem` as a one-line :class:`Refused` naming ``where`` (exit 4)."""
+    problem = relations_problem(conn, schema, tables)
+    if problem is not None:
+        raise Refused(f"{where}: {problem}; not a store as its library writes it, {then}")
+
+
 def schema_exists(conn: Any, schema: str) -> bool:
     return conn.execute("SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = %s", (schema,)).fetchone() is not None

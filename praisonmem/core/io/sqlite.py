@@ -17,6 +17,12 @@ read marks inside ``-shm`` (unavoidable while another process has it open; shoul
 close in the microseconds between the look and the open, this reader rebuilds ``-shm`` as the
 library's own readers would). A rollback-journal database is opened ``mode=ro``. Nothing here ever runs a checkpoint, recovery, a schema change
 or ``PRAGMA journal_mode``.
+
+A database is a file anyone can hand over (a cloned repository, an archive), and SQLite runs what its
+schema says: a view by a store table's name answers every read with its own query (a recursive one never
+ends), a trigger on a store table runs its own SQL inside praisonmem's writes (copying a deleted row
+elsewhere, say). :func:`require_store_tables` refuses both, from ``sqlite_master`` alone (nothing is
+queried), wherever a store recognises its tables.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ import sqlite3
 import struct
 import sys
 import tempfile
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Literal
 
@@ -269,3 +276,47 @@ def translate(exc: sqlite3.Error, path: Path, timeout: float) -> Exception:
     if "file is not a database" in text or "malformed" in text:
         return CorruptFile(str(path), text)
     return IOFailure(f"{path}: {text}")
+
+
+def store_tables_problem(conn: sqlite3.Connection, tables: Mapping[str, Collection[str] | None],
+                         required: Collection[str] = ()) -> str | None:
+    """What makes ``conn``'s database other than plain tables of a store (``None``: nothing): a view, index or
+    virtual table (other than FTS5) by one of the ``tables``' names, a trigger on one of them, a ``required``
+    table missing, or a table without the columns given for it (``None``: any columns). Reads ``sqlite_master``
+    and ``PRAGMA table_info`` of real tables only, so no view is ever run."""
+    wanted = {name.lower(): name for name in tables}  # SQLite's names are case-insensitive
+    marks = ", ".join("?" * len(wanted))
+    rows = conn.execute(f"SELECT type, name, tbl_name, sql FROM sqlite_master WHERE lower(name) IN ({marks}) "
+                        f"OR (type = 'trigger' AND lower(tbl_name) IN ({marks})) ORDER BY type, name",
+                        [*wanted, *wanted]).fetchall()
+    found: set[str] = set()
+    for kind, name, table, sql in rows:
+        if kind == "trigger":
+            return f"a trigger ('{name}') on the table '{table}', which would run its own SQL inside every change"
+        if kind == "view":
+            return f"'{name}' is a view, not a table: it would answer every read with its own query"
+        if kind != "table":
+            return f"'{name}' is an {kind}, not a table"
+        text = " ".join(str(sql or "").upper().split())
+        if text.startswith("CREATE VIRTUAL TABLE") and "USING FTS5" not in text:
+            return f"'{name}' is a virtual table of a module no store uses"
+        found.add(name.lower())
+    for name in required:
+        if name.lower() not in found:
+            return f"no '{name}' table"
+    for name, columns in tables.items():
+        if columns and name.lower() in found:
+            have = {r[1] for r in conn.execute(f'PRAGMA table_info("{name}")')}
+            lacking = [c for c in columns if c not in have]
+            if lacking:
+                return f"the '{name}' table lacks the store's columns ({', '.join(lacking)})"
+    return None
+
+
+def require_store_tables(conn: sqlite3.Connection, path: Path, tables: Mapping[str, Collection[str] | None],
+                         required: Collection[str] = (), *, then: str = "nothing read or written") -> None:
+    """:func:`store_tables_problem` as a one-line :class:`Refused` naming ``path`` (exit 4); an SQLite error
+    (a file that is not a database) is the caller's to word, as for any other read."""
+    problem = store_tables_problem(conn, tables, required)
+    if problem is not None:
+        raise Refused(f"{path}: {problem}; not a store as its library writes it, {then}")

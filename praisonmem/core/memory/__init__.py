@@ -23,8 +23,8 @@ _EXPORTS = {
     "episodic": ("add_episode", "episodes", "plan_delete_episode"),
     "providers": ("ProviderFailed", "ResetTier", "Unsupported", "UsersReport", "open_provider", "provider_names",
                   "provider_users"),
-    "filememory": ("ENTITY_KEYS", "ITEM_KEYS", "MEMORY_FILES", "FileMemoryStore", "legacy_user_reason",
-                   "looks_like_user", "sanitise_user_id", "user_lock"),
+    "filememory": ("ENTITY_KEYS", "ITEM_KEYS", "MEMORY_FILES", "NESTING", "SUBDIRS", "FileMemoryStore",
+                   "legacy_user_reason", "looks_like_user", "sanitise_user_id", "user_lock"),
     "filememory_io": ("read_last", "read_settled", "read_shared"),
     "layouts": ("EpisodicMerge", "SqliteSplit", "raw_date_merges", "shared_splits"),
     "sqlitememory": ("SqliteMemoryStore",),
@@ -37,9 +37,9 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS, _ALIASES)
 
 if TYPE_CHECKING:
     from praisonmem.core.memory.episodic import add_episode, episodes, plan_delete_episode
-    from praisonmem.core.memory.filememory import (ENTITY_KEYS, ITEM_KEYS, MEMORY_FILES, FileMemoryStore,
-                                                   legacy_user_reason, looks_like_user, sanitise_user_id,
-                                                   user_lock)
+    from praisonmem.core.memory.filememory import (ENTITY_KEYS, ITEM_KEYS, MEMORY_FILES, NESTING, SUBDIRS,
+                                                   FileMemoryStore, legacy_user_reason, looks_like_user,
+                                                   sanitise_user_id, user_lock)
     from praisonmem.core.memory.filememory import users as file_users
     from praisonmem.core.memory.filememory_config import problem as config_problem
     from praisonmem.core.memory.filememory_io import read_last, read_settled, read_shared

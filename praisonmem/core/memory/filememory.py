@@ -49,6 +49,7 @@ ITEM_KEYS = ("id", "content", "metadata", "created_at", "updated_at", "access_co
 ENTITY_KEYS = ("id", "name", "entity_type", "attributes", "relationships", "created_at", "updated_at")  # EntityItem's
 MEMORY_FILES = ("config.json", "short_term.json", "long_term.json", "entities.json", "summaries.json")
 TIER_FILES = {"short_term": "short_term.json", "long_term": "long_term.json"}
+SUBDIRS = ("episodic", "sessions", "checkpoints")  # a user's directories of one JSON file per date, name or id
 TYPES = ("short_term", "long_term", "entity", "episodic")
 SEARCH_DAYS = 7  # get_episodic(days_back=7), also used by search
 DELETE_DAYS = 30  # delete_episodic without a date

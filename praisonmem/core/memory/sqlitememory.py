@@ -27,9 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from praisonmem.core.errors import UsageError
-from praisonmem.core.io.sqlite import connect_ro, connect_rw, translate
+from praisonmem.core.io.sqlite import connect_ro, connect_rw, require_store_tables, translate
 
 TABLES = {"short_term": "short_term_memory", "long_term": "long_term_memory"}
+COLUMNS = ("id", "content", "metadata", "timestamp")  # the adapter's table, each tier's the same
 STOP_WORDS = frozenset({
     "a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from", "has", "have", "how",
     "i", "in", "is", "it", "me", "my", "of", "on", "or", "the", "to", "was", "were", "what", "when", "where",
@@ -95,6 +96,7 @@ class SqliteMemoryStore:
         path = self.files[tier]
         conn = connect_rw(path, self.timeout)
         try:
+            _recognise(conn, path, tier)
             with conn:
                 conn.execute(_DDL.format(table=TABLES[tier]))
             with conn:
@@ -115,6 +117,7 @@ class SqliteMemoryStore:
             return []
         conn = connect_ro(path, self.timeout)
         try:
+            _recognise(conn, path, tier)
             return conn.execute(f"SELECT id, content, metadata, timestamp FROM {TABLES[tier]} ORDER BY id").fetchall()
         except sqlite3.OperationalError as exc:
             if "no such table" in str(exc):
@@ -135,6 +138,7 @@ class SqliteMemoryStore:
         try:
             conn.execute("BEGIN IMMEDIATE")
             try:
+                _recognise(conn, path, tier)
                 conn.execute(_DDL.format(table=TABLES[tier]))
                 present = Counter(conn.execute(f"SELECT content, metadata, timestamp FROM {TABLES[tier]}"))
                 added = 0
@@ -169,6 +173,7 @@ class SqliteMemoryStore:
         params = patterns + ([self.user_id] if self.scoped else []) + patterns + [limit]
         conn = connect_ro(path, self.timeout)
         try:
+            _recognise(conn, path, tier)
             conn.create_function("memory_user_id", 1, metadata_user_id, deterministic=True)
             rows = conn.execute(
                 f"SELECT id, content, metadata, timestamp FROM {TABLES[tier]} WHERE ({match}){user_filter} "
@@ -193,6 +198,7 @@ class SqliteMemoryStore:
             return 0
         conn = connect_rw(path, self.timeout)
         try:
+            _recognise(conn, path, tier)
             with conn:
                 return conn.execute(sql.format(table=TABLES[tier]), params).rowcount
         except sqlite3.OperationalError as exc:
@@ -211,6 +217,11 @@ class SqliteMemoryStore:
 
     def reset(self, tier: str) -> None:
         self._modify(tier, "DELETE FROM {table}")
+
+
+def _recognise(conn: sqlite3.Connection, path: Path, tier: str) -> None:
+    """The tier's table, when there is one, is the adapter's: a real table with its columns, no trigger on it."""
+    require_store_tables(conn, path, {TABLES[tier]: COLUMNS})
 
 
 def _row(row: tuple) -> dict[str, Any]:

@@ -59,13 +59,16 @@ _EXPORTS = {
 _ALIASES = {"describe_workspace": ("workspace", "describe"), "search_sessions": ("search", "search"),
             "watch_session": ("watch", "watch"), "read_index": ("stores.index", "read_rows"),
             "session_key": ("crypto", "key_from"), "migrate_between": ("storemigrate", "migrate"),
-            "forget_listing": ("listcache", "forget")}
+            "forget_listing": ("listcache", "forget"), "transcript_tables": ("stores.sqlite_transcript", "TABLES"),
+            "index_tables": ("stores.index", "TABLES")}
 __getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS, _ALIASES)
 
 
 if TYPE_CHECKING:
     from praisonmem.core.sessions.adopt import plan_adopt
     from praisonmem.core.sessions.histories import legacy_sessions
+    from praisonmem.core.sessions.stores.index import TABLES as index_tables
+    from praisonmem.core.sessions.stores.sqlite_transcript import TABLES as transcript_tables
     from praisonmem.core.sessions.crypto import KEY_ENV, Key
     from praisonmem.core.sessions.crypto import key_from as session_key
     from praisonmem.core.sessions.documents import (ENCRYPTED_PREFIX, ROLES, gateway_chat, is_encrypted, is_unified,

@@ -125,6 +125,7 @@ class PostgresBackend:
         """The tables in ``need`` that are missing but may be (see :class:`~.store.Backend`); anything
         that is not Upsonic's is refused, and a database without either table is :class:`NotFound`
         unless ``create`` (or ``allow_empty``: nothing to read)."""
+        self._plain(conn)
         found = {kind: pgurl.columns(conn, self.schema, self._table_name(kind)) for kind in EXPECTED}
         for kind, columns in found.items():
             if columns is not None:
@@ -139,6 +140,11 @@ class PostgresBackend:
             if problem is not None:
                 raise problem
         return missing
+
+    def _plain(self, conn: Any) -> None:
+        """Refuse views, triggers and rules by or on the store's tables before any of them is read."""
+        pgurl.require_plain_tables(conn, self.schema, [self._table_name(kind) for kind in EXPECTED]
+                                   + [USAGE_ENTRY_TABLE], self.label, then="refusing to touch it")
 
     def _verify(self, kind: str, columns: dict[str, str]) -> None:
         expected = EXPECTED[kind]
@@ -204,6 +210,7 @@ class PostgresBackend:
 
     def usage_entries(self) -> list[dict[str, Any]]:
         with pgurl.transaction(self.url, read_only=True, lock_timeout=self.timeout) as conn:
+            self._plain(conn)
             present = pgurl.columns(conn, self.schema, USAGE_ENTRY_TABLE) or {}
             wanted = [c for c in USAGE_ENTRY_COLUMNS if c in present]
             if "run_id" not in present:

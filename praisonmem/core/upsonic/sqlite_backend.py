@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from praisonmem.core.errors import NotFound, Refused
-from praisonmem.core.io.sqlite import connect_ro, connect_rw, translate
+from praisonmem.core.io.sqlite import connect_ro, connect_rw, require_store_tables, translate
 from praisonmem.core.result import Action
 from praisonmem.core.upsonic.store import (JSON_SESSION_COLUMNS, SESSION_COLUMNS, UPSONIC_VERSION, USAGE_ENTRY_COLUMNS,
                                           USAGE_ENTRY_TABLE, USER_COLUMNS, Upsert, absent_table)
@@ -78,6 +78,9 @@ class SqliteBackend:
     # -------------------------------------------------------- schema
 
     def _tables(self, conn: sqlite3.Connection) -> dict[str, list[str]]:
+        # views and triggers are refused before any table is looked into (a view answers PRAGMA table_info too)
+        require_store_tables(conn, self.path, dict.fromkeys((self.session_table, self.user_memory_table,
+                                                             USAGE_ENTRY_TABLE)), then="refusing to touch it")
         names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
         return {n: [r[1] for r in conn.execute(f"PRAGMA table_info({_quote(n)})")] for n in names}
 
@@ -173,6 +176,7 @@ class SqliteBackend:
         conn = connect_ro(self.path, self.timeout)
         conn.row_factory = sqlite3.Row
         try:
+            self._tables(conn)
             present = {r[1] for r in conn.execute(f"PRAGMA table_info({_quote(USAGE_ENTRY_TABLE)})")}
             wanted = [c for c in USAGE_ENTRY_COLUMNS if c in present]
             if "run_id" not in present:  # no ledger, or not the library's

@@ -8,6 +8,7 @@ import hashlib
 import io
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import tarfile
@@ -69,6 +70,11 @@ def test_restore_never_keeps_the_modes_an_archive_claims(cli, tmp_path):
 
 
 OUTSIDE = "outside the backup layout (home/sessions/, home/state/session_spill/, home/learn/, memory/)"
+NOT_MEMORY = ("not a file FileMemory writes (config.json, short_term.json, long_term.json, entities.json, "
+              "summaries.json, or a .json file in episodic/, sessions/ or checkpoints/, in a user directory at most "
+              "4 levels deep)")
+NOT_LEARN = ("not a learn store (<scope>/<user>/<store>.json of persona, insights, threads, patterns, decisions, "
+             "feedback, improvements)")
 
 
 @pytest.mark.parametrize("name, reason", [
@@ -85,6 +91,16 @@ OUTSIDE = "outside the backup layout (home/sessions/, home/state/session_spill/,
     ("memory//x.json", "a path with an empty or '.' component"),
     ("memory/./u/x.json", "a path with an empty or '.' component"),
     ("memory/", "a path with an empty or '.' component"),
+    ("memory/u/authorized_keys", NOT_MEMORY),
+    ("memory/u/.bashrc", NOT_MEMORY),
+    ("memory/u/episodic/notes.txt", NOT_MEMORY),
+    ("memory/u/episodic/deeper/2026-11-30.json", NOT_MEMORY),
+    ("memory/a/b/c/d/e/short_term.json", NOT_MEMORY),
+    ("home/learn/private/u/notes.txt", NOT_LEARN),
+    ("home/learn/persona.json", NOT_LEARN),
+    ("home/learn/other/u/persona.json", NOT_LEARN),
+    ("home/learn/private/u/sub/persona.json", NOT_LEARN),
+    ("home/learn/private/u/mystore.json", NOT_LEARN),
 ])
 @pytest.mark.parametrize("where", ["--to", "home"])
 def test_restore_refuses_every_path_create_never_writes_and_writes_nothing(cli, tmp_path, name, reason, where):
@@ -167,9 +183,10 @@ def test_a_manifest_entry_create_never_writes_is_refused_in_one_line(cli, tmp_pa
 
 
 def test_a_manifest_path_that_is_also_a_directory_is_refused(cli, tmp_path):
-    archive = crafted(tmp_path / "a.tar.gz", {"memory/u": b"[]", "memory/u/short_term.json": b"[]"})
+    # both in the layout: the base's own config.json, and a user directory of that name
+    archive = crafted(tmp_path / "a.tar.gz", {"memory/config.json": b"{}", "memory/config.json/short_term.json": b"[]"})
     result = cli("backup", "restore", archive, "--to", tmp_path / "to", "--yes")
-    assert result.exit_code == 4 and "its directory 'memory/u' is a file in the same archive" in result.stderr
+    assert result.exit_code == 4 and "its directory 'memory/config.json' is a file in the same archive" in result.stderr
     assert not (tmp_path / "to").exists()
 
 
@@ -320,3 +337,275 @@ def test_an_oversized_pax_header_is_refused_before_tarfile_reads_it_whole(cli, t
     assert problem.startswith("archive damaged while reading this entry (a ") and "-byte extended header" in problem
     assert cli("backup", "restore", archive, "--to", tmp_path / "to", "--yes").exit_code == 1
     assert not (tmp_path / "to").exists()
+
+
+# ---------------------------------------------------------------- databases that are not their store
+
+@pytest.mark.parametrize("marked", [True, False], ids=["snapshot", "unmarked"])
+@pytest.mark.parametrize("kind, problem", [
+    ("view", "'sessions' is a view, not a table: it would answer every read with its own query"),
+    ("recursive view", "'sessions' is a view, not a table: it would answer every read with its own query"),
+    ("trigger", "a trigger ('spy') on the table 'sessions', which would run its own SQL inside every change"),
+    ("wrong columns", "the 'sessions' table lacks the store's columns (session_id, data, agent_name, "
+                      "gateway_session_id, agent_id, updated_at)"),
+    ("missing table", "no 'sessions' table"),
+])
+def test_restore_refuses_an_archive_whose_database_is_not_its_store(cli, tmp_path, kind, problem, marked):
+    from tests.cli.commands.test_crafted_databases import craft, transcript
+
+    db = transcript(tmp_path / "src")
+    if kind == "missing table":
+        conn = sqlite3.connect(db)
+        conn.execute("ALTER TABLE sessions RENAME TO other")
+        conn.commit()
+        conn.close()
+    else:
+        craft(db, kind, "sessions", "data")
+    name = "home/sessions/sessions.db"
+    data = db.read_bytes()
+    entry = {**manifest_entry(name, data), **({"sqlite": True} if marked else {})}
+    archive = crafted(tmp_path / "a.tar.gz", {name: data, "home/sessions/s.json": SESSION},
+                      entries=[entry, manifest_entry("home/sessions/s.json", SESSION)])
+    home = tmp_path / "home"
+    home.mkdir()
+    before = snapshot(tmp_path)
+    for where in (["--to", tmp_path / "to"], []):
+        result = cli("--home", home, "--memory-dir", tmp_path / "memory", "backup", "restore", archive, *where, "--yes")
+        assert (result.exit_code, result.stdout, result.stderr) == (
+            4, "", f"praisonmem: error: refusing archive entry {name!r}: {problem}; not a store as its library "
+                   "writes it; nothing written\n")
+        assert snapshot(tmp_path) == before
+    report = cli("backup", "verify", archive, "--json")
+    assert report.exit_code == 1 and report.json()["problems"] == [
+        {"path": name, "problem": f"unsafe entry: {problem}; not a store as its library writes it"}]
+
+
+def test_a_file_named_sessions_db_that_is_not_a_database_is_not_restored(cli, tmp_path):
+    name = "home/sessions/sessions.db"
+    junk = b"SQLite format 3\x00" + b"\x00" * 84
+    archive = crafted(tmp_path / "a.tar.gz", {name: junk, "home/sessions/s.json": SESSION})
+    result = cli("backup", "restore", archive, "--to", tmp_path / "to", "--yes", "--json")
+    assert result.exit_code == 1
+    assert {c["path"]: c["action"] for c in result.json()} == {name: "failed", "home/sessions/s.json": "restored"}
+    assert not (tmp_path / "to" / name).exists()
+
+
+
+def test_restore_takes_every_name_the_stores_write(cli, tmp_path):
+    names = ["memory/short_term.json", "memory/a/b/c/d/long_term.json", "memory/u/config.json",
+             "memory/u/entities.json", "memory/u/summaries.json", "memory/u/episodic/2026-3-5.json",
+             "memory/u/sessions/my saved.json", "memory/u/checkpoints/before-cleanup.json",
+             "home/learn/private/u/persona.json", "home/learn/shared/CORP\\dom/insights.archive.json",
+             "home/sessions/s.json", "home/sessions/.last_session", "home/state/session_spill/s.json"]
+    archive = crafted(tmp_path / "a.tar.gz", {name: b"[]" for name in names})
+    result = cli("backup", "restore", archive, "--to", tmp_path / "to", "--yes")
+    assert result.exit_code == 0, result.stderr
+    assert sorted(p.relative_to(tmp_path / "to").as_posix() for p in (tmp_path / "to").rglob("*")
+                  if p.is_file() and not p.name.endswith(".lock")) == sorted(names)
+
+
+# ---------------------------------------------------------------- links where a restore writes
+
+
+def attack(tmp_path: Path) -> tuple[Path, Path]:
+    """An archive whose files are all in the layout, and ~/.ssh (outside everything) holding a key."""
+    ssh = tmp_path / "victim" / ".ssh"
+    ssh.mkdir(parents=True)
+    (ssh / "authorized_keys").write_text("ssh-ed25519 AAAA mine\n")
+    files = {"memory/alice/short_term.json": b"[]", "memory/alice/long_term.json": b"[]",
+             "home/sessions/s.json": SESSION, "home/learn/private/u/persona.json": b"{}"}
+    return crafted(tmp_path / "a.tar.gz", files), ssh
+
+
+def refused_link(result, link: str, to: Path) -> None:
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        4, "", f"praisonmem: error: {link}: is a symbolic link (to {to}); restore never writes through a link, so "
+               "an archive cannot reach where it points (restore with --to DIR, or replace the link with the "
+               "directory it points to); nothing written\n")
+
+
+@pytest.mark.parametrize("link", [".praisonai", ".praisonai/memory", ".praisonai/memory/alice"])
+def test_a_cloned_repositorys_links_never_lead_a_restore_out_of_the_project(cli, tmp_path, monkeypatch, link):
+    archive, ssh = attack(tmp_path)
+    repo = tmp_path / "repo"
+    (repo / link).parent.mkdir(parents=True, exist_ok=True)
+    (repo / link).symlink_to(ssh)
+    monkeypatch.chdir(repo)
+    home = tmp_path / "home"
+    before = snapshot(tmp_path)
+    refused_link(cli("--home", home, "backup", "restore", archive, "--yes"), link, ssh)
+    assert snapshot(tmp_path) == before and sorted(p.name for p in ssh.iterdir()) == ["authorized_keys"]
+
+
+@pytest.mark.parametrize("link", ["sessions", "learn", "learn/private", "learn/private/u", "state",
+                                  "state/session_spill"])
+def test_no_link_below_the_home_is_followed(cli, tmp_path, link):
+    archive, ssh = attack(tmp_path)
+    home = tmp_path / "home"
+    (home / link).parent.mkdir(parents=True, exist_ok=True)
+    (home / link).symlink_to(ssh)
+    before = snapshot(tmp_path)
+    result = cli("--home", home, "--memory-dir", tmp_path / "memory", "backup", "restore", archive, "--yes")
+    if link.startswith("state"):  # the archive holds no spill file: nothing goes through that link
+        assert result.exit_code == 0, result.stderr
+        assert sorted(p.name for p in ssh.iterdir()) == ["authorized_keys"]
+        return
+    refused_link(result, str(home / link), ssh)
+    assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize("link", ["home", "memory", "memory/alice", "home/learn/private"])
+def test_no_link_below_the_to_directory_is_followed(cli, tmp_path, link):
+    archive, ssh = attack(tmp_path)
+    to = tmp_path / "to"
+    (to / link).parent.mkdir(parents=True, exist_ok=True)
+    (to / link).symlink_to(ssh)
+    before = snapshot(tmp_path)
+    refused_link(cli("backup", "restore", archive, "--to", to, "--yes"), str(to / link), ssh)
+    assert snapshot(tmp_path) == before
+
+
+def test_a_to_directory_that_is_a_link_is_refused(cli, tmp_path):
+    archive, ssh = attack(tmp_path)
+    (tmp_path / "to").symlink_to(ssh.parent)
+    before = snapshot(tmp_path)
+    result = cli("backup", "restore", archive, "--to", tmp_path / "to", "--yes")
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        4, "", f"praisonmem: error: --to {tmp_path / 'to'}: is a symbolic link; restore writes nothing through a "
+               "link (give the directory itself); nothing written\n")
+    assert snapshot(tmp_path) == before
+
+
+def test_a_link_that_appears_after_the_check_is_not_followed(tmp_path):
+    from praisonmem.core.backup import plan_restore
+    from praisonmem.core.paths import resolve
+
+    archive, ssh = attack(tmp_path)
+    to = tmp_path / "to"
+    plan = plan_restore(archive, resolve(home=tmp_path / "home"), to=to)
+    (to / "memory").mkdir(parents=True)
+    (to / "memory" / "alice").symlink_to(ssh)  # swapped in between the look and the write
+    outcome = plan.run()
+    failed = {c.fields["path"]: c.detail for c in outcome.changes if c.failed}
+    assert failed == dict.fromkeys(["memory/alice/short_term.json", "memory/alice/long_term.json"],
+                                   f"{to / 'memory' / 'alice'}: is a symbolic link (to {ssh}); restore never "
+                                   "writes through a link, so an archive cannot reach where it points (restore "
+                                   "with --to DIR, or replace the link with the directory it points to); not "
+                                   "restored")
+    assert sorted(p.name for p in ssh.iterdir()) == ["authorized_keys"]
+    assert (to / "home/sessions/s.json").read_bytes() == SESSION
+
+
+# ---------------------------------------------------------------- an interrupted restore's temp files
+
+
+def test_the_next_restore_removes_only_its_own_stale_leftovers(cli, tmp_path):
+    from praisonmem.core.backup import is_restore_temp
+
+    archive = crafted(tmp_path / "a.tar.gz", {"memory/u/short_term.json": b"[]"})
+    user = tmp_path / "to" / "memory" / "u"
+    user.mkdir(parents=True)
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    old = 1796000000
+    leftovers = {
+        f".short_term.json.restore-{gone.pid}-0a1b2c3d.tmp": True,  # a killed restore's, a minute old: removed
+        f".long_term.json.restore-{gone.pid}-0a1b2c3e.tmp": False,  # fresh: a restore may still be writing it
+        f".config.json.restore-{os.getppid()}-0a1b2c3f.tmp": False,  # its process runs (a restore waiting on a lock)
+        ".short_term.json.k2j3h4.tmp": False,  # another writer's temp file (FileMemory's): not ours
+        f"short_term.json.restore-{gone.pid}-0a1b2c3d.tmp": False,  # not the pattern (no leading dot)
+    }
+    for name, stale in leftovers.items():
+        (user / name).write_text("partial")
+        if stale or "k2j3h4" in name or name[0] != "." or "config" in name:
+            os.utime(user / name, (old, old))
+    assert [is_restore_temp(n) for n in leftovers] == [True, True, True, False, False]
+    result = cli("backup", "restore", archive, "--to", tmp_path / "to", "--yes")
+    assert result.exit_code == 0, result.stderr
+    removed = user / f".short_term.json.restore-{gone.pid}-0a1b2c3d.tmp"
+    assert result.stderr == f"praisonmem: removed 1 temp file(s) an interrupted restore left: {removed}\n"
+    assert sorted(p.name for p in user.iterdir()) == sorted(
+        [n for n, stale in leftovers.items() if not stale] + ["short_term.json", ".praisonmem.lock"])
+
+
+def test_restore_temp_names_fit_and_match_the_pattern():
+    from praisonmem.core.backup import is_restore_temp
+    from praisonmem.core.backup.restore import temp_name
+
+    for name in ("short_term.json", "é" * 127, "x" * 255):
+        temp = temp_name(name)
+        assert is_restore_temp(temp) and len(os.fsencode(temp)) <= 255 and temp.startswith(f".{name[:10]}")
+
+
+# ---------------------------------------------------------------- links in what a backup reads
+
+
+def linked_world(tmp_path: Path) -> dict[str, Path]:
+    """A home and FileMemory dir with links in and out of them, and files no store writes."""
+    home, memory, outside = tmp_path / "home", tmp_path / "project/.praisonai/memory", tmp_path / "outside"
+    for d in (home / "sessions", home / "archive", memory / "alice/episodic", outside / "carol"):
+        d.mkdir(parents=True)
+    (home / "sessions/own.json").write_bytes(SESSION)
+    (home / "archive/kept.json").write_bytes(b'{"session_id": "kept", "messages": []}')
+    (home / "sessions/linked.json").symlink_to(home / "archive/kept.json")  # inside the home: archived
+    (outside / "secret.json").write_text('{"session_id": "secret", "messages": []}')
+    (home / "sessions/outside.json").symlink_to(outside / "secret.json")  # outside: left out, said so
+    (home / "sessions/dangling.json").symlink_to(home / "nowhere.json")
+    (memory / "alice/short_term.json").write_text("[]")
+    (memory / "alice/episodic/2026-11-30.json").write_text("[]")
+    (memory / "alice/notes.txt").write_text("not FileMemory's")
+    (memory / "bob").symlink_to("alice")  # a user directory linked to another inside the memory dir
+    (outside / "carol/short_term.json").write_text("[]")
+    (memory / "carol").symlink_to(outside / "carol")
+    (memory / "alice/sessions").symlink_to(memory / "alice")  # a loop
+    return {"home": home, "memory": memory, "outside": outside}
+
+
+def test_links_inside_the_home_are_archived_under_their_names_and_the_rest_is_named(cli, tmp_path):
+    world = linked_world(tmp_path)
+    home, memory, outside = world["home"], world["memory"], world["outside"]
+    result = cli("--home", home, "--memory-dir", memory, "backup", "create", "-o", tmp_path / "b", "-v", "--json")
+    assert result.exit_code == 0, result.stderr
+    archive = Path(result.json()["path"])
+    with tarfile.open(archive) as tar:
+        members = {m.name: tar.extractfile(m).read() for m in tar if m.name != "manifest.json"}
+        manifest = json.loads(tar.extractfile("manifest.json").read())
+    assert sorted(members) == ["home/sessions/linked.json", "home/sessions/own.json",
+                               "memory/alice/episodic/2026-11-30.json", "memory/alice/short_term.json",
+                               "memory/bob/episodic/2026-11-30.json", "memory/bob/short_term.json"]
+    assert members["home/sessions/linked.json"] == (home / "archive/kept.json").read_bytes()
+    left = [
+        ("home/sessions/dangling.json", f"a symbolic link to {home / 'nowhere.json'}, which does not exist"),
+        ("home/sessions/outside.json", f"a symbolic link to {outside / 'secret.json'}, outside {home}"),
+        ("memory/alice/notes.txt", NOT_MEMORY),
+        ("memory/alice/sessions/", f"a symbolic link to {memory / 'alice'}, a directory it is inside"),
+        ("memory/bob/notes.txt", NOT_MEMORY),
+        ("memory/bob/sessions/", f"a symbolic link to {memory / 'alice'}, a directory it is inside"),
+        ("memory/carol", f"a symbolic link to {outside / 'carol'}, outside {memory}"),
+    ]
+    assert manifest["left_out"] == [{"path": p, "reason": r} for p, r in left]
+    on_disk = {"home/": home, "memory/": memory}
+    shown = [f"praisonmem: not backed up: {next(d / p[len(k):] for k, d in on_disk.items() if p.startswith(k))}"
+             f": {r}\n" for p, r in left]
+    assert result.stderr == (f"praisonmem: not backed up, no such directory: learn ({home / 'learn'})\n"
+                             + "".join(shown))
+    quiet = cli("--home", home, "--memory-dir", memory, "backup", "create", "-o", tmp_path / "b")
+    assert (quiet.exit_code, quiet.stderr) == (0, "")  # said only with -v (and always in the manifest)
+    assert cli("backup", "verify", archive).exit_code == 0
+    to = tmp_path / "to"
+    assert cli("backup", "restore", archive, "--to", to, "--yes").exit_code == 0
+    restored = to / "home/sessions/linked.json"
+    assert not restored.is_symlink() and restored.read_bytes() == (home / "archive/kept.json").read_bytes()
+    assert not (to / "memory/bob").is_symlink() and (to / "memory/bob/short_term.json").read_text() == "[]"
+
+
+def test_backup_create_into_a_link_to_a_directory_is_refused(cli, tmp_path):
+    world = linked_world(tmp_path)
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    before = snapshot(tmp_path)
+    result = cli("--home", world["home"], "--memory-dir", world["memory"], "backup", "create", "-o", tmp_path / "link")
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        4, "", f"praisonmem: error: {tmp_path / 'link'}: is a symbolic link to a directory; praisonmem writes nothing "
+               "through a link (give the directory itself); nothing written\n")
+    assert snapshot(tmp_path) == before

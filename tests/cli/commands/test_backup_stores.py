@@ -191,8 +191,22 @@ def test_verify_fails_a_database_that_does_not_pass_quick_check(cli, tmp_path):
     assert not (tmp_path / "to" / name).exists()
 
 
+TRANSCRIPT_DDL = ("CREATE TABLE sessions (session_id TEXT PRIMARY KEY, data TEXT NOT NULL, agent_name TEXT, "
+                  "gateway_session_id TEXT, agent_id TEXT, updated_at TEXT)")  # SqliteTranscriptStore's
+
+
+def transcript_db(path: Path, *statements: str) -> bytes:
+    """A ``sessions.db`` with the transcript store's table (then ``statements``), as bytes."""
+    conn = sqlite3.connect(path)
+    for statement in (TRANSCRIPT_DDL, *statements):
+        conn.execute(statement)
+    conn.commit()
+    conn.close()
+    return path.read_bytes()
+
+
 def test_raw_sidecars_in_an_archive_from_an_older_praisonmem_are_not_restored(cli, tmp_path):
-    files = {"home/sessions/sessions.db": b"SQLite format 3\x00" + b"\x00" * 84,
+    files = {"home/sessions/sessions.db": transcript_db(tmp_path / "old.db"),
              "home/sessions/sessions.db-wal": b"wal frames", "home/sessions/sessions.db-shm": b"shm"}
     archive = crafted(tmp_path / "old.tar.gz", files)
     done = cli("backup", "restore", archive, "--to", tmp_path / "to", "--yes", "--json")

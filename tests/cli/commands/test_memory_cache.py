@@ -105,3 +105,17 @@ def test_memory_writes_drop_the_entries_of_the_files_they_replace(cli, project, 
     assert cli("--no-cache", "memory", "reset", "--all", "--user-id", "u", "--yes").exit_code == 0
     assert bins(tmp_path / "cache") == []  # even with --no-cache, a write forgets what it replaced
     assert search(cli) == "[]\n"
+
+
+def test_a_cache_dir_others_can_write_is_not_used_with_one_note(cli, project, monkeypatch, tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o777)
+    monkeypatch.setenv("PRAISONMEM_CACHE_DIR", str(shared))
+    cachemod._NOTED.clear()
+    result = cli("memory", "search", "dark", "--user-id", "u", "--json")
+    assert result.exit_code == 0 and result.stdout == search(cli, "--no-cache")
+    assert result.stderr == (f"praisonmem: not using the cache dir {shared}: it can be written by others (group or "
+                             "other write permission), so its entries cannot be trusted\n")
+    assert list(shared.iterdir()) == [] and stat.S_IMODE(shared.stat().st_mode) == 0o777
+    cachemod._NOTED.clear()

@@ -55,7 +55,7 @@ def test_entries_are_private_files_in_private_directories(tmp_path, source):
     assert stat.S_IMODE((tmp_path / "cache").stat().st_mode) == 0o700
 
 
-def test_an_existing_open_cache_root_is_made_private(tmp_path, source):
+def test_an_existing_cache_root_readable_by_others_is_made_private(tmp_path, source):
     (tmp_path / "cache").mkdir(mode=0o755)
     os.chmod(tmp_path / "cache", 0o755)
     saved(tmp_path, source)
@@ -179,3 +179,54 @@ def test_no_temp_file_is_left_behind(tmp_path, source):
 def test_key_of_is_none_for_what_is_not_a_regular_file(tmp_path):
     assert key_of(tmp_path / "missing") is None
     assert key_of(tmp_path) is None
+
+
+def tree_of(root):
+    return sorted((p.relative_to(root).as_posix(), p.stat(follow_symlinks=False).st_mtime_ns)
+                  for p in root.rglob("*"))
+
+
+@pytest.mark.parametrize("mode", [0o777, 0o770, 0o702])
+def test_a_cache_dir_others_can_write_is_not_used_and_said_once(tmp_path, source, mode):
+    cache, key = saved(tmp_path, source)
+    root = tmp_path / "cache"
+    os.chmod(root, mode)
+    before = tree_of(root)
+    said = []
+    for _ in range(2):  # the note once per directory and process, however many caches are made on it
+        other = Cache(root, note=said.append)
+        assert other.load(KIND, VERSION, source, key) is None
+        assert not other.save(KIND, VERSION, source, b"new", key=key, snapshot_ns=key.ctime_ns + 2 * GRANULARITY_NS)
+        other.drop(KIND, source)
+    assert said == [f"not using the cache dir {root}: it can be written by others (group or other write "
+                    "permission), so its entries cannot be trusted"]
+    assert tree_of(root) == before and stat.S_IMODE(root.stat().st_mode) == mode
+    cachemod._NOTED.clear()
+
+
+def test_a_cache_dir_that_is_not_the_users_is_not_used(tmp_path, source, monkeypatch):
+    cache, key = saved(tmp_path, source)
+    root = tmp_path / "cache"
+    before = tree_of(root)
+    uid = os.geteuid()
+    monkeypatch.setattr(os, "geteuid", lambda: uid + 1)  # the directory now belongs to someone else
+    said = []
+    other = Cache(root, note=said.append)
+    assert other.load(KIND, VERSION, source, key) is None
+    assert not other.save(KIND, VERSION, source, b"new", key=key, snapshot_ns=key.ctime_ns + 2 * GRANULARITY_NS)
+    assert said == [f"not using the cache dir {root}: it is not yours, so its entries cannot be trusted"]
+    assert tree_of(root) == before
+    cachemod._NOTED.clear()
+
+
+def test_no_link_inside_the_cache_dir_is_followed(tmp_path, source):
+    cache, key = saved(tmp_path, source)
+    root = tmp_path / "cache"
+    elsewhere = tmp_path / "elsewhere"
+    (root / KIND).rename(elsewhere)  # a valid entry, reached only through the link
+    (root / KIND).symlink_to(elsewhere)
+    before = tree_of(elsewhere)
+    assert cache.load(KIND, VERSION, source, key) is None
+    assert not cache.save(KIND, VERSION, source, b"new", key=key, snapshot_ns=key.ctime_ns + 2 * GRANULARITY_NS)
+    cache.drop(KIND, source)
+    assert tree_of(elsewhere) == before and (root / KIND).is_symlink()

@@ -197,6 +197,13 @@ class SqliteBackend(Backend):
         finally:
             conn.close()
 
+    def recognise(self, conn: Any, *, create: bool = False) -> None:
+        from praisonmem.core.io.sqlite import require_store_tables
+
+        # before PRAGMA table_info, which a view answers as a table would
+        require_store_tables(conn, self.path, {self.sessions: None, self.messages: None})
+        super().recognise(conn, create=create)
+
     def table_columns(self, conn: Any, table: str) -> dict[str, str] | None:
         rows = conn.execute(f'PRAGMA table_info("{table}")').fetchall()
         return {r[1]: r[2] for r in rows} or None
@@ -300,6 +307,10 @@ class PgBackend(Backend):
     def writing(self, timeout: float) -> Iterator[Any]:
         with self._tx(False, timeout) as conn:
             yield conn
+
+    def recognise(self, conn: Any, *, create: bool = False) -> None:
+        pgurl.require_plain_tables(conn, self.schema, [self.sessions, self.messages], self.display)
+        super().recognise(conn, create=create)
 
     def table_columns(self, conn: Any, table: str) -> dict[str, str] | None:
         return pgurl.columns(conn, self.schema, table)

@@ -41,11 +41,19 @@ from pathlib import Path
 from typing import Any, Literal
 
 from praisonmem.core.errors import CorruptFile, IOFailure, LockTimeout, NotFound, Refused
+from praisonmem.core.io.sqlite import require_store_tables
 from praisonmem.core.sessions.stores.locate import INDEX_NAME
 
 BUSY_TIMEOUT_MS = 5000  # SqliteSessionStore's busy timeout
 PENDING = "import_pending:"
 Kind = Literal["fts5", "plain"]
+# The index's tables as SqliteSessionStore creates them (session_fts: FTS5, or a plain table without it), and the
+# shadow tables FTS5 keeps for session_fts.
+TABLES: dict[str, tuple[str, ...] | None] = {
+    "session_fts": ("session_id", "content"), "session_meta": ("session_id", "updated_at"),
+    "session_route": ("session_id", "gateway_session_id", "agent_id"), "session_index_meta": ("key", "value"),
+    **dict.fromkeys(f"session_fts_{shadow}" for shadow in ("data", "idx", "content", "docsize", "config")),
+}
 
 
 def index_path(directory: Path) -> Path:
@@ -84,7 +92,9 @@ def fts5_available() -> bool:
 
 
 def kind_of(conn: sqlite3.Connection, path: Path) -> Kind | None:
-    """``fts5``, ``plain`` (the library's fallback without FTS5), or ``None``: not an index (nothing to keep)."""
+    """``fts5``, ``plain`` (the library's fallback without FTS5), or ``None``: not an index (nothing to keep).
+    An index whose tables are views or carry triggers is refused before anything reads them."""
+    require_store_tables(conn, path, TABLES)
     row = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'session_fts'").fetchone()
     if row is None:
         return None

@@ -38,7 +38,7 @@ from typing import Any, TypeVar
 from praisonmem.core.errors import (CorruptFile, NotFound, PraisonMemError, Refused, TargetExists,
                                     UsageError)
 from praisonmem.core.io import jsonfile
-from praisonmem.core.io.sqlite import connect_existing, connect_ro, translate
+from praisonmem.core.io.sqlite import connect_existing, connect_ro, require_store_tables, translate
 from praisonmem.core.sessions.documents import validate
 from praisonmem.core.sessions.stores import PlainStore, Scanned, ambiguous
 from praisonmem.core.sessions.stores.home import DB_NAME
@@ -47,6 +47,7 @@ R = TypeVar("R")
 LABEL = DB_NAME
 TABLE = "sessions"
 COLUMNS = ("session_id", "data", "agent_name", "gateway_session_id", "agent_id", "updated_at")
+TABLES = {TABLE: COLUMNS}  # the store's tables and their columns, as the library creates them
 # VACUUM holds the write lock while it rewrites the file (measured: 115 MB in 0.35 s here); above this a
 # running gateway's turns could wait past their own 5 s and be dropped, so a larger file is not vacuumed.
 VACUUM_LIMIT = 256 * 1024 * 1024
@@ -326,7 +327,9 @@ def where(ref: Row) -> str:
 
 
 def require_table(conn: sqlite3.Connection, db: Path) -> None:
-    """Refuse a database without the library's ``sessions`` table (praisonmem never creates it)."""
+    """Refuse a database without the library's ``sessions`` table (praisonmem never creates it), and one whose
+    ``sessions`` is a view or has a trigger (:func:`~praisonmem.core.io.sqlite.require_store_tables`)."""
+    require_store_tables(conn, db, dict.fromkeys(TABLES))  # columns: below
     names = {r[1] for r in conn.execute(f"PRAGMA table_info({TABLE})")}
     if not names:
         raise Refused(f"{db}: no '{TABLE}' table, so not a transcript store the gateway wrote; nothing changed")
