@@ -41,6 +41,8 @@ def _database(key: str, value: Any) -> str:
             pgurl.parse(value)
         except UsageError as exc:
             raise UsageError(f"config {key}: {exc.message}") from exc
+    elif pgurl.holds_password(value):  # a keyword/value string: its password masked in any message, whole
+        pgurl.remember(value)
     return value
 
 
@@ -48,7 +50,7 @@ def shown(value: Any) -> Any:
     """A value as praisonmem prints it: a database URL's or keyword/value string's password masked."""
     from praisonmem.core.io import pgurl
 
-    return pgurl.mask(value) if isinstance(value, str) and pgurl.holds_password(value) else value
+    return pgurl.redact(value) if isinstance(value, str) and pgurl.holds_password(value) else value
 
 
 def _provider(key: str, value: Any) -> str:

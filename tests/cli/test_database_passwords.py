@@ -42,13 +42,16 @@ def test_a_keyword_value_string_as_a_store_is_shown_masked(cli, fixture_home, co
     assert (listing.exit_code, listing.stdout) == (2, "")
     assert listing.stderr == (f"praisonmem: error: unknown store '{shown}'; this home has: json, unified, "
                               "legacy-run\n")
+    path = cli("--home", fixture_home, "session", "list", "--store", f"/nonexistent/{conninfo}.db")
+    assert path.exit_code != 0 and SECRET not in path.stderr and path.stderr.count("\n") == 1
     upsonic = cli("--home", fixture_home, "upsonic", "sessions", "--db", conninfo, "--json")
     assert upsonic.exit_code == 3 and SECRET not in upsonic.stderr
     assert json.loads(upsonic.stderr)["error"]["message"].startswith(shown)
 
 
-def test_a_keyword_value_string_in_the_config_is_shown_masked(cli, config, fixture_home):
-    conninfo = f"host=localhost password='{SECRET} x' dbname=x"
+@pytest.mark.parametrize("conninfo", [f"host=localhost password='{SECRET} x' dbname=x",
+                                      f"host=localhost password=ab:{SECRET}:cd dbname=x"])
+def test_a_keyword_value_string_in_the_config_is_shown_masked(cli, config, fixture_home, conninfo):
     results = [cli("--home", fixture_home, "config", "set", "store", conninfo),
                cli("--home", fixture_home, "config", "show"), cli("--home", fixture_home, "config", "show", "--json"),
                cli("--home", fixture_home, "config", "get", "store"),
@@ -56,6 +59,8 @@ def test_a_keyword_value_string_in_the_config_is_shown_masked(cli, config, fixtu
                cli("--home", fixture_home, "workspace", "paths", "--json"),
                cli("--home", fixture_home, "session", "list")]
     assert [r.exit_code for r in results] == [0, 0, 0, 0, 0, 0, 2]
-    assert all(SECRET not in r.stdout + r.stderr for r in results)
+    assert all(SECRET not in r.stdout + r.stderr and ":cd" not in r.stdout + r.stderr for r in results)
     assert results[3].stdout == "host=localhost password=*** dbname=x\n"
+    assert results[-1].stderr == ("praisonmem: error: unknown store 'host=localhost password=*** dbname=x'; this "
+                                  "home has: json, unified, legacy-run\n")
     assert SECRET in config.read_text()  # stored as given: only its display is masked

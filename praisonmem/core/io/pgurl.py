@@ -61,6 +61,10 @@ _QUERY_PASSWORD = re.compile(r"([?&]password=)([^&]*)", re.IGNORECASE)
 # unquoted one at the first blank, and a backslash escapes the next character in either
 _KV_PASSWORD = re.compile(r"((?<![?&\w])password\s*=\s*)('(?:[^'\\]|\\.)*(?:'|\\?\Z)|(?:[^\s\\]|\\.)*\\?)",
                           re.IGNORECASE | re.DOTALL)
+# The same in a message, where the string sits in quotes or ends a clause: an unquoted value also stops at a
+# quote, ';', ',' or ':' (the exact value, from the command line or the config, is remembered and scrubbed whole).
+_KV_PASSWORD_IN_TEXT = re.compile(r"((?<![?&\w])password\s*=\s*)('(?:[^'\\]|\\.)*(?:'|\\?\Z)|(?:[^\s\\'\";,:]|\\.)*)",
+                                  re.IGNORECASE | re.DOTALL)
 _KV_START = re.compile(r"^\s*[A-Za-z_]+\s*=")  # how libpq tells a keyword/value string from a database name
 _SHORT = 4  # a remembered password shorter than this is masked only where it stands alone (see scrub)
 _secrets: set[str] = set()
@@ -267,9 +271,11 @@ def _mask_keywords(text: str) -> str:
 def mask(text: str) -> str:
     """Any message with every database password in it masked: each URL in it (up to a blank, as
     :func:`redact` masks one), each ``password=`` value, and every password remembered."""
+    text = scrub(text)  # first: the exact passwords seen, before a pattern masks a part of one
     if not holds_password(text):
-        return scrub(text)
-    return scrub(_mask_keywords(_URL_TOKEN.sub(lambda m: redact(m.group(0)), text)))
+        return text
+    text = _URL_TOKEN.sub(lambda m: redact(m.group(0)), text)
+    return _KV_PASSWORD_IN_TEXT.sub(lambda m: m.group(1) + MASK, text)
 
 
 # ---------------------------------------------------------------- connecting
