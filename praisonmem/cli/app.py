@@ -26,6 +26,7 @@ from typer.core import TyperGroup
 from typer.models import DefaultPlaceholder
 
 from praisonmem import __version__
+from praisonmem.cli import streams
 from praisonmem.cli.state import State
 from praisonmem.core.errors import (EXIT_BROKEN_PIPE, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_IO, EXIT_USAGE,
                                     PraisonMemError)
@@ -313,10 +314,10 @@ def _configured_json(state: State | None) -> bool:
 
 
 def _report(message: str, code: str, exit_code: int, as_json: bool, state: State | None = None) -> int:
-    from praisonmem.core.io.pgurl import scrub
+    from praisonmem.core.io.pgurl import mask
     from praisonmem.core.io.safetext import json_safe, printable
 
-    message = scrub(message)  # a database password that reached a message by any path is masked here
+    message = mask(message)  # a database password that reached a message by any path is masked here
     if as_json or _configured_json(state):
         import json
 
@@ -327,45 +328,24 @@ def _report(message: str, code: str, exit_code: int, as_json: bool, state: State
     return exit_code
 
 
-class StdoutClosed(Exception):
-    """stdout's reader went away (``| head``); deliberately not an OSError, which Typer would catch."""
-
-
-class _GuardedStdout:
-    def __init__(self, stream: Any) -> None:
-        self._stream = stream
-
-    def write(self, text: str) -> int:
-        try:
-            return self._stream.write(text)
-        except BrokenPipeError as exc:
-            raise StdoutClosed from exc
-
-    def flush(self) -> None:
-        try:
-            self._stream.flush()
-        except BrokenPipeError as exc:
-            raise StdoutClosed from exc
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._stream, name)
-
-
 def run(argv: list[str], state: State | None = None) -> int:
     """Run one invocation and return its exit code (the tests call this)."""
-    from praisonmem.cli.output import set_quiet
+    from praisonmem.cli import output
 
-    set_quiet(False)  # one invocation's -q does not outlive it (the tests run many in one process)
-    stdout = sys.stdout
-    sys.stdout = _GuardedStdout(stdout)
+    output.begin()  # one invocation's -q, and what it changed, do not outlive it (the tests run many in one process)
+    stdout, stderr = sys.stdout, sys.stderr
+    sys.stdout = streams.GuardedStdout(stdout)
+    if not isinstance(stderr, streams.GuardedStderr):
+        sys.stderr = streams.GuardedStderr(stderr)
     try:
         return _run(argv, State() if state is None else state)
     finally:
-        sys.stdout = stdout
+        sys.stdout, sys.stderr = stdout, stderr
 
 
 def _run(argv: list[str], state: State) -> int:
     from typer._click import exceptions as click_exc
+
 
     if os.environ.get("_PRAISONMEM_COMPLETE"):  # a shell asking for completions or for its script
         from typer._completion_classes import completion_init
@@ -378,7 +358,7 @@ def _run(argv: list[str], state: State) -> int:
         except UnicodeEncodeError:
             return _report(f"argument {arg!r} is not valid UTF-8 (praisonmem reads and writes UTF-8 only)",
                            "usage", EXIT_USAGE, as_json)
-        if "://" in arg:  # even a misplaced database URL's password is masked in any message
+        if "://" in arg or "password" in arg.lower():  # even a misplaced URL's or conninfo's password is masked
             from praisonmem.core.io import pgurl
 
             pgurl.remember(arg)
@@ -414,9 +394,12 @@ def _run(argv: list[str], state: State) -> int:
 
         interrupts.answered()
         return _report("interrupted", "interrupted", EXIT_INTERRUPTED, as_json, state)
-    except (StdoutClosed, BrokenPipeError):
-        _silence_stdout()
+    except (streams.StdoutClosed, BrokenPipeError):
+        streams.silence(sys.stdout)
         return EXIT_BROKEN_PIPE
+    except streams.StdoutFailed as exc:
+        streams.silence(sys.stdout)
+        return _report(_unwritten(exc.reason), "io_error", EXIT_IO, as_json, state)
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""
         return _report(f"{where}{exc.strerror or exc}", "io_error", EXIT_IO, as_json, state)
@@ -442,13 +425,16 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def _silence_stdout() -> None:
-    # Python flushes stdout at exit; a closed pipe would raise again.
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass
+def _unwritten(reason: str) -> str:
+    """The error line for output that could not be written: what the command changed first, if anything, so a
+    change that was made is never taken for one that failed."""
+    from praisonmem.cli.output import made
+
+    done = made()
+    if not done:
+        return f"could not write the output: {reason}"
+    more = f"; and {len(done) - 3} more" if len(done) > 3 else ""
+    return f"{'; '.join(done[:3])}{more}, but could not write the result: {reason}"
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -457,6 +443,8 @@ def main(argv: list[str] | None = None) -> None:
     state = State()
     from praisonmem.cli import interrupts  # installed by the entry point when this process is the CLI
 
+    if not isinstance(sys.stderr, streams.GuardedStderr):  # an error line stderr cannot take changes no exit code
+        sys.stderr = streams.GuardedStderr(sys.stderr)
     try:
         try:
             code = run(args, state)
@@ -475,8 +463,11 @@ def main(argv: list[str] | None = None) -> None:
         try:
             sys.stdout.flush()
         except BrokenPipeError:
-            _silence_stdout()
+            streams.silence(sys.stdout)
             code = EXIT_BROKEN_PIPE
+        except (OSError, ValueError) as exc:  # what the report of a bug left in the buffer
+            streams.silence(sys.stdout)
+            code = code or _report(_unwritten(streams.reason(exc)), "io_error", EXIT_IO, _wants_json(args), state)
         if interrupts.seen() and code != EXIT_INTERRUPTED:  # a Ctrl-C that Python swallowed on its way
             raise KeyboardInterrupt
     except KeyboardInterrupt:  # between the command and its exit: still the one line

@@ -232,7 +232,10 @@ class Output:
 def report_written(out: Output, summary: dict[str, Any], output: str | None, message: str) -> None:
     """After an export to ``-o FILE``: its summary as JSON when asked, else ``message`` on stderr; nothing when the
     export itself went to stdout."""
-    if output in (None, "-") or out.document(summary):
+    if output in (None, "-"):
+        return
+    record_made([message])
+    if out.document(summary):
         return
     note(message)
 
@@ -293,6 +296,8 @@ def render_outcome(out: Output, outcome: Outcome, *, ids: bool = False) -> int:
     target, a new id a script can capture, with its detail in parentheses), or with ``--json`` as
     an array of change records.
     """
+    record_made([change_line(change) for change in outcome.changes
+                 if not (change.dry_run or change.failed or change.action in UNFINISHED)])
     for message in outcome.notes:
         note(message)
     if out.machine:
@@ -310,11 +315,29 @@ def render_outcome(out: Output, outcome: Outcome, *, ids: bool = False) -> int:
 
 
 _quiet = False  # -q/--quiet for this invocation: notes, warnings and progress bars are not shown
+# What this invocation changed, worded as its output says it: when that output cannot be written (stdout
+# closed), the error line still says what was done.
+_made: list[str] = []
 
 
 def set_quiet(value: bool) -> None:
     global _quiet
     _quiet = value
+
+
+def record_made(lines: Sequence[str]) -> None:
+    """Note changes already made (on disk, in a database) before printing them."""
+    _made.extend(lines)
+
+
+def made() -> list[str]:
+    return list(_made)
+
+
+def begin() -> None:
+    """A new invocation: no -q, nothing made yet (the tests run many in one process)."""
+    set_quiet(False)
+    _made.clear()
 
 
 def quiet() -> bool:
@@ -331,18 +354,28 @@ def showing(shown: int, total: int, what: str) -> None:
 def warn(message: str, *, always: bool = False) -> None:
     """A warning on stderr; not with -q, unless ``always`` (it is why the command fails)."""
     if always or not _quiet:
-        sys.stderr.write(f"praisonmem: warning: {printable(message)}\n")
+        sys.stderr.write(f"praisonmem: warning: {printable(_masked(message))}\n")
 
 
 def note(message: str) -> None:
     """A note on stderr (where it looked, what it left out); not with -q."""
     if not _quiet:
-        sys.stderr.write(f"praisonmem: {printable(message)}\n")
+        sys.stderr.write(f"praisonmem: {printable(_masked(message))}\n")
 
 
 def error(message: str) -> None:
     """A failure on stderr, shown even with -q."""
-    sys.stderr.write(f"praisonmem: error: {printable(message)}\n")
+    sys.stderr.write(f"praisonmem: error: {printable(_masked(message))}\n")
+
+
+def _masked(message: str) -> str:
+    """``message`` with any database password masked (a URL, ``password=``, or one praisonmem has seen)."""
+    pgurl = sys.modules.get("praisonmem.core.io.pgurl")  # not imported: no password seen to scrub
+    if pgurl is None and "://" not in message and "password" not in message.lower():
+        return message
+    from praisonmem.core.io import pgurl
+
+    return pgurl.mask(message)
 
 
 def _tsv_cell(value: str) -> str:

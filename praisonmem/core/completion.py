@@ -5,6 +5,8 @@
   ``${XDG_DATA_HOME:-~/.local/share}/bash-completion/completions/praisonmem``.
 * zsh: ``${ZDOTDIR:-~}/.zfunc/_praisonmem``; that directory must be on ``fpath`` before ``compinit`` runs (the
   note says so: zsh has no per-user directory it always reads).
+* ``BASH_COMPLETION_USER_DIR`` and ``ZDOTDIR`` must be absolute: the shells use them as they are, so a ``~`` in
+  one is a directory named ``~`` (a usage error here, never such a directory created).
 * fish: ``${XDG_CONFIG_HOME:-~/.config}/fish/completions/praisonmem.fish``, which fish loads by itself.
 
 The script is written atomically (a temp file beside it, renamed over it), 0600 in directories created 0700: only
@@ -33,14 +35,27 @@ def install_path(shell: str, env: Mapping[str, str] | None = None) -> Path:
         return Path(value) if value and os.path.isabs(value) else default  # XDG: a relative value is ignored
 
     if shell == "bash":
-        user_dir = env.get("BASH_COMPLETION_USER_DIR")
-        root = Path(user_dir) if user_dir else base("XDG_DATA_HOME", home / ".local" / "share") / "bash-completion"
+        user_dir = _absolute(env, "BASH_COMPLETION_USER_DIR", "bash-completion")
+        root = user_dir or base("XDG_DATA_HOME", home / ".local" / "share") / "bash-completion"
         return root / "completions" / "praisonmem"
     if shell == "zsh":
-        return Path(env.get("ZDOTDIR") or home) / ".zfunc" / "_praisonmem"
+        return (_absolute(env, "ZDOTDIR", "zsh") or home) / ".zfunc" / "_praisonmem"
     if shell == "fish":
         return base("XDG_CONFIG_HOME", home / ".config") / "fish" / "completions" / "praisonmem.fish"
     raise UsageError(f"unknown shell '{shell}' (choose {', '.join(SHELLS)})")
+
+
+def _absolute(env: Mapping[str, str], variable: str, reader: str) -> Path | None:
+    """``$variable`` as the shell reads it, which is as it is: a value that is not an absolute path (``~/x``,
+    ``~user/x``, ``x``) names a directory relative to wherever the shell runs, so writing there (or to what
+    praisonmem would make of the ``~``) installs a script the shell never loads."""
+    value = env.get(variable)
+    if not value:
+        return None
+    if not os.path.isabs(value):
+        raise UsageError(f"{variable}={value!r} is not an absolute path ({reader} reads it as it is, without "
+                         "expanding '~'): set it to an absolute path or unset it; nothing written")
+    return Path(value)
 
 
 def plan_install(shell: str, script: str, env: Mapping[str, str] | None = None) -> Plan:

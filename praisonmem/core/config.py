@@ -41,14 +41,16 @@ def _database(key: str, value: Any) -> str:
             pgurl.parse(value)
         except UsageError as exc:
             raise UsageError(f"config {key}: {exc.message}") from exc
+    elif pgurl.holds_password(value):  # a keyword/value string: its password masked in any message, whole
+        pgurl.remember(value)
     return value
 
 
 def shown(value: Any) -> Any:
-    """A value as praisonmem prints it: a database URL with its password masked."""
+    """A value as praisonmem prints it: a database URL's or keyword/value string's password masked."""
     from praisonmem.core.io import pgurl
 
-    return pgurl.redact(value) if isinstance(value, str) and pgurl.is_url(value) else value
+    return pgurl.redact(value) if isinstance(value, str) and pgurl.holds_password(value) else value
 
 
 def _provider(key: str, value: Any) -> str:
@@ -257,7 +259,7 @@ class Settings:
             from praisonmem.core.paths import expand_user
 
             path = url.path if url is not None and url.path else expand_user(setting.value, "config upsonic.db")
-            rows.append({"name": name, "path": os.path.abspath(path), "source": setting.source,
+            rows.append({"name": name, "path": shown(os.path.abspath(path)), "source": setting.source,
                          "exists": path.exists()})
         return rows
 

@@ -68,7 +68,8 @@ print()
 print(" ".join(sorted(m for m in sys.modules if m.startswith("praisonmem") or m in heavy)))
 """
 BASE = {"praisonmem", "praisonmem.cli", "praisonmem.cli.app", "praisonmem.cli.commands", "praisonmem.cli.options",
-        "praisonmem.cli.output", "praisonmem.cli.state", "praisonmem.core", "praisonmem.core.config",
+        "praisonmem.cli.output", "praisonmem.cli.state", "praisonmem.cli.streams", "praisonmem.core",
+        "praisonmem.core.config",
         "praisonmem.core.errors", "praisonmem.core.io", "praisonmem.core.io.safetext", "praisonmem.core.lazy",
         "praisonmem.core.paths", "praisonmem.core.sessions",
         "praisonmem.core.io.inputfile"}  # the config file is read as every input file is: bounded, regular only

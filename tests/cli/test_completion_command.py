@@ -93,6 +93,27 @@ def test_install_follows_xdg_and_bash_completion_user_dir(cli, tmp_path, monkeyp
     assert (tmp_path / "zd/.zfunc/_praisonmem").is_file()
 
 
+@pytest.mark.parametrize("shell, variable, reader", [("bash", "BASH_COMPLETION_USER_DIR", "bash-completion"),
+                                                     ("zsh", "ZDOTDIR", "zsh")])
+@pytest.mark.parametrize("value", ["~nosuchuser/x", "~/x", "relative/x"])
+def test_install_refuses_a_directory_the_shell_would_not_read(cli, tmp_path, monkeypatch, shell, variable, reader,
+                                                              value):
+    """The shells use these variables as they are: a '~' in one is not expanded, so nothing may be written
+    under a literal '~nosuchuser' (or the cwd, or the expanded home, where the shell never looks)."""
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    monkeypatch.setenv(variable, value)
+    home = Path(os.environ["HOME"])
+    before = sorted(home.rglob("*"))
+    for extra in ([], ["--dry-run"]):
+        result = cli("completion", "install", shell, *extra)
+        assert (result.exit_code, result.stdout, result.stderr) == (
+            2, "", f"praisonmem: error: {variable}={value!r} is not an absolute path ({reader} reads it as it is, "
+                   "without expanding '~'): set it to an absolute path or unset it; nothing written\n")
+    assert list(cwd.iterdir()) == [] and sorted(home.rglob("*")) == before
+
+
 def test_install_refuses_a_symlink_and_an_unknown_shell(cli, tmp_path):
     target = where("bash", Path(os.environ["HOME"]))
     target.parent.mkdir(parents=True)

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from praisonmem.cli.options import DryRunFlag, JsonFlag, NdjsonFlag, YesFlag
-from praisonmem.cli.output import binary_stdout, fmt_time, note, quiet, stdout_is_tty, warn
+from praisonmem.cli.output import binary_stdout, fmt_time, note, quiet, record_made, stdout_is_tty, warn
 from praisonmem.cli.progress import file_progress
 from praisonmem.cli.prompts import confirm_and_run
 from praisonmem.cli.state import state_of
@@ -73,6 +73,8 @@ def create_command(
     if verbose:  # a link out of the home, a file no store writes: in the manifest too, never left out silently
         for left in result["left_out"]:
             note(f"not backed up: {left['file']}: {left['reason']}")
+    if not plan.to_stdout:  # said in the error line should the report below fail to print (stdout closed)
+        record_made([f"wrote backup {result['path']}"])
     if plan.to_stdout:  # the configured JSON default does not apply to the archive itself
         if verbose:
             note(f"wrote a backup to stdout ({result['files']} files, {result['size']} bytes)")

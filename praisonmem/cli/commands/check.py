@@ -62,9 +62,11 @@ def check_command(
     sessions. Each PATH is then a PraisonAI home. A finding names the store,
     the session (or memory user, learn entry, Upsonic user), the message
     index and field, the kind, and an excerpt with the secret masked: no
-    output, JSON included, holds the secret itself. Exits 1 when any is
-    found: a CI gate for memory fixtures. See 'praisonmem session scan' for
-    the rules.
+    output, JSON included, holds the secret itself. A file that does not
+    parse (a torn session, a quarantined *.corrupt-* copy) is searched as raw
+    bytes. Exits 1 when any is found, or when a file could not be read at
+    all (named as not scanned): a CI gate for memory fixtures, which does not
+    pass without looking. See 'praisonmem session scan' for the rules.
 
     Example:
 
@@ -91,15 +93,17 @@ def check_command(
 
 
 def _secrets(state: State, homes: list[str], level: str, upsonic_db: str | None, as_json: bool) -> int:
-    from praisonmem.cli.render.secrets import render_findings, summary
+    from praisonmem.cli.render.secrets import render_findings, summary, warn_unscanned
 
     report = check.scan_secrets(state.paths, homes, level=level, upsonic_db=upsonic_db or state.setting("upsonic.db"),
                                 timeout=state.lock_timeout)
     out = state.output(as_json)
     if not out.document(report.to_json()):
-        render_findings(out, report.findings, report.unreadable)
-        out.line(summary(report.findings, report.scanned, report.level), style="bold")
-    return EXIT_PROBLEMS if report.findings else EXIT_OK
+        render_findings(out, report.findings, report.unreadable, report.raw)
+        out.line(summary(report), style="bold")
+    else:
+        warn_unscanned(report.unreadable, report.raw)
+    return EXIT_PROBLEMS if report.failed else EXIT_OK
 
 
 # A one-command app, so that the root can load `check` as it loads the groups.

@@ -658,13 +658,19 @@ def scan_command(
     traits too.
 
     Rules (standard): OpenAI, Anthropic, Google, AWS access key ids, GitHub,
-    Slack tokens and webhooks, Stripe keys (the shapes gitleaks and
+    GitLab, Hugging Face, npm, Slack tokens and webhooks, Stripe secret keys,
+    SendGrid, Twilio and Azure storage keys (the shapes gitleaks and
     trufflehog use), JWTs, PEM private-key blocks, passwords in URLs,
-    e-mail addresses, international phone numbers (+ and a country code),
-    and values assigned to secret names (api_key=, "password": ...) that
+    passwords assigned (DB_PASSWORD=...) or said in prose ("my password is
+    ..."), payment card numbers (Luhn) and IBANs (mod 97), e-mail addresses,
+    international phone numbers (+ and a country code), and values assigned
+    to secret names (api_key=, AWS_SECRET_ACCESS_KEY=, "token": ...) that
     look random (entropy >= 3 bits a character). strict adds national phone
     numbers and any 32+ character token of 4.5 bits a character or more
-    (detect-secrets' base64 limit).
+    (detect-secrets' base64 limit). JSON in a string (tool call arguments)
+    is read as JSON; a session that does not parse, and the library's
+    quarantined *.corrupt-* copies, are searched as raw bytes. Exits 1 too
+    when a session file could not be read at all (named as not scanned).
 
     Example:
 
@@ -674,15 +680,14 @@ def scan_command(
     state = state_of(ctx)
     report = sessions.scan_secrets(state.paths, session or [], level=level, store=_where(ctx, store))
     out = state.output(as_json, as_ndjson)
-    from praisonmem.cli.render.secrets import render_findings, summary
+    from praisonmem.cli.render.secrets import render_findings, summary, warn_unscanned
 
     if not out.records(report.findings):
-        render_findings(out, report.findings, report.unreadable)
-        note(summary(report.findings, report.scanned, report.level))
+        render_findings(out, report.findings, report.unreadable, report.raw)
+        note(summary(report))
     else:
-        for reason in report.unreadable:
-            warn(f"not scanned (unreadable): {reason}")
-    return 1 if report.findings else 0
+        warn_unscanned(report.unreadable, report.raw)
+    return 1 if report.failed else 0
 
 
 @app.command("redact")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from praisonmem.cli.output import Output, warn
+from praisonmem.cli.output import Output, note, warn
 
 
 def where(finding: dict[str, Any]) -> str:
@@ -14,13 +14,26 @@ def where(finding: dict[str, Any]) -> str:
     return f"{finding['store']} {finding['record'] or finding['file']}{message} {finding['field']}"
 
 
-def render_findings(out: Output, findings: list[dict[str, Any]], unreadable: list[str]) -> None:
-    for reason in unreadable:
-        warn(f"not scanned (unreadable): {reason}")
+def render_findings(out: Output, findings: list[dict[str, Any]], unreadable: list[str], raw: list[str]) -> None:
+    """The findings on stdout, after :func:`warn_unscanned`."""
+    warn_unscanned(unreadable, raw)
     for f in findings:
         out.styled((f"{f['kind']:<20}", "bold red"), (f"{where(f)}: ", "cyan"), f["excerpt"])
 
 
-def summary(findings: list[dict[str, Any]], scanned: dict[str, int], level: str) -> str:
-    searched = ", ".join(f"{n} {what.replace('_', ' ')}" for what, n in scanned.items()) or "nothing"
-    return f"{len(findings)} secret(s) found ({level} rules) in {searched}"
+def warn_unscanned(unreadable: list[str], raw: list[str]) -> None:
+    """Each file searched as raw bytes (a note), and each that could not be scanned (on stderr even with -q:
+    it fails the scan)."""
+    for path in raw:
+        note(f"{path}: does not parse; searched as raw bytes")
+    for reason in unreadable:
+        warn(f"not scanned (unreadable): {reason}", always=True)
+
+
+def summary(report: Any) -> str:
+    """``N secret(s) found (standard rules) in …``, and what could not be scanned."""
+    searched = ", ".join(f"{n} {what.replace('_', ' ')}" for what, n in report.scanned.items()) or "nothing"
+    text = f"{len(report.findings)} secret(s) found ({report.level} rules) in {searched}"
+    if report.unreadable:
+        text += f"; {len(report.unreadable)} file(s) could not be scanned"
+    return text

@@ -10,11 +10,12 @@ read through it by every command.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from typing import BinaryIO
 
-from praisonmem.core.errors import NotFound, Refused, UsageError, io_failure
+from praisonmem.core.errors import IOFailure, NotFound, Refused, UsageError, io_failure
 
 STDIN = "-"
 # The most praisonmem reads from one input file: the one documented limit (README, "Input size").
@@ -28,7 +29,11 @@ def read_source(source: str | os.PathLike[str], *, limit: int | None = None) -> 
     if os.fspath(source) == STDIN:
         import sys
 
-        return _bounded(sys.stdin.buffer, STDIN, limit)
+        try:
+            return _bounded(sys.stdin.buffer, STDIN, limit)
+        except OSError as exc:  # closed (``<&-``), or opened for writing only
+            reason = "standard input is closed" if exc.errno == errno.EBADF else f"standard input: {exc.strerror or exc}"
+            raise IOFailure(reason) from exc
     return read_regular(source, limit=limit)
 
 

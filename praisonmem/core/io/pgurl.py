@@ -11,7 +11,13 @@ Store-agnostic: the Upsonic store and the session stores both open their databas
   form; every password :func:`parse` sees is remembered, and :func:`scrub` replaces it (raw,
   percent-encoded and decoded) in any text, which :func:`translate` applies to every libpq/psycopg
   message, because libpq echoes the URL in its parse errors. The password is found the way libpq
-  finds it: the userinfo ends at the last ``@`` before the first ``/``, and ``?password=`` wins.
+  finds it: the userinfo ends at the FIRST ``@`` before the first ``/`` (so in ``u:p@ss@host`` libpq's
+  password is ``p`` and its host ``ss@host``), and ``?password=`` wins. Masking runs further, to the
+  last ``@``, since that is the most a user who did not percent-encode can have meant as the
+  password; and :func:`parse` refuses a URL with any other ``@`` than the one libpq ends the userinfo
+  at, so libpq never gets to echo the rest of a password as a host, database name or option. A libpq
+  keyword/value string (``host=h password='a b'``) is masked by libpq's own rules too: quoted values
+  with backslash escapes (``\\'``), unquoted ones with backslash escapes too, up to the first blank.
 * psycopg is imported by :func:`driver` only, when a PostgreSQL URL is actually opened; without it
   the error says how to install it (:data:`INSTALL_HINT`). libpq does the rest as libpq users
   expect: ``PGPASSWORD``, ``~/.pgpass`` (0600, or libpq ignores it and warns on stderr),
@@ -49,11 +55,18 @@ MASK = "***"
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://")
 _SCHEME_ANYWHERE = re.compile(r"(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]*://")
-# libpq ends the userinfo at the first '@' before a '/'; a password with a stray '@', '/' or '?'
-# is still meant as one, so masking runs to the last '@' (over-masking a query is harmless)
-_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*://)(.*)@")
+_URL_TOKEN = re.compile(r"(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]*://\S*")  # a URL in a message
 _QUERY_PASSWORD = re.compile(r"([?&]password=)([^&]*)", re.IGNORECASE)
-_KV_PASSWORD = re.compile(r"((?<![?&\w])password\s*=\s*)('(?:[^'\\]|\\.)*'|\S*)", re.IGNORECASE)
+# libpq's keyword/value syntax: a quoted value ends at the unescaped quote (or the end, unterminated), an
+# unquoted one at the first blank, and a backslash escapes the next character in either
+_KV_PASSWORD = re.compile(r"((?<![?&\w])password\s*=\s*)('(?:[^'\\]|\\.)*(?:'|\\?\Z)|(?:[^\s\\]|\\.)*\\?)",
+                          re.IGNORECASE | re.DOTALL)
+# The same in a message, where the string sits in quotes or ends a clause: an unquoted value also stops at a
+# quote, ';', ',' or ':' (the exact value, from the command line or the config, is remembered and scrubbed whole).
+_KV_PASSWORD_IN_TEXT = re.compile(r"((?<![?&\w])password\s*=\s*)('(?:[^'\\]|\\.)*(?:'|\\?\Z)|(?:[^\s\\'\";,:]|\\.)*)",
+                                  re.IGNORECASE | re.DOTALL)
+_KV_START = re.compile(r"^\s*[A-Za-z_]+\s*=")  # how libpq tells a keyword/value string from a database name
+_SHORT = 4  # a remembered password shorter than this is masked only where it stands alone (see scrub)
 _secrets: set[str] = set()
 _driver: Any = None  # psycopg, once imported
 
@@ -101,7 +114,14 @@ def parse(text: str) -> DatabaseURL:
 
 def _parse_postgres(text: str, head: int) -> DatabaseURL:
     remember(text)
-    return DatabaseURL("postgresql", redact(text), None, "postgresql://" + text[head:])
+    display = redact(text)
+    info = _userinfo(text)
+    if info is not None and info.end != info.libpq:
+        # libpq would end the user name or password early and read the rest as the host or the database,
+        # connecting elsewhere and echoing the rest of the password in its error
+        raise UsageError(f"invalid PostgreSQL URL {display}: an '@' in the user name, password, database name or "
+                         "an option must be percent-encoded (%40), as must a '/' in the user name or password (%2F)")
+    return DatabaseURL("postgresql", display, None, "postgresql://" + text[head:])
 
 
 def _parse_sqlite(text: str, head: int) -> DatabaseURL:
@@ -122,25 +142,87 @@ def _parse_sqlite(text: str, head: int) -> DatabaseURL:
 
 
 def _forms(secret: str) -> set[str]:
-    """A password as it may appear anywhere: raw, percent-decoded, percent-encoded."""
+    """A password as it may appear anywhere: raw, percent-decoded, percent-encoded, and without the blanks
+    libpq trims from a URL's values."""
     decoded = urllib.parse.unquote(secret)
-    return {s for s in (secret, decoded, urllib.parse.unquote_plus(secret), urllib.parse.quote(decoded, safe=""),
-                        urllib.parse.quote_plus(decoded)) if s}
+    return {s for s in (secret, decoded, decoded.strip(), urllib.parse.unquote_plus(secret),
+                        urllib.parse.quote(decoded, safe=""), urllib.parse.quote_plus(decoded)) if s}
+
+
+@dataclass(frozen=True)
+class _Userinfo:
+    """Where a URL's userinfo is: ``start`` (after ``scheme://``), ``libpq`` (the ``@`` libpq ends it at, or
+    -1 when libpq sees none) and ``end`` (the last ``@``: the widest a user who did not percent-encode an
+    ``@``, ``/`` or ``?`` in the password can have meant)."""
+
+    start: int
+    libpq: int
+    end: int
+
+    def password_span(self, text: str, end: int) -> tuple[int, int] | None:
+        colon = text.find(":", self.start, end)
+        return None if colon < 0 else (colon + 1, end)
+
+
+def _userinfo(text: str) -> _Userinfo | None:
+    match = _SCHEME.match(text)
+    if match is None:
+        return None
+    start = match.end()
+    slash = text.find("/", start)
+    libpq = text.find("@", start, len(text) if slash < 0 else slash)  # libpq looks ahead for '@' or '/'
+    end = text.rfind("@", start)
+    if end < 0:
+        return None
+    return _Userinfo(start, libpq, end)
+
+
+def _url_passwords(text: str) -> set[str]:
+    """The password libpq reads from a URL, and the one its writer meant when that differs."""
+    info = _userinfo(text)
+    if info is None:
+        return set()
+    found = set()
+    for end in {info.libpq, info.end} - {-1}:
+        span = info.password_span(text, end)
+        if span is not None:
+            found.add(text[span[0]:span[1]])
+    return found
+
+
+def _kv_value(value: str) -> str:
+    """A keyword/value string's value as libpq reads it: the quotes removed, backslash escapes undone."""
+    quoted = value.startswith("'")
+    chars, i = [], 1 if quoted else 0
+    while i < len(value):
+        char = value[i]
+        if char == "\\" and i + 1 < len(value):
+            i += 1
+            char = value[i]
+        elif quoted and char == "'":
+            break
+        chars.append(char)
+        i += 1
+    return "".join(chars)
 
 
 def _passwords(text: str) -> set[str]:
-    found: set[str] = set()
-    match = _USERINFO.match(text)
-    if match:
-        userinfo = match.group(2)
-        for candidate in (userinfo, userinfo.split("/", 1)[0].rpartition("@")[0], userinfo.split("@", 1)[0]):
-            if ":" in candidate:
-                found.add(candidate.split(":", 1)[1])
+    found = _url_passwords(text)
     found.update(m.group(2) for m in _QUERY_PASSWORD.finditer(text))
     for m in _KV_PASSWORD.finditer(text):
-        value = m.group(2)
-        found.add(value[1:-1].replace("\\'", "'").replace("\\\\", "\\") if value.startswith("'") else value)
+        found.update((m.group(2), _kv_value(m.group(2))))
+    found.discard("")
     return {form for secret in found for form in _forms(secret)}
+
+
+def is_conninfo(text: str) -> bool:
+    """A libpq keyword/value connection string (``host=h dbname=d``), which libpq would take as one."""
+    return isinstance(text, str) and _KV_START.match(text) is not None
+
+
+def holds_password(text: str) -> bool:
+    """``text`` may carry a database password: a URL anywhere in it, or a ``password=`` keyword."""
+    return "://" in text or "password" in text.lower()
 
 
 def remember(text: str) -> None:
@@ -158,23 +240,42 @@ def forget() -> None:
 
 
 def scrub(text: str) -> str:
-    """``text`` with every password praisonmem has seen replaced by ``***``."""
+    """``text`` with every password praisonmem has seen replaced by ``***``. A very short one (``p``) only
+    where it stands alone (between blanks or quotes, after ``=``, as in ``:p@``), as libpq quotes the
+    values it echoes: masking each letter ``p`` of a message would leave nothing to read."""
     for secret in sorted(_secrets, key=len, reverse=True):
-        text = text.replace(secret, MASK)
+        if len(secret) >= _SHORT:
+            text = text.replace(secret, MASK)
+        elif secret in text:
+            text = re.sub(rf"(?<![^\s\"'=:]){re.escape(secret)}(?![^\s\"',;@])", MASK, text)
     return text
 
 
 def redact(text: str) -> str:
-    """``text`` (a URL, a conninfo string or a message containing one) with passwords masked; never raises."""
-    out = _USERINFO.sub(lambda m: m.group(1) + _mask_userinfo(m.group(2)) + "@", text, count=1)
+    """``text`` (a URL, a conninfo string or a message starting with one) with passwords masked; never
+    raises."""
+    out = text
+    info = _userinfo(text)
+    if info is not None:
+        span = info.password_span(text, info.end)
+        if span is not None:
+            out = text[:span[0]] + MASK + text[span[1]:]
     out = _QUERY_PASSWORD.sub(lambda m: m.group(1) + MASK, out)
-    out = _KV_PASSWORD.sub(lambda m: m.group(1) + MASK, out)
-    return scrub(out)
+    return scrub(_mask_keywords(out))
 
 
-def _mask_userinfo(userinfo: str) -> str:
-    user, colon, _ = userinfo.partition(":")
-    return user + (":" + MASK if colon else "")
+def _mask_keywords(text: str) -> str:
+    return _KV_PASSWORD.sub(lambda m: m.group(1) + MASK, text)
+
+
+def mask(text: str) -> str:
+    """Any message with every database password in it masked: each URL in it (up to a blank, as
+    :func:`redact` masks one), each ``password=`` value, and every password remembered."""
+    text = scrub(text)  # first: the exact passwords seen, before a pattern masks a part of one
+    if not holds_password(text):
+        return text
+    text = _URL_TOKEN.sub(lambda m: redact(m.group(0)), text)
+    return _KV_PASSWORD_IN_TEXT.sub(lambda m: m.group(1) + MASK, text)
 
 
 # ---------------------------------------------------------------- connecting
@@ -204,6 +305,9 @@ def _options(url: DatabaseURL) -> dict[str, str]:
         return pg.conninfo.conninfo_to_dict(url.conninfo)
     except pg.Error as exc:
         raise UsageError(f"invalid PostgreSQL URL {url.display}: {_reason(exc, url)}") from None
+    except UnicodeDecodeError:  # psycopg decodes each value libpq percent-decoded as UTF-8
+        raise UsageError(f"invalid PostgreSQL URL {url.display}: a percent-encoded value is not UTF-8 (praisonmem "
+                         "reads and writes UTF-8 only)") from None
 
 
 def connect(url: DatabaseURL, *, read_only: bool = False) -> "psycopg.Connection[Any]":
@@ -251,7 +355,7 @@ def _reason(exc: BaseException, url: DatabaseURL) -> str:
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     if url.conninfo:
         text = text.replace(url.conninfo, url.display)
-    return " ".join(redact(text).split())
+    return " ".join(mask(text).split())
 
 
 # SQLSTATEs (https://www.postgresql.org/docs/current/errcodes-appendix.html) that mean something to the user

@@ -178,7 +178,7 @@ def test_session_redact_refuses_a_session_file_that_does_not_parse(cli, corpus):
     assert result.exit_code == 4 and result.stdout == ""
     assert snapshot(corpus.home) == before
     scan = cli(*corpus.args(), "session", "scan", "--store", "json", "--json")
-    assert scan.exit_code == 1 and f"not scanned (unreadable): {broken}" in scan.stderr
+    assert scan.exit_code == 1 and f"praisonmem: {broken}: does not parse; searched as raw bytes\n" in scan.stderr
 
 
 def test_a_secret_in_a_session_id_is_reported_masked_and_the_id_kept_by_redact(cli, corpus):
@@ -256,3 +256,63 @@ def test_session_redact_of_a_sessions_db_row_scrubs_the_older_versions_the_libra
     assert result.exit_code == 0, result.stderr
     assert result.json()[0]["redacted"] == len(KINDS)
     assert [p.name for p in db.parent.glob("sessions.db*") if secret in p.read_bytes()] == []
+
+
+# ---------------------------------------------------------------- a gate that could not look does not pass
+
+TORN_KEY = "ghp_" + "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0FeDcBa"
+
+
+def test_a_torn_session_holding_a_key_is_searched_as_raw_bytes(cli, fixture_home):
+    sessions = fixture_home / "sessions"
+    torn = sessions / "torn.json"
+    text = json.dumps({"session_id": "torn", "messages": [{"role": "user", "content": f"my token {TORN_KEY}"}]})
+    torn.write_text(text.replace("ghp_", "\\u0067hp_")[:-2], encoding="utf-8")  # escaped, and cut short
+    before = snapshot(fixture_home)
+    report = cli("--home", fixture_home, "check", "--secrets", "--json")
+    assert report.exit_code == 1 and TORN_KEY not in report.stdout + report.stderr
+    body = report.json()
+    assert (body["ok"], body["unreadable"]) == (False, [])
+    assert sorted(body["raw"]) == sorted([str(torn), str(sessions / "broken.json.corrupt-1796050189520")])
+    [hit] = body["findings"]
+    assert (hit["file"], hit["record"], hit["field"], hit["kind"]) == (str(torn), "torn.json", "(raw bytes)",
+                                                                       "github_token")
+    scan = cli("--home", fixture_home, "session", "scan")
+    assert scan.exit_code == 1 and scan.stdout.startswith("github_token        json torn.json (raw bytes): ")
+    assert f"praisonmem: {torn}: does not parse; searched as raw bytes\n" in scan.stderr
+    named = cli("--home", fixture_home, "session", "scan", str(torn), "--json")
+    assert named.exit_code == 1 and [f["kind"] for f in named.json()] == ["github_token"]
+    assert snapshot(fixture_home) == before
+
+
+def test_a_file_that_cannot_be_read_fails_the_gate_and_is_named(cli, fixture_home):
+    """A file praisonmem cannot open (a symlink loop here: unreadable even for root, as a 000 file is for
+    everyone else) is not a pass: exit 1, ok false, the file named, with nothing else found."""
+    loop = fixture_home / "sessions" / "loop.json"
+    loop.symlink_to(loop.name)
+    checked = cli("--home", fixture_home, "check", "--secrets", "--json")
+    body = checked.json()
+    assert (checked.exit_code, body["ok"], body["count"]) == (1, False, 0)
+    assert [u.split(":")[0] for u in body["unreadable"]] == [str(loop)]
+    assert "Too many levels of symbolic links" in body["unreadable"][0]
+    for args in ([], ["--json"], ["-q"]):
+        scan = cli("--home", fixture_home, "session", "scan", *args)
+        assert scan.exit_code == 1
+        assert f"praisonmem: warning: not scanned (unreadable): {loop}: " in scan.stderr  # -q too: it is why
+    human = cli("--home", fixture_home, "check", "--secrets")
+    assert human.exit_code == 1 and human.stdout.splitlines()[-1].endswith("; 1 file(s) could not be scanned")
+
+
+def test_quarantined_copies_are_searched(cli, fixture_home):
+    """The library renames a session file that does not parse to *.corrupt-<ms> and a damaged database to
+    *.db.corrupt-<ms>; backups archive them; the scan searches them as raw bytes."""
+    quarantined = fixture_home / "sessions" / "chat.json.corrupt-1796050200000"
+    quarantined.write_text(json.dumps({"messages": [{"content": f"key {TORN_KEY}"}]})[:-3], encoding="utf-8")
+    db_copy = fixture_home / "sessions" / "sessions.db.corrupt-1796050200001"
+    db_copy.write_bytes(b"SQLite format 3\x00" + bytes(200) + b'{"content": "mail bob.smith@corp-example.com"}')
+    body = cli("--home", fixture_home, "check", "--secrets", "--json").json()
+    assert sorted((f["record"], f["kind"], f["field"]) for f in body["findings"]) == [
+        (quarantined.name, "github_token", "(raw bytes)"), (db_copy.name, "email", "(raw bytes)")]
+    assert TORN_KEY not in json.dumps(body)
+    scan = cli("--home", fixture_home, "session", "scan", "--json")
+    assert scan.exit_code == 1 and len(scan.json()) == 2

@@ -167,6 +167,22 @@ def test_prefix_and_schema_options(cli, source, tmp_path):
     assert schema.exit_code == 2 and "postgresql:// store only" in schema.stderr
 
 
+@pytest.mark.parametrize("option, value", [("--table-prefix", "team_\n"), ("--schema", "public\n"),
+                                           ("--table-prefix", "team_\nx")])
+def test_a_prefix_or_schema_with_a_newline_is_refused(cli, source, tmp_path, option, value):
+    """The whole value must be a name: a '$'-anchored match would let a final newline through into the SQL."""
+    db = tmp_path / "p.db"
+    assert cli("session", "migrate", "--from", source, "--to", db, "bench-00003").exit_code == 0
+    before = db.read_bytes()
+    store = db if option == "--table-prefix" else "postgresql://pm@127.0.0.1:1/db"  # refused before connecting
+    bad = cli("session", "list", "--store", store, option, value)
+    assert (bad.exit_code, bad.stdout, bad.stderr) == (
+        2, "", f"praisonmem: error: {option} {value!r}: letters, digits and '_' only, not starting with a digit\n")
+    if option == "--table-prefix":  # (a SQLite target has no schema)
+        moved = cli("session", "migrate", "--from", source, "--to", db, "bench-00001", option, value)
+        assert moved.exit_code == 2 and db.read_bytes() == before
+
+
 def test_migrate_dry_run_writes_nothing_and_says_what_it_would_do(cli, source, tmp_path):
     db = tmp_path / "conv.db"
     dry = cli("session", "migrate", "--from", source, "--to", db, "--all", "--dry-run", "--json")

@@ -10,6 +10,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from praisonmem.core.errors import (AuthFailed, ConnectionFailed, IOFailure, LockTimeout, NotFound, Refused,
                                     UsageError)
@@ -73,7 +75,6 @@ def test_is_url_tells_urls_from_paths():
 @pytest.mark.parametrize("text, shown", [
     (f"postgresql://pm:{SECRET}@h:5432/db", "postgresql://pm:***@h:5432/db"),
     ("postgresql://pm:p%40ss%2Fw0rd@h/db", "postgresql://pm:***@h/db"),
-    ("postgresql://pm:pa@ss/wd@h/db", "postgresql://pm:***@h/db"),  # stray '@' and '/' in the password
     ("postgresql://pm:pa?ss1@h/db", "postgresql://pm:***@h/db"),  # '?' in it: libpq still reads a password
     ("postgresql://u:S3cretX@[::1/db", "postgresql://u:***@[::1/db"),  # unparseable: still masked
     ("postgresql://pm@h/db?sslmode=require&password=hunter22&x=1", "postgresql://pm@h/db?sslmode=require&password=***&x=1"),
@@ -88,6 +89,122 @@ def test_redact_masks_every_form_of_password(text, shown):
     if url is not None:
         assert str(url) == shown and shown in repr(url) and url.display == shown
         assert all(secret not in repr(url) for secret in ("Sup3r", "p%40ss", "pa@ss", "S3cretX", "hunter22"))
+
+
+@pytest.mark.parametrize("text, shown", [
+    ("postgresql://pm:pa@ss/wd@h/db", "postgresql://pm:***@h/db"),  # libpq: password 'pa', host 'ss', db 'wd@h/db'
+    ("postgresql://u:pa@ssw0rd@127.0.0.1:1/db", "postgresql://u:***@127.0.0.1:1/db"),  # host 'ssw0rd@127.0.0.1'
+    ("postgresql://u:pa/ssw0rd@h/db", "postgresql://u:***@h/db"),  # libpq: no password, host 'u', port 'pa'
+    ("postgresql://h/my@db", "postgresql://h/my@db"),  # a database name holding '@': %40
+    ("postgresql://u:pw@h/db?password=x@y1", "postgresql://u:***@y1"),  # and an option (masked widely)
+    ("postgresql://u:pa@?a=@h:5432/db", "postgresql://u:***@h:5432/db"),  # libpq: option 'a' = '@h:5432/db'
+])
+def test_a_url_libpq_would_split_elsewhere_is_refused_masked(text, shown):
+    """libpq ends the userinfo at the first '@' (or at a '/'), so an unencoded '@' or '/' in a password sends
+    the rest of it to libpq as a host, port or database name, which its errors print: refused before that."""
+    with pytest.raises(UsageError) as info:
+        pgurl.parse(text)
+    assert info.value.message == (f"invalid PostgreSQL URL {shown}: an '@' in the user name, password, database "
+                                  "name or an option must be percent-encoded (%40), as must a '/' in the user name or "
+                                  "password (%2F)")
+    assert pgurl.redact(text) == shown
+    assert all(piece not in info.value.message for piece in ("ssw0rd", "pa@", "pa/", ":pa"))
+
+
+LIBPQ_URLS = ["postgresql://u:p@ss@h/db", "postgresql://u:pa?ss1@h/db", "postgresql://u:pa#ss@h/db",
+              "postgresql://u:p%40ss@h/db", "postgresql://u@h/db?password=x@y", "postgresql://u:p:w@h/db",
+              "postgresql://host1:5432,u:pw@host2/db", "postgresql://u:p,w@h/db", "postgresql://u:pw@/db?host=/tmp",
+              "postgresql://u:pa/ss@h/db", "postgresql://pm:pa@ss/wd@h/db", "postgresql://h:5432/db",
+              "postgresql://u:p[w@h/db", "postgresql://u:pw@h/db?password=other1"]
+
+
+@pytest.mark.parametrize("text", LIBPQ_URLS)
+def test_the_password_is_found_where_libpq_finds_it(text):
+    """libpq's own parse (PQconninfoParse, through psycopg) is the oracle: the password it reads is among
+    those praisonmem masks, and a URL praisonmem accepts gives libpq that very password."""
+    conninfo_to_dict = require_psycopg().conninfo.conninfo_to_dict
+    libpq = conninfo_to_dict(text).get("password")
+    if libpq is not None:
+        assert libpq in pgurl._passwords(text)
+        assert libpq not in pgurl.redact(text).replace("postgresql", "")
+    try:
+        url = pgurl.parse(text)
+    except UsageError:
+        return
+    assert conninfo_to_dict(url.conninfo) == conninfo_to_dict(text)
+    info = pgurl._userinfo(text)
+    assert info is None or info.libpq == info.end  # accepted: libpq and the writer agree where the userinfo ends
+
+
+KV_PASSWORDS = st.text(st.characters(codec="utf-8", exclude_characters="\x00"), min_size=1, max_size=24)
+
+
+def _quoted(value: str) -> str:
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _escaped(value: str) -> str:
+    return "".join("\\" + c if c.isspace() or c in "\\'" else c for c in value)
+
+
+@settings(max_examples=300, deadline=None)
+@given(password=KV_PASSWORDS, quote=st.booleans(), spaces=st.sampled_from(["", " ", "  "]))
+def test_a_keyword_value_password_is_masked_by_libpqs_rules(password, quote, spaces):
+    """Whatever the password holds (blanks, quotes, backslashes), libpq reads it back from the string, and
+    redact leaves the string as it was but for that value."""
+    pgurl.forget()
+    conninfo_to_dict = require_psycopg().conninfo.conninfo_to_dict
+    value = _quoted(password) if quote or not password.strip() else _escaped(password)
+    text = f"host=h port=5432 password{spaces}={spaces}{value} dbname=x"
+    assert conninfo_to_dict(text)["password"] == password
+    assert pgurl.redact(text) == f"host=h port=5432 password{spaces}={spaces}*** dbname=x"
+    assert password in pgurl._passwords(text)
+
+
+URL_PASSWORDS = st.text(st.sampled_from("abc09@/:?#%&=+ ,[]'\"~"), min_size=1, max_size=16)
+
+
+@settings(max_examples=300, deadline=None)
+@given(password=URL_PASSWORDS)
+def test_a_url_password_raw_or_encoded_is_masked_or_refused(password):
+    """An unencoded password in a URL: either refused, or read by libpq as written; never shown."""
+    from urllib.parse import quote
+
+    pgurl.forget()
+    conninfo_to_dict = require_psycopg().conninfo.conninfo_to_dict
+    for written in (password, quote(password, safe="")):
+        text = f"postgresql://pm:{written}@h:5432/db"
+        try:
+            url = pgurl.parse(text)
+        except UsageError as exc:
+            assert "@" in written or "/" in written, exc.message
+            assert exc.message.startswith("invalid PostgreSQL URL postgresql://pm:***@h:5432/db: ")
+            continue
+        assert url.display == "postgresql://pm:***@h:5432/db"
+        try:
+            parsed = conninfo_to_dict(url.conninfo)
+        except (require_psycopg().ProgrammingError, UnicodeDecodeError):  # a bad '%' escape: refused on connect
+            with pytest.raises(UsageError):
+                pgurl.connect(url)
+            continue
+        assert parsed["host"] == "h" and parsed.get("password", "") in pgurl._passwords(text) | {""}
+
+
+def test_an_unterminated_quoted_password_is_masked_to_the_end():
+    assert pgurl.redact("host=h password='a b c") == "host=h password=***"
+    assert pgurl.redact("host=h password=a\\ b dbname=x") == "host=h password=*** dbname=x"
+
+
+def test_mask_finds_urls_and_keyword_values_inside_a_message():
+    assert pgurl.mask("unknown store 'host=h password=s3cr3t dbname=x'; this home has: json") == (
+        "unknown store 'host=h password=*** dbname=x'; this home has: json")
+    assert pgurl.mask("cannot connect to postgresql://u:pw12@h/db: user x@y not found") == (
+        "cannot connect to postgresql://u:***@h/db: user x@y not found")
+
+
+def test_a_short_remembered_password_is_masked_where_it_stands_alone():
+    pgurl.remember("postgresql://u:p@h/db")
+    assert pgurl.scrub('postgresql://u:p@h: host "p" not found') == 'postgresql://u:***@h: host "***" not found'
 
 
 def test_scrub_removes_remembered_passwords_in_every_encoding():

@@ -48,13 +48,13 @@ DEFAULT_SCHEMA = "public"
 DEFAULT_FILE = "praisonai_conversations.db"
 SESSION_COLUMNS = ("session_id", "user_id", "agent_id", "name", "state", "metadata", "created_at", "updated_at")
 MESSAGE_COLUMNS = ("id", "session_id", "role", "content", "tool_calls", "tool_call_id", "metadata", "created_at")
-_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")  # the library's table-prefix rule
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # fullmatch: the library's table-prefix rule
 BATCH = 500  # sessions read per round trip by scan
 
 
 def check_name(value: str, what: str, *, empty: bool = False) -> str:
     """A ``--table-prefix``/``--schema`` as the library folds it (unquoted SQL: lower case)."""
-    if (value == "" and empty) or _IDENT.match(value):
+    if (value == "" and empty) or _IDENT.fullmatch(value):  # not match with "$", which passes a final newline
         return value.lower()
     raise UsageError(f"{what} {value!r}: letters, digits and '_' only, not starting with a digit")
 
