@@ -86,6 +86,13 @@ class CorruptFile(Refused):
         self.reason = reason
 
 
+class NotRegularFile(CorruptFile):
+    """A file praisonmem must read that is a named pipe, a socket or a device (or a link to one): only regular
+    files are read, so it is refused rather than waited on or read without end."""
+
+    code = "not_regular_file"
+
+
 class ConfirmationRequired(Refused):
     code = "confirmation_required"
 

@@ -199,7 +199,9 @@ def test_an_upsonic_store_with_only_one_table(cli, tmp_path):
     assert cli("upsonic", "sessions", "--db", path, "--json").json() == []
     assert cli("upsonic", "user-memory", "set", "u1", "a=1", "--db", path).exit_code == 0
     doc = PRAISONAI_FIXTURES / "home" / "sessions" / "my_chat.json"
-    assert cli("upsonic", "convert", str(doc), "--from-praisonai", "--db", path).exit_code == 0
+    # a session named by its path is taken only in the home's sessions dir
+    assert cli("--home", doc.parent.parent, "upsonic", "convert", str(doc), "--from-praisonai", "--db", path
+               ).exit_code == 0
     assert [r["session_id"] for r in cli("upsonic", "sessions", "--db", path, "--json").json()] == ["my_chat"]
 
 

@@ -38,9 +38,13 @@ def _complete_stores(ctx: typer.Context, incomplete: str) -> list[str]:
     return complete(ctx, incomplete)
 
 
-SessionArg = Annotated[str, typer.Argument(metavar="SESSION", help="Session id, file stem, or path to a .json file.",
+SessionArg = Annotated[str, typer.Argument(metavar="SESSION", help="Session id, file stem, or path to a session file "
+                                                                   "in a sessions directory of the home.",
                                            autocompletion=_complete_sessions)]
 ForceFlag = Annotated[bool, typer.Option("--force", help="Act even if the session was written in the last minute.")]
+DeleteForceFlag = Annotated[bool, typer.Option("--force", help="Delete even a session written in the last minute, "
+                                                               "or a file praisonmem cannot read (permissions, an "
+                                                               "I/O error, a link loop, a pipe or device).")]
 KeyFileOption = Annotated[str | None, typer.Option(
     "--key-file", metavar="PATH", help="The key of encrypted sessions (a private file holding the Fernet key; "
                                        "default: PRAISONAI_SESSION_KEY).")]
@@ -429,7 +433,7 @@ def delete_command(
     ctx: typer.Context,
     session: Annotated[list[str], typer.Argument(metavar="SESSION...", help="Sessions to delete.",
                                                  autocompletion=_complete_sessions)],
-    force: ForceFlag = False,
+    force: DeleteForceFlag = False,
     store: StoreOption = None,
     table_prefix: TablePrefixOption = None,
     schema: SchemaOption = None,
@@ -440,7 +444,11 @@ def delete_command(
     """Delete sessions, each under its lock; the .lock files stay.
 
     Every name is resolved first (exact ids, stems or paths; no prefixes), so a
-    typo deletes nothing; a session both stores hold needs --store. Deleting
+    typo deletes nothing; a session both stores hold needs --store. Turns the
+    library saved for a session in the spill dir are deleted with it (else its
+    next load would make the session anew from them). A file praisonmem
+    cannot read (permissions, a pipe or device) is refused unless --force;
+    one that reads but does not parse is deleted as any other. Deleting
     from sessions.db leaves none of its text in the database files (it zeroes
     and vacuums them, and empties sessions.db-wal; when another process is
     reading, the change says what is left until the next checkpoint). The last
@@ -549,7 +557,9 @@ def export_command(
     changed (that is 'session redact').
     Encrypted values stay as stored in json (the lossless copy: importing it
     restores them encrypted); jsonl and markdown decrypt them with the
-    session key (PRAISONAI_SESSION_KEY or --key-file).
+    session key (PRAISONAI_SESSION_KEY or --key-file). Turns waiting for a
+    session in the spill dir are exported merged into it, as the library's
+    next load would merge them.
 
     Example:
 
@@ -852,7 +862,9 @@ def migrate_command(
     that is a conversation store. Shows a progress bar on a terminal, and a
     summary line (sessions, messages, seconds) on stderr; --json prints the
     summary with one record per session. --move and --on-conflict replace
-    ask for confirmation (or --yes).
+    ask for confirmation (or --yes). Turns waiting for a session in the
+    spill dir go across merged into it, as the library's next load would
+    merge them; --move deletes them with the source session.
 
     Example:
 

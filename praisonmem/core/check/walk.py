@@ -26,7 +26,8 @@ from typing import Any
 from praisonmem.core import learn, memory, migrate, sessions
 from praisonmem.core.check import rules
 from praisonmem.core.check.rules import Severity
-from praisonmem.core.errors import LockTimeout, NotFound, PraisonMemError, UsageError, io_failure
+from praisonmem.core.errors import (CorruptFile, LockTimeout, NotFound, NotRegularFile, PraisonMemError, UsageError,
+                                    io_failure)
 from praisonmem.core.io import jsonfile, parallel
 from praisonmem.core.paths import Paths, Resolved, resolve
 
@@ -111,13 +112,14 @@ class Checker:
             return False, None
         except PraisonMemError as exc:
             reason = getattr(exc, "reason", exc.message)
-            self.add("error", path, f"{reason}: {self._consequence(path)}", "parse")
+            self.add("error", path, f"{reason}: {self._consequence(path, exc)}", "parse")
             return False, None
 
     @staticmethod
-    def _consequence(path: Path) -> str:
+    def _consequence(path: Path, exc: PraisonMemError) -> str:
+        """What the library does with a file ``check`` could not read for the reason ``exc`` gives."""
         if path.parent.name == "sessions" and path.name.endswith(".json"):
-            return "the library quarantines it (renames it *.corrupt-<ms>) and starts an empty session"
+            return _session_consequence(exc)
         if path.name in memory.MEMORY_FILES or path.parent.name == "episodic":
             return "FileMemory reads it as empty and overwrites it on its next write"
         return "the library cannot read it"
@@ -472,6 +474,25 @@ class Checker:
         return base
 
 
+def _session_consequence(exc: PraisonMemError) -> str:
+    """What ``DefaultSessionStore`` (praisonaiagents 1.7.17) does with a session file it cannot load: it quarantines
+    only one that is not UTF-8 or not JSON (``UnicodeDecodeError``, ``JSONDecodeError``); an ``OSError`` it
+    re-raises, so the file stays, a load gives an empty history without writing, and every write of the session
+    fails (a turn it was adding goes to the spill dir); any other error (nesting too deep, a number too long)
+    escapes its loader."""
+    import json
+
+    cause = exc.__cause__
+    if isinstance(exc, CorruptFile) and isinstance(cause, (UnicodeDecodeError, json.JSONDecodeError)):
+        return "the library quarantines it (renames it *.corrupt-<ms>) and starts an empty session"
+    if isinstance(exc, NotRegularFile):
+        return "the library's read of it waits on it or never ends (only a regular file is a session)"
+    if isinstance(exc, CorruptFile):
+        return "the library's load fails on it with an error it does not catch (it is not quarantined)"
+    return ("the library cannot read it either: it leaves the file as it is, an agent resuming the session starts "
+            "with an empty history, and each write of it fails (a turn it was adding is saved to the spill dir)")
+
+
 def _listing(directory: Path) -> list[tuple[str, str, bool, bool]]:
     """A directory's entries as (path, name, is a file, may be a directory: one or a symlink), sorted by path
     string."""
@@ -504,7 +525,7 @@ def _checked_sessions(paths: list[str]) -> list[tuple[list[Found], tuple[str, An
             doc = jsonfile.read(path)
         except PraisonMemError as exc:
             reason = getattr(exc, "reason", exc.message)
-            found.append(("error", path, f"{reason}: {Checker._consequence(Path(path))}", "parse"))
+            found.append(("error", path, f"{reason}: {Checker._consequence(Path(path), exc)}", "parse"))
         else:
             if not isinstance(doc, dict):
                 found.append(("error", path, f"top-level JSON value is {jsonfile.json_kind(doc)}, not an object",
@@ -599,6 +620,14 @@ def _within(path: Path, root: Path) -> bool:
     except ValueError:
         return False
     return True
+
+
+def session_findings(path: str | os.PathLike[str]) -> list[Finding]:
+    """What ``check`` finds in one file read as a session file, whatever its directory is called (a ``--store``
+    directory, a project store): the verdict a SESSION given as a path must pass."""
+    checker = Checker()
+    checker.session_file(Path(path))
+    return checker.report.findings
 
 
 def check(targets: Iterable[str | os.PathLike[str]], progress: Callable[[int], None] | None = None,

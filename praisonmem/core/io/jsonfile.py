@@ -2,7 +2,8 @@
 
 Reading takes no lock and never writes: thanks to the library's atomic
 replace, an unlocked reader sees either the whole old document or the whole
-new one.
+new one. Only regular files are read, opened without blocking (a named pipe
+or a link to a device in a sessions directory is refused, not waited on).
 
 Writing follows the library's protocol so praisonmem and a live agent can share
 a directory:
@@ -110,13 +111,9 @@ def exc_text(exc: ValueError) -> str:
 
 
 def read_bytes(path: str | os.PathLike[str]) -> bytes:
-    try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except FileNotFoundError as exc:
-        raise NotFound(f"{path}: no such file") from exc
-    except OSError as exc:
-        raise io_failure(path, exc) from exc
+    """The bytes of a regular file (or a link to one), read without blocking on anything else: a named pipe,
+    socket or device is :class:`~praisonmem.core.errors.NotRegularFile` (:func:`~.inputfile.open_data`)."""
+    return inputfile.read_data(path)
 
 
 STDIN = inputfile.STDIN

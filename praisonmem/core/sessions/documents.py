@@ -239,8 +239,8 @@ def library_form(doc: dict[str, Any], *, now: float | None = None) -> dict[str, 
     iso = datetime.fromtimestamp(stamp, timezone.utc).isoformat()
     try:
         raw = doc.get("messages", [])
-        messages = [_message_form(m, stamp) for m in raw if isinstance(m, dict)]
-        archived = [_message_form(m, stamp) for m in (doc.get("archived_messages") or []) if isinstance(m, dict)]
+        messages = [library_message(m, stamp) for m in raw if isinstance(m, dict)]
+        archived = [library_message(m, stamp) for m in (doc.get("archived_messages") or []) if isinstance(m, dict)]
         checkpoint = doc.get("last_compaction")
         compaction = _checkpoint_form(checkpoint, stamp) if checkpoint else None
         if compaction is not None:
@@ -275,7 +275,8 @@ def library_form(doc: dict[str, Any], *, now: float | None = None) -> dict[str, 
     return out
 
 
-def _message_form(message: dict[str, Any], now: float) -> dict[str, Any]:
+def library_message(message: dict[str, Any], now: float) -> dict[str, Any]:
+    """``SessionMessage.from_dict(message).to_dict()``: a message as the library keeps it (a missing time: ``now``)."""
     out = {"role": message.get("role", "user"), "content": message.get("content", ""),
            "timestamp": message.get("timestamp", now), "metadata": message.get("metadata", {})}
     if message.get("tool_calls"):

@@ -25,7 +25,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from praisonmem.core.errors import NotFound, PraisonMemError, Refused, TargetExists, UsageError
+from praisonmem.core.errors import (CorruptFile, NotFound, NotRegularFile, PraisonMemError, Refused, TargetExists,
+                                    UsageError)
 from praisonmem.core.io import jsonfile
 from praisonmem.core.io.timeutil import epoch_of, now_iso
 from praisonmem.core.paths import Paths
@@ -237,11 +238,12 @@ def still_older_than(cutoff: float) -> Recheck:
 def plan_delete(paths: Paths, names: list[str], *, force: bool = False,
                 timeout: float = jsonfile.LOCK_TIMEOUT, store: str | None = None) -> Plan:
     """Delete the named sessions (every name resolved first, so a typo deletes nothing); a session written in
-    the last minute is refused unless ``force``, and checked again under its lock."""
+    the last minute, and a file praisonmem cannot read (:func:`refuse_if_unreadable`), are refused unless
+    ``force``; the first is checked again under its lock."""
     store = open_store(paths, store)
     targets = resolve_all(store, names)
     for ref in targets:
-        _, doc = _describe(store, ref)
+        doc = refuse_if_unreadable(store, ref, force)
         if doc is not None:
             refuse_if_live(store, ref, doc, "delete it", force)
     store.refuse(deleting=targets)
@@ -251,9 +253,31 @@ def plan_delete(paths: Paths, names: list[str], *, force: bool = False,
                                                  recheck=None if force else not_live, progress=progress))
 
 
+def refuse_if_unreadable(store: SessionStore, ref: Any, force: bool) -> dict[str, Any] | None:
+    """The session's document (``None`` when it is gone or does not parse: a file that does not parse is the
+    library's to quarantine, and may be deleted); a file praisonmem cannot read at all (permissions, an I/O
+    error, a link loop, a pipe or device) is refused unless ``force``, since nothing can tell what it holds."""
+    try:
+        return store.read(ref)
+    except NotFound:
+        return None
+    except CorruptFile as exc:
+        if not isinstance(exc, NotRegularFile):
+            return None
+        problem = exc.reason
+    except PraisonMemError as exc:
+        problem = exc.message.removeprefix(f"{ref}: ")
+    if not force:
+        raise Refused(f"{file_name(ref)}: praisonmem cannot read it ({problem}), so it cannot tell what deleting it "
+                      "loses; delete it anyway with --force")
+    return None
+
+
 def delete(store: SessionStore, targets: list[Any], *, dry_run: bool = False, timeout: float = jsonfile.LOCK_TIMEOUT,
            recheck: Recheck | None = None, progress: Progress = None) -> Outcome:
-    """Delete each session under its lock. A failure is recorded, not raised.
+    """Delete each session under its lock, and first the spill records the library would merge into it, in the
+    same transaction (else its next load of the id would make the session anew from them). A failure is
+    recorded, not raised.
 
     ``recheck`` is applied again to the document read under the lock (the choice
     may be minutes old, made before a confirmation prompt): a reason it returns
@@ -262,7 +286,8 @@ def delete(store: SessionStore, targets: list[Any], *, dry_run: bool = False, ti
     changes = []
     for ref in targets:
         sid, _ = _describe(store, ref)
-        change = session_change(Action.deleted, sid, ref, dry_run=dry_run, where=file_name(ref))
+        change = session_change(Action.deleted, sid, ref, dry_run=dry_run, where=file_name(ref),
+                                detail=store.spill_note(ref, sid or "", None, "deleted") if dry_run else None)
         if not dry_run:
             try:
                 with store.transaction([ref], timeout) as tx:
@@ -272,7 +297,10 @@ def delete(store: SessionStore, targets: list[Any], *, dry_run: bool = False, ti
                     if reason:
                         change.action, change.detail = Action.skipped, reason
                     else:
+                        spill = tx.drop_spill(ref)  # first: a file left alone with its spill files comes back
                         tx.delete(ref)
+                        if spill:
+                            with_notes(change, [spill])
                 with_notes(change, tx.notes)
             except PraisonMemError as exc:
                 change.fail(exc)

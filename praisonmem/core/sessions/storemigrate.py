@@ -14,7 +14,10 @@ across as its document's stored bytes; a conversation store keeps what its colum
 * ``verify``: every migrated session is read back from the target and compared with the source (the
   message count, archived included, and the SHA-256 of its canonical JSON); a mismatch fails the item.
 * ``move``: the source session is deleted after its copy is in the target (and compares equal), inside
-  the source's own transaction, and only when the source has not changed meanwhile.
+  the source's own transaction, and only when the source has not changed meanwhile; its spill records go
+  in the same transaction.
+* Turns waiting for a session in the source's spill dir (saved aside by the library after a failed write)
+  go across merged into it as the library's next load would merge them (:func:`~.transfer.with_spilled`).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from praisonmem.core.io.timeutil import epoch_of
 from praisonmem.core.paths import Paths
 from praisonmem.core.sessions.documents import messages_of
 from praisonmem.core.sessions.stores import SessionStore, open_store
+from praisonmem.core.sessions.transfer import with_spilled
 
 ON_CONFLICT = ("skip", "replace")
 Progress = Callable[[int, int], None] | None
@@ -189,8 +193,11 @@ def _one(src: Any, dst: Any, ref: Any, raw: bytes | PraisonMemError, *, move: bo
     if isinstance(raw, PraisonMemError):
         return _record(name, "failed", reason=raw.message, exit_code=raw.exit_code)
     try:
-        doc = src.parse(ref, raw)
-        sid = src.session_id(ref, doc)
+        stored = src.parse(ref, raw)
+        sid = src.session_id(ref, stored)
+        doc = with_spilled(src, ref, sid, stored)  # what the library would load: the spilled turns merged in
+        if doc is not stored:  # the document as the library writes it once it has merged them
+            raw = jsonfile.serialise(doc)
         count = message_count(doc)
         tref = dst.ref(sid)
         if dry_run:
@@ -214,7 +221,7 @@ def _one(src: Any, dst: Any, ref: Any, raw: bytes | PraisonMemError, *, move: bo
             if verify:
                 record["verified"] = True
         if move:
-            _delete_source(src, ref, raw, doc, timeout)
+            _delete_source(src, ref, stored, sid, doc, timeout)
             record["moved"] = True
         return record
     except PraisonMemError as exc:
@@ -276,13 +283,18 @@ def _mismatch(dst: Any, tref: Any, doc: dict[str, Any]) -> str | None:
             f"{got[1][:12]}")
 
 
-def _delete_source(src: Any, ref: Any, raw: bytes, doc: dict[str, Any], timeout: float) -> None:
+def _delete_source(src: Any, ref: Any, stored: dict[str, Any], sid: str, copied: dict[str, Any],
+                   timeout: float) -> None:
+    """Delete the source session (``stored`` when it was read) and its spill records, in its own transaction, when
+    the session and the turns spilled for it are still what was ``copied``."""
     from praisonmem.core.errors import Refused
 
     src.refuse(deleting=[ref])
     with src.transaction([ref], timeout) as tx:
         now = tx.read(ref)
-        if now is None or canonical(now) != canonical(doc):
+        if now is None or canonical(now) != canonical(stored) or \
+                canonical(messages_of(with_spilled(src, ref, sid, now))) != canonical(messages_of(copied)):
             raise Refused(f"{src.name(ref)}: changed in the source while it was migrated; copied but not deleted")
+        tx.drop_spill(ref)  # first: the library makes a deleted session anew from turns spilled for it
         tx.delete(ref)
 

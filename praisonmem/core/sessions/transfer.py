@@ -2,6 +2,10 @@
 
 Export formats:
 
+Every format carries the turns waiting for a session in the spill dir (turns the library saved aside
+after a failed write and merges on its next load), merged as that load merges them (:func:`with_spilled`),
+so the export holds what the library would load.
+
 * ``json``: the stored documents, lossless, in praisonaiagents' portable payload
   (``{"version": 1, "sessions": [...]}``, what ``DefaultSessionStore.export_all``
   produces and ``import_sessions`` reads) plus praisonmem's ``format`` and
@@ -164,13 +168,27 @@ def export(paths: Paths, names: list[str], *, every: bool = False, format: Expor
 
 
 def documents(store: SessionStore, refs: list[Any], ids: list[Any] | None = None) -> Iterator[Document]:
-    """Each session read and validated when it is reached (its ``session_id`` noted in ``ids``)."""
+    """Each session read and validated when it is reached (its ``session_id`` noted in ``ids``), with the turns
+    waiting for it in the spill dir merged in (:func:`with_spilled`)."""
     for ref in refs:
         doc = store.read(ref)
         if ids is not None:
             ids.append(doc.get("session_id"))
-        yield str(ref), store.session_id(ref, doc), doc
+        sid = store.session_id(ref, doc)
+        yield str(ref), sid, with_spilled(store, ref, sid, doc)
         del doc  # before the next one is read: one session in memory at a time
+
+
+def with_spilled(store: SessionStore, ref: Any, session_id: str, doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` with the turns the library's next load adds from the spill dir appended to its ``messages``, as
+    that load merges them (:meth:`~.stores.SessionStore.spilled`: in its order, its form, without the turns it
+    would drop as already there); ``doc`` itself when none wait. Every other key stays as stored (``updated_at``
+    too: the library sets it to the time of its own write, which a copy is not); the library's window
+    (compacting beyond ``max_messages``) is applied by its next write, as its own settings say."""
+    turns = store.spilled(ref, session_id, messages_of(doc))
+    if not turns:
+        return doc
+    return {**doc, "messages": [*messages_of(doc), *turns]}
 
 
 def load_for_export(paths: Paths, names: list[str], *, everything: bool = False,

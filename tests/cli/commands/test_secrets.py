@@ -113,17 +113,19 @@ def test_export_redact_writes_none_of_the_secrets_and_changes_nothing_stored(cli
     result = cli(*corpus.args(), "session", "export", "--all", "--format", fmt, "--redact", "standard", "-o", out,
                  "--json")
     assert result.exit_code == 0, result.stderr
-    assert result.json()["redacted"] == 4 * len(KINDS)  # message, title, metadata, sessions.db (spill: not exported)
+    # message, title, metadata, sessions.db, and the spilled turns an export carries merged into their session
+    assert result.json()["redacted"] == 5 * len(KINDS)
     raw = out.read_bytes()
     assert [s for s in secrets_for("message").values() if s[1].encode() in raw] == []
-    assert leaked(raw.decode("utf-8"), ("message", "title", "metadata", "db_message")) == []
+    assert leaked(raw.decode("utf-8"), ("message", "title", "metadata", "db_message", "spill")) == []
     for kind in KINDS:
         assert f"[REDACTED:{kind}]".encode() in raw
     assert snapshot(corpus.home) == before
     if fmt == "json":
         payload = json.loads(raw)
         [doc] = [d for d in payload["sessions"] if d["session_id"] == PLANTED]
-        assert [m["content"] for m in doc["messages"]] == expected_redacted("message") + [corpus.encrypted]
+        assert [m["content"] for m in doc["messages"]] == (expected_redacted("message") + [corpus.encrypted]
+                                                           + expected_redacted("spill"))
         assert doc["metadata"] == {"title": " | ".join(expected_redacted("title")),
                                    "notes": " | ".join(expected_redacted("metadata"))}
         plain = json.loads(cli(*corpus.args(), "session", "export", "gw-legacy", "--store", "json").stdout)

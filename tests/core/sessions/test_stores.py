@@ -12,7 +12,7 @@ from praisonmem.core.sessions.stores import home, jsondir, praisonai_cli, sqlite
 STORE = {"ref", "name", "session_id", "store_of", "refs", "exists", "absent", "find", "copies", "read", "read_bytes",
          "parse", "scan", "holds", "seconds_since_write", "spilled", "spill_note", "refuse_spill_clash", "refuse",
          "transaction"}
-TRANSACTION = {"exists", "read", "write", "read_bytes", "write_raw", "delete", "carry_spill", "rewrite_spill",
+TRANSACTION = {"exists", "read", "write", "read_bytes", "write_raw", "delete", "carry_spill", "rewrite_spill", "drop_spill",
                "forget_replaced"}
 IMPLEMENTATIONS = [(jsondir.JsonDirStore, jsondir.Transaction), (sqlite_transcript.TranscriptDbStore,
                                                                   sqlite_transcript.Transaction),

@@ -36,6 +36,8 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from praisonmem.core.errors import UsageError
+
 if TYPE_CHECKING:
     from praisonmem.core.errors import PraisonMemError
     from praisonmem.core.paths import Paths
@@ -85,6 +87,11 @@ class Transaction(Protocol):
     def rewrite_spill(self, session_id: str, change: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
         """Replace each of ``session_id``'s spill records by ``change(record)`` where that differs (a store
         without a spill dir does nothing)."""
+
+    def drop_spill(self, ref: Ref) -> str | None:
+        """Remove the spill records the library would merge into ``ref`` (a delete, before the session goes, so
+        the library never makes it anew from them); what was removed, for the change record (a store without a
+        spill dir does nothing: ``None``)."""
 
     def forget_replaced(self) -> None:
         """After committing, leave no copy of the text this transaction's writes replaced in the store's files
@@ -153,7 +160,9 @@ class SessionStore(Protocol):
     # spilled turns (turns the library saved aside after a failed write; other stores have none)
     def spilled(self, ref: Ref, session_id: str, present: Iterable[Any] = ()) -> list[dict[str, Any]]: ...
 
-    def spill_note(self, ref: Ref, old_id: str, new_id: str, verb: str = "move") -> str | None: ...
+    def spill_note(self, ref: Ref, old_id: str, new_id: str | None, verb: str = "move") -> str | None:
+        """What carrying ``old_id``'s spilled turns to ``new_id`` does (``new_id`` ``None``: deleting them with
+        the session), for a change record; ``None`` when it does nothing."""
 
     def refuse_spill_clash(self, ref: Ref, old_id: str, *new_ids: str) -> None: ...
 
@@ -180,7 +189,7 @@ class PlainStore:
     def spilled(self, ref: Ref, session_id: str, present: Iterable[Any] = ()) -> list[dict[str, Any]]:
         return []
 
-    def spill_note(self, ref: Ref, old_id: str, new_id: str, verb: str = "move") -> str | None:
+    def spill_note(self, ref: Ref, old_id: str, new_id: str | None, verb: str = "move") -> str | None:
         return None
 
     def refuse_spill_clash(self, ref: Ref, old_id: str, *new_ids: str) -> None:
@@ -201,6 +210,19 @@ class Location(str):
         self = super().__new__(cls, text)
         self.table_prefix, self.schema = table_prefix, schema
         return self
+
+
+class OutsideStore(UsageError):
+    """A SESSION that is a path to something outside every session directory of the store (exit 2): praisonmem
+    reads or changes a file named by its path only when it is directly in one of them (``directories``)."""
+
+    def __init__(self, name: str, directories: Sequence[str]) -> None:
+        self.name, self.directories = name, list(dict.fromkeys(directories))
+        shown = ", ".join(self.directories[:3])
+        if len(self.directories) > 3:
+            shown += f" and {len(self.directories) - 3} more"
+        super().__init__(f"{name}: not in a sessions directory ({shown}); a SESSION given as a path must name a "
+                         "session file directly in one of them")
 
 
 def ambiguous(name: str, matches: Sequence[str], where: object = None) -> Exception:

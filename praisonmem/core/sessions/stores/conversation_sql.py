@@ -667,6 +667,10 @@ class ConvTransaction:
     def rewrite_spill(self, session_id: str, change: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
         """Nothing: a conversation store has no spill dir."""
 
+    def drop_spill(self, ref: Any) -> str | None:
+        """Nothing: a conversation store has no spill dir."""
+        return None
+
     def forget_replaced(self) -> None:
         """Nothing more than the database does: replaced rows are the server's (PostgreSQL) or SQLite's free
         pages; praisonmem does not VACUUM a team's database."""

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from praisonmem.core.errors import AmbiguousName, NotFound, PraisonMemError, UsageError
 from praisonmem.core.io import jsonfile
-from praisonmem.core.sessions.stores import Scanned, SessionStore, Transaction
+from praisonmem.core.sessions.stores import OutsideStore, Scanned, SessionStore, Transaction
 from praisonmem.core.sessions.stores.jsondir import JsonDirStore
 
 if TYPE_CHECKING:
@@ -148,8 +148,11 @@ class Home:
             picks = " or ".join(f"--store {ref.store}" for ref in found)
             raise AmbiguousName(f"'{name}' is in several stores: {copies}; give {picks}")
         for error in errors:
-            if not isinstance(error, NotFound):
+            if not isinstance(error, (NotFound, OutsideStore)):
                 raise error
+        outside = [e for e in errors if isinstance(e, OutsideStore)]
+        if outside:  # a path to a file no store of the home holds: one error naming all their directories
+            raise OutsideStore(name, [d for e in outside for d in e.directories])
         missing = errors[0] if len(errors) == 1 else \
             NotFound(f"no session '{name}' in any store of {self.where} ({', '.join(self.stores)})")
         guess = None if allow_prefix else self._unique_prefix(name)
@@ -181,10 +184,6 @@ class Home:
                 found.append(self._located(store, store.find(name, allow_prefix=prefix)))
             except PraisonMemError as exc:
                 errors.append(exc)
-        if len(found) > 1 and (os.sep in name or name.endswith(".json")):
-            # A path: the JSON directory takes a session file anywhere, every other store only in its own place,
-            # so the other store that claims it is the one that owns it (a project file, a run's metadata.json).
-            found = [ref for ref in found if ref.store != self.default.label] or found
         return found, errors
 
     def _shown(self, ref: Located) -> str:
@@ -240,7 +239,7 @@ class Home:
     def spilled(self, ref: Located, session_id: str, present: Iterable[Any] = ()) -> list[dict[str, Any]]:
         return self._store(ref).spilled(ref.ref, session_id, present)
 
-    def spill_note(self, ref: Located, old_id: str, new_id: str, verb: str = "move") -> str | None:
+    def spill_note(self, ref: Located, old_id: str, new_id: str | None, verb: str = "move") -> str | None:
         return self._store(ref).spill_note(ref.ref, old_id, new_id, verb)
 
     def refuse_spill_clash(self, ref: Located, old_id: str, *new_ids: str) -> None:
@@ -306,6 +305,9 @@ class HomeTransaction:
     def rewrite_spill(self, session_id: str, change: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
         for tx in self.txs.values():
             tx.rewrite_spill(session_id, change)
+
+    def drop_spill(self, ref: Located) -> str | None:
+        return self._tx(ref).drop_spill(ref.ref)
 
     def forget_replaced(self) -> None:
         for tx in self.txs.values():

@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from praisonmem.core.errors import IOFailure, NotFound, PraisonMemError, Refused, io_failure
 from praisonmem.core.io import jsonfile, parallel
-from praisonmem.core.sessions.documents import message_key, messages_of, session_id_of, validate
-from praisonmem.core.sessions.stores import Scanned, ambiguous
+from praisonmem.core.sessions.documents import library_message, messages_of, session_id_of, validate
+from praisonmem.core.sessions.stores import OutsideStore, Scanned, ambiguous
 
 if TYPE_CHECKING:
     from praisonmem.core.paths import Paths
@@ -48,14 +48,14 @@ def session_file_name(session_id: str) -> str:
 
 
 def session_paths(directory: Path | str) -> list[str]:
-    """Session files in name order, as path strings: regular files whose name ends in ``.json``."""
+    """Session files in name order, as path strings: entries whose name ends in ``.json`` that are not
+    directories. A named pipe, socket or device (or a link to one, or a link loop) is listed too, so that
+    reading it reports it unreadable rather than skipping it; nothing here opens an entry."""
     try:
         with os.scandir(directory) as entries:
             named = [e for e in entries if e.name.endswith(".json")]
-        try:  # is_file() raises only for a symlink it cannot follow (a loop): then one entry at a time
-            found = [e.path for e in named if e.is_file()]
-        except OSError:
-            found = [e.path for e in named if _is_file_or_bad_link(e)]
+        # is_file() answers from the listing for all but links; the few others are looked at one by one
+        found = [e.path for e in named if _is_regular(e) or _is_odd_file(e)]
     except FileNotFoundError:
         return []
     except NotADirectoryError as exc:
@@ -66,35 +66,107 @@ def session_paths(directory: Path | str) -> list[str]:
     return found
 
 
-def _is_file_or_bad_link(entry: os.DirEntry[str]) -> bool:
-    """A regular file, or a symlink that cannot be followed (a loop): listed, and reported unreadable."""
+def _is_regular(entry: os.DirEntry[str]) -> bool:
     try:
         return entry.is_file()
-    except OSError:  # ELOOP: is_file() only swallows "no such file"
-        return entry.is_symlink()
+    except OSError:  # ELOOP: is_file() only swallows "no such file"; _is_odd_file lists it
+        return False
+
+
+def _is_odd_file(entry: os.DirEntry[str]) -> bool:
+    """An entry that is no regular file and no directory but is there: a named pipe, socket or device, a link to
+    one, or a link that cannot be followed (a loop). A dangling link is not listed (nothing is there)."""
+    try:
+        return not entry.is_dir() and (not entry.is_symlink() or os.path.exists(entry.path))
+    except OSError:  # a loop
+        return True
+
+
+def entry_exists(path: Path | str) -> bool:
+    """Something a session name can resolve to is at ``path``: anything but a directory and a dangling link (a
+    link loop counts: it is reported unreadable when read). A name the system cannot take (a lone surrogate, a
+    NUL) names nothing."""
+    import stat
+
+    try:
+        return not stat.S_ISDIR(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return os.path.islink(path)
+    except ValueError:
+        return False
 
 
 def load(path: Path | str) -> dict[str, Any]:
-    """Read and validate one session file (no lock, no write)."""
-    return validate(jsonfile.parse_object(_read_bytes(path), path), path)
+    """Read and validate one session file (no lock, no write); only a regular file is read
+    (:func:`~praisonmem.core.io.jsonfile.read_bytes`)."""
+    return validate(jsonfile.parse_object(jsonfile.read_bytes(path), path), path)
 
 
-def _read_bytes(path: Path | str) -> bytes:
-    """:func:`~praisonmem.core.io.jsonfile.read_bytes` without a buffered file object (half the time for a session
-    file: a listing reads thousands); on any error that function does it again, so its errors are the errors."""
+def looks_like_path(name: str) -> bool:
+    """A SESSION that may be a path: it holds a ``/`` or ends in ``.json`` (an id or a stem can too: it is a path
+    only when something is there)."""
+    return os.sep in name or name.endswith(".json")
+
+
+def directly_in(path: Path | str, directory: Path | str) -> str | None:
+    """``path`` as ``directory``'s own name for it (``<directory>/<name>``) when it is an entry directly in that
+    directory, else ``None``. The directories are compared once every link and ``..`` in them is resolved, as the
+    system resolves them (``sessions/link/../x.json`` is not in ``sessions/`` when ``link`` leads elsewhere); the
+    entry itself may be a link, as a session named by its stem may be."""
+    text = os.fspath(path)
+    base = os.path.basename(text)
+    if base in ("", ".", ".."):
+        return None
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
-        return jsonfile.read_bytes(path)
+        if os.path.realpath(os.path.dirname(text) or ".") != os.path.realpath(directory):
+            return None
+    except (OSError, ValueError):
+        return None
+    return os.path.join(os.fspath(directory), base)
+
+
+def claimed_path(name: str, *directories: Path) -> str | None:
+    """``name`` as a ref of the first of ``directories`` it is directly in, when it is a path to something that
+    exists (:func:`looks_like_path`); ``None`` when nothing is there (then it is an id or a stem);
+    :class:`~praisonmem.core.sessions.stores.OutsideStore` when it exists anywhere else."""
+    if not looks_like_path(name):
+        return None
+    from praisonmem.core.paths import expand_user
+
+    path = expand_user(name, "SESSION")
+    if not os.path.lexists(path):
+        return None
+    for directory in directories:
+        ref = directly_in(path, directory)
+        if ref is not None:
+            return ref
+    raise OutsideStore(name, [str(d) for d in directories])
+
+
+# What `praisonmem check` finds in a document that is no session at all (rather than a session with a bad part).
+NOT_A_SESSION = frozenset(("session.missing_key", "session.type", "unified.type"))
+
+
+def refuse_non_session(ref: str) -> None:
+    """Refuse (:class:`Refused`, exit 4) a file named by its path that ``praisonmem check`` does not take for a
+    session: not a ``.json`` file, or a JSON document whose ``session_id`` or ``messages`` is missing or of the
+    wrong type (check's error findings :data:`NOT_A_SESSION`). A file that cannot be read or parsed is a session
+    file the library fails on, as check reports it: it is taken, and reported as unreadable as when it is named
+    by its stem. Nothing is written."""
+    hint = "a SESSION given as a path must name a session document"
+    if not ref.endswith(".json"):
+        raise Refused(f"{ref}: not a session file (sessions are <id>.json files); {hint}")
     try:
-        chunks = []
-        while chunk := os.read(fd, 1 << 16):
-            chunks.append(chunk)
-    except OSError:
-        return jsonfile.read_bytes(path)
-    finally:
-        os.close(fd)
-    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        load(ref)
+    except PraisonMemError:
+        return
+    from praisonmem.core.check import session_findings
+
+    for finding in session_findings(ref):
+        if finding.severity == "error" and finding.code in NOT_A_SESSION:
+            raise Refused(f"{ref}: not a session document ({finding.message}); {hint}")
 
 
 def name_of(path: Path | str) -> str:
@@ -157,7 +229,7 @@ class JsonDirStore:
         return self.foreign is not None and is_foreign(path, self.foreign)
 
     def exists(self, ref: str) -> bool:
-        return os.path.isfile(ref) and not self._foreign(ref)
+        return entry_exists(ref) and not self._foreign(ref)
 
     def absent(self) -> str | None:
         if self.directory.is_dir():
@@ -252,22 +324,24 @@ class JsonDirStore:
 
         Raw ids go through the library's sanitising, so ``support/ticket #1234`` finds
         ``support_ticket__1234.json``. With ``allow_prefix``, a unique stem prefix
-        also resolves. Two different files for one name is :class:`AmbiguousName`.
+        also resolves. Two different files for one name is :class:`AmbiguousName`. A name that is a
+        path to something that exists (:func:`claimed_path`) is taken only in this directory and only
+        when the file is a session document; elsewhere it is :class:`OutsideStore`.
         """
         if not name:
             raise NotFound("no session named '' (give a session id, file stem or path)")
-        from praisonmem.core.paths import expand_user
-
-        as_path = expand_user(name, "SESSION")
-        if (os.sep in name or name.endswith(".json")) and (as_path.is_file() or as_path.is_symlink()) \
-                and not self._foreign(str(as_path)):
-            return str(as_path)
+        claimed = claimed_path(name, self.directory)
+        if claimed is not None:
+            if self._foreign(claimed):
+                raise NotFound(f"{claimed}: a REPL/TUI session, not one of the {self.label} store's")
+            refuse_non_session(claimed)
+            return claimed
         self._check_home()
         candidates = [self.directory / session_file_name(name)]
         if "/" not in name and "\\" not in name:  # a stem names a file in the sessions dir, never elsewhere
             candidates.append(self.directory / f"{name}.json")
-        exact = [str(p) for p in dict.fromkeys(candidates)  # a symlink loop: found, then listed as unreadable
-                 if (p.is_file() or p.is_symlink()) and not self._foreign(str(p))]
+        exact = [str(p) for p in dict.fromkeys(candidates)  # a symlink loop, a pipe: found, then listed as unreadable
+                 if entry_exists(p) and not self._foreign(str(p))]
         if len(exact) == 1:
             return exact[0]
         if len(exact) > 1:
@@ -333,16 +407,39 @@ class JsonDirStore:
                 found.append((path, record))
         return found
 
+    def _spill_records_of(self, ref: str) -> list[tuple[Path, dict[str, Any]]]:
+        """Every spill record the library would ever merge into the file ``ref``, whatever raw id it loads it by:
+        named ``<stem>.*.json``, with a ``session_id`` that sanitises to the file's stem (unreadable ones are
+        never merged, and are left to ``check``)."""
+        stem = name_of(ref)
+        found = []
+        for path in _spill_files(self.spill_dir):
+            if not path.name.startswith(f"{stem}."):
+                continue
+            try:
+                record = jsonfile.read_object(path)
+            except PraisonMemError:
+                continue
+            sid = record.get("session_id")
+            if isinstance(sid, str) and safe_file_stem(sid) == stem:
+                found.append((path, record))
+        return found
+
     def spilled(self, ref: str, session_id: str, present: Iterable[Any] = ()) -> list[dict[str, Any]]:
-        """Turns salvaged to the spill dir for ``session_id`` and not yet merged: messages already
-        present (same role, content, timestamp) are left out, as the library's re-ingest does."""
-        seen = {message_key(m) for m in present if isinstance(m, dict)}
+        """The turns the library's next load of ``session_id`` adds from the spill dir, in its order and in the
+        form it adds them (``SessionMessage.from_dict(m).to_dict()``): spill files in name order, in each its
+        messages that are neither in ``present`` (the session's active messages) nor earlier in the spill,
+        compared by role, content and timestamp as the library compares them (:func:`spill_key`)."""
+        import time
+
+        now = time.time()
+        seen = {spill_key(m) for m in present if isinstance(m, dict)}
         found: list[dict[str, Any]] = []
         for _, record in self._spill_records(session_id):
             for message in messages_of(record):
-                if isinstance(message, dict) and message_key(message) not in seen:
-                    seen.add(message_key(message))
-                    found.append(message)
+                if isinstance(message, dict) and (key := spill_key(message)) not in seen:
+                    seen.add(key)
+                    found.append(library_message(message, now))
         return found
 
     def _spill_counts(self) -> dict[str, int]:
@@ -358,13 +455,12 @@ class JsonDirStore:
                 counts[sid] = counts.get(sid, 0) + len(messages_of(record))
         return counts
 
-    def spill_note(self, ref: str, old_id: str, new_id: str, verb: str = "move") -> str | None:
-        """What carrying ``old_id``'s spill files will do, for the change record."""
+    def spill_note(self, ref: str, old_id: str, new_id: str | None, verb: str = "move") -> str | None:
+        """What carrying ``old_id``'s spill files will do, for the change record; ``new_id`` ``None``: what
+        deleting the session does to its spill files (:meth:`Transaction.drop_spill`)."""
         if old_id == new_id:
             return None
-        records = self._spill_records(old_id)
-        turns = sum(len(messages_of(record)) for _, record in records)
-        return f"{turns} spilled turn(s) in {len(records)} spill file(s) {verb} with it" if records else None
+        return spill_words(self._spill_records_of(ref) if new_id is None else self._spill_records(old_id), verb)
 
     def refuse_spill_clash(self, ref: str, old_id: str, *new_ids: str) -> None:
         """Refuse, before anything is written, when carrying ``old_id``'s spill files would meet another file."""
@@ -418,7 +514,8 @@ class Transaction:
         self.notes: list[str] = []  # what could not be done completely, though nothing failed
 
     def exists(self, ref: str) -> bool:
-        return os.path.isfile(ref)
+        """Something is at ``ref`` (a pipe or a device too: reading it refuses, so nothing is written over it)."""
+        return entry_exists(ref)
 
     def read(self, ref: str) -> dict[str, Any] | None:
         """The document as it is now (``None`` when the file is gone); one that does not parse is
@@ -510,6 +607,28 @@ class Transaction:
                 jsonfile.replace_atomically(moved, data, mode=0o600)
             if not keep:
                 jsonfile.delete_locked(path)
+
+    def drop_spill(self, ref: str) -> str | None:
+        """Remove every spill record the library would merge into ``ref`` (:meth:`JsonDirStore._spill_records_of`),
+        under ``ref``'s lock, the one the library's re-ingest takes; what was removed, for the change record.
+
+        A delete does this before it removes the file: the library's load of an id whose file is gone makes
+        a new session of the turns spilled for it, so a spill file left behind would bring the deleted session
+        back, while a delete interrupted between the two leaves the session, which a rerun deletes. What would
+        refuse the delete (a search index that cannot follow, another store's file) refuses here first, while
+        nothing has changed.
+        """
+        self._refuse_foreign(ref, _current_or_none(ref))
+        self._index(ref)
+        records = self.store._spill_records_of(ref)
+        for path, _ in records:
+            try:
+                jsonfile.delete_locked(path)
+            except NotFound:
+                continue
+        if records:
+            jsonfile.fsync_dir(self.store.spill_dir)
+        return spill_words(records, "deleted")
 
     def rewrite_spill(self, session_id: str, change: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
         """Replace ``session_id``'s spill records by ``change(record)`` where it differs, in the library's
@@ -605,10 +724,55 @@ def _current_or_none(ref: str) -> dict[str, Any] | None:
 
 
 def _spill_files(spill_dir: Path) -> list[Path]:
+    """The spill dir's ``*.json`` regular files (or links to one), in name order, as the library's re-ingest
+    takes them."""
     try:
-        return sorted(p for p in spill_dir.iterdir() if p.name.endswith(".json") and p.is_file())
+        with os.scandir(spill_dir) as entries:
+            return sorted(Path(e.path) for e in entries if e.name.endswith(".json") and _is_regular(e))
     except (FileNotFoundError, NotADirectoryError):
         return []
+    except OSError as exc:
+        raise io_failure(spill_dir, exc) from exc
+
+
+def spill_words(records: Sequence[tuple[Path, dict[str, Any]]], verb: str) -> str | None:
+    """``N spilled turn(s) in M spill file(s) <verb> with it``, for a change record (``None``: no spill file)."""
+    if not records:
+        return None
+    turns = sum(len(messages_of(record)) for _, record in records)
+    return f"{turns} spilled turn(s) in {len(records)} spill file(s) {verb} with it"
+
+
+def spill_key(message: dict[str, Any]) -> tuple[Any, ...]:
+    """What makes two messages one turn for the library's spill re-ingest (``_reingest_spill``'s ``_key``): the
+    role, content and timestamp ``SessionMessage.from_dict`` gives them (``"user"`` and ``""`` when missing),
+    each frozen as the library freezes it, so ``1``, ``1.0`` and ``True`` differ while object keys may come in
+    any order. A message without a timestamp gets the clock's time there, so it matches no other: here it gets
+    a value of its own."""
+    stamp = message["timestamp"] if "timestamp" in message else object()
+    return (_frozen(message.get("role", "user")), _frozen(message.get("content", "")), _frozen(stamp))
+
+
+def _frozen(value: Any) -> tuple[Any, ...]:
+    """The library's ``_freeze``: a flat tuple of (type, value) tokens, object keys sorted, built without
+    recursion (a JSON value holds no cycle, so its cycle check has nothing to find)."""
+    tokens: list[Any] = []
+    stack: list[tuple[bool, Any]] = [(False, value)]  # (is an object key, item)
+    while stack:
+        is_key, item = stack.pop()
+        if is_key:
+            tokens.append(("key", type(item), item))
+        elif isinstance(item, (list, dict)):
+            tokens.append((type(item), len(item)))
+            if isinstance(item, list):
+                stack.extend((False, child) for child in reversed(item))
+            else:
+                for key in sorted(item, reverse=True):
+                    stack.append((False, item[key]))
+                    stack.append((True, key))
+        else:
+            tokens.append((type(item), item))
+    return tuple(tokens)
 
 
 def _holds_id(path: str, session_id: str) -> bool:

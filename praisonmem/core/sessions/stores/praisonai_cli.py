@@ -23,9 +23,11 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
+import stat
 import subprocess
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
@@ -34,10 +36,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from praisonmem.core.errors import (AmbiguousName, CorruptFile, NotFound, PraisonMemError, Refused,
+from praisonmem.core.errors import (AmbiguousName, CorruptFile, NotFound, NotRegularFile, PraisonMemError, Refused,
                                     io_failure)
 from praisonmem.core.io import jsonfile
 from praisonmem.core.io.digest import sha256_hex
+from praisonmem.core.io.inputfile import file_kind
 from praisonmem.core.sessions.documents import UNIFIED_KEYS, is_unified, session_id_of, validate
 from praisonmem.core.sessions.stores import PlainStore, Scanned
 
@@ -130,7 +133,7 @@ def project_identity(cwd: str | os.PathLike[str] | None = None) -> ProjectIdenti
         cached_path = _git_meta_path(root, "praisonai-project")
         if cached_path is not None:
             try:
-                cached = cached_path.read_text(encoding="utf-8").strip()
+                cached = _read_text(cached_path).strip()
             except FileNotFoundError:
                 return None
             except OSError:
@@ -139,6 +142,17 @@ def project_identity(cwd: str | os.PathLike[str] | None = None) -> ProjectIdenti
                 return ProjectIdentity(short_hash(f"cached-id:{cached}"), "cached-id", None)
     path = str((root or here).resolve())
     return ProjectIdentity(short_hash(path), "path", path)
+
+
+def _read_text(path: Path) -> str:
+    """A small text file (``Path.read_text``'s errors: FileNotFoundError, OSError, UnicodeDecodeError), read only
+    when it is a regular file and without blocking (a named pipe there would hang ``session list``)."""
+    try:
+        return jsonfile.read_bytes(path).decode("utf-8")
+    except NotFound as exc:
+        raise FileNotFoundError(exc.message) from exc
+    except PraisonMemError as exc:
+        raise OSError(exc.message) from exc
 
 
 def _git(args: list[str], cwd: Path) -> str | None:
@@ -205,7 +219,7 @@ def _root_commit(base: Path, root: Path | None) -> str | None:
     pin = _git_meta_path(root, "praisonai-root-commit") if root is not None else None
     if pin is not None:
         try:
-            pinned = pin.read_text(encoding="utf-8").strip()
+            pinned = _read_text(pin).strip()
         except OSError:
             pinned = None
         if pinned in {sha for _, sha in roots}:
@@ -264,7 +278,7 @@ def naive_local_seconds(value: Any) -> float | None:
 def last_session(directory: Path) -> str | None:
     """The id in ``.last_session`` (what the TUI's ``/continue`` resumes)."""
     try:
-        return (directory / LAST_SESSION).read_text(encoding="utf-8").strip() or None
+        return _read_text(directory / LAST_SESSION).strip() or None
     except (OSError, UnicodeDecodeError):
         return None
 
@@ -301,17 +315,32 @@ class UnifiedStore(PlainStore):
         return session_paths(self.directory)
 
     def exists(self, ref: str) -> bool:
-        return read_unified(ref) is not None
+        return self._contains(ref) and read_unified(ref) is not None
+
+    def _contains(self, ref: str) -> bool:
+        """``ref`` is a file directly in the sessions dir: the TUI names a file by the raw id, so an id holding a
+        ``/`` or ``..`` (a session of another store, an import) would name a file elsewhere, which is no REPL/TUI
+        session of this home."""
+        from praisonmem.core.sessions.stores.jsondir import directly_in
+
+        return directly_in(ref, self.directory) == os.fspath(ref)
 
     def absent(self) -> str | None:
         return None if self.directory.is_dir() else f"no sessions directory at {self.directory}"
 
     def find(self, name: str, *, allow_prefix: bool = False) -> str:
+        """A REPL/TUI session by its file's name (its id), a unique prefix of it, or a path to the file, which must
+        be directly in the sessions dir (:func:`~.jsondir.claimed_path`) and a session document."""
+        from praisonmem.core.sessions.stores.jsondir import claimed_path, refuse_non_session
+
         if not name:
             raise NotFound("no session named ''")
-        as_path = str(Path(name).expanduser())
-        if (os.sep in name or name.endswith(".json")) and read_unified(as_path) is not None:
-            return as_path
+        claimed = claimed_path(name, self.directory)
+        if claimed is not None:
+            if read_unified(claimed) is None:  # the JSON store's file (or nobody's: that store refuses it)
+                raise NotFound(f"{claimed}: not a REPL/TUI session")
+            refuse_non_session(claimed)
+            return claimed
         if "/" not in name and read_unified(self.ref(name)) is not None:
             return self.ref(name)
         if allow_prefix and "/" not in name:
@@ -376,7 +405,12 @@ class UnifiedStore(PlainStore):
     @contextmanager
     def transaction(self, refs: Sequence[str], timeout: float = jsonfile.LOCK_TIMEOUT
                     ) -> Iterator[UnifiedTransaction]:
-        """``flock(LOCK_EX)`` on each data file itself, in sorted order, as ``UnifiedSessionStore.save`` locks."""
+        """``flock(LOCK_EX)`` on each data file itself, in sorted order, as ``UnifiedSessionStore.save`` locks; a
+        ref that is not a file directly in the sessions dir (:meth:`_contains`) is refused before anything opens."""
+        for ref in refs:
+            if not self._contains(ref):
+                raise Refused(f"{ref}: not a file directly in {self.directory}, so no REPL/TUI session of this home; "
+                              "nothing changed")
         with ExitStack() as stack:
             handles = {ref: stack.enter_context(_flocked(ref, timeout)) for ref in sorted(set(refs))}
             tx = UnifiedTransaction(self, handles)
@@ -392,13 +426,16 @@ class UnifiedStore(PlainStore):
 def _flocked(path: Path, timeout: float) -> Iterator[int | None]:
     """An fd on ``path`` holding ``flock(LOCK_EX)`` (``None``: the file is gone); never creates the file."""
     try:
-        fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
-    except FileNotFoundError:
+        fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except (FileNotFoundError, ValueError):  # ValueError: a name no file can have (a lone surrogate, a NUL)
         yield None
         return
     except OSError as exc:
         raise io_failure(path, exc, "cannot lock") from exc
     try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):  # O_NONBLOCK above: a pipe put there is opened, never waited on
+            raise NotRegularFile(str(path), f"is {file_kind(mode)}, not a regular file")
         jsonfile.flock_polled(fd, path, timeout, f"{path}: could not lock it within {timeout:g}s (the TUI may be "
                                                  "writing it); nothing changed")
         yield fd
@@ -508,6 +545,10 @@ class UnifiedTransaction:
     def rewrite_spill(self, session_id: str, change: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
         """Nothing: the praisonai CLI's stores have no spill dir."""
 
+    def drop_spill(self, ref: Any) -> str | None:
+        """Nothing: the praisonai CLI's stores have no spill dir."""
+        return None
+
     def forget_replaced(self) -> None:
         """Nothing: a rewritten file holds only its new bytes (no free page or journal keeps the old ones)."""
 
@@ -534,16 +575,19 @@ def read_run(directory: Path) -> tuple[dict[str, Any], list[Any]]:
         raise CorruptFile(str(meta_path), f"no {', '.join(map(repr, missing))}: praisonai's SessionManager skips it")
     events: list[Any] = []
     try:
-        with open(directory / "events.jsonl", encoding="utf-8") as handle:
+        raw = jsonfile.read_bytes(directory / "events.jsonl")  # a regular file only: a pipe there never blocks
+        with io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8") as handle:  # the lines open() would give
             for line in handle:
                 if line.strip():
                     try:
                         events.append(json.loads(line))
                     except ValueError:
                         continue
-    except FileNotFoundError:
+    except NotFound:
         pass
-    except (OSError, UnicodeDecodeError) as exc:
+    except PraisonMemError as exc:
+        raise CorruptFile(str(directory / "events.jsonl"), f"cannot read it: {exc.message}") from exc
+    except UnicodeDecodeError as exc:
         raise CorruptFile(str(directory / "events.jsonl"), f"cannot read it: {exc}") from exc
     return meta, events
 
@@ -597,11 +641,22 @@ class RunStore(PlainStore):
         return None if self.directory.is_dir() else f"no sessions directory at {self.directory}"
 
     def find(self, name: str, *, allow_prefix: bool = False) -> Path:
-        as_path = Path(name).expanduser()
-        if as_path.name == "metadata.json" and as_path.is_file():
-            as_path = as_path.parent
-        if os.sep in name and self.exists(as_path):
-            return as_path
+        """A run by its directory's name (its id), a unique prefix of it, or a path to the directory or its
+        ``metadata.json``; a path must be a run directly in the sessions dir (links and ``..`` resolved)."""
+        from praisonmem.core.paths import expand_user
+        from praisonmem.core.sessions.stores import OutsideStore
+        from praisonmem.core.sessions.stores.jsondir import directly_in
+
+        as_path = expand_user(name, "SESSION") if name else Path(name)
+        if os.sep in name and os.path.lexists(as_path):
+            run = as_path.parent if as_path.name == "metadata.json" and not as_path.is_dir() else as_path
+            ref = directly_in(run, self.directory)
+            if ref is None:
+                raise OutsideStore(name, [str(self.directory)])
+            if Path(ref).name == "projects" or not self.exists(Path(ref)):
+                raise NotFound(f"{ref}: not a praisonai CLI run")
+            read_run(Path(ref))  # the rule `check` applies to a run: metadata.json with the keys SessionManager needs
+            return Path(ref)
         if name and "/" not in name and name not in (".", "..", "projects") and self.exists(self.directory / name):
             return self.directory / name
         if allow_prefix and name and "/" not in name:
@@ -723,6 +778,10 @@ class RunTransaction:
 
     def rewrite_spill(self, session_id: str, change: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
         """Nothing: the praisonai CLI's stores have no spill dir."""
+
+    def drop_spill(self, ref: Any) -> str | None:
+        """Nothing: the praisonai CLI's stores have no spill dir."""
+        return None
 
     def forget_replaced(self) -> None:
         """Nothing: a rewritten file holds only its new bytes (no free page or journal keeps the old ones)."""

@@ -304,6 +304,10 @@ class Transaction:
     def rewrite_spill(self, session_id: str, change: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
         """Nothing: the transcript store has no spill dir."""
 
+    def drop_spill(self, ref: Any) -> str | None:
+        """Nothing: the transcript store has no spill dir."""
+        return None
+
     def forget_replaced(self) -> None:
         """After committing, scrub the old text from free pages and ``-wal``, as a delete does."""
         self.scrub = True
