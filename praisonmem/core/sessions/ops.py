@@ -239,7 +239,10 @@ def plan_delete(paths: Paths, names: list[str], *, force: bool = False,
     """Delete the named sessions (every name resolved first, so a typo deletes nothing); a session written in
     the last minute is refused unless ``force``, and checked again under its lock."""
     store = open_store(paths, store)
-    targets = resolve_all(store, names)
+    try:
+        targets = resolve_all(store, names)
+    except NotFound as exc:  # a rerun after a kill: the session is gone, but not perhaps all of its text
+        return _gone(store, exc, timeout)
     for ref in targets:
         _, doc = _describe(store, ref)
         if doc is not None:
@@ -249,6 +252,22 @@ def plan_delete(paths: Paths, names: list[str], *, force: bool = False,
     return Plan(f"Delete {len(targets)} session file(s) ({names_shown})?",
                 lambda dry_run, progress: delete(store, targets, dry_run=dry_run, timeout=timeout,
                                                  recheck=None if force else not_live, progress=progress))
+
+
+def _gone(store: SessionStore, exc: NotFound, timeout: float) -> Plan:
+    """A delete naming a session that is not there: :class:`NotFound` as ever, but first (not on a dry run) the
+    scrub a killed delete left unfinished in ``sessions.db`` is finished, so that rerunning it clears the text."""
+    from praisonmem.core.sessions.stores.sqlite_transcript import finish_interrupted, interrupted_scrubs
+
+    if not interrupted_scrubs(store):
+        raise exc
+
+    def run(dry_run: bool, progress: Progress) -> Outcome:
+        if not dry_run:
+            finish_interrupted(store, timeout)
+        raise exc
+
+    return Plan(None, run)
 
 
 def delete(store: SessionStore, targets: list[Any], *, dry_run: bool = False, timeout: float = jsonfile.LOCK_TIMEOUT,

@@ -89,7 +89,19 @@ def redact(home: SessionStore, targets: list[Any], counts: dict[Any, tuple[str, 
         changes.append(change)
         if progress:
             progress(len(changes), len(targets))
-    return Outcome(changes)
+    notes = [] if dry_run else _finish_interrupted(home, timeout)
+    return Outcome(changes, notes)
+
+
+def _finish_interrupted(home: SessionStore, timeout: float) -> list[str]:
+    """A rerun after a redaction killed past its commit finds no secrets left, yet ``sessions.db``'s old text
+    may still be in its free pages or ``-wal``: that scrub is finished here (a no-op when there is none)."""
+    from praisonmem.core.sessions.stores.sqlite_transcript import finish_interrupted
+
+    try:
+        return finish_interrupted(home, timeout)
+    except PraisonMemError as exc:
+        return [f"an interrupted scrub of sessions.db could not be finished: {exc.message}"]
 
 
 def _rewrite(home: SessionStore, ref: Any, level: str, change: Any, timeout: float) -> None:

@@ -23,7 +23,8 @@ def test_rows_of_a_session_deleted_behind_the_index_are_reported(cli, gateway_ho
     (gateway_home.sessions / "bot_slack_7.json").unlink()  # as the library's DefaultSessionStore deletes
     (gateway_home.project_store / "proj-sess-1.json").unlink()
     orphan = ("holds the text of session '{}', which no session file here has (deleted by a tool that does not "
-              "keep the index): it stays searchable through PraisonAI, and on disk")
+              "keep the index, or an interrupted delete or rename): it stays searchable through PraisonAI, and on "
+              "disk")
     assert index_findings(cli, gateway_home.home) == [
         ("warning", "index.orphan", orphan.format("proj-sess-1")),  # projects/ comes first in the walk
         ("warning", "index.orphan", orphan.format("bot_slack_7")),
@@ -31,6 +32,8 @@ def test_rows_of_a_session_deleted_behind_the_index_are_reported(cli, gateway_ho
     report = cli("check", gateway_home.home, "--json").json()
     files = {f["file"] for f in report["findings"] if f["code"] == "index.orphan"}
     assert files == {str(gateway_home.index), str(gateway_home.project_store / "sessions_index.db")}
+    assert {f["fix"] for f in report["findings"] if f["code"] == "index.orphan"} == {
+        f"praisonmem --home {gateway_home.home} migrate"}
 
 
 def test_sessions_missing_from_the_index_or_newer_than_their_row(cli, gateway_home):
