@@ -395,7 +395,7 @@ def temp_pattern(name: str) -> str:
     return rf"\.{re.escape(name)}\.{TEMP_RANDOM}\.tmp"
 
 
-def sweep_leftovers(path: str | os.PathLike[str], *, age: float = LEFTOVER_AGE) -> list[str]:
+def sweep_leftovers(path: str | os.PathLike[str], *, age: float | None = None) -> list[str]:
     """Remove the temp files a killed write of ``path`` left beside it: regular files named as :func:`replacing`
     names that file's (``.<name>.<random>.tmp``; no other writer's pattern) and unchanged for ``age`` seconds
     (their inode's change time, which no copy or ``utime`` can set back). The caller holds ``path``'s lock, so
@@ -404,6 +404,7 @@ def sweep_leftovers(path: str | os.PathLike[str], *, age: float = LEFTOVER_AGE) 
     import re
     import time
 
+    age = LEFTOVER_AGE if age is None else age
     directory, name = os.path.split(os.fspath(path))
     directory = directory or "."
     names = _TEMP_NAMES.get(directory)
