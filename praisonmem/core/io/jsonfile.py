@@ -15,7 +15,8 @@ a directory:
    refused (:class:`IOFailure`, exit 5) before anything opens it for writing;
 3. re-read ``X.json`` under the lock; a file that does not parse is never
    overwritten (:class:`CorruptFile`);
-4. write a temp file in the same directory whose name does not end in
+4. remove the temp files a killed write of ``X.json`` left (:func:`sweep_leftovers`),
+   then write a temp file in the same directory whose name does not end in
    ``.json`` (mode 0600), fsync it, ``os.replace`` it over ``X.json``, fsync the
    directory;
 5. unlock and leave the ``.lock`` file in place: deleting it would let two

@@ -5,7 +5,8 @@ The rules and the walk are :mod:`praisonmem.core.secrets`'; this module applies 
 flock and atomic replace, ``sessions.db``'s ``BEGIN IMMEDIATE``), re-reading it under the lock and
 redacting what is there then, so a turn an agent added meanwhile is neither lost nor left unredacted.
 The session's turns waiting in the spill dir are redacted in the same transaction, and in ``sessions.db``
-the old text is then scrubbed from free pages and ``-wal`` (as a delete does). Every other byte of a
+the old text is then scrubbed from free pages and ``-wal`` (as a delete does; a rerun after a redaction
+killed before that scrub, which finds no secret left, finishes it). Every other byte of a
 document stays: key order, unknown keys, encrypted values (``praisonai:enc:v1:…``, opaque here), ``updated_at``
 (a redaction is not a turn: listings keep their order).
 """

@@ -1,4 +1,4 @@
-"""``sessions_index.db``: the search index ``SqliteSessionStore`` keeps beside a JSON directory (spec-11 §3).
+"""``sessions_index.db``: the search index ``SqliteSessionStore`` keeps beside a JSON directory.
 
 The index is not a store of its own: the transcripts stay in the JSON files, and the
 database holds a copy of each session's message text (``session_fts``, FTS5, or a plain
@@ -10,19 +10,24 @@ Writing (:class:`IndexWriter`): the JSON store's transaction opens one when the 
 exists (never creating it) and takes SQLite's write lock (``BEGIN IMMEDIATE``, the
 library's 5 s busy timeout) *before* the first file changes, so a locked or unusable
 index refuses the change while nothing is touched yet; the lock order (the session's
-flock, then the database) is the library's. The rows follow the file in the same step:
-removed on delete, re-keyed on rename, refreshed as the library's ``_index_session``
-would on a write. Deleted text must be gone from disk (spec-11 §3.4): ``secure_delete``
-zeroes freed pages, ``optimize`` rewrites the FTS5 segments (they keep the lower-cased
-terms of deleted rows until merged), ``wal_checkpoint(TRUNCATE)`` drops the old page
-versions from ``-wal``, and free pages some other writer left unzeroed are removed by
-``VACUUM``. An FTS5 index is never written by an SQLite without FTS5 (that would mean
-editing its shadow tables): refused.
+flock, then the database) is the library's. The index changes *ahead of* each file: the
+rows the file will have (removed on delete, re-keyed on rename, refreshed as the
+library's ``_index_session`` would on a write) are committed, and the text no row holds
+any more is cleared from the database's files, before the file changes (:meth:`IndexWriter.settle`).
+So a kill at any point leaves no text in the index that its session no longer has; the
+rerun makes the file change. Removed text must be gone from disk: ``secure_delete``
+zeroes freed pages, ``optimize`` (in the same commit) rewrites the FTS5 segments, which
+keep the lower-cased terms of deleted rows until merged, ``wal_checkpoint(TRUNCATE)``
+drops the old page versions from the main file and ``-wal``, and free pages some other
+writer left unzeroed are removed by ``VACUUM``. A kill between the commit and the end of
+that scrub leaves :data:`SCRUB_KEY`, and the next write finishes the scrub first. An FTS5
+index is never written by an SQLite without FTS5 (that would mean editing its shadow
+tables): refused.
 
-Reading (:func:`read_rows`, for ``check``): through :func:`reading`, which opens the file
-without creating or changing anything beside it (the recipe of spec-11 §2.8). It stands
-in for the shared read helper of ``core/io/sqlite.py`` and has the same contract (a
-context manager yielding a read-only connection), so the two can be swapped.
+Reading (:func:`read_rows`, for ``check`` and ``migrate``): through :func:`reading`, which
+opens the file without creating or changing anything beside it. It stands in for the
+shared read helper of ``core/io/sqlite.py`` and has the same contract (a context manager
+yielding a read-only connection), so the two can be swapped.
 """
 
 from __future__ import annotations

@@ -17,7 +17,11 @@ gateway_session_id, agent_id, updated_at)``, ``data`` the whole document as
 * A delete leaves none of the session's text on disk: ``secure_delete`` zeroes what the delete frees,
   ``VACUUM`` rewrites pages older writes left in free space (writers built without secure delete), and
   ``wal_checkpoint(TRUNCATE)`` empties ``-wal``, which holds every version ever written. A reader in
-  the middle of a read stops the checkpoint: the delete stands and the record says what remains.
+  the middle of a read stops the checkpoint: the delete stands and the record says what remains. A
+  write killed after its commit and before that scrub leaves old page versions behind
+  (:func:`~praisonmem.core.io.sqlite.residue`): the next write on the database finishes the scrub, and
+  so does the rerun of a delete or redaction that then finds nothing left to change
+  (:func:`finish_interrupted`).
 * The library's one-time import of the ``*.json`` files beside the database runs whenever the table
   is empty. So while JSON session files lie beside it, the table is never emptied (the library would
   import every one of them again) and an empty table gets no first row (that would stop an import
