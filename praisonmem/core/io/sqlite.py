@@ -293,11 +293,12 @@ def zeroes_freed_space() -> bool:
         conn.close()
 
 
-def dirty_free_pages(db: Path) -> int | None:
+def dirty_free_pages(db: Path, *, first: bool = False) -> int | None:
     """How many pages on the database's freelist hold bytes beyond their list structure: what a writer freed
     without zeroing it (``secure_delete`` off), deleted rows' text among it. Read from the main file, so it
     is exact only when ``-wal`` holds no frames (after a complete checkpoint); ``None`` when the file cannot
-    be read or its freelist does not make sense. A database never shrunk has no freelist: 0."""
+    be read or its freelist does not make sense. A database never shrunk has no freelist: 0. With ``first``, the
+    count stops at the first such page (whether there is one, without reading a long freelist to its end)."""
     try:
         with open(db, "rb") as handle:
             header = handle.read(100)
@@ -318,6 +319,8 @@ def dirty_free_pages(db: Path) -> int | None:
                     return None
                 dirty += page[end:] != zero[end:]
                 for i in range(leaves):
+                    if first and dirty:
+                        return dirty
                     leaf = int.from_bytes(page[8 + 4 * i: 12 + 4 * i], "big")
                     handle.seek((leaf - 1) * page_size)
                     dirty += handle.read(page_size) not in (zero, b"")
@@ -346,7 +349,7 @@ def wal_frames(path: Path) -> int:
     return max(1, (size - WAL_HEADER_SIZE) // (page_size + 24))
 
 
-def residue(path: Path) -> str | None:
+def residue(path: Path, *, free_pages: bool = True, count: bool = True) -> str | None:
     """What of old text the files of ``path`` may still hold after an interrupted write, in words, or ``None``:
 
     * ``-wal`` holds frames and no process has the database open: the writer did not reach its checkpoint (a
@@ -356,7 +359,8 @@ def residue(path: Path) -> str | None:
       without zeroing them.
 
     While a process has it open, its ``-wal`` is in use and tells nothing: ``None``. A fresh or cleanly closed
-    database has neither. Looking takes no lock and changes nothing."""
+    database has neither. Without ``free_pages`` only the first is looked for; without ``count``, the free pages
+    are not counted to the end. Looking takes no lock and changes nothing."""
     state = wal_state(path)
     if state == "live":
         return None
@@ -364,10 +368,10 @@ def residue(path: Path) -> str | None:
         frames = wal_frames(path)
         return (f"{path.name}-wal holds {frames} frame(s) a writer left without checkpointing them (it was killed): "
                 "the older page versions there and in the main file may keep text deleted since")
-    dirty = dirty_free_pages(path)
+    dirty = dirty_free_pages(path, first=not count) if free_pages else 0
     if dirty:
-        return (f"{dirty} free page(s) of {path.name} still hold bytes a writer freed without zeroing them, deleted "
-                "rows' text among them")
+        return (f"{dirty if count else 'some'} free page(s) of {path.name} still hold bytes a writer freed without "
+                "zeroing them, deleted rows' text among them")
     return None
 
 

@@ -207,7 +207,7 @@ class TranscriptDbStore(PlainStore):
     def transaction(self, refs: Sequence[Row], timeout: float = jsonfile.LOCK_TIMEOUT) -> Iterator[Transaction]:
         """One ``BEGIN IMMEDIATE`` around the changes (committed when the block ends, rolled back on an error);
         a transaction that deleted rows and wrote none then scrubs their text from the files."""
-        pending = residue(self.db)  # a killed write's scrub to finish (looked at before this connection opens)
+        pending = leftover(self.db)  # a killed write's scrub to finish (looked at before this connection opens)
         conn = connect_existing(self.db, timeout)
         try:
             require_table(conn, self.db)
@@ -385,10 +385,20 @@ def inspect_db(db: Path) -> Inspection:
         conn.close()
 
 
+def leftover(db: Path) -> str | None:
+    """:func:`~praisonmem.core.io.sqlite.residue` as a writer asks it: free pages only where the file is small enough
+    to vacuum (above that, every write would say again that it cannot), and not counted to the end."""
+    try:
+        small = db.stat().st_size <= VACUUM_LIMIT
+    except OSError:
+        return None
+    return residue(db, free_pages=small, count=False)
+
+
 def finish_scrub(db: Path, timeout: float) -> list[str]:
-    """Finish what a praisonmem write killed after its commit left of old text in ``db`` (:func:`residue`): the
+    """Finish what a praisonmem write killed after its commit left of old text in ``db`` (:func:`leftover`): the
     same scrub a delete ends with; nothing when there is none. The notes of what could not be done."""
-    if residue(db) is None:
+    if leftover(db) is None:
         return []
     conn = connect_existing(db, timeout)
     try:
@@ -405,7 +415,7 @@ def interrupted_scrubs(store: Any) -> list[Path]:
     """The ``sessions.db`` files of ``store`` (itself, or a home's member) a killed write left old text in."""
     members = [store] if isinstance(store, TranscriptDbStore) else [
         s for s in getattr(store, "stores", {}).values() if isinstance(s, TranscriptDbStore)]
-    return [s.db for s in members if s.db.is_file() and residue(s.db) is not None]
+    return [s.db for s in members if s.db.is_file() and leftover(s.db) is not None]
 
 
 def finish_interrupted(store: Any, timeout: float) -> list[str]:
