@@ -290,3 +290,23 @@ def test_a_rename_that_rewrites_the_same_file_moves_the_rows_off_the_old_id(cli,
     assert dict(after["fts"])["chat_room"] == "a word only this room has: quokkaville"
     assert matching(gateway_home.index, "quokkaville") == ["chat_room"]
     assert json.loads((gateway_home.sessions / "chat_room.json").read_text())["session_id"] == "chat_room"
+
+
+def test_a_file_change_that_fails_puts_the_rows_back_as_the_file_is(cli, gateway_home, monkeypatch):
+    import errno
+    import os
+
+    before, real = rows(gateway_home.index), os.unlink
+    path = gateway_home.sessions / "bot_slack_7.json"
+
+    def failing(target, *args, **kwargs):
+        if str(target) == str(path):
+            raise OSError(errno.EROFS, "Read-only file system")
+        return real(target, *args, **kwargs)
+
+    monkeypatch.setattr(os, "unlink", failing)
+    result = home_cli(cli, gateway_home)("delete", "bot_slack_7", "--yes")
+    assert result.exit_code == 5 and "Read-only file system" in result.stderr
+    assert path.is_file()
+    assert rows(gateway_home.index) == before  # the rows the delete had removed first are back
+    assert matching(gateway_home.index, "slack") == ["bot_slack_7"]
