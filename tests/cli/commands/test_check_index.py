@@ -173,3 +173,10 @@ def test_a_scrub_a_killed_write_left_is_reported_and_finished_by_the_next_write_
     assert holding(gateway_home.home, b"PLANTED-OLD-VERSION") == []
     assert (SCRUB_KEY, "1") not in rows(gateway_home.index)["index_meta"]
     assert index_findings(cli, gateway_home.home) == []
+
+
+def test_migrate_leaves_a_damaged_index_to_check_and_the_library(cli, gateway_home):
+    gateway_home.index.write_bytes(b"garbage" * 1000)
+    listed = cli("--home", gateway_home.home, "migrate", "--dry-run", "--json")
+    assert listed.exit_code == 0, listed.stderr
+    assert [f["kind"] for f in listed.json()] == ["sessions_db.missing_json"]  # the gateway home's own fix alone

@@ -75,7 +75,10 @@ def _out_of_step(paths: Paths, directory: Path, timeout: float) -> IndexRepair |
     from praisonmem.core.sessions.stores.jsondir import load, name_of, session_file_name, session_paths
 
     index = index_path(directory)
-    rows = read_rows(index)
+    try:
+        rows = read_rows(index)
+    except PraisonMemError:  # damaged: check reports it, and PraisonAI's guard rebuilds it; nothing to bring in step
+        return None
     if rows.kind is None:
         return None
     held: dict[str, tuple[str, str]] = {}  # id -> (file, its text)
