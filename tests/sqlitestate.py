@@ -80,3 +80,23 @@ def shm_lock_holder(db: Path) -> int | None:
     finally:
         os.close(fd)
     return None if kind == fcntl.F_UNLCK else pid
+
+
+_KILLED_MID_WRITE = textwrap.dedent("""
+    import os, sqlite3, sys
+    db, sql = sys.argv[1:3]
+    con = sqlite3.connect(db, isolation_level=None)
+    con.execute("PRAGMA cache_size=1")  # dirty pages spill into the database file before the commit
+    con.execute("BEGIN IMMEDIATE")
+    for statement in sql.split(";"):
+        if statement.strip():
+            con.execute(statement)
+    os._exit(0)  # no commit, no rollback: a hot journal, as a writer killed mid-transaction leaves it
+""")
+
+
+def killed_mid_write(db: Path, sql: str) -> None:
+    """Run the ``;``-separated ``sql`` on the rollback-journal database ``db`` (created if missing) in a writer
+    that dies before its commit, once its changes reached the file: ``db-journal`` is hot."""
+    subprocess.run([sys.executable, "-c", _KILLED_MID_WRITE, str(db), sql], check=True, timeout=30)
+    assert Path(f"{db}-journal").is_file()

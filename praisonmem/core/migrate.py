@@ -43,11 +43,14 @@ class Proposal:
 
 @dataclass(frozen=True)
 class Finder:
-    """A kind of leftover, the tree it is looked for in, and the function that finds it."""
+    """A kind of leftover, the tree it is looked for in, and the function that finds it. ``walked``: ``check``
+    reports what it finds from its own reading of the same files (with this command as the fix), so it does
+    not run the finder."""
 
     kind: str
     where: Where
     find: Callable[[Paths, float], list[Proposal]]
+    walked: bool = False
 
 
 def command(paths: Paths, *words: str) -> str:
@@ -130,6 +133,9 @@ def shared_sqlite_memory(paths: Paths, timeout: float) -> list[Proposal]:
         detail = (f"{rows} of user '{split.user_id}' in the shared {split.source.name} (praisonaiagents 1.7.0 and "
                   f"before), which 1.7.17 does not read for a named user: copied into {split.target.name}, the "
                   f"user's own file (the shared file is kept as it is)")
+        if split.interrupted:
+            detail += (f"; an earlier copy was killed mid-write and left {split.target.name}-journal: SQLite rolls "
+                       "that write back first")
         found.append(Proposal("sqlite_memory.shared", str(split.source), detail, command(paths, "migrate"),
                               split.plan))
     return found
@@ -154,21 +160,38 @@ def missing_from_sessions_db(paths: Paths, timeout: float) -> list[Proposal]:
                      command(paths, "migrate"), plan)]
 
 
+def out_of_step_index(paths: Paths, timeout: float) -> list[Proposal]:
+    """Search indexes holding text their sessions no longer have, rows of sessions that are gone, or a scrub a
+    killed write left: each row brought in step with its file."""
+    return [Proposal("index.out_of_step", str(repair.index), sessions.describe_repair(repair),
+                     command(paths, "migrate"), repair.plan) for repair in sessions.index_repairs(paths, timeout)]
+
+
+def sessions_db_residue(paths: Paths, timeout: float) -> list[Proposal]:
+    """A ``sessions.db`` whose free pages or ``-wal`` still hold old text: scrubbed as a delete ends."""
+    return [Proposal("sessions_db.residue", str(found.db), sessions.describe_repair(found), command(paths, "migrate"),
+                     found.plan) for found in sessions.transcript_residue(paths, timeout)]
+
+
 FINDERS: tuple[Finder, ...] = (
     Finder("history.name_only", "home", name_only_history),
     Finder("sessions_db.missing_json", "home", missing_from_sessions_db),
+    Finder("index.out_of_step", "home", out_of_step_index, walked=True),
+    Finder("sessions_db.residue", "home", sessions_db_residue, walked=True),
     Finder("episodic.raw_date", "project", raw_date_episodic),
     Finder("sqlite_memory.shared", "project", shared_sqlite_memory),
 )
 
 
-def find(paths: Paths, *, where: Where | None = None, timeout: float = jsonfile.LOCK_TIMEOUT) -> list[Proposal]:
-    """Every proposal of the finders that look at ``where`` (all when ``None``), in :data:`FINDERS` order. A
-    finder that cannot look (a database that does not open, a lock held too long) gives one proposal that
-    fails with its reason, so neither migrate nor check passes over it in silence."""
+def find(paths: Paths, *, where: Where | None = None, timeout: float = jsonfile.LOCK_TIMEOUT,
+         walked: bool = True) -> list[Proposal]:
+    """Every proposal of the finders that look at ``where`` (all when ``None``), in :data:`FINDERS` order
+    (without ``walked``, not those whose findings ``check`` makes itself). A finder that cannot look (a
+    database that does not open, a lock held too long) gives one proposal that fails with its reason, so
+    neither migrate nor check passes over it in silence."""
     found = []
     for finder in FINDERS:
-        if where not in (None, finder.where):
+        if where not in (None, finder.where) or (finder.walked and not walked):
             continue
         try:
             found += finder.find(paths, timeout)

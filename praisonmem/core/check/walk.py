@@ -20,6 +20,7 @@ import os
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -79,13 +80,39 @@ class Checker:
         self.timeout = timeout
         self.paths = paths  # the resolved paths: a root that is one of them keeps its source (and fix commands)
         self._seen: set[str] = set()
-        self._sessions: dict[str, tuple[str, Any]] = {}  # session file -> (id, updated_at), for its dir's index
+        # session file -> (id, updated_at, digest of its index text), for its dir's index
+        self._sessions: dict[str, tuple[str, Any, str | None]] = {}
 
     def add(self, severity: Severity, path: Path | str, message: str, code: str, fix: str | None = None) -> None:
         self.report.findings.append(Finding(severity, str(path), message, code, fix))
 
     def leftover_temp(self, path: Path, writer: str = "write") -> None:
-        self.add("warning", path, f"temp file left by an interrupted {writer}", "leftover.temp")
+        """A ``*.tmp`` file: what left it (told by its name), and, once no write can still be using it, the fix."""
+        message, target = _temp_origin(path.name, writer)
+        try:
+            age = time.time() - path.lstat().st_ctime
+        except OSError:  # gone while we looked: the write it belonged to finished
+            return
+        fix = None
+        if age < jsonfile.LEFTOVER_AGE:
+            message += f"; it changed {int(age)} s ago, so that write may still be under way"
+        else:
+            if target is not None:
+                message += f"; praisonmem's next write of {target} removes it"
+            import shlex
+
+            fix = shlex.join(["rm", "--", str(path)])
+        self.add("warning", path, message, "leftover.temp", fix)
+
+    def config_dir(self, config: Path) -> None:
+        """Temp files a killed ``config set``/``unset`` left beside the config file (they hold its settings, a
+        database URL's password among them)."""
+        import re
+
+        pattern = re.compile(jsonfile.temp_pattern(config.name))
+        for entry in _entries(config.parent):
+            if pattern.fullmatch(entry.name) and entry.is_file():
+                self.leftover_temp(entry, "config set")
 
     def reporter(self, path: Path) -> rules.Report:
         return lambda severity, code, message: self.add(severity, path, message, code)
@@ -135,10 +162,11 @@ class Checker:
     def sessions_dir(self, root: Path) -> None:
         """Every entry in path order; the session files are read and checked first, in the fork pool when
         there are many (:func:`_checked_sessions`), and their findings added in their place."""
-        held: dict[str, Any] = {}  # session id -> updated_at, for the index
+        held: dict[str, tuple[Any, str | None, str]] = {}  # session id -> (updated_at, text digest, file): the index
         listed = _listing(root)
         todo = [path for path, name, is_file, _ in listed if is_file and name.endswith(".json") and path not in self._seen]
-        checked = dict(zip(todo, parallel.map_chunks(_checked_sessions, todo)))
+        indexed = (root / sessions.INDEX_NAME).is_file()  # only then is each session's index text digested
+        checked = dict(zip(todo, parallel.map_chunks(partial(_checked_sessions, digests=indexed), todo)))
         names = {name: is_file for _, name, is_file, _ in listed}
         for path, name, is_file, maybe_dir in listed:
             if is_file and name.endswith(".json"):
@@ -150,8 +178,8 @@ class Checker:
                     if session is not None:
                         self._sessions[path] = session
                 if path in self._sessions:  # checked now, or earlier as a PATH of its own
-                    sid, updated = self._sessions[path]
-                    held[sid] = updated
+                    sid, updated, digest = self._sessions[path]
+                    held[sid] = (updated, digest, path)
                 continue
             if not maybe_dir and name.endswith(".json.lock"):  # the common case, told from the listing alone
                 self._lock_sidecar(root, path, name, names)
@@ -196,7 +224,9 @@ class Checker:
         else:
             rules.session(doc, path.name[: -len(".json")], self.reporter(path))
         sid = doc.get("session_id")
-        self._sessions[str(path)] = (sid if isinstance(sid, str) else path.name[: -len(".json")], doc.get("updated_at"))
+        indexed = (path.parent / sessions.INDEX_NAME).is_file()
+        self._sessions[str(path)] = (sid if isinstance(sid, str) else path.name[: -len(".json")], doc.get("updated_at"),
+                                     sessions.session_digest(doc) if indexed else None)
         return doc
 
     def run_dir(self, root: Path) -> None:
@@ -214,9 +244,10 @@ class Checker:
                 return
             rules.run_events(lines, self.reporter(events))
 
-    def session_index(self, path: Path, held: dict[str, Any]) -> None:
-        """``sessions_index.db`` against the sessions beside it (``held``: id -> ``updated_at``): rows of sessions
-        that are gone, sessions it lacks, rows older than their session."""
+    def session_index(self, path: Path, held: dict[str, tuple[Any, str | None, str]]) -> None:
+        """``sessions_index.db`` against the sessions beside it (``held``: id -> (``updated_at``, text digest,
+        file)): rows of sessions that are gone, rows holding text their session no longer has, sessions it
+        lacks, rows older than their session, and a scrub a killed praisonmem write left unfinished."""
         self.report.files_checked += 1
         try:
             index = sessions.read_index(path)
@@ -227,21 +258,54 @@ class Checker:
             return
         if index.kind is None:
             return
+        fix = migrate.command(self._paths_for(home=_home_of(path.parent)), "migrate")
+        if index.scrub_pending:
+            self.add("warning", path, "a praisonmem write was interrupted before it cleared the text it removed out "
+                                      "of the index's files: old page versions (in the file or its -wal) may still "
+                                      "hold it", "index.scrub_pending", fix)
         for sid in sorted(index.ids - set(held)):
             self.add("warning", path, f"holds the text of session '{sid}', which no session file here has (deleted "
-                                      "by a tool that does not keep the index): it stays searchable through "
-                                      "PraisonAI, and on disk", "index.orphan")
-        for sid, updated in sorted(held.items()):
-            if sid not in index.updated:
+                                      "by a tool that does not keep the index, or an interrupted delete or rename): "
+                                      "it stays searchable through PraisonAI, and on disk", "index.orphan", fix)
+        differing = {sid for sid, (_, digest, _) in held.items()
+                     if digest is not None and sid in index.digests and index.digests[sid] != [digest]}
+        ahead = self._holding_more(path, {sid: held[sid][2] for sid in differing})
+        for sid, (updated, _, _) in sorted(held.items()):
+            if sid in ahead:
+                self.add("warning", path, f"the row of session '{sid}' holds text its session file no longer has "
+                                          "(an interrupted write, or a tool that changed the file without the "
+                                          "index): PraisonAI's search still finds the session by it, and it stays "
+                                          "on disk", "index.stale_text", fix)
+            elif sid not in index.updated:
                 self.add("info", path, f"session '{sid}' is not indexed yet: PraisonAI's search adds it",
                          "index.missing")
-            elif index.updated[sid] != updated:
+            elif index.updated[sid] != updated or sid in differing:
                 routed = sid in index.routed
                 self.add("warning" if routed else "info", path,
                          f"the row of session '{sid}' is older than the session (updated_at {index.updated[sid]!r} "
                          f"in the index, {updated!r} in the file): " + (
                              "PraisonAI's search and gateway routing keep using it until an indexed write"
                              if routed else "PraisonAI's search refreshes it"), "index.stale")
+
+    @staticmethod
+    def _holding_more(index: Path, files: dict[str, str]) -> set[str]:
+        """Of the sessions whose index text differs from their file's, those whose rows hold text the file does
+        not (not merely the file's text so far, which later turns extend)."""
+        if not files:
+            return set()
+        try:
+            texts = sessions.read_index_texts(index, set(files))
+        except PraisonMemError:
+            return set()
+        ahead = set()
+        for sid, path in files.items():
+            try:
+                current = sessions.index_text(jsonfile.read_object(path))
+            except PraisonMemError:
+                continue
+            if any(not sessions.index_behind(row, current) for row in texts.get(sid, [])):
+                ahead.add(sid)
+        return ahead
 
     def transcript_db(self, path: Path) -> None:
         """``sessions.db``: read-only, like every read (never the library's opener, which repairs)."""
@@ -262,6 +326,12 @@ class Checker:
             self.add("error", path, f"quick_check found damage ({found.quick_check}): the library's opener copies it "
                                     "aside and rebuilds or replaces it the next time it opens it; back it up first",
                      "sessions_db.integrity")
+        from praisonmem.core.io.sqlite import residue
+
+        left = residue(path)
+        if left is not None:
+            self.add("warning", path, f"{left}: scrub it, as a delete does", "sessions_db.residue",
+                     migrate.command(self._paths_for(home=_home_of(path.parent)), "migrate"))
         beside = sessions.json_files_beside(path.parent)
         if not found.rows and beside:
             self.add("info", path, f"no sessions yet: the gateway imports the {len(beside)} JSON file(s) beside it on "
@@ -450,10 +520,11 @@ class Checker:
         their fix; a user directory gets only its own."""
         if kind in ("home", "sessions_dir"):
             home = root if kind == "home" else root.parent
-            proposals = migrate.find(self._paths_for(home=home), where="home", timeout=self.timeout)
+            proposals = migrate.find(self._paths_for(home=home), where="home", timeout=self.timeout, walked=False)
         elif kind in ("memory_base", "memory_user"):
             base = root if kind == "memory_base" else root.parent
-            proposals = migrate.find(self._paths_for(memory_dir=base), where="project", timeout=self.timeout)
+            proposals = migrate.find(self._paths_for(memory_dir=base), where="project", timeout=self.timeout,
+                                     walked=False)
             if kind == "memory_user":
                 proposals = [p for p in proposals if _within(Path(p.subject), root)]
         else:
@@ -493,6 +564,28 @@ def _session_consequence(exc: PraisonMemError) -> str:
             "with an empty history, and each write of it fails (a turn it was adding is saved to the spill dir)")
 
 
+def _temp_origin(name: str, writer: str) -> tuple[str, str | None]:
+    """What a temp file's name says of the write that left it, and the file that write was replacing (when
+    the name is the ``.<file>.<random>.tmp`` of praisonmem's atomic replace, which FileMemory uses as well)."""
+    import re
+
+    own = re.fullmatch(rf"\.(.+)\.{jsonfile.TEMP_RANDOM}\.tmp", name)
+    if own:
+        return (f"temp copy of {own.group(1)} left by a write of it that was killed before its rename (praisonmem's "
+                "atomic replace, or FileMemory's): it holds what was being written", own.group(1))
+    if re.fullmatch(rf"tmp{jsonfile.TEMP_RANDOM}\.tmp", name):
+        return ("temp file the library's session store left when its atomic write was killed before the rename: it "
+                "holds what was being written", None)
+    return f"temp file left by an interrupted {writer}", None
+
+
+def _home_of(sessions_dir: Path) -> Path:
+    """The home a JSON directory belongs to: ``<home>/sessions`` or ``<home>/sessions/projects/<id>``."""
+    if sessions_dir.parent.name == "projects" and sessions_dir.parent.parent.name == "sessions":
+        return sessions_dir.parent.parent.parent
+    return sessions_dir.parent
+
+
 def _listing(directory: Path) -> list[tuple[str, str, bool, bool]]:
     """A directory's entries as (path, name, is a file, may be a directory: one or a symlink), sorted by path
     string."""
@@ -509,14 +602,17 @@ def _listing(directory: Path) -> list[tuple[str, str, bool, bool]]:
 Found = tuple[str, str, str, str]  # (severity, file, message, code), as Checker.add takes them
 
 
-def _checked_sessions(paths: list[str]) -> list[tuple[list[Found], tuple[str, Any] | None]]:
+Held = tuple[str, Any, "str | None"]  # a session's id, updated_at and index text digest, for its dir's index
+
+
+def _checked_sessions(paths: list[str], digests: bool = False) -> list[tuple[list[Found], Held | None]]:
     """Each session file's findings (:meth:`Checker.session_file` on its own: a REPL/TUI file by its own rules)
-    and its (session id, ``updated_at``) for the index check, ``None`` when it does not parse; may run in a
-    worker."""
-    out: list[tuple[list[Found], tuple[str, Any] | None]] = []
+    and its (session id, ``updated_at``, with ``digests`` the digest of its index text) for the index check,
+    ``None`` when it does not parse; may run in a worker."""
+    out: list[tuple[list[Found], Held | None]] = []
     for path in paths:
         found: list[Found] = []
-        session: tuple[str, Any] | None = None
+        session: Held | None = None
 
         def report(severity: Severity, code: str, message: str, path: str = path) -> None:
             found.append((severity, path, message, code))
@@ -537,7 +633,8 @@ def _checked_sessions(paths: list[str]) -> list[tuple[list[Found], tuple[str, An
                 else:
                     rules.session(doc, stem, report)
                 sid = doc.get("session_id")
-                session = (sid if isinstance(sid, str) else stem, doc.get("updated_at"))
+                session = (sid if isinstance(sid, str) else stem, doc.get("updated_at"),
+                           sessions.session_digest(doc) if digests else None)
         out.append((found, session))
     return out
 
@@ -631,12 +728,15 @@ def session_findings(path: str | os.PathLike[str]) -> list[Finding]:
 
 
 def check(targets: Iterable[str | os.PathLike[str]], progress: Callable[[int], None] | None = None,
-          paths: Paths | None = None, timeout: float = jsonfile.LOCK_TIMEOUT) -> Report:
-    """Check each target; ``paths`` tells which sessions dir the resolved spill dir belongs to."""
+          paths: Paths | None = None, timeout: float = jsonfile.LOCK_TIMEOUT, config: Path | None = None) -> Report:
+    """Check each target; ``paths`` tells which sessions dir the resolved spill dir belongs to; with ``config``
+    (the config file), the temp files a killed config write left beside it are reported too."""
     checker = Checker(progress, {paths.spill_dir: paths.sessions_dir} if paths is not None else None, timeout,
                       paths)
     for target in targets:
         checker.path(Path(target))
+    if config is not None:
+        checker.config_dir(config)
     return checker.report
 
 
@@ -650,4 +750,7 @@ def run(paths: Paths, targets: list[str] | None = None, *, progress: Callable[[i
     if not roots:
         raise NotFound(f"nothing to check: no PraisonAI home at {paths.data.path} and no FileMemory at "
                        f"{paths.memory_dir} (give a PATH)")
-    return check(roots, progress=progress, paths=paths, timeout=timeout)
+    from praisonmem.core.config import config_path
+
+    return check(roots, progress=progress, paths=paths, timeout=timeout,
+                 config=None if targets else config_path()[0])

@@ -16,7 +16,8 @@ a directory:
    refused (:class:`IOFailure`, exit 5) before anything opens it for writing;
 3. re-read ``X.json`` under the lock; a file that does not parse is never
    overwritten (:class:`CorruptFile`);
-4. write a temp file in the same directory whose name does not end in
+4. remove the temp files a killed write of ``X.json`` left (:func:`sweep_leftovers`),
+   then write a temp file in the same directory whose name does not end in
    ``.json`` (mode 0600), fsync it, ``os.replace`` it over ``X.json``, fsync the
    directory;
 5. unlock and leave the ``.lock`` file in place: deleting it would let two
@@ -339,22 +340,26 @@ def replace_atomically(path: str | os.PathLike[str], data: bytes, *, mode: int |
     """Write ``data`` to a temp file beside ``path`` (0600, or ``mode``), fsync it and rename it over ``path``.
 
     The caller holds the lock. The temp name is ``.<name>.<random>.tmp``: it never
-    ends in ``.json``, so listings and globs never mistake it for a session.
+    ends in ``.json``, so listings and globs never mistake it for a session. Temp files of
+    ``path`` an interrupted write left are removed first (:func:`sweep_leftovers`).
     """
-    with replacing(path, mode=mode) as handle:
+    with replacing(path, mode=mode, sweep=True) as handle:
         handle.write(data)
 
 
 @contextmanager
-def replacing(path: str | os.PathLike[str], *, mode: int | None = None) -> Iterator[BinaryIO]:
+def replacing(path: str | os.PathLike[str], *, mode: int | None = None, sweep: bool = False) -> Iterator[BinaryIO]:
     """A handle on a temp file beside ``path`` (0600, or ``mode``) that replaces ``path`` when the
     block ends: fsynced, renamed over it, the directory fsynced. On an error the temp file is removed
-    and ``path`` is untouched."""
+    and ``path`` is untouched. With ``sweep`` (the caller holds ``path``'s lock, so no other write of it
+    is under way), the temp files an interrupted write of ``path`` left are removed first."""
     import tempfile  # writers only: keeps read commands fast
 
     path = os.fspath(path)
     directory = os.path.dirname(path) or "."
     makedirs(directory)
+    if sweep:
+        sweep_leftovers(path)
     try:
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
     except OSError as exc:
@@ -374,6 +379,57 @@ def replacing(path: str | os.PathLike[str], *, mode: int | None = None) -> Itera
         discard(tmp)
         raise
     fsync_dir(directory)
+
+
+LEFTOVER_AGE = 60.0  # seconds: a temp file untouched this long belongs to no live write (a replace takes ms)
+TEMP_RANDOM = r"[a-z0-9_]{8}"  # the random part tempfile.mkstemp puts in a name
+_TEMP_NAMES: dict[str, set[str]] = {}  # per directory: its ``.*.tmp`` names, listed once per process
+
+
+def temp_pattern(name: str) -> str:
+    """The regular expression of the temp names :func:`replacing` gives a file called ``name``."""
+    import re
+
+    return rf"\.{re.escape(name)}\.{TEMP_RANDOM}\.tmp"
+
+
+def sweep_leftovers(path: str | os.PathLike[str], *, age: float | None = None) -> list[str]:
+    """Remove the temp files a killed write of ``path`` left beside it: regular files named as :func:`replacing`
+    names that file's (``.<name>.<random>.tmp``; no other writer's pattern) and unchanged for ``age`` seconds
+    (their inode's change time, which no copy or ``utime`` can set back). The caller holds ``path``'s lock, so
+    none belongs to a write of it under way. Best effort: what cannot be removed stays (``check`` reports it).
+    The directory is listed once per process; the names removed are returned."""
+    import re
+    import time
+
+    age = LEFTOVER_AGE if age is None else age
+    directory, name = os.path.split(os.fspath(path))
+    directory = directory or "."
+    names = _TEMP_NAMES.get(directory)
+    if names is None:
+        try:
+            with os.scandir(directory) as entries:
+                names = _TEMP_NAMES[directory] = {e.name for e in entries if e.name.endswith(".tmp")}
+        except OSError:
+            return []
+    if not names:
+        return []
+    pattern = re.compile(temp_pattern(name))
+    removed = []
+    now = time.time()
+    for temp in sorted(n for n in names if pattern.fullmatch(n)):
+        full = os.path.join(directory, temp)
+        try:
+            st = os.lstat(full)
+            if stat.S_ISREG(st.st_mode) and now - st.st_ctime > age:
+                os.unlink(full)
+                removed.append(full)
+        except FileNotFoundError:
+            pass
+        except OSError:
+            continue
+        names.discard(temp)
+    return removed
 
 
 def discard(tmp: str) -> None:

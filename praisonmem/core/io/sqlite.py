@@ -27,6 +27,7 @@ queried), wherever a store recognises its tables.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import sqlite3
@@ -176,20 +177,22 @@ class _PrivateCopy(sqlite3.Connection):
         self.close()
 
 
-def _copy_privately(path: Path, timeout: float) -> sqlite3.Connection | None:
-    """The database and its ``-wal`` copied into a 0700 temp dir and opened there (the copy's own
-    recovery replays the frames); ``None`` when a writer appeared or the files changed meanwhile."""
+def _copy_privately(path: Path, timeout: float, sidecar: str = "-wal") -> sqlite3.Connection | None:
+    """The database and its ``-wal`` (or hot ``-journal``) copied into a 0700 temp dir and opened there (the
+    copy's own recovery replays the frames, or rolls the journal back); ``None`` when a writer appeared or the
+    files changed meanwhile."""
     scratch = tempfile.mkdtemp(prefix="praisonmem-sqlite-")
     try:
         target = Path(scratch) / path.name
         states = []
-        for suffix in ("", "-wal"):
+        for suffix in ("", sidecar):
             states.append(_stamp(Path(f"{path}{suffix}")))
             with open(f"{path}{suffix}", "rb") as src:
                 fd = os.open(f"{target}{suffix}", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
                 with os.fdopen(fd, "wb") as dst:
                     shutil.copyfileobj(src, dst)
-        if states != [_stamp(path), _stamp(Path(f"{path}-wal"))] or shm_in_use(path):
+        moved = states != [_stamp(path), _stamp(Path(f"{path}{sidecar}"))]
+        if moved or (shm_in_use(path) if sidecar == "-wal" else not hot_journal(path)):
             shutil.rmtree(scratch, ignore_errors=True)
             return None
         conn = sqlite3.connect(str(target), timeout=timeout, factory=_PrivateCopy)
@@ -198,6 +201,22 @@ def _copy_privately(path: Path, timeout: float) -> sqlite3.Connection | None:
         raise
     conn.scratch = scratch
     return conn
+
+
+def connect_committed(path: Path, timeout: float = 5.0) -> sqlite3.Connection:
+    """:func:`connect_ro`, except that a hot journal (a writer killed mid-write) is not refused: a private copy of
+    the database and its journal is rolled back by SQLite and read, which is what the next writer will find
+    there. For a reader that must plan a write (``migrate``'s finders); nothing beside ``path`` changes."""
+    if path.is_file() and hot_journal(path):
+        try:
+            copy = _copy_privately(path, timeout, "-journal")
+        except FileNotFoundError:  # the journal went away: a writer rolled it back meanwhile
+            copy = None
+        except (OSError, sqlite3.Error) as exc:
+            raise IOFailure(f"{path}: cannot open: {exc}") from exc
+        if copy is not None:
+            return copy
+    return connect_ro(path, timeout)
 
 
 def _stamp(path: Path) -> tuple[int, int]:
@@ -266,6 +285,101 @@ def _create_private(path: Path) -> None:
     except FileExistsError:
         return
     os.close(fd)
+
+
+@functools.lru_cache(maxsize=1)
+def zeroes_freed_space() -> bool:
+    """This SQLite zeroes what it frees unless told otherwise (built with ``SQLITE_SECURE_DELETE``, as
+    Debian's is). The libraries' writers on this machine most likely use the same SQLite; where they
+    do not zero freed cells, old text may sit in the free space of live pages, which only ``VACUUM``
+    removes."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        return ("SECURE_DELETE",) in conn.execute("PRAGMA compile_options").fetchall()
+    finally:
+        conn.close()
+
+
+def dirty_free_pages(db: Path, *, first: bool = False) -> int | None:
+    """How many pages on the database's freelist hold bytes beyond their list structure: what a writer freed
+    without zeroing it (``secure_delete`` off), deleted rows' text among it. Read from the main file, so it
+    is exact only when ``-wal`` holds no frames (after a complete checkpoint); ``None`` when the file cannot
+    be read or its freelist does not make sense. A database never shrunk has no freelist: 0. With ``first``, the
+    count stops at the first such page (whether there is one, without reading a long freelist to its end)."""
+    try:
+        with open(db, "rb") as handle:
+            header = handle.read(100)
+            if len(header) < 100 or not header.startswith(b"SQLite format 3\x00"):
+                return None if header else 0
+            page_size = int.from_bytes(header[16:18], "big")
+            page_size = 65536 if page_size == 1 else page_size
+            trunk, count = int.from_bytes(header[32:36], "big"), int.from_bytes(header[36:40], "big")
+            zero = bytes(page_size)
+            seen = dirty = 0
+            while trunk and seen <= count:
+                handle.seek((trunk - 1) * page_size)
+                page = handle.read(page_size)
+                seen += 1
+                leaves = int.from_bytes(page[4:8], "big")
+                end = 8 + 4 * leaves
+                if end > page_size:
+                    return None
+                dirty += page[end:] != zero[end:]
+                for i in range(leaves):
+                    if first and dirty:
+                        return dirty
+                    leaf = int.from_bytes(page[8 + 4 * i: 12 + 4 * i], "big")
+                    handle.seek((leaf - 1) * page_size)
+                    dirty += handle.read(page_size) not in (zero, b"")
+                    seen += 1
+                trunk = int.from_bytes(page[0:4], "big")
+    except OSError:
+        return None
+    return dirty
+
+
+def wal_frames(path: Path) -> int:
+    """How many frames ``-wal`` has room for beyond its header (0: none, or no ``-wal``)."""
+    try:
+        size = os.stat(f"{path}-wal").st_size
+    except OSError:
+        return 0
+    if size <= WAL_HEADER_SIZE:
+        return 0
+    try:
+        with open(path, "rb") as handle:
+            header = handle.read(18)
+        page_size = int.from_bytes(header[16:18], "big") if len(header) == 18 else 4096
+    except OSError:
+        page_size = 4096
+    page_size = 65536 if page_size == 1 else (page_size or 4096)
+    return max(1, (size - WAL_HEADER_SIZE) // (page_size + 24))
+
+
+def residue(path: Path, *, free_pages: bool = True, count: bool = True) -> str | None:
+    """What of old text the files of ``path`` may still hold after an interrupted write, in words, or ``None``:
+
+    * ``-wal`` holds frames and no process has the database open: the writer did not reach its checkpoint (a
+      kill), so page versions from before its last changes (deleted rows' text among them) sit in the main file
+      and in ``-wal``;
+    * free pages hold bytes (:func:`dirty_free_pages`, read when ``-wal`` is empty): pages a writer freed
+      without zeroing them.
+
+    While a process has it open, its ``-wal`` is in use and tells nothing: ``None``. A fresh or cleanly closed
+    database has neither. Without ``free_pages`` only the first is looked for; without ``count``, the free pages
+    are not counted to the end. Looking takes no lock and changes nothing."""
+    state = wal_state(path)
+    if state == "live":
+        return None
+    if state == "idle-frames":
+        frames = wal_frames(path)
+        return (f"{path.name}-wal holds {frames} frame(s) a writer left without checkpointing them (it was killed): "
+                "the older page versions there and in the main file may keep text deleted since")
+    dirty = dirty_free_pages(path, first=not count) if free_pages else 0
+    if dirty:
+        return (f"{dirty if count else 'some'} free page(s) of {path.name} still hold bytes a writer freed without "
+                "zeroing them, deleted rows' text among them")
+    return None
 
 
 def translate(exc: sqlite3.Error, path: Path, timeout: float) -> Exception:

@@ -28,6 +28,7 @@ from typing import Any
 
 from praisonmem.core.errors import PraisonMemError, UsageError
 from praisonmem.core.io import jsonfile
+from praisonmem.core.io.sqlite import hot_journal
 from praisonmem.core.memory.filememory import FileMemoryStore, legacy_user_reason, user_lock, users
 from praisonmem.core.memory.sqlitememory import TABLES, SqliteMemoryStore, metadata_user_id, user_suffix
 from praisonmem.core.result import Action, Change, Outcome, Plan
@@ -59,6 +60,7 @@ class SqliteSplit:
     rows: int  # rows of this user not yet in the per-user file
     plan: Plan
     problem: str | None = None
+    interrupted: bool = False  # the user's file has a hot journal: an earlier copy was killed mid-write
 
 
 # ---------------------------------------------------------------- episodic files under raw dates
@@ -169,7 +171,7 @@ def shared_splits(project_dir: Path, timeout: float = 5.0) -> list[SqliteSplit]:
 
 def _tier_splits(shared: SqliteMemoryStore, project_dir: Path, tier: str, timeout: float) -> list[SqliteSplit]:
     by_user: dict[str, list[tuple[str, Any, Any]]] = defaultdict(list)
-    for _, content, metadata, stamp in shared.rows(tier):
+    for _, content, metadata, stamp in shared.rows(tier, committed=True):
         owner = metadata_user_id(metadata)
         if owner is not None:
             by_user[owner].append((content, metadata, stamp))
@@ -193,7 +195,7 @@ def _unreadable(source: Path, tier: str, exc: PraisonMemError) -> SqliteSplit:
 
 
 def _missing(own: SqliteMemoryStore, tier: str, rows: list[tuple[str, Any, Any]]) -> list[tuple[str, Any, Any]]:
-    present = Counter((content, metadata, stamp) for _, content, metadata, stamp in own.rows(tier))
+    present = Counter((content, metadata, stamp) for _, content, metadata, stamp in own.rows(tier, committed=True))
     missing = []
     for row in rows:
         if present[row] > 0:
@@ -218,4 +220,4 @@ def _split(source: Path, own: SqliteMemoryStore, tier: str, owner: str, rows: li
         change.fields["rows"] = copied
         return Outcome([change])
 
-    return SqliteSplit(owner, tier, source, target, count, Plan(None, run))
+    return SqliteSplit(owner, tier, source, target, count, Plan(None, run), interrupted=hot_journal(target))

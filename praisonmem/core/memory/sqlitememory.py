@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from praisonmem.core.errors import UsageError
-from praisonmem.core.io.sqlite import connect_ro, connect_rw, require_store_tables, translate
+from praisonmem.core.io.sqlite import (connect_committed, connect_ro, connect_rw, require_store_tables, roll_back_journal,
+                                       translate)
 
 TABLES = {"short_term": "short_term_memory", "long_term": "long_term_memory"}
 COLUMNS = ("id", "content", "metadata", "timestamp")  # the adapter's table, each tier's the same
@@ -110,12 +111,14 @@ class SqliteMemoryStore:
             conn.close()
         return _row(row)
 
-    def rows(self, tier: str) -> list[tuple[int, str, Any, Any]]:
-        """Every row of a tier as stored, ``(id, content, metadata, timestamp)`` in id order, of all users."""
+    def rows(self, tier: str, *, committed: bool = False) -> list[tuple[int, str, Any, Any]]:
+        """Every row of a tier as stored, ``(id, content, metadata, timestamp)`` in id order, of all users. With
+        ``committed``, a file a killed writer left a hot journal beside is read as rolling it back leaves it
+        (a private copy: nothing here changes), as a writer planning to add rows must see it."""
         path = self.files[tier]
         if not path.is_file():
             return []
-        conn = connect_ro(path, self.timeout)
+        conn = (connect_committed if committed else connect_ro)(path, self.timeout)
         try:
             _recognise(conn, path, tier)
             return conn.execute(f"SELECT id, content, metadata, timestamp FROM {TABLES[tier]} ORDER BY id").fetchall()
@@ -133,6 +136,7 @@ class SqliteMemoryStore:
         IMMEDIATE`` transaction; a row already there as it is (the same three values) is not copied again.
         Creates the file and table as the adapter does; the number of rows added."""
         path = self.files[tier]
+        roll_back_journal(path, self.timeout)  # a copy killed mid-way: SQLite puts its pages back first
         conn = connect_rw(path, self.timeout)
         conn.isolation_level = None
         try:

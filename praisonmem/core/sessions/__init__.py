@@ -39,6 +39,8 @@ _EXPORTS = {
     "storemigrate": ("MigrateReport",),
     "stores.sqlite_transcript": ("inspect_db", "json_files_beside"),
     "stores.index": ("IndexRows",),
+    "stores.indextext": ("session_digest",),
+    "stores.repair": ("index_repairs", "transcript_residue"),
     "crypto": ("KEY_ENV", "Key"),
     "dbimport": ("db_import_candidates", "plan_db_import"),
     "listing": ("ListResult", "SortKey", "list_sessions"),
@@ -58,6 +60,8 @@ _EXPORTS = {
 # A name that is also a submodule's would be shadowed by the submodule once it is imported.
 _ALIASES = {"describe_workspace": ("workspace", "describe"), "search_sessions": ("search", "search"),
             "watch_session": ("watch", "watch"), "read_index": ("stores.index", "read_rows"),
+            "read_index_texts": ("stores.index", "read_texts"), "index_text": ("stores.indextext", "flatten"),
+            "index_behind": ("stores.indextext", "behind"), "describe_repair": ("stores.repair", "describe"),
             "session_key": ("crypto", "key_from"), "migrate_between": ("storemigrate", "migrate"),
             "forget_listing": ("listcache", "forget"), "transcript_tables": ("stores.sqlite_transcript", "TABLES"),
             "index_tables": ("stores.index", "TABLES")}
@@ -82,6 +86,12 @@ if TYPE_CHECKING:
     from praisonmem.core.sessions.listcache import forget as forget_listing
     from praisonmem.core.sessions.stores import SessionStore, open_store
     from praisonmem.core.sessions.stores.index import IndexRows
+    from praisonmem.core.sessions.stores.indextext import behind as index_behind
+    from praisonmem.core.sessions.stores.indextext import flatten as index_text
+    from praisonmem.core.sessions.stores.indextext import session_digest
+    from praisonmem.core.sessions.stores.index import read_texts as read_index_texts
+    from praisonmem.core.sessions.stores.repair import describe as describe_repair
+    from praisonmem.core.sessions.stores.repair import index_repairs, transcript_residue
     from praisonmem.core.sessions.stores.index import read_rows as read_index
     from praisonmem.core.sessions.dbimport import db_import_candidates, plan_db_import
     from praisonmem.core.sessions.stores.jsondir import safe_file_stem, session_file_name

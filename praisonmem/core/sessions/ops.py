@@ -241,7 +241,10 @@ def plan_delete(paths: Paths, names: list[str], *, force: bool = False,
     the last minute, and a file praisonmem cannot read (:func:`refuse_if_unreadable`), are refused unless
     ``force``; the first is checked again under its lock."""
     store = open_store(paths, store)
-    targets = resolve_all(store, names)
+    try:
+        targets = resolve_all(store, names)
+    except NotFound as exc:  # a rerun after a kill: the session is gone, but not perhaps all of its text
+        return _gone(store, exc, timeout)
     for ref in targets:
         doc = refuse_if_unreadable(store, ref, force)
         if doc is not None:
@@ -271,6 +274,22 @@ def refuse_if_unreadable(store: SessionStore, ref: Any, force: bool) -> dict[str
         raise Refused(f"{file_name(ref)}: praisonmem cannot read it ({problem}), so it cannot tell what deleting it "
                       "loses; delete it anyway with --force")
     return None
+
+
+def _gone(store: SessionStore, exc: NotFound, timeout: float) -> Plan:
+    """A delete naming a session that is not there: :class:`NotFound` as ever, but first (not on a dry run) the
+    scrub a killed delete left unfinished in ``sessions.db`` is finished, so that rerunning it clears the text."""
+    from praisonmem.core.sessions.stores.sqlite_transcript import finish_interrupted, interrupted_scrubs
+
+    if not interrupted_scrubs(store):
+        raise exc
+
+    def run(dry_run: bool, progress: Progress) -> Outcome:
+        if not dry_run:
+            finish_interrupted(store, timeout)
+        raise exc
+
+    return Plan(None, run)
 
 
 def delete(store: SessionStore, targets: list[Any], *, dry_run: bool = False, timeout: float = jsonfile.LOCK_TIMEOUT,

@@ -5,7 +5,8 @@ The rules and the walk are :mod:`praisonmem.core.secrets`'; this module applies 
 flock and atomic replace, ``sessions.db``'s ``BEGIN IMMEDIATE``), re-reading it under the lock and
 redacting what is there then, so a turn an agent added meanwhile is neither lost nor left unredacted.
 The session's turns waiting in the spill dir are redacted in the same transaction, and in ``sessions.db``
-the old text is then scrubbed from free pages and ``-wal`` (as a delete does). Every other byte of a
+the old text is then scrubbed from free pages and ``-wal`` (as a delete does; a rerun after a redaction
+killed before that scrub, which finds no secret left, finishes it). Every other byte of a
 document stays: key order, unknown keys, encrypted values (``praisonai:enc:v1:…``, opaque here), ``updated_at``
 (a redaction is not a turn: listings keep their order).
 """
@@ -89,7 +90,19 @@ def redact(home: SessionStore, targets: list[Any], counts: dict[Any, tuple[str, 
         changes.append(change)
         if progress:
             progress(len(changes), len(targets))
-    return Outcome(changes)
+    notes = [] if dry_run else _finish_interrupted(home, timeout)
+    return Outcome(changes, notes)
+
+
+def _finish_interrupted(home: SessionStore, timeout: float) -> list[str]:
+    """A rerun after a redaction killed past its commit finds no secrets left, yet ``sessions.db``'s old text
+    may still be in its free pages or ``-wal``: that scrub is finished here (a no-op when there is none)."""
+    from praisonmem.core.sessions.stores.sqlite_transcript import finish_interrupted
+
+    try:
+        return finish_interrupted(home, timeout)
+    except PraisonMemError as exc:
+        return [f"an interrupted scrub of sessions.db could not be finished: {exc.message}"]
 
 
 def _rewrite(home: SessionStore, ref: Any, level: str, change: Any, timeout: float) -> None:

@@ -222,10 +222,11 @@ def test_check_and_a_dry_run_change_nothing_in_a_gateway_home_with_a_dead_writer
     monkeypatch.chdir(repo)
     before = trees(gateway_home.home, repo)
     fixes = cli("--home", gateway_home.home, "migrate", "--dry-run", "--json")
-    gateway_kinds = KINDS[:3] + ["sessions_db.missing_json"] + KINDS[3:]  # and the JSON sessions it never imported
+    # and the JSON sessions it never imported, and the dead writer's -wal (older page versions of gw-1's row)
+    gateway_kinds = KINDS[:3] + ["sessions_db.missing_json", "sessions_db.residue"] + KINDS[3:]
     assert fixes.exit_code == 0 and [f["kind"] for f in fixes.json()] == gateway_kinds
     report = cli("--home", gateway_home.home, "check", "--json")
-    assert report.exit_code in (0, 1) and len([f for f in report.json()["findings"] if f["fix"]]) == 7
+    assert report.exit_code in (0, 1) and len([f for f in report.json()["findings"] if f["fix"]]) == 8
     assert trees(gateway_home.home, repo) == before
 
 
@@ -246,3 +247,41 @@ def test_a_shared_database_that_does_not_open_is_a_failed_fix_not_a_silent_one(c
     report = cli("--home", home, "check", "--json").json()
     assert [(f["code"], f["file"], f["fix"]) for f in report["findings"] if f["code"] == "sqlite_memory.shared"] == [
         ("sqlite_memory.shared", ".praisonai/short_term.db", None)]
+
+
+def test_a_copy_killed_while_creating_the_users_file_is_rolled_back_and_finished(cli, era):
+    """A split killed while it created short_term_alice.db leaves a hot journal: the dry run lists the fix (reading
+    what the rollback will leave, changing nothing), the run lets SQLite roll it back and copies the rows."""
+    from tests.sqlitestate import killed_mid_write
+
+    home, repo = era
+    memory = repo / ".praisonai"
+    target = memory / "short_term_alice.db"
+    insert = "INSERT INTO short_term_memory (content) VALUES ('half-copied " + "x" * 3000 + "');"
+    killed_mid_write(target, "CREATE TABLE IF NOT EXISTS short_term_memory (id INTEGER PRIMARY KEY AUTOINCREMENT, "
+                             "content TEXT NOT NULL, metadata TEXT, timestamp DATETIME DEFAULT CURRENT_TIMESTAMP);"
+                     + insert * 30)
+    before = trees(home, repo)
+    listed = cli("--home", home, "migrate", "--dry-run", "--json")
+    assert listed.exit_code == 0, listed.stderr
+    [split] = [f for f in listed.json() if f["subject"] == ".praisonai/short_term.db"]
+    assert split["detail"].endswith("copied into short_term_alice.db, the user's own file (the shared file is kept "
+                                    "as it is); an earlier copy was killed mid-write and left "
+                                    "short_term_alice.db-journal: SQLite rolls that write back first")
+    assert (split["action"], split["changes"][0]["rows"]) == ("copied", 1)
+    assert trees(home, repo) == before
+    done = cli("--home", home, "migrate", "--yes", "--json")
+    assert done.exit_code == 0, done.stderr
+    assert not Path(f"{target}-journal").exists()
+    shared = sqlite3.connect(f"file:{memory / 'short_term.db'}?mode=ro", uri=True)
+    own = sqlite3.connect(f"file:{target}?mode=ro", uri=True)
+    try:
+        alice = [r for r in shared.execute("SELECT content, metadata, timestamp FROM short_term_memory")
+                 if '"user_id": "alice"' in (r[1] or "")]
+        assert own.execute("SELECT content, metadata, timestamp FROM short_term_memory").fetchall() == alice
+        assert len(alice) == 1
+    finally:
+        shared.close()
+        own.close()
+    again = cli("--home", home, "migrate", "--yes")
+    assert again.exit_code == 0 and "nothing to migrate" in again.stderr

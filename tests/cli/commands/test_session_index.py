@@ -9,6 +9,7 @@ import sqlite3
 import pytest
 
 from praisonmem.core.sessions.stores import index as index_module
+from praisonmem.core.sessions.stores.indextext import flatten
 from tests.helpers import hold_sqlite_lock, snapshot
 from tests.indexstate import holding, integrity, matching, rows, terms
 
@@ -204,3 +205,108 @@ def test_a_directory_without_an_index_gets_none(cli, gateway_home, name):
     (gateway_home.sessions / name).unlink()
     assert home_cli(cli, gateway_home)("delete", "bot_slack_7", "--yes").exit_code == 0
     assert not (gateway_home.sessions / name).exists()
+
+
+# ---------------------------------------------------------------- the index changes ahead of the file
+
+
+def index_at_file_change(monkeypatch, gateway_home, call: str) -> list[tuple[dict, list[str]]]:
+    """Run with ``os.<call>`` watched: at each call on a session file of the home, the index's rows as another
+    process would read them then (a copy of the database and its -wal) and the files holding the slack token."""
+    import os
+
+    seen = []
+    real = getattr(os, call)
+
+    def watched(*args, **kwargs):
+        target = str(args[-1] if call == "replace" else args[0])
+        if target.startswith(str(gateway_home.sessions)) and target.endswith(".json"):
+            seen.append((rows(gateway_home.index), holding(gateway_home.sessions, b"PLANTED-TOKEN-SLACK")))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(os, call, watched)
+    return seen
+
+
+def test_a_delete_has_removed_the_rows_and_their_text_from_disk_before_it_removes_the_file(cli, gateway_home,
+                                                                                          monkeypatch):
+    seen = index_at_file_change(monkeypatch, gateway_home, "unlink")
+    assert home_cli(cli, gateway_home)("delete", "bot_slack_7", "--yes").exit_code == 0
+    [(at_unlink, holders)] = seen
+    assert "bot_slack_7" not in {r[0] for r in at_unlink["fts"] + at_unlink["meta"] + at_unlink["route"]}
+    assert holders == ["bot_slack_7.json"]  # a kill now leaves the text only in the file that still holds it
+    assert at_unlink["index_meta"] == rows(gateway_home.index)["index_meta"]  # the scrub is done: no marker
+
+
+TOKEN = "ghp_Zq3vLm8Rt2Wx9Kp4Nd7Bf1Hs6Jc0Ya5Ge2Ui"  # a GitHub token by the secret rules' pattern
+ADD_TURN = """
+    import sys
+    from praisonaiagents.session import SqliteSessionStore
+    SqliteSessionStore(session_dir=sys.argv[1]).add_message(sys.argv[2], "user", sys.argv[3])
+"""
+
+
+def library_turn(gateway_home, sid: str, text: str) -> None:
+    """A turn written by the real SqliteSessionStore: into the JSON file and its index row."""
+    from tests.compat.conftest import run_library
+
+    run_library(ADD_TURN, str(gateway_home.sessions), sid, text, home=gateway_home.home)
+
+
+def test_a_redaction_has_replaced_the_indexed_text_before_it_replaces_the_file(cli, gateway_home, monkeypatch):
+    import os
+
+    library_turn(gateway_home, "bot_slack_7", f"the key is {TOKEN}")
+    assert TOKEN in dict(rows(gateway_home.index)["fts"])["bot_slack_7"]
+    path, seen, real = gateway_home.sessions / "bot_slack_7.json", [], os.replace
+
+    def watched(src, dst, *args, **kwargs):
+        if str(dst) == str(path):
+            seen.append((rows(gateway_home.index), holding(gateway_home.sessions, TOKEN[4:].encode()),
+                         terms(gateway_home.index)))
+        return real(src, dst, *args, **kwargs)
+
+    monkeypatch.setattr(os, "replace", watched)
+    assert home_cli(cli, gateway_home)("redact", "bot_slack_7", "--yes").exit_code == 0
+    [(at_replace, holders, indexed_terms)] = seen
+    assert dict(at_replace["fts"])["bot_slack_7"] == flatten(json.loads(path.read_text())) == (
+        "created after the import PLANTED-TOKEN-SLACK\nindexed reply\nthe key is [REDACTED:github_token]")
+    assert holders == ["bot_slack_7.json"]  # the file about to be replaced, and nothing of the index's
+    assert TOKEN[4:].lower() not in indexed_terms
+
+
+def test_a_rename_that_rewrites_the_same_file_moves_the_rows_off_the_old_id(cli, gateway_home):
+    """'chat room' lives in chat_room.json, which is also the file of 'chat_room': renaming one to the other
+    rewrites the file in place, and the old id's rows must go with the old id."""
+    library_turn(gateway_home, "chat room", "a word only this room has: quokkaville")
+    assert (gateway_home.sessions / "chat_room.json").is_file()
+    before = rows(gateway_home.index)
+    assert dict(before["fts"])["chat room"] == "a word only this room has: quokkaville"
+    result = home_cli(cli, gateway_home)("rename", "chat room", "chat_room", "--force")
+    assert (result.exit_code, result.stderr) == (0, "")
+    after = rows(gateway_home.index)
+    ids = {table: {r[0] for r in after[table]} for table in ("fts", "meta")}
+    assert ids == {table: {r[0] for r in before[table]} - {"chat room"} | {"chat_room"} for table in ("fts", "meta")}
+    assert dict(after["fts"])["chat_room"] == "a word only this room has: quokkaville"
+    assert matching(gateway_home.index, "quokkaville") == ["chat_room"]
+    assert json.loads((gateway_home.sessions / "chat_room.json").read_text())["session_id"] == "chat_room"
+
+
+def test_a_file_change_that_fails_puts_the_rows_back_as_the_file_is(cli, gateway_home, monkeypatch):
+    import errno
+    import os
+
+    before, real = rows(gateway_home.index), os.unlink
+    path = gateway_home.sessions / "bot_slack_7.json"
+
+    def failing(target, *args, **kwargs):
+        if str(target) == str(path):
+            raise OSError(errno.EROFS, "Read-only file system")
+        return real(target, *args, **kwargs)
+
+    monkeypatch.setattr(os, "unlink", failing)
+    result = home_cli(cli, gateway_home)("delete", "bot_slack_7", "--yes")
+    assert result.exit_code == 5 and "Read-only file system" in result.stderr
+    assert path.is_file()
+    assert rows(gateway_home.index) == before  # the rows the delete had removed first are back
+    assert matching(gateway_home.index, "slack") == ["bot_slack_7"]

@@ -1,4 +1,4 @@
-"""``sessions_index.db``: the search index ``SqliteSessionStore`` keeps beside a JSON directory (spec-11 §3).
+"""``sessions_index.db``: the search index ``SqliteSessionStore`` keeps beside a JSON directory.
 
 The index is not a store of its own: the transcripts stay in the JSON files, and the
 database holds a copy of each session's message text (``session_fts``, FTS5, or a plain
@@ -10,19 +10,24 @@ Writing (:class:`IndexWriter`): the JSON store's transaction opens one when the 
 exists (never creating it) and takes SQLite's write lock (``BEGIN IMMEDIATE``, the
 library's 5 s busy timeout) *before* the first file changes, so a locked or unusable
 index refuses the change while nothing is touched yet; the lock order (the session's
-flock, then the database) is the library's. The rows follow the file in the same step:
-removed on delete, re-keyed on rename, refreshed as the library's ``_index_session``
-would on a write. Deleted text must be gone from disk (spec-11 §3.4): ``secure_delete``
-zeroes freed pages, ``optimize`` rewrites the FTS5 segments (they keep the lower-cased
-terms of deleted rows until merged), ``wal_checkpoint(TRUNCATE)`` drops the old page
-versions from ``-wal``, and free pages some other writer left unzeroed are removed by
-``VACUUM``. An FTS5 index is never written by an SQLite without FTS5 (that would mean
-editing its shadow tables): refused.
+flock, then the database) is the library's. The index changes *ahead of* each file: the
+rows the file will have (removed on delete, re-keyed on rename, refreshed as the
+library's ``_index_session`` would on a write) are committed, and the text no row holds
+any more is cleared from the database's files, before the file changes (:meth:`IndexWriter.settle`).
+So a kill at any point leaves no text in the index that its session no longer has; the
+rerun makes the file change. Removed text must be gone from disk: ``secure_delete``
+zeroes freed pages, ``optimize`` (in the same commit) rewrites the FTS5 segments, which
+keep the lower-cased terms of deleted rows until merged, ``wal_checkpoint(TRUNCATE)``
+drops the old page versions from the main file and ``-wal``, and free pages some other
+writer left unzeroed are removed by ``VACUUM``. A kill between the commit and the end of
+that scrub leaves :data:`SCRUB_KEY`, and the next write finishes the scrub first. An FTS5
+index is never written by an SQLite without FTS5 (that would mean editing its shadow
+tables): refused.
 
-Reading (:func:`read_rows`, for ``check``): through :func:`reading`, which opens the file
-without creating or changing anything beside it (the recipe of spec-11 §2.8). It stands
-in for the shared read helper of ``core/io/sqlite.py`` and has the same contract (a
-context manager yielding a read-only connection), so the two can be swapped.
+Reading (:func:`read_rows`, for ``check`` and ``migrate``): through :func:`reading`, which
+opens the file without creating or changing anything beside it. It stands in for the
+shared read helper of ``core/io/sqlite.py`` and has the same contract (a context manager
+yielding a read-only connection), so the two can be swapped.
 """
 
 from __future__ import annotations
@@ -41,7 +46,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from praisonmem.core.errors import CorruptFile, IOFailure, LockTimeout, NotFound, Refused
-from praisonmem.core.io.sqlite import require_store_tables
+from praisonmem.core.io.sqlite import dirty_free_pages, require_store_tables, zeroes_freed_space
+from praisonmem.core.sessions.stores.indextext import behind, flatten, session_digest, text_digest
 from praisonmem.core.sessions.stores.locate import INDEX_NAME
 
 BUSY_TIMEOUT_MS = 5000  # SqliteSessionStore's busy timeout
@@ -58,20 +64,6 @@ TABLES: dict[str, tuple[str, ...] | None] = {
 
 def index_path(directory: Path) -> Path:
     return directory / INDEX_NAME
-
-
-def flatten(doc: dict[str, Any]) -> str:
-    """``session_fts.content`` as ``SqliteSessionStore._flatten`` makes it: every message's content, archived
-    first, joined by newlines (non-string contents as Python's ``str`` shows them; empty ones left out)."""
-    parts = []
-    for key in ("archived_messages", "messages"):
-        messages = doc.get(key)
-        for message in messages if isinstance(messages, list) else []:
-            if isinstance(message, dict):
-                content = message.get("content", "")
-                if content:
-                    parts.append(str(content))
-    return "\n".join(parts)
 
 
 def route_of(doc: dict[str, Any]) -> tuple[Any, Any] | None:
@@ -119,6 +111,8 @@ class IndexRows:
     updated: dict[str, Any] = field(default_factory=dict)  # session_meta: id -> updated_at
     content_ids: set[str] = field(default_factory=set)  # ids with a session_fts row
     routed: set[str] = field(default_factory=set)  # ids with a session_route row
+    digests: dict[str, list[str]] = field(default_factory=dict)  # id -> text_digest of each of its text rows
+    scrub_pending: bool = False  # a praisonmem write was killed before it cleared removed text (SCRUB_KEY)
 
     @property
     def ids(self) -> set[str]:
@@ -126,8 +120,8 @@ class IndexRows:
 
 
 def read_rows(path: Path) -> IndexRows:
-    """The ids an index holds (read-only; creates nothing). The FTS5 content is read from its
-    ``session_fts_content`` shadow table, so an SQLite without FTS5 can read it too."""
+    """The ids an index holds and a digest of each text row (read-only; creates nothing). The FTS5 content is
+    read from its ``session_fts_content`` shadow table, so an SQLite without FTS5 can read it too."""
     try:
         with reading(path) as conn:
             kind = kind_of(conn, path)
@@ -135,12 +129,35 @@ def read_rows(path: Path) -> IndexRows:
             if kind is None:
                 return rows
             content = "session_fts_content" if kind == "fts5" else "session_fts"
-            column = "c0" if kind == "fts5" else "session_id"
-            rows.content_ids = {r[0] for r in conn.execute(f"SELECT {column} FROM {content}")}
+            columns = "c0, c1" if kind == "fts5" else "session_id, content"
+            for sid, text in conn.execute(f"SELECT {columns} FROM {content}"):
+                rows.content_ids.add(sid)
+                rows.digests.setdefault(sid, []).append(text_digest(str(text or "")))
             rows.updated = dict(conn.execute("SELECT session_id, updated_at FROM session_meta"))
             if _has_table(conn, "session_route"):
                 rows.routed = {r[0] for r in conn.execute("SELECT session_id FROM session_route")}
+            if _has_table(conn, "session_index_meta"):
+                rows.scrub_pending = conn.execute("SELECT 1 FROM session_index_meta WHERE key = ?",
+                                                  (SCRUB_KEY,)).fetchone() is not None
             return rows
+    except sqlite3.Error as exc:
+        raise CorruptFile(str(path), f"cannot read the session index: {exc}") from exc
+
+
+def read_texts(path: Path, ids: set[str]) -> dict[str, list[str]]:
+    """The text rows of ``ids`` (read-only, as :func:`read_rows`)."""
+    try:
+        with reading(path) as conn:
+            kind = kind_of(conn, path)
+            if kind is None or not ids:
+                return {}
+            content = "session_fts_content" if kind == "fts5" else "session_fts"
+            columns = "c0, c1" if kind == "fts5" else "session_id, content"
+            found: dict[str, list[str]] = {}
+            for sid, text in conn.execute(f"SELECT {columns} FROM {content}"):
+                if sid in ids:
+                    found.setdefault(sid, []).append(str(text or ""))
+            return found
     except sqlite3.Error as exc:
         raise CorruptFile(str(path), f"cannot read the session index: {exc}") from exc
 
@@ -206,12 +223,20 @@ def reading(db: Path) -> Iterator[sqlite3.Connection]:
 
 # ---------------------------------------------------------------- writing
 
+# A session_index_meta row praisonmem keeps while text it removed may still sit in old page versions (the main
+# file before a checkpoint, -wal, free pages): a write killed in between leaves it, and the next praisonmem write
+# on the directory finishes the scrub before it changes anything else. The library reads only its own keys there.
+SCRUB_KEY = "praisonmem:scrub_pending"
+
 
 class IndexWriter:
-    """One write transaction on a directory's index, spanning one store transaction.
+    """One directory's index across one store transaction, each change of it made ahead of the file's.
 
-    :meth:`begin` before the first file changes; :meth:`forget`, :meth:`put` and
-    :meth:`move` as the files change; :meth:`commit` after the last (or :meth:`rollback`).
+    :meth:`begin` before the first file changes (it takes the write lock, or refuses while nothing is touched);
+    then for each file change, first the rows the file will have (:meth:`forget`, :meth:`put`), then
+    :meth:`settle`, which commits them and clears the text they no longer hold out of the database's files,
+    and only then the file change itself. :meth:`commit` when the store transaction ends, :meth:`rollback`
+    when it fails (the rows of a step whose file never changed).
     """
 
     def __init__(self, path: Path) -> None:
@@ -221,8 +246,11 @@ class IndexWriter:
         self.notes: list[str] = []
         self.begun = False
         self.users = 0
-        self._removed: list[str] = []  # texts whose rows were removed in this transaction
-        self._kept: set[str] = set()  # texts rows hold after it (a rename moves a text, it does not remove it)
+        self.steps = 0  # steps settled: after the first, a failure no longer means "nothing changed"
+        self._removed: list[str] = []  # texts whose rows this step removed
+        self._holders: dict[str, set[str]] = {}  # text -> ids whose rows hold it now (a rename moves a text)
+        self._marks = False  # the index has session_index_meta, where SCRUB_KEY goes
+        self._pending = False  # SCRUB_KEY was there: a killed write's scrub to finish
 
     @classmethod
     def of(cls, directory: Path) -> IndexWriter | None:
@@ -263,9 +291,13 @@ class IndexWriter:
         try:
             conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
             conn.execute("PRAGMA secure_delete=ON")
+            conn.execute("PRAGMA temp_store=MEMORY")  # VACUUM's copy of the rows stays in memory, not a temp file
             conn.execute("BEGIN IMMEDIATE")
             if kind_of(conn, self.path) != self.kind:  # another writer rebuilt it in between
                 raise Refused(f"{self.path}: the session index changed while praisonmem opened it; nothing changed")
+            self._marks = _has_table(conn, "session_index_meta")
+            self._pending = self._marks and conn.execute("SELECT 1 FROM session_index_meta WHERE key = ?",
+                                                         (SCRUB_KEY,)).fetchone() is not None
         except sqlite3.Error as exc:
             _rollback(conn)
             conn.close()
@@ -290,18 +322,22 @@ class IndexWriter:
 
     def _error(self, exc: sqlite3.Error) -> Refused | IOFailure:
         text = str(exc)
+        # after a settled step a session file has changed: the command's earlier changes stand
+        outcome = "nothing changed" if not self.steps else "the changes made before it stand (run the command again)"
         if "locked" in text or "busy" in text:
             return LockTimeout(f"{self.path}: the session index is locked by another writer (waited "
-                               f"{BUSY_TIMEOUT_MS / 1000:g}s); nothing changed")
+                               f"{BUSY_TIMEOUT_MS / 1000:g}s); {outcome}")
         if "not a database" in text or "malformed" in text:
             return CorruptFile(str(self.path), f"the session index is damaged ({text}), so the session's rows "
-                                               "cannot be kept in step with it; nothing changed (move it aside: "
+                                               f"cannot be kept in step with it; {outcome} (move it aside: "
                                                "PraisonAI rebuilds it on its next search)")
         return IOFailure(f"{self.path}: {text}")
 
     def _run(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         assert self.conn is not None
         try:
+            if not self.conn.in_transaction:  # the step before this one was settled: a new write transaction
+                self.conn.execute("BEGIN IMMEDIATE")
             return self.conn.execute(sql, params).fetchall()
         except sqlite3.Error as exc:
             raise self._error(exc) from exc
@@ -309,11 +345,16 @@ class IndexWriter:
     def _contents(self, session_id: str) -> list[str]:
         return [r[0] for r in self._run("SELECT content FROM session_fts WHERE session_id = ?", (session_id,))]
 
+    def _drop(self, session_id: str, texts: list[str]) -> None:
+        self._removed += texts
+        for text in texts:
+            self._holders.get(text, set()).discard(session_id)
+
     def forget(self, session_id: str) -> None:
         """Remove every row of ``session_id`` (the library's ``_deindex_session`` and the pending key it leaves)."""
         if self.conn is None:
             return
-        self._removed += self._contents(session_id)
+        self._drop(session_id, self._contents(session_id))
         self._run("DELETE FROM session_fts WHERE session_id = ?", (session_id,))
         self._run("DELETE FROM session_meta WHERE session_id = ?", (session_id,))
         self._run("DELETE FROM session_route WHERE session_id = ?", (session_id,))
@@ -327,10 +368,10 @@ class IndexWriter:
         content = flatten(doc)
         old = self._contents(session_id)
         if old != [content]:
-            self._removed += old
+            self._drop(session_id, old)
             self._run("DELETE FROM session_fts WHERE session_id = ?", (session_id,))
             self._run("INSERT INTO session_fts (session_id, content) VALUES (?, ?)", (session_id, content))
-        self._kept.add(content)
+        self._holders.setdefault(content, set()).add(session_id)
         self._run("INSERT OR REPLACE INTO session_meta (session_id, updated_at) VALUES (?, ?)",
                   (session_id, doc.get("updated_at")))
         route = route_of(doc)
@@ -341,47 +382,98 @@ class IndexWriter:
                       "VALUES (?, ?, ?)", (session_id, *route))
         self._run("DELETE FROM session_index_meta WHERE key = ?", (PENDING + session_id,))
 
-    def commit(self) -> list[str]:
-        """Purge what was removed, commit, and clear the old page versions out of ``-wal`` and the free pages;
-        what could not be cleared is said in the notes returned."""
-        if not self._release() or self.conn is None:
-            return self.notes
-        conn, self.conn = self.conn, None
+    def settle(self) -> None:
+        """Make this step's rows durable before its file changes: commit them (a removed text's terms purged from
+        the FTS5 segments in the same commit) and clear the text no row holds any more out of the main file,
+        ``-wal`` and the free pages. A kill anywhere in here leaves the file as it was, and the scrub marker
+        for the next write. What could not be cleared is said in the notes."""
+        if self.conn is None:
+            return
+        removed = any(not self._holders.get(text) for text in self._removed)
+        self._removed = []
+        if self.conn.in_transaction:
+            try:
+                if removed and self.kind == "fts5":
+                    # FTS5 keeps a deleted row's terms in its segments until they are merged
+                    self.conn.execute("INSERT INTO session_fts(session_fts) VALUES('optimize')")
+                if removed and self._marks:
+                    self.conn.execute("INSERT OR REPLACE INTO session_index_meta (key, value) VALUES (?, '1')",
+                                      (SCRUB_KEY,))
+                self.conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                _rollback(self.conn)
+                raise self._error(exc) from exc
+        self.steps += 1
+        if removed or self._pending:
+            self._scrub(self.conn)
+
+    def _scrub(self, conn: sqlite3.Connection) -> None:
+        """Checkpoint (old page versions out of the main file, ``-wal`` emptied), VACUUM when free pages or cells
+        another writer left may hold old text, then drop the scrub marker; it stays when a reader held the
+        checkpoint back, so the next write tries again."""
+        self._pending = False
         try:
-            if self.kind == "fts5" and any(text not in self._kept for text in self._removed):
-                # FTS5 keeps a deleted row's terms in its segments until they are merged
-                conn.execute("INSERT INTO session_fts(session_fts) VALUES('optimize')")
-            conn.execute("COMMIT")
+            done = self._checkpoint(conn)
+            if done and not _residue_free(self.path):
+                conn.execute("VACUUM")  # pages an earlier writer freed without zeroing them
+                done = self._checkpoint(conn)
+            if done and self._marks:
+                conn.execute("BEGIN IMMEDIATE")
+                conn.execute("DELETE FROM session_index_meta WHERE key = ?", (SCRUB_KEY,))
+                conn.execute("COMMIT")
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the marker's own page: it holds no text
         except sqlite3.Error as exc:
             _rollback(conn)
-            conn.close()
-            raise self._error(exc) from exc
+            self.notes.append(f"{self.path.name}: rows updated, but clearing old page versions failed ({exc}); "
+                              "praisonmem's next write here tries again")
+
+    def commit(self) -> list[str]:
+        """End the store transaction: settle what is left (nothing, when every file change was settled first) and
+        close; the notes of what could not be cleared."""
+        if not self._release() or self.conn is None:
+            return self.notes
         try:
-            if self._removed and self._checkpoint(conn) and not _residue_free(self.path):
-                conn.execute("VACUUM")  # pages an earlier writer freed without zeroing them
-                self._checkpoint(conn)
-        except sqlite3.Error as exc:
-            self.notes.append(f"{self.path.name}: rows updated, but clearing old page versions failed ({exc})")
+            self.settle()
         finally:
-            conn.close()
+            self.conn.close()
+            self.conn = None
         return self.notes
 
     def _checkpoint(self, conn: sqlite3.Connection) -> bool:
         busy, log, done = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
         if busy or (log not in (-1, done)):
             self.notes.append(f"{self.path.name}: a reader kept old page versions in its -wal file "
-                              f"({done} of {log} frames checkpointed); SQLite removes them at its next checkpoint")
+                              f"({done} of {log} frames checkpointed); SQLite removes them at its next checkpoint, "
+                              "and praisonmem's next write here tries again")
             return False
         return True
 
     def rollback(self) -> None:
+        """The store transaction failed: the rows of a step not settled are dropped (its file never changed);
+        settled steps stand, as their files do."""
+        if self.conn is not None:
+            _rollback(self.conn)
         if self._release() and self.conn is not None:
-            conn, self.conn = self.conn, None
-            _rollback(conn)
-            conn.close()
+            self.conn.close()
+            self.conn = None
 
 
 _OPEN: dict[Path, IndexWriter] = {}
+
+
+def finish_scrub(directory: Path) -> list[str]:
+    """Finish the scrub a killed praisonmem write left marked in ``directory``'s index (no file changes, so no
+    session lock is needed); the notes of what could not be done."""
+    writer = IndexWriter.of(directory)
+    if writer is None:
+        return []
+    try:
+        writer.begin()
+        writer.settle()
+    except BaseException:
+        writer.rollback()
+        raise
+    return writer.commit()
 
 
 def _rollback(conn: sqlite3.Connection) -> None:
@@ -392,50 +484,9 @@ def _rollback(conn: sqlite3.Connection) -> None:
         pass
 
 
-@lru_cache(maxsize=1)
-def zeroes_freed_space() -> bool:
-    """This SQLite zeroes what it frees unless told otherwise (built with ``SQLITE_SECURE_DELETE``, as
-    Debian's is). The library's writers on this machine most likely use the same SQLite; where they
-    do not zero freed cells, old text may sit in the free space of live pages, which only ``VACUUM``
-    removes."""
-    with _closing(sqlite3.connect(":memory:")) as conn:
-        return ("SECURE_DELETE",) in conn.execute("PRAGMA compile_options").fetchall()
-
-
 def _residue_free(db: Path) -> bool:
     """No page or cell freed by another writer can still hold old text (otherwise: ``VACUUM``)."""
-    return zeroes_freed_space() and _free_pages_zeroed(db)
-
-
-def _free_pages_zeroed(db: Path) -> bool:
-    """Every page on the database's freelist is zero beyond its list structure (``secure_delete`` was on when
-    it was freed), read from the file after a complete checkpoint. ``False`` when unsure."""
-    try:
-        with open(db, "rb") as handle:
-            header = handle.read(100)
-            page_size = int.from_bytes(header[16:18], "big")
-            page_size = 65536 if page_size == 1 else page_size
-            trunk, count = int.from_bytes(header[32:36], "big"), int.from_bytes(header[36:40], "big")
-            zero = bytes(page_size)
-            seen = 0
-            while trunk and seen <= count:
-                handle.seek((trunk - 1) * page_size)
-                page = handle.read(page_size)
-                seen += 1
-                leaves = int.from_bytes(page[4:8], "big")
-                end = 8 + 4 * leaves
-                if end > page_size or page[end:] != zero[end:]:
-                    return False
-                for i in range(leaves):
-                    leaf = int.from_bytes(page[8 + 4 * i: 12 + 4 * i], "big")
-                    handle.seek((leaf - 1) * page_size)
-                    if handle.read(page_size) not in (zero, b""):
-                        return False
-                    seen += 1
-                trunk = int.from_bytes(page[0:4], "big")
-    except OSError:
-        return False
-    return True
+    return zeroes_freed_space() and dirty_free_pages(db) == 0
 
 
 @contextmanager

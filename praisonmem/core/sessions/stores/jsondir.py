@@ -489,8 +489,11 @@ class JsonDirStore:
     def transaction(self, refs: Sequence[str], timeout: float = jsonfile.LOCK_TIMEOUT) -> Iterator[Transaction]:
         """Hold the sidecar locks of ``refs`` (in sorted order, so two praisonmem processes never wait on each
         other in a cycle) and change them through the :class:`Transaction`; the directory's search index
-        follows in the same step (:mod:`.index`)."""
+        changes ahead of each file (:mod:`.index`). Temp files an interrupted write of one of ``refs`` left
+        are removed once its lock is held (:func:`~praisonmem.core.io.jsonfile.sweep_leftovers`)."""
         with jsonfile.locked_many(list(refs), timeout):
+            for ref in refs:
+                jsonfile.sweep_leftovers(ref)
             tx = Transaction(self)
             try:
                 yield tx
@@ -504,8 +507,11 @@ class Transaction:
     """Changes to sessions whose locks are held: every read is a re-read under the lock.
 
     The directory's ``sessions_index.db``, when there is one, is locked before the first file
-    changes (so an index that cannot follow refuses the change while nothing is touched yet),
-    follows each write and delete, and is committed when the transaction ends.
+    changes (so an index that cannot follow refuses the change while nothing is touched yet). Each
+    write and delete changes the index first: the rows the file will have are committed, and the text
+    they no longer hold cleared from the database's files, before the file changes (:meth:`IndexWriter.settle`).
+    So a kill at any point leaves no text in the index that its session file no longer holds; a file change
+    that fails puts the rows back as the file is.
     """
 
     def __init__(self, store: JsonDirStore) -> None:
@@ -539,8 +545,8 @@ class Transaction:
         self._write(ref, doc, lambda: jsonfile.write_locked(ref, doc))
 
     def _write(self, ref: str, doc: dict[str, Any], put: Callable[[], None]) -> None:
-        """``put`` the new version of ``ref`` (``doc``), after the checks every JSON write passes and with the
-        index following it."""
+        """``put`` the new version of ``ref`` (``doc``), after the checks every JSON write passes, the index
+        changed ahead of it."""
         from praisonmem.core.sessions.crypto import unsealed
 
         current = _current_or_none(ref)
@@ -549,12 +555,39 @@ class Transaction:
         if problem:  # the one place every JSON write passes: no plaintext into an encrypted session
             raise Refused(f"{ref}: {problem}; nothing changed")
         index = self._index(ref)
-        put()
+        new_id = self.store.session_id(ref, doc)
+        old_id = self.store.session_id(ref, current) if current is not None else new_id
         if index is not None:
-            new_id = self.store.session_id(ref, doc)
-            if current is not None and self.store.session_id(ref, current) != new_id:
-                index.forget(self.store.session_id(ref, current))
+            if old_id != new_id:  # a rename that rewrites the same file: the old id's rows go
+                index.forget(old_id)
             index.put(new_id, doc)
+            index.settle()
+        self._changing(index, ref, put, old_id, new_id)
+
+    def _changing(self, index: IndexWriter | None, ref: str, change: Callable[[], None], *ids: str) -> None:
+        """Change the file once the index has; if that fails, the rows of ``ids`` are put back as the file is."""
+        try:
+            change()
+        except BaseException:
+            if index is not None:
+                self._resync(index, ref, ids)
+            raise
+
+    def _resync(self, index: IndexWriter, ref: str, ids: Iterable[str]) -> None:
+        """After a file change that failed: the rows of ``ids`` as ``ref`` is now; what cannot be done is a note."""
+        try:
+            self._rows_as_on_disk(index, ref, ids)
+        except PraisonMemError as exc:
+            self.notes.append(f"the search index could not be put back in step with {os.path.basename(ref)} "
+                              f"({exc.message}); 'praisonmem check' reports its rows")
+
+    def _rows_as_on_disk(self, index: IndexWriter, ref: str, ids: Iterable[str]) -> None:
+        now = _current_or_none(ref)
+        for sid in dict.fromkeys(ids):
+            index.forget(sid)
+        if now is not None:
+            index.put(self.store.session_id(ref, now), now)
+        index.settle()
 
     def read_bytes(self, ref: str) -> bytes | None:
         """The file's bytes now (``None``: gone), once :meth:`read` has vouched that it parses."""
@@ -569,9 +602,18 @@ class Transaction:
         current = _current_or_none(ref)
         self._refuse_foreign(ref, current)
         index = self._index(ref)
-        jsonfile.delete_locked(ref)
+        sid = self.store.session_id(ref, current) if current is not None else name_of(ref)
         if index is not None:
-            index.forget(self.store.session_id(ref, current) if current is not None else name_of(ref))
+            index.forget(sid)
+            index.settle()
+        self._changing(index, ref, partial(jsonfile.delete_locked, ref), sid)
+
+    def _reindex(self, ref: str, ids: Iterable[str] = ()) -> None:
+        """Bring the index rows of ``ref``'s session (and of ``ids``, rows no file holds any more) in step with
+        the file as it is; the text they no longer hold is cleared from the index's files (for :mod:`.repair`)."""
+        index = self._index(ref)
+        if index is not None:
+            self._rows_as_on_disk(index, ref, ids)
 
     def _refuse_foreign(self, ref: str, current: dict[str, Any] | None) -> None:
         if self.store.foreign is not None and current is not None and self.store.foreign(current):
@@ -579,13 +621,17 @@ class Transaction:
                           "write would make unloadable for its owner; nothing changed")
 
     def _finish(self, *, failed: bool = False) -> None:
-        """Commit the index changes (they follow file changes already made, so they are kept even when the
-        transaction failed later); a commit that fails is raised unless another error is on its way."""
+        """End the index transactions: every file change was settled in its index first, so what is left is
+        closed (committed when the transaction succeeded, dropped when it failed: those rows' file never
+        changed); a commit that fails is raised unless another error is on its way."""
         error = None
         for index in filter(None, self.indexes.values()):
+            if failed:
+                index.rollback()
+                continue
             try:
                 self.notes += index.commit()
-            except PraisonMemError as exc:  # commit has rolled back and closed
+            except PraisonMemError as exc:
                 error = error or exc
         if error is not None and not failed:
             raise error

@@ -498,6 +498,13 @@ class UnifiedTransaction:
         doc = {**doc, "updated_at": datetime.now().isoformat()}
         index = self._begin_index()
         data = unified_bytes(doc)
+        new_id = self.store.session_id(ref, doc)
+        old_id = self.store.session_id(ref, current) if current is not None else new_id
+        if index is not None:  # the index first, as for a JSON session file (jsondir.Transaction)
+            if old_id != new_id:
+                index.forget(old_id)
+            index.put(new_id, doc)
+            index.settle()
         try:
             os.lseek(fd, 0, os.SEEK_SET)
             os.ftruncate(fd, 0)
@@ -505,13 +512,11 @@ class UnifiedTransaction:
             while view:
                 view = view[os.write(fd, view):]
             os.fsync(fd)
-        except OSError as exc:
-            raise io_failure(ref, exc, "write failed") from exc
-        if index is not None:
-            new_id = self.store.session_id(ref, doc)
-            if current is not None and self.store.session_id(ref, current) != new_id:
-                index.forget(self.store.session_id(ref, current))
-            index.put(new_id, doc)
+        except BaseException as exc:
+            self._resync(ref, old_id, new_id)
+            if isinstance(exc, OSError):
+                raise io_failure(ref, exc, "write failed") from exc
+            raise
 
     def delete(self, ref: str) -> None:
         """Remove the file, as ``UnifiedSessionStore.delete`` does (under its lock, which that one does not take)."""
@@ -519,9 +524,30 @@ class UnifiedTransaction:
         if current is None:
             raise NotFound(f"{ref}: no such file")
         index = self._begin_index()
-        jsonfile.delete_locked(ref)
+        sid = self.store.session_id(ref, current)
         if index is not None:
-            index.forget(self.store.session_id(ref, current))
+            index.forget(sid)
+            index.settle()
+        try:
+            jsonfile.delete_locked(ref)
+        except BaseException:
+            self._resync(ref, sid)
+            raise
+
+    def _resync(self, ref: str, *ids: str) -> None:
+        """After a file change that failed: the rows of ``ids`` as the file is now (best effort, else a note)."""
+        if self.index is None:
+            return
+        try:
+            now = self.read(ref) if os.path.isfile(ref) else None
+            for sid in dict.fromkeys(ids):
+                self.index.forget(sid)
+            if now is not None:
+                self.index.put(self.store.session_id(ref, now), now)
+            self.index.settle()
+        except PraisonMemError as exc:
+            self.notes.append(f"the search index could not be put back in step with {os.path.basename(ref)} "
+                              f"({exc.message}); 'praisonmem check' reports its rows")
 
     def carry_spill(self, old_id: str, new_id: str, *, keep: bool = False) -> None:
         return None
@@ -555,11 +581,10 @@ class UnifiedTransaction:
     def _finish(self, *, failed: bool = False) -> None:
         if self.index is None:
             return
-        try:
-            self.notes += self.index.commit()
-        except PraisonMemError:
-            if not failed:
-                raise
+        if failed:  # rows of a step whose file never changed; settled steps stand, as their files do
+            self.index.rollback()
+            return
+        self.notes += self.index.commit()
 
 
 # ---------------------------------------------------------------- the older run layout

@@ -17,7 +17,11 @@ gateway_session_id, agent_id, updated_at)``, ``data`` the whole document as
 * A delete leaves none of the session's text on disk: ``secure_delete`` zeroes what the delete frees,
   ``VACUUM`` rewrites pages older writes left in free space (writers built without secure delete), and
   ``wal_checkpoint(TRUNCATE)`` empties ``-wal``, which holds every version ever written. A reader in
-  the middle of a read stops the checkpoint: the delete stands and the record says what remains.
+  the middle of a read stops the checkpoint: the delete stands and the record says what remains. A
+  write killed after its commit and before that scrub leaves old page versions behind
+  (:func:`~praisonmem.core.io.sqlite.residue`): the next write on the database finishes the scrub, and
+  so does the rerun of a delete or redaction that then finds nothing left to change
+  (:func:`finish_interrupted`).
 * The library's one-time import of the ``*.json`` files beside the database runs whenever the table
   is empty. So while JSON session files lie beside it, the table is never emptied (the library would
   import every one of them again) and an empty table gets no first row (that would stop an import
@@ -38,7 +42,7 @@ from typing import Any, TypeVar
 from praisonmem.core.errors import (CorruptFile, NotFound, PraisonMemError, Refused, TargetExists,
                                     UsageError)
 from praisonmem.core.io import jsonfile
-from praisonmem.core.io.sqlite import connect_existing, connect_ro, require_store_tables, translate
+from praisonmem.core.io.sqlite import connect_existing, connect_ro, require_store_tables, residue, translate
 from praisonmem.core.sessions.documents import validate
 from praisonmem.core.sessions.stores import PlainStore, Scanned, ambiguous
 from praisonmem.core.sessions.stores.home import DB_NAME
@@ -204,6 +208,7 @@ class TranscriptDbStore(PlainStore):
     def transaction(self, refs: Sequence[Row], timeout: float = jsonfile.LOCK_TIMEOUT) -> Iterator[Transaction]:
         """One ``BEGIN IMMEDIATE`` around the changes (committed when the block ends, rolled back on an error);
         a transaction that deleted rows and wrote none then scrubs their text from the files."""
+        pending = leftover(self.db)  # a killed write's scrub to finish (looked at before this connection opens)
         conn = connect_existing(self.db, timeout)
         try:
             require_table(conn, self.db)
@@ -222,7 +227,7 @@ class TranscriptDbStore(PlainStore):
                     conn.execute("ROLLBACK")
                 raise
             self._rows = None  # the next read sees what was committed
-            if (tx.deleted and not tx.written) or tx.scrub:
+            if (tx.deleted and not tx.written) or tx.scrub or pending:
                 tx.notes += scrub(conn, self.db)
         except sqlite3.Error as exc:
             raise translate(exc, self.db, timeout) from exc
@@ -385,6 +390,49 @@ def inspect_db(db: Path) -> Inspection:
         raise translate(exc, db, 5.0) from exc
     finally:
         conn.close()
+
+
+def leftover(db: Path) -> str | None:
+    """:func:`~praisonmem.core.io.sqlite.residue` as a writer asks it: free pages only where the file is small enough
+    to vacuum (above that, every write would say again that it cannot), and not counted to the end."""
+    try:
+        small = db.stat().st_size <= VACUUM_LIMIT
+    except OSError:
+        return None
+    return residue(db, free_pages=small, count=False)
+
+
+def finish_scrub(db: Path, timeout: float) -> list[str]:
+    """Finish what a praisonmem write killed after its commit left of old text in ``db`` (:func:`leftover`): the
+    same scrub a delete ends with; nothing when there is none. The notes of what could not be done."""
+    if leftover(db) is None:
+        return []
+    conn = connect_existing(db, timeout)
+    try:
+        require_table(conn, db)
+        conn.execute("PRAGMA secure_delete=ON")
+        return scrub(conn, db)
+    except sqlite3.Error as exc:
+        raise translate(exc, db, timeout) from exc
+    finally:
+        conn.close()
+
+
+def interrupted_scrubs(store: Any) -> list[Path]:
+    """The ``sessions.db`` files of ``store`` (itself, or a home's member) a killed write left old text in."""
+    members = [store] if isinstance(store, TranscriptDbStore) else [
+        s for s in getattr(store, "stores", {}).values() if isinstance(s, TranscriptDbStore)]
+    return [s.db for s in members if s.db.is_file() and leftover(s.db) is not None]
+
+
+def finish_interrupted(store: Any, timeout: float) -> list[str]:
+    """For a rerun that finds nothing left to change (the session is gone, its secrets too): finish the scrub
+    of every ``sessions.db`` of ``store`` a killed write left old text in; the notes of what could not be done.
+    Only a command that writes calls this (never a read or a dry run)."""
+    notes: list[str] = []
+    for db in interrupted_scrubs(store):
+        notes += finish_scrub(db, timeout)
+    return notes
 
 
 def scrub(conn: sqlite3.Connection, db: Path) -> list[str]:
