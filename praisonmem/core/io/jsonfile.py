@@ -353,36 +353,35 @@ def replacing(path: str | os.PathLike[str], *, mode: int | None = None, sweep: b
     block ends: fsynced, renamed over it, the directory fsynced. On an error the temp file is removed
     and ``path`` is untouched. With ``sweep`` (the caller holds ``path``'s lock, so no other write of it
     is under way), the temp files an interrupted write of ``path`` left are removed first."""
-    import tempfile  # writers only: keeps read commands fast
-
     path = os.fspath(path)
     directory = os.path.dirname(path) or "."
     makedirs(directory)
     if sweep:
         sweep_leftovers(path)
+    made: list[str] = []  # the temp file's path, from before it exists: whatever interrupts, it is removed
     try:
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
-    except OSError as exc:
-        raise io_failure(directory, exc, "cannot create a temp file") from exc
-    try:
+        fd = _create_temp(directory, os.path.basename(path), made)
         if mode is not None:
             os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as handle:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp, path)
+        os.replace(made[0], path)
     except OSError as exc:
-        discard(tmp)
+        for tmp in made:
+            discard(tmp)
         raise io_failure(path, exc, "write failed") from exc
     except BaseException:
-        discard(tmp)
+        for tmp in made:
+            discard(tmp)
         raise
     fsync_dir(directory)
 
 
 LEFTOVER_AGE = 60.0  # seconds: a temp file untouched this long belongs to no live write (a replace takes ms)
-TEMP_RANDOM = r"[a-z0-9_]{8}"  # the random part tempfile.mkstemp puts in a name
+TEMP_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789_"  # tempfile.mkstemp's, for the same names
+TEMP_RANDOM = r"[a-z0-9_]{8}"  # the random part of a temp name
 _TEMP_NAMES: dict[str, set[str]] = {}  # per directory: its ``.*.tmp`` names, listed once per process
 
 
@@ -430,6 +429,26 @@ def sweep_leftovers(path: str | os.PathLike[str], *, age: float | None = None) -
             continue
         names.discard(temp)
     return removed
+
+
+def _create_temp(directory: str, name: str, made: list[str]) -> int:
+    """A new temp file beside ``name`` (``.<name>.<random>.tmp``, the names :func:`tempfile.mkstemp` gives; 0600),
+    its descriptor. Its path goes into ``made`` before the file exists, so a Ctrl-C that lands just after the
+    open, before the caller holds the descriptor, still finds it to remove (``O_EXCL`` made it ours)."""
+    import random
+
+    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    for _ in range(100):
+        tmp = os.path.join(directory, f".{name}.{''.join(random.choices(TEMP_ALPHABET, k=8))}.tmp")
+        made.append(tmp)
+        try:
+            return os.open(tmp, flags, 0o600)
+        except FileExistsError:  # another write's: never ours to remove
+            made.remove(tmp)
+        except OSError as exc:
+            made.remove(tmp)
+            raise io_failure(directory, exc, "cannot create a temp file") from exc
+    raise io_failure(directory, FileExistsError(f"no free temp name beside {name}"), "cannot create a temp file")
 
 
 def discard(tmp: str) -> None:

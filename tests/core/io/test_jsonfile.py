@@ -196,3 +196,20 @@ def test_jsonfile_locked_many_takes_locks_in_sorted_order(tmp_path, monkeypatch)
     with jsonfile.locked_many([tmp_path / "b.json", tmp_path / "a.json"]):
         pass
     assert order == ["a.json", "b.json"]
+
+
+def test_a_ctrl_c_just_after_the_temp_file_is_created_leaves_no_temp_file(tmp_path, monkeypatch):
+    target = tmp_path / "s.json"
+    target.write_bytes(b"{}")
+    real_open = os.open
+
+    def open_then_interrupt(path, flags, *args, **kwargs):
+        fd = real_open(path, flags, *args, **kwargs)
+        if str(path).endswith(".tmp"):
+            raise KeyboardInterrupt  # as Python raises it at the first check after the open returned
+        return fd
+
+    monkeypatch.setattr(os, "open", open_then_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        jsonfile.replace_atomically(target, b"{\"new\": 1}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.json"] and target.read_bytes() == b"{}"
