@@ -1,4 +1,4 @@
-"""Tables fit a real terminal (issue 14, item 13).
+"""Tables fit a real terminal.
 
 Each command runs on a pseudo-terminal whose size is set with TIOCSWINSZ (no COLUMNS in the environment: Rich
 must find the width as it does for a user). No line is wider than the terminal, the values people copy (ids,
