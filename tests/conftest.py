@@ -29,7 +29,7 @@ SCRUBBED = (
     "PRAISONAI_SESSION_ACTIVE_WINDOW", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME",
     "XDG_CACHE_HOME", "NO_COLOR", "PRAISONMEM_DEBUG", "GIT_DIR", "GIT_WORK_TREE",
     "PRAISONMEM_CACHE", "PRAISONMEM_CACHE_DIR",
-    # the session commands' default store (issue 12): a developer's own must not reach a test
+    # the session commands' default store: a developer's own must not reach a test
     "PRAISONMEM_STORE", "PRAISONAI_CONVERSATION_STORE", "PRAISONAI_CONVERSATION_URL", "POSTGRES_URL",
 )
 

@@ -129,7 +129,7 @@ def era_home(tmp_path: Path, *eras: str) -> Path:
 
 
 def spill(home: Path, session_id: str, stem: str, *messages: str) -> Path:
-    """A spill record as the library writes one after a failed write (spec §2.5)."""
+    """A spill record as the library writes one after a failed write: the message and the session it was for."""
     token = hashlib.md5(session_id.encode()).hexdigest()[:8]  # the library's is random: one per spill
     path = home / "state" / "session_spill" / f"{stem}.1796050189520.12503.{token}.json"
     path.parent.mkdir(parents=True, exist_ok=True)

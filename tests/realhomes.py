@@ -1,4 +1,5 @@
-"""Writable copies of the real-library fixtures of issues 11 and 12, with the libraries' modes.
+"""Writable copies of the praisonai 4.7.19 fixtures (the gateway home, the conversation store), with the
+libraries' modes.
 
 git keeps only the exec bit, so each copy gets back the mode every file and directory had when
 the library wrote it (``manifest.json`` of the fixture): 0600 JSON-store files, 0644 databases,

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any
 
 import typer
 
@@ -51,3 +54,98 @@ def parse_pairs(values: list[str] | None, option: str) -> dict[str, str]:
             raise UsageError(f"{option} must be KEY=VALUE, got '{value}'")
         pairs[key] = rest
     return pairs
+
+
+# ---------------------------------------------------------------- the store a session command uses
+
+
+def _complete_stores(ctx: typer.Context, incomplete: str) -> list[str]:
+    from praisonmem.cli.completion import stores
+
+    return stores(ctx, incomplete)
+
+
+StoreOption = Annotated[str | None, typer.Option(
+    "--store", metavar="STORE", autocompletion=_complete_stores,
+    help="Which store: one of the home's, as 'session list' names them (json: the JSON files; sessions.db: the "
+         "gateway's database; project:<id>: a praisonai project's store; unified: the REPL/TUI's files; legacy-run: "
+         "run_*/ directories), or a store elsewhere by where it is: a directory of JSON files, sqlite:///PATH or a "
+         ".db file, or postgresql://... (default: the config key store, else every store of the home; import "
+         "writes json).")]
+TablePrefixOption = Annotated[str | None, typer.Option(
+    "--table-prefix", metavar="PREFIX", help="A conversation store's table prefix (default praison_).")]
+SchemaOption = Annotated[str | None, typer.Option(
+    "--schema", metavar="SCHEMA", help="A PostgreSQL conversation store's schema (default public).")]
+
+
+@dataclass(frozen=True)
+class StoreChoice:
+    """What ``--store``, ``--table-prefix`` and ``--schema`` said: the one store choice of every session command
+    (:func:`store_options` gives a command the three)."""
+
+    store: str | None = None
+    table_prefix: str | None = None
+    schema: str | None = None
+
+    def where(self, ctx: typer.Context) -> str | None:
+        """The core's ``store`` argument: --store, else the config key store, else PraisonAI's own environment
+        (a home's label, a ``Location`` with the table prefix and schema, or None for every store of the home)."""
+        from praisonmem.cli.state import state_of
+
+        state = state_of(ctx)
+        value = state.setting("store", self.store)
+        if value is None and self.table_prefix is None and self.schema is None and not state.settings.env.get(
+                "PRAISONAI_CONVERSATION_STORE"):
+            return None  # the home's stores (nothing more to import)
+        from praisonmem.core import sessions
+
+        return sessions.store_location(value, state.settings.env, table_prefix=self.table_prefix,
+                                       schema=self.schema)
+
+
+_STORE_PARAMETERS = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation)
+                     for name, annotation in (("store", StoreOption), ("table_prefix", TablePrefixOption),
+                                              ("schema", SchemaOption))]
+
+
+class _WithStoreOptions:
+    """A command whose ``store: StoreChoice`` parameter is ``--store``, ``--table-prefix`` and ``--schema`` on the
+    command line. Typer builds a command from its callback's signature; this one shows the three options in
+    ``store``'s place, worked out only when Typer asks (so a command not invoked evaluates no annotation, and
+    imports nothing they name)."""
+
+    def __init__(self, command: Callable[..., Any]) -> None:
+        self.command = command
+        self.__name__, self.__qualname__ = command.__name__, command.__qualname__
+        self.__module__, self.__doc__ = command.__module__, command.__doc__
+        self._signature: inspect.Signature | None = None
+
+    @property
+    def __signature__(self) -> inspect.Signature:
+        if self._signature is None:
+            signature = inspect.signature(self.command, eval_str=True)  # a __signature__ is taken as it is
+            parameters = []
+            for parameter in signature.parameters.values():
+                if parameter.name == "store":
+                    parameters += _STORE_PARAMETERS
+                else:
+                    parameters.append(parameter.replace(kind=inspect.Parameter.KEYWORD_ONLY))
+            if len(parameters) != len(signature.parameters) + 2:
+                raise TypeError(f"{self.__name__} has no 'store: StoreChoice' parameter")
+            self._signature = signature.replace(parameters=parameters)
+        return self._signature
+
+    @property
+    def __annotations__(self) -> dict[str, Any]:  # type: ignore[override]
+        return {p.name: p.annotation for p in self.__signature__.parameters.values()}
+
+    def __call__(self, **kwargs: Any) -> Any:
+        choice = StoreChoice(kwargs.pop("store"), kwargs.pop("table_prefix"), kwargs.pop("schema"))
+        return self.command(**kwargs, store=choice)
+
+
+def store_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Give ``command`` the store options (:class:`StoreChoice`): its ``store: StoreChoice`` parameter becomes
+    ``--store``, ``--table-prefix`` and ``--schema``, in that place of ``--help``, and the command is called with
+    the :class:`StoreChoice` they make. The one way a session command takes a store."""
+    return _WithStoreOptions(command)

@@ -148,11 +148,11 @@ class Output:
         from praisonmem.cli.render import table as fit
 
         if hidden:
-            shown = [i for i, h in enumerate(headers) if h not in hidden]
-            headers, rows = [headers[i] for i in shown], [[row[i] for i in shown] for row in rows]
+            visible = [i for i, h in enumerate(headers) if h not in hidden]
+            headers, rows = [headers[i] for i in visible], [[row[i] for i in visible] for row in rows]
         cells = [[printable(str(cell)) for cell in row] for row in rows]
         width = self.console.width
-        layout = fit.plan(headers, cells, truncate=truncate, optional=optional, width=width)
+        layout = fit.lay_out(headers, cells, truncate=truncate, optional=optional, width=width)
         styles = list(row_styles) if row_styles else [None] * len(cells)
         if layout.records:
             for n, row in enumerate(cells):
@@ -344,11 +344,11 @@ def quiet() -> bool:
     return _quiet
 
 
-def showing(shown: int, total: int, what: str) -> None:
+def showing(printed: int, total: int, what: str) -> None:
     """When ``--limit`` cut the rows: ``showing N of M WHAT`` on stderr, for a table and for --json/--ndjson alike
     (a script must not take a page for the whole)."""
-    if shown < total:
-        note(f"showing {shown} of {total} {what}; --limit 0 shows all")
+    if printed < total:
+        note(f"showing {printed} of {total} {what}; --limit 0 shows all")
 
 
 def warn(message: str, *, always: bool = False) -> None:

@@ -33,7 +33,7 @@ def _str(key: str, value: Any) -> str:
 
 
 def _database(key: str, value: Any) -> str:
-    """A file path, or a database URL that parses (its password is never shown: :func:`shown`)."""
+    """A file path, or a database URL that parses (its password is never shown: :func:`masked_setting`)."""
     from praisonmem.core.io import pgurl
 
     if pgurl.is_url(_str(key, value)):
@@ -46,7 +46,7 @@ def _database(key: str, value: Any) -> str:
     return value
 
 
-def shown(value: Any) -> Any:
+def masked_setting(value: Any) -> Any:
     """A value as praisonmem prints it: a database URL's or keyword/value string's password masked."""
     from praisonmem.core.io import pgurl
 
@@ -229,21 +229,21 @@ class Settings:
         return Setting(spec.default, "default")
 
     def rows(self) -> list[dict[str, Any]]:
-        """``config show``: every key, its value (:func:`shown`), the rule that gave it, its environment variable,
-        its meaning."""
-        return [{"key": key, "value": shown(setting.value), "source": setting.source, "env": spec.env,
+        """``config show``: every key, its value (:func:`masked_setting`), the rule that gave it, its environment
+        variable, its meaning."""
+        return [{"key": key, "value": masked_setting(setting.value), "source": setting.source, "env": spec.env,
                  "help": spec.help} for key, spec in KEYS.items() for setting in (self.get(key),)]
 
     def lookup(self, key: str) -> dict[str, Any]:
-        """``config get``: one key's value (:func:`shown`) and where it came from; :class:`NotFound` when it is
+        """``config get``: one key's value (:func:`masked_setting`) and where it came from; :class:`NotFound` when it is
         set nowhere."""
         setting = self.get(key_spec(key).name)
         if setting.value is None:
             raise NotFound(f"config key '{key}' is not set")
-        return {"key": key, "value": shown(setting.value), "source": setting.source}
+        return {"key": key, "value": masked_setting(setting.value), "source": setting.source}
 
     def database_rows(self) -> list[dict[str, Any]]:
-        """``workspace paths``: each configured database (``upsonic.db``), shown (:func:`shown`), with the rule
+        """``workspace paths``: each configured database (``upsonic.db``), shown (:func:`masked_setting`), with the rule
         that gave it and whether the file exists (None for a server, which is not contacted)."""
         from praisonmem.core.io import pgurl
 
@@ -259,7 +259,7 @@ class Settings:
             from praisonmem.core.paths import expand_user
 
             path = url.path if url is not None and url.path else expand_user(setting.value, "config upsonic.db")
-            rows.append({"name": name, "path": shown(os.path.abspath(path)), "source": setting.source,
+            rows.append({"name": name, "path": masked_setting(os.path.abspath(path)), "source": setting.source,
                          "exists": path.exists()})
         return rows
 
@@ -270,8 +270,8 @@ def set_value(path: Path, key: str, text: str, *, timeout: float = 5.0) -> Outco
 
     value = _absolute(key, key_spec(key).check(key, text))
     _rewrite(path, lambda flat: {**flat, key: value}, timeout)
-    return Outcome([Change(Action.set, f"{key} = {shown(value)!r} in {path}",
-                           fields={"key": key, "value": shown(value), "path": str(path)})])
+    return Outcome([Change(Action.set, f"{key} = {masked_setting(value)!r} in {path}",
+                           fields={"key": key, "value": masked_setting(value), "path": str(path)})])
 
 
 PATH_KEYS = ("home", "memory_dir", "upsonic.db", "backup.dir", "cache_dir")

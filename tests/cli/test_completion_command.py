@@ -1,4 +1,4 @@
-"""``praisonmem completion`` (issue 14, item 18): the scripts printed as completions/ holds them, installed where
+"""``praisonmem completion``: the scripts printed as completions/ holds them, installed where
 each shell loads them (atomically, 0600, --dry-run), and --type/--provider values offered on Tab, through the real
 bash completion machinery."""
 

@@ -1,4 +1,4 @@
-"""Consistency (issue 14, item 17): the same thing is said and done the same way everywhere."""
+"""Consistency: the same thing is said and done the same way everywhere."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 14, items 1-10: bad input and failure. Each ends in its documented exit code and one stderr line,
+"""Bad input and failure. Each ends in its documented exit code and one stderr line,
 with no traceback and nothing changed on disk (or, for a store file that cannot be read, that file listed
 as unreadable and the rest of the home still usable)."""
 

@@ -1,4 +1,4 @@
-"""Everything praisonmem creates is private (issue 9, item 17): files 0600, directories 0700.
+"""Everything praisonmem creates is private: files 0600, directories 0700.
 
 The one exception is the empty ``.lock`` sidecars, created 0644 as the libraries and
 filelock create them (they hold nothing, and a holder's peers must be able to open them).

@@ -1,7 +1,7 @@
 """FileMemory files are read under flock(LOCK_SH) on the file, as the library's readers do, so a
 praisonaiagents ≤1.6.163 writer rewriting a file in place is never caught half-written by backups,
 memory read commands or check; a file that still does not parse is reported, never passed off as
-good (issue 9, item 10)."""
+good."""
 
 from __future__ import annotations
 

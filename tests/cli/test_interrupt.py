@@ -1,4 +1,4 @@
-"""Ctrl-C (issue 14, item 11): SIGINT to the whole process group, as a terminal sends it, at seeded random
+"""Ctrl-C: SIGINT to the whole process group, as a terminal sends it, at seeded random
 points of list, search, check, export and backup over 2,000 sessions (the fork pool in use), during
 start-up imports, and at a confirmation prompt. Every run: exit 130, exactly one stderr line, no
 traceback, and no process of its group left behind."""

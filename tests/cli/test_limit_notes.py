@@ -1,4 +1,4 @@
-"""--json and --ndjson never truncate silently (issue 14, item 14): when --limit cut the rows, stderr says
+"""--json and --ndjson never truncate silently: when --limit cut the rows, stderr says
 "showing N of M", as it does under a table; with everything shown it says nothing."""
 
 from __future__ import annotations

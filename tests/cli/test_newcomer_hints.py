@@ -1,4 +1,4 @@
-"""A newcomer's first mistakes get a hint (issue 14, item 16): each is one stderr line that says what was meant
+"""A newcomer's first mistakes get a hint: each is one stderr line that says what was meant
 or where praisonmem looked, with the documented exit code."""
 
 from __future__ import annotations

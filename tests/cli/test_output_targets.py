@@ -1,4 +1,4 @@
-"""``-o FILE`` (issue 9, item 13): one rule for every command that writes an output file.
+"""``-o FILE``: one rule for every command that writes an output file.
 
 ``-`` is stdout; character devices and FIFOs (and links to them) are written
 through, never replaced; a regular file (or a new name) is replaced atomically,

@@ -1,4 +1,4 @@
-"""cron-friendly output (issue 14, item 15): -q/--quiet on every command (and before it) silences notes, warnings
+"""cron-friendly output: -q/--quiet on every command (and before it) silences notes, warnings
 and progress bars; a failure is still one stderr line and a non-zero exit."""
 
 from __future__ import annotations

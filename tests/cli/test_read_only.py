@@ -99,7 +99,7 @@ def test_a_read_command_leaves_a_gateway_home_and_its_database_sidecars_identica
     assert result.exit_code == code, result.stderr
     if state != "closed":  # the states under test are really there
         assert all(name in after for name in SIDECARS if not (state == "crashed-without-shm" and "shm" in name))
-    if state == "live":  # a live reader writes its read marks into the mmap'd -shm (spec-11 §2.8)
+    if state == "live":  # a live reader writes its read marks into the mmap'd -shm (SQLite's WAL index)
         shm_after, shm_before = after.pop(SIDECARS[1]), before.pop(SIDECARS[1])
         assert (shm_after[0], shm_after[2]) == (shm_before[0], shm_before[2])  # its mode and size
     assert after == before

@@ -1,4 +1,4 @@
-"""Lock files that are symlinks (issue 9, items 11 and 12).
+"""Lock files that are symlinks.
 
 A sidecar ``X.json.lock`` that is a symlink is refused with exit 5 and nothing
 changed, whatever filelock does with it; a learn-store lock that is a symlink is

@@ -1,4 +1,4 @@
-"""Tables fit a real terminal (issue 14, item 13).
+"""Tables fit a real terminal.
 
 Each command runs on a pseudo-terminal whose size is set with TIOCSWINSZ (no COLUMNS in the environment: Rich
 must find the width as it does for a user). No line is wider than the terminal, the values people copy (ids,
@@ -166,12 +166,12 @@ def test_optional_columns_drop_first_listed_first_and_then_rows_become_records()
     headers = ["ID", "A", "B", "TEXT"]
     rows = [["x" * 20, "a" * 10, "b" * 10, "some words here"]]
     def plan(width):
-        return fit.plan(headers, rows, truncate=["TEXT"], optional=["B", "A"], width=width)
+        return fit.lay_out(headers, rows, truncate=["TEXT"], optional=["B", "A"], width=width)
 
-    assert plan(61) == fit.Plan([0, 1, 2, 3], [20, 10, 10, 15])  # all of it fits
-    assert plan(60) == fit.Plan([0, 1, 3], [20, 10, 15])  # B goes first, before TEXT is cut
-    assert plan(45) == fit.Plan([0, 3], [20, 15])
-    assert plan(28) == fit.Plan([0, 3], [20, 6])  # nothing optional left: TEXT is squeezed
+    assert plan(61) == fit.Layout([0, 1, 2, 3], [20, 10, 10, 15])  # all of it fits
+    assert plan(60) == fit.Layout([0, 1, 3], [20, 10, 15])  # B goes first, before TEXT is cut
+    assert plan(45) == fit.Layout([0, 3], [20, 15])
+    assert plan(28) == fit.Layout([0, 3], [20, 6])  # nothing optional left: TEXT is squeezed
     assert plan(27).records  # not even that: one block of lines a row
     lines = fit.record_lines(headers, rows[0], ["TEXT"], 20)
     assert lines[:2] == ["ID", "x" * 20]  # too wide after the key: on its own line, whole

@@ -1,4 +1,4 @@
-"""Control characters from users' files never reach the terminal (issue 9, item 16).
+"""Control characters from users' files never reach the terminal.
 
 Human output (on a terminal and piped) shows them as Python escapes (``\\x1b``,
 ``\\x07``, ``\\x9b``, ``\\u202e``), keeping newlines and tabs only inside message

@@ -1,4 +1,4 @@
-"""adopt --merge of histories the library compacted itself, checked by the library (issue 9, item 1).
+"""adopt --merge of histories the library compacted itself, checked by the library.
 
 Each side is written by praisonaiagents 1.7.17's default store with
 PRAISONAI_SESSION_ACTIVE_WINDOW=4 (so it compacts: a [Session Summary] heads

@@ -1,4 +1,4 @@
-"""adopt and rename against the real library: global scope and spilled turns (issue 9, items 2 and 5)."""
+"""adopt and rename against the real library: global scope and spilled turns."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Backups of sessions.db while the real SqliteTranscriptStore writes (issue 11, item 6, must-show): every
+"""Backups of sessions.db while the real SqliteTranscriptStore writes: every
 snapshot restores to a database that passes quick_check and that the library loads, with every row whole."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The real praisonai 4.7.19 conversation stores and praisonmem, both ways (issue 12, "Must show"):
+"""The real praisonai 4.7.19 conversation stores and praisonmem, both ways:
 
 * sessions written by the real ``PostgresConversationStore`` (an Agent with ``db=`` on the streaming tool
   path, and the store API with JSONB state/metadata, tool calls and NULLs) and by its

@@ -1,4 +1,4 @@
-"""migrate against the real library (issue 11, item 5, must-show): on copies of the era fixtures, after
+"""migrate against the real library: on copies of the era fixtures, after
 ``migrate --yes`` a real praisonaiagents 1.7.17 Agent in that workspace resumes the old history, FileMemory
 finds the old episodic entries and memories, and the SQLite memory of a named user finds its old rows; before
 it, the same calls find nothing."""

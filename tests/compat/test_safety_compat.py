@@ -1,4 +1,4 @@
-"""Issue 9 against the real libraries: the learn-store lock still excludes praisonaiagents' own
+"""Safety against the real libraries: the learn-store lock still excludes praisonaiagents' own
 writers, a database praisonmem creates stays private while Upsonic writes it, and what the
 library itself writes into a session is shown escaped."""
 

@@ -1,4 +1,4 @@
-"""``config set``/``unset`` are locked read-modify-writes (issue 9, item 14)."""
+"""``config set``/``unset`` are locked read-modify-writes."""
 
 from __future__ import annotations
 

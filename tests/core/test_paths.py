@@ -1,4 +1,4 @@
-"""Data/state/memory dir precedence, exactly as praisonaiagents/paths.py (spec §1)."""
+"""Data/state/memory dir precedence, exactly as praisonaiagents/paths.py."""
 
 from __future__ import annotations
 

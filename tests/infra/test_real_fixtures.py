@@ -1,4 +1,5 @@
-"""The issue 11/12 fixtures are what their generators wrote, and the helpers copy them faithfully."""
+"""The praisonai 4.7.19 fixtures (the gateway home, the conversation store) are what their generators wrote,
+and the helpers copy them faithfully."""
 
 from __future__ import annotations
 

@@ -13,9 +13,9 @@ from typing import Annotated, Any
 
 import typer
 
-from praisonmem.cli.options import DryRunFlag, JsonFlag, LimitOption, NdjsonFlag, YesFlag
-from praisonmem.cli.output import (binary_stdout, fmt_time, fmt_value, note, render_outcome, report_written, showing,
-                                   warn)
+from praisonmem.cli.options import (DryRunFlag, JsonFlag, LimitOption, NdjsonFlag, SchemaOption, StoreChoice,
+                                    TablePrefixOption, YesFlag, store_options)
+from praisonmem.cli.output import binary_stdout, note, render_outcome, report_written, showing, warn
 from praisonmem.cli.progress import file_progress
 from praisonmem.cli.prompts import confirm_and_run
 from praisonmem.cli.state import state_of
@@ -32,12 +32,6 @@ def _complete_sessions(ctx: typer.Context, incomplete: str) -> list[str]:
     return complete(ctx, incomplete)
 
 
-def _complete_stores(ctx: typer.Context, incomplete: str) -> list[str]:
-    from praisonmem.cli.completion import stores as complete
-
-    return complete(ctx, incomplete)
-
-
 SessionArg = Annotated[str, typer.Argument(metavar="SESSION", help="Session id, file stem, or path to a session file "
                                                                    "in a sessions directory of the home.",
                                            autocompletion=_complete_sessions)]
@@ -48,14 +42,6 @@ DeleteForceFlag = Annotated[bool, typer.Option("--force", help="Delete even a se
 KeyFileOption = Annotated[str | None, typer.Option(
     "--key-file", metavar="PATH", help="The key of encrypted sessions (a private file holding the Fernet key; "
                                        "default: PRAISONAI_SESSION_KEY).")]
-StoreOption = Annotated[str | None, typer.Option("--store", metavar="STORE", autocompletion=_complete_stores,
-                                                 help="Only this store of the home, as 'session list' shows it: "
-                                                      "json (the JSON files), sessions.db (the gateway's "
-                                                      "database), project:<id> (a praisonai project's store), "
-                                                      "unified (the REPL/TUI's files) or legacy-run (run_*/ "
-                                                      "directories); or another store by where it is: a "
-                                                      "directory of JSON files, sqlite:///PATH or a .db file, or "
-                                                      "postgresql://... (config key store).")]
 # Plain strings (checked by the core): an enum here would load the secret rules for every session command.
 RedactOption = Annotated[str | None, typer.Option(
     "--redact", metavar="standard|strict",
@@ -63,23 +49,6 @@ RedactOption = Annotated[str | None, typer.Option(
 LevelOption = Annotated[str, typer.Option(
     "--level", metavar="standard|strict",
     help="The rule set: strict adds national phone numbers and any high-entropy token.")]
-TablePrefixOption = Annotated[str | None, typer.Option("--table-prefix", metavar="PREFIX",
-                                                       help="A conversation store's table prefix (default "
-                                                            "praison_).")]
-SchemaOption = Annotated[str | None, typer.Option("--schema", metavar="SCHEMA",
-                                                  help="A PostgreSQL conversation store's schema (default "
-                                                       "public).")]
-
-
-def _where(ctx: typer.Context, store: str | None, table_prefix: str | None = None,
-           schema: str | None = None) -> str | None:
-    """The store a command uses: --store, else the config key store, else PraisonAI's own environment."""
-    state = state_of(ctx)
-    value = state.setting("store", store)
-    if value is None and table_prefix is None and schema is None and not state.settings.env.get(
-            "PRAISONAI_CONVERSATION_STORE"):
-        return None  # the home's stores (nothing more to import)
-    return sessions.store_location(value, state.settings.env, table_prefix=table_prefix, schema=schema)
 ScopeOption = Annotated[sessions.Scope | None, typer.Option("--scope", help="Only sessions of this scope.")]
 
 
@@ -87,6 +56,7 @@ ScopeOption = Annotated[sessions.Scope | None, typer.Option("--scope", help="Onl
 
 
 @app.command("list")
+@store_options
 def list_command(
     ctx: typer.Context,
     agent: Annotated[str | None, typer.Option("--agent", metavar="NAME", help="Only this agent_name.")] = None,
@@ -95,9 +65,7 @@ def list_command(
     sort: Annotated[sessions.SortKey, typer.Option("--sort", help="Sort key (updated/created/messages: newest or "
                                                                   "most first).")] = "updated",
     limit: LimitOption = 50,
-    store: StoreOption = None,
-    table_prefix: TablePrefixOption = None,
-    schema: SchemaOption = None,
+    store: StoreChoice = StoreChoice(),
     as_json: JsonFlag = False,
     as_ndjson: NdjsonFlag = False,
 ) -> None:
@@ -133,10 +101,12 @@ def list_command(
     with file_progress("Reading sessions") as progress:
         result = sessions.list_sessions(state.paths, workspace=sessions.workspace_id, agent=agent, user=user,
                                         scope=scope, sort=sort, limit=limit, progress=progress,
-                                        store=_where(ctx, store, table_prefix, schema), cache=state.cache)
+                                        store=store.where(ctx), cache=state.cache)
     out = state.output(as_json, as_ndjson)
     if not out.records(result.rows):
-        _table(out, result.rows)
+        from praisonmem.cli.render.sessions import render_list
+
+        render_list(out, result.rows)
     if result.hidden_unreadable:
         warn(f"{result.hidden_unreadable} unreadable session file(s) not shown with these filters; "
              "run 'praisonmem session list' without filters to see them")
@@ -153,72 +123,25 @@ def list_command(
              + (f" {project.detail}" if project.detail else "") + ")")
 
 
-def _table(out: Any, rows: list[dict[str, Any]]) -> None:
-    """All columns when piped. On a terminal, SPILLED only when something waits and STORE and PAIR only with
-    two stores; then, while AGENT and TITLE would be cut short, CREATED, COST, TOKENS, MODEL, ARCHIVED, USER,
-    SCOPE, AGENT and MSGS go, in that order (ID and UPDATED always stay, never cut)."""
-    headers = ["ID", "AGENT", "USER", "TITLE", "MSGS", "ARCHIVED", "CREATED", "UPDATED", "SCOPE", "MODEL",
-               "TOKENS", "COST", "SPILLED", "STORE", "PAIR"]
-    table_rows = []
-    styles = []
-    for r in rows:
-        if r["unreadable"]:
-            name = r["session_id"] if r["session_id"] is not None else _stem(r["file"])
-            if out.tty:  # UNREADABLE where no cut reaches it (UPDATED is never cut); the reason is text
-                table_rows.append([name, "", "", r["error"], "?", "", "", "UNREADABLE"] + [""] * 5 + [fmt_value(r["store"]), ""])
-            else:
-                table_rows.append([name, "", "", f"UNREADABLE: {r['error']}"] + [""] * 9 + [fmt_value(r["store"]), ""])
-            styles.append("red")
-            continue
-        table_rows.append([
-            r["session_id"], fmt_value(r["agent_name"]), fmt_value(r["user_id"]), fmt_value(r["title"]),
-            str(r["message_count"]), str(r["archived_count"]), fmt_time(r["created_at"], short=out.tty),
-            fmt_time(r["updated_at"], short=out.tty), r["scope"], fmt_value(r["model"]),
-            fmt_value(r["total_tokens"]), fmt_value(r["cost"]), str(r["spilled_count"]) if r["spilled_count"] else "",
-            fmt_value(r["store"]), pair_text(r),
-        ])
-        styles.append("yellow" if r["stale"] else None)
-    hidden = [] if any(r["spilled_count"] for r in rows) else ["SPILLED"]
-    if len({r["store"] for r in rows}) < 2:
-        hidden += ["PAIR", "STORE"]
-    out.table(headers, table_rows, row_styles=styles, truncate=["AGENT", "TITLE"], hidden=hidden,
-              optional=["CREATED", "COST", "TOKENS", "MODEL", "ARCHIVED", "USER", "SCOPE", "AGENT", "MSGS"])
-
-
 _KEY_HINT = "set PRAISONAI_SESSION_KEY or give --key-file to decrypt them"
 
 
-def pair_text(row: dict[str, Any]) -> str:
-    """The PAIR cell: how this copy compares with the same session in the other stores."""
-    others = ", ".join(row.get("paired_with") or [])
-    if not others:
-        return ""
-    if row["pair"] == "equal":
-        return f"same as {others}"
-    return f"STALE: {others} newer" if row["stale"] else f"differs from {others}"
-
-
-def _stem(path: str) -> str:
-    name = path.rsplit("/", 1)[-1]
-    return name[: -len(".json")] if name.endswith(".json") else name
-
-
 @app.command("show")
+@store_options
 def show_command(
     ctx: typer.Context,
     session: SessionArg,
-    tail: Annotated[int | None, typer.Option("--tail", min=0, metavar="N", help="Only the last N turns.")] = None,
+    tail: Annotated[int | None, typer.Option("--tail", "-n", min=0, metavar="N",
+                                             help="Only the last N turns: the end of the session.")] = None,
     archived: Annotated[bool, typer.Option("--archived", help="Include archived (compacted-away) messages.")] = False,
     working: Annotated[
         bool, typer.Option("--working", help="The working history the agent would resume with.")
     ] = False,
-    store: StoreOption = None,
+    store: StoreChoice = StoreChoice(),
     key_file: KeyFileOption = None,
-    table_prefix: TablePrefixOption = None,
-    schema: SchemaOption = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Show a session as a readable transcript.
+    """Show a session as a readable transcript (its end with --tail N).
 
     Tool calls are shown with their arguments and tool results with the call
     they answer; the compaction summary, partial (interrupted) turns and turns
@@ -232,7 +155,8 @@ def show_command(
     with the other copies. --json prints the stored document as it is on disk
     (encrypted values as stored), except that DEL, C1 and bidi controls and
     U+2028/U+2029 are written as \\uXXXX escapes (the same JSON data); with
-    --tail, --archived or --working it prints the turns, decrypted.
+    --tail, --archived or --working it prints the turns, decrypted. To
+    follow a session as an agent writes it, use 'session watch'.
 
     Example:
 
@@ -241,7 +165,7 @@ def show_command(
     """
     state = state_of(ctx)
     view = sessions.show(state.paths, session, archived=archived, working=working, tail=tail,
-                         store=_where(ctx, store, table_prefix, schema), key=sessions.session_key(key_file))
+                         store=store.where(ctx), key=sessions.session_key(key_file))
     out = state.output(as_json)
     if view.copies.get("stale"):
         warn(f"this copy ({view.store}) is stale: {', '.join(view.copies['paired_with'])} holds a newer, "
@@ -263,14 +187,13 @@ def show_command(
 
 
 @app.command("search")
+@store_options
 def search_command(
     ctx: typer.Context,
     query: Annotated[str, typer.Argument(metavar="QUERY", help="Text to find (case-insensitive).")],
     limit: LimitOption = 20,
-    store: StoreOption = None,
+    store: StoreChoice = StoreChoice(),
     key_file: KeyFileOption = None,
-    table_prefix: TablePrefixOption = None,
-    schema: SchemaOption = None,
     as_json: JsonFlag = False,
     as_ndjson: NdjsonFlag = False,
 ) -> None:
@@ -293,7 +216,7 @@ def search_command(
     key = sessions.session_key(key_file)
     with file_progress("Searching sessions") as progress:
         result = sessions.search_sessions(state.paths, query, limit=limit, progress=progress,
-                                          store=_where(ctx, store, table_prefix, schema), key=key)
+                                          store=store.where(ctx), key=key)
     for path, reason in result.unreadable:
         warn(f"skipped unreadable session file {path}: {reason.removeprefix(f'{path}: ')}")
     if result.opaque:
@@ -311,6 +234,7 @@ def search_command(
 
 
 @app.command("rename")
+@store_options
 def rename_command(
     ctx: typer.Context,
     session: SessionArg,
@@ -318,9 +242,7 @@ def rename_command(
     title: Annotated[str | None, typer.Option("--title", metavar="TEXT", help="Set metadata.title instead "
                                                                                "(empty clears it).")] = None,
     force: ForceFlag = False,
-    store: StoreOption = None,
-    table_prefix: TablePrefixOption = None,
-    schema: SchemaOption = None,
+    store: StoreChoice = StoreChoice(),
     dry_run: DryRunFlag = False,
     as_json: JsonFlag = False,
 ) -> int:
@@ -349,10 +271,10 @@ def rename_command(
     try:
         if title is not None:
             outcome = sessions.retitle(state.paths, session, title, dry_run=dry_run, timeout=state.lock_timeout,
-                                       store=_where(ctx, store, table_prefix, schema))
+                                       store=store.where(ctx))
         else:
             outcome = sessions.rename(state.paths, session, new_id, force=force, dry_run=dry_run,
-                                      timeout=state.lock_timeout, store=_where(ctx, store, table_prefix, schema))
+                                      timeout=state.lock_timeout, store=store.where(ctx))
     finally:
         _forget_listing(state)
     return render_outcome(state.output(as_json), outcome)
@@ -429,14 +351,13 @@ def adopt_command(
 
 
 @app.command("delete")
+@store_options
 def delete_command(
     ctx: typer.Context,
     session: Annotated[list[str], typer.Argument(metavar="SESSION...", help="Sessions to delete.",
                                                  autocompletion=_complete_sessions)],
     force: DeleteForceFlag = False,
-    store: StoreOption = None,
-    table_prefix: TablePrefixOption = None,
-    schema: SchemaOption = None,
+    store: StoreChoice = StoreChoice(),
     yes: YesFlag = False,
     dry_run: DryRunFlag = False,
     as_json: JsonFlag = False,
@@ -463,7 +384,7 @@ def delete_command(
     """
     state = state_of(ctx)
     plan = sessions.plan_delete(state.paths, session, force=force, timeout=state.lock_timeout,
-                                store=_where(ctx, store, table_prefix, schema))
+                                store=store.where(ctx))
     try:
         return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run)
     finally:
@@ -471,6 +392,7 @@ def delete_command(
 
 
 @app.command("prune")
+@store_options
 def prune_command(
     ctx: typer.Context,
     older_than: Annotated[str, typer.Option("--older-than", metavar="DURATION",
@@ -479,9 +401,7 @@ def prune_command(
                                       help="Always keep the N most recently updated matching sessions.")] = 0,
     agent: Annotated[str | None, typer.Option("--agent", metavar="NAME", help="Only this agent_name.")] = None,
     scope: ScopeOption = None,
-    store: StoreOption = None,
-    table_prefix: TablePrefixOption = None,
-    schema: SchemaOption = None,
+    store: StoreChoice = StoreChoice(),
     yes: YesFlag = False,
     dry_run: DryRunFlag = False,
     as_json: JsonFlag = False,
@@ -501,7 +421,7 @@ def prune_command(
     with file_progress("Reading sessions") as progress:
         plan = sessions.plan_prune(state.paths, older_than, keep=keep, agent=agent, scope=scope,
                                    timeout=state.lock_timeout, progress=progress,
-                                   store=_where(ctx, store, table_prefix, schema))
+                                   store=store.where(ctx))
     try:
         return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run, progress="Pruning")
     finally:
@@ -509,6 +429,7 @@ def prune_command(
 
 
 @app.command("export")
+@store_options
 def export_command(
     ctx: typer.Context,
     session: Annotated[list[str] | None, typer.Argument(metavar="[SESSION]...", help="Sessions to export.",
@@ -529,11 +450,9 @@ def export_command(
     output: Annotated[str | None, typer.Option("--output", "-o", metavar="FILE",
                                                help="Write here instead of stdout: '-' is stdout, a pipe or device is "
                                                     "written to, a regular file is replaced atomically.")] = None,
-    store: StoreOption = None,
+    store: StoreChoice = StoreChoice(),
     redact: RedactOption = None,
     key_file: KeyFileOption = None,
-    table_prefix: TablePrefixOption = None,
-    schema: SchemaOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Export sessions as JSON (lossless, importable), JSON lines, Markdown, or for fine-tuning.
@@ -577,7 +496,7 @@ def export_command(
     key = sessions.session_key(key_file)
     summary = sessions.export(state.paths, session or [], every=all_, format=format_ or sessions.ExportFormat.json,
                               output="-" if output is None else output, stdout=binary_stdout(),
-                              store=_where(ctx, store, table_prefix, schema),
+                              store=store.where(ctx),
                               archived=archived, system_prompt=system_prompt, no_system=no_system,
                               redact=redact, key=key)
     for skipped in summary.get("skipped", []):
@@ -592,18 +511,14 @@ def export_command(
 
 
 @app.command("import")
+@store_options
 def import_command(
     ctx: typer.Context,
     file: Annotated[str, typer.Argument(metavar="FILE", help="An export file ('-' reads stdin).")],
     on_conflict: Annotated[sessions.OnConflict, typer.Option("--on-conflict",
                                                              help="When a session already exists.")
                            ] = "fail",
-    store: Annotated[str | None, typer.Option("--store", metavar="STORE", autocompletion=_complete_stores,
-                                              help="Import into this store: json (default), sessions.db, "
-                                                   "project:<id>, or another store by where it is (see "
-                                                   "'session list').")] = None,
-    table_prefix: TablePrefixOption = None,
-    schema: SchemaOption = None,
+    store: StoreChoice = StoreChoice(),
     key_file: KeyFileOption = None,
     id_prefix: Annotated[str | None, typer.Option("--id-prefix", metavar="PREFIX",
                                                   help="OpenAI-chat JSONL: name the sessions PREFIX-<line number> "
@@ -636,7 +551,7 @@ def import_command(
     """
     state = state_of(ctx).creating_home()  # importing into a fresh home creates it, as the library does
     plan = sessions.plan_import(state.paths, file, on_conflict=on_conflict, timeout=state.lock_timeout,
-                                store=_where(ctx, store, table_prefix, schema), id_prefix=id_prefix,
+                                store=store.where(ctx), id_prefix=id_prefix,
                                 key=sessions.session_key(key_file))
     return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run)
 
@@ -645,12 +560,13 @@ def import_command(
 
 
 @app.command("scan")
+@store_options
 def scan_command(
     ctx: typer.Context,
     session: Annotated[list[str] | None, typer.Argument(metavar="[SESSION]...", help="Sessions to scan (default: "
                                                         "all).", autocompletion=_complete_sessions)] = None,
     level: LevelOption = "standard",
-    store: StoreOption = None,
+    store: StoreChoice = StoreChoice(),
     as_json: JsonFlag = False,
     as_ndjson: NdjsonFlag = False,
 ) -> int:
@@ -688,7 +604,7 @@ def scan_command(
         praisonmem session scan support_ticket__1234 --level strict --json
     """
     state = state_of(ctx)
-    report = sessions.scan_secrets(state.paths, session or [], level=level, store=_where(ctx, store))
+    report = sessions.scan_secrets(state.paths, session or [], level=level, store=store.where(ctx))
     out = state.output(as_json, as_ndjson)
     from praisonmem.cli.render.secrets import render_findings, summary, warn_unscanned
 
@@ -701,12 +617,13 @@ def scan_command(
 
 
 @app.command("redact")
+@store_options
 def redact_command(
     ctx: typer.Context,
     session: Annotated[list[str], typer.Argument(metavar="SESSION...", help="Sessions to rewrite.",
                                                  autocompletion=_complete_sessions)],
     level: LevelOption = "standard",
-    store: StoreOption = None,
+    store: StoreChoice = StoreChoice(),
     yes: YesFlag = False,
     dry_run: DryRunFlag = False,
     as_json: JsonFlag = False,
@@ -731,7 +648,7 @@ def redact_command(
         praisonmem session redact my_chat --level strict --yes
     """
     state = state_of(ctx)
-    plan = sessions.plan_redact(state.paths, session, level=level, store=_where(ctx, store),
+    plan = sessions.plan_redact(state.paths, session, level=level, store=store.where(ctx),
                                 timeout=state.lock_timeout)
     return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run)
 
@@ -744,24 +661,26 @@ TailOption = Annotated[int, typer.Option("--tail", "-n", min=0, metavar="N",
 
 
 @app.command("watch")
+@store_options
 def watch_command(
     ctx: typer.Context,
     session: SessionArg,
     tail: TailOption = 10,
-    store: StoreOption = None,
+    store: StoreChoice = StoreChoice(),
     as_json: JsonFlag = False,
 ) -> int:
-    """Print a session's new turns as an agent writes them, until Ctrl-C.
+    """Follow a session: its last turns, then each turn an agent adds, until Ctrl-C.
 
-    Like 'tail -f' (and 'session tail -f'): the last --tail turns first,
-    then every turn the agent adds, in order, each once. The session file
-    (or sessions.db and its -wal) is watched with inotify where there is
-    one, polled every second otherwise; a file replaced by an atomic
-    rename, as the library writes, is followed. It only reads: no lock is
-    taken, so the agent is never held up. --json prints one message object
-    a line (session export --format jsonl's records), flushed as it comes.
-    Ctrl-C ends it (exit 130 and the one line 'interrupted', as any
-    Ctrl-C).
+    'session show --tail N' prints the end of a session and exits; watch
+    follows it: the last --tail turns first (default 10), then every turn
+    the agent adds, in order, each once. 'session tail -f' is this command.
+    The session file (or sessions.db and its -wal) is watched with inotify
+    where there is one, polled every second otherwise; a file replaced by
+    an atomic rename, as the library writes, is followed. It only reads: no
+    lock is taken, so the agent is never held up. It follows the home's own
+    stores. --json prints one message object a line (session export
+    --format jsonl's records), flushed as it comes. Ctrl-C ends it (exit
+    130 and the one line 'interrupted', as any Ctrl-C).
 
     Example:
 
@@ -772,19 +691,22 @@ def watch_command(
 
 
 @app.command("tail")
+@store_options
 def tail_command(
     ctx: typer.Context,
     session: SessionArg,
-    follow: Annotated[bool, typer.Option("--follow", "-f", help="Keep printing new turns ('session watch').")
+    follow: Annotated[bool, typer.Option("--follow", "-f", help="Keep printing new turns: 'session watch'.")
                       ] = False,
     lines: TailOption = 10,
-    store: StoreOption = None,
+    store: StoreChoice = StoreChoice(),
     as_json: JsonFlag = False,
 ) -> int:
-    """Print a session's last turns; with -f, keep printing new ones.
+    """Print a session's last turns; with -f, follow it ('session watch' spelled as tail(1)).
 
-    'session tail -f' is 'session watch'; without -f it prints the last
-    --tail turns and exits.
+    'session tail -f' is 'session watch'. Without -f it prints what watch
+    prints first, the last --tail turns in watch's format (one message
+    object a line with --json), and exits. The end of a session as a
+    transcript, with its header, is 'session show --tail N'.
 
     Example:
 
@@ -793,8 +715,9 @@ def tail_command(
     return _follow(ctx, session, lines, store, as_json, forever=follow)
 
 
-def _follow(ctx: typer.Context, session: str, tail: int, store: str | None, as_json: bool,
+def _follow(ctx: typer.Context, session: str, tail: int, store: StoreChoice, as_json: bool,
             forever: bool = True) -> int:
+    """``session watch`` and ``session tail``: the last ``tail`` turns, then (``forever``) each new one."""
     state = state_of(ctx)
     out = state.output(as_json)
     watched: list[sessions.Watched] = []
@@ -807,7 +730,7 @@ def _follow(ctx: typer.Context, session: str, tail: int, store: str | None, as_j
             note(f"watching {what.session_id} in {what.store} ({what.mode}); Ctrl-C to stop")
 
     try:
-        for batch in sessions.watch_session(state.paths, session, store=_where(ctx, store), tail=tail,
+        for batch in sessions.watch_session(state.paths, session, store=store.where(ctx), tail=tail,
                                             started=started):
             for new in batch:
                 if out.machine:

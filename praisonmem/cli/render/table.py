@@ -1,12 +1,13 @@
-"""Tables that fit the terminal (issue 14, item 13).
+"""Tables that fit the terminal: a long listing stays readable in an 80-column window, and no id is cut.
 
 A table's columns are of two kinds. *Whole* columns hold what people copy (ids, file names, paths, dates,
 counts) and are never cut. *Text* columns (a title, an agent's name, a memory's text) are cut to fit, at a word
 boundary where one is near, and end with ``…``. While the text columns would get fewer than :data:`COMFORT`
 cells, the *optional* columns are dropped, first listed first (each command documents its order); then the text
-columns share what is left, down to :data:`MIN_TEXT` cells; when even that is not enough, each row is shown as a block of ``HEADER  value`` lines, so no line is wider than
-the terminal and no copyable value is cut (a value wider than the whole terminal is folded onto the next lines,
-every character kept).
+columns share what is left, down to :data:`MIN_TEXT` cells; when even that is not enough, each row is shown as a
+block of ``HEADER  value`` lines, so no line is wider than the terminal and no copyable value is cut (a value
+wider than the whole terminal is folded onto the next lines, every character kept). :func:`lay_out` decides
+this (a :class:`Layout`); :func:`table_lines` and :func:`record_lines` draw it.
 
 Everything here works on display cells (East Asian wide characters count 2), on cells already escaped by
 :func:`praisonmem.core.io.safetext.printable`.
@@ -26,7 +27,7 @@ ELLIPSIS = "…"
 
 
 @dataclass(frozen=True)
-class Plan:
+class Layout:
     """Which columns to show and how wide; ``records`` when rows must be shown as key/value blocks."""
 
     keep: list[int]
@@ -34,8 +35,8 @@ class Plan:
     records: bool = False
 
 
-def plan(headers: Sequence[str], rows: Sequence[Sequence[str]], *, truncate: Sequence[str],
-         optional: Sequence[str], width: int) -> Plan:
+def lay_out(headers: Sequence[str], rows: Sequence[Sequence[str]], *, truncate: Sequence[str],
+         optional: Sequence[str], width: int) -> Layout:
     natural = [max([cell_len(h)] + [cell_len(row[i]) for row in rows]) for i, h in enumerate(headers)]
 
     def floor(i: int, least: int = MIN_TEXT) -> int:
@@ -52,7 +53,7 @@ def plan(headers: Sequence[str], rows: Sequence[Sequence[str]], *, truncate: Seq
             break
         keep = [i for i in keep if headers[i] != name]
     if need(keep) > width:
-        return Plan(list(range(len(headers))), natural, records=True)
+        return Layout(list(range(len(headers))), natural, records=True)
     widths = {i: floor(i) for i in keep}
     spare = width - need(keep)
     # Share what is left among the text columns, the narrowest first, until each has its natural width.
@@ -63,7 +64,7 @@ def plan(headers: Sequence[str], rows: Sequence[Sequence[str]], *, truncate: Seq
         narrowest = min(short, key=lambda i: (widths[i], i))
         widths[narrowest] += 1
         spare -= 1
-    return Plan(keep, [widths[i] for i in keep])
+    return Layout(keep, [widths[i] for i in keep])
 
 
 def shorten(text: str, width: int) -> str:
@@ -112,16 +113,16 @@ def pad(text: str, width: int) -> str:
     return text + " " * max(0, width - cell_len(text))
 
 
-def table_lines(headers: Sequence[str], rows: Sequence[Sequence[str]], layout: Plan,
+def table_lines(headers: Sequence[str], rows: Sequence[Sequence[str]], layout: Layout,
                 truncate: Sequence[str]) -> list[str]:
     """The header, its rule and one line a row (no trailing spaces)."""
 
     def line(cells: Sequence[str]) -> str:
-        shown = []
+        padded = []
         for i, w in zip(layout.keep, layout.widths):
             cell = shorten(cells[i], w) if headers[i] in truncate else cells[i]
-            shown.append(pad(cell, w))
-        return (" " * GAP).join(shown).rstrip()
+            padded.append(pad(cell, w))
+        return (" " * GAP).join(padded).rstrip()
 
     head = line(headers)
     total = sum(layout.widths) + GAP * (len(layout.widths) - 1)

@@ -60,8 +60,8 @@ def part_line(part: dict[str, Any]) -> str:
         return f"→ tool call {part['tool_name']}({args}) [{part['tool_call_id']}]"
     if kind in ("tool-return", "builtin-tool-return"):
         content = upsonic.opaque(part["content"])
-        shown = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
-        return f"← tool result of {part['tool_name']} [{part['tool_call_id']}]: {shown}"
+        text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+        return f"← tool result of {part['tool_name']} [{part['tool_call_id']}]: {text}"
     if kind == "retry-prompt":
         return f"↻ retry{' of ' + part['tool_name'] if part.get('tool_name') else ''}: " \
                f"{json.dumps(part['content'], ensure_ascii=False)}"

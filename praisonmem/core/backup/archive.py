@@ -69,7 +69,7 @@ def open_archive(archive: Path) -> Iterator[tarfile.TarFile]:
         yield tar
 
 
-def shown(name: str) -> str:
+def quoted_entry(name: str) -> str:
     """An archive path quoted for a message: control characters escaped, never sent raw."""
     return repr(name)
 
@@ -134,7 +134,7 @@ class BadEntry(Refused):
     code = "unsafe_entry"
 
     def __init__(self, path: str, reason: str) -> None:
-        super().__init__(f"refusing archive entry {shown(path)}: {reason}")
+        super().__init__(f"refusing archive entry {quoted_entry(path)}: {reason}")
         self.path = path
         self.reason = reason
 
@@ -158,7 +158,7 @@ def checked_files(manifest: dict[str, Any]) -> list[dict[str, Any]]:
         parent = path.rpartition("/")[0]
         while parent:
             if parent in paths:
-                raise BadEntry(path, f"its directory {shown(parent)} is a file in the same archive")
+                raise BadEntry(path, f"its directory {quoted_entry(parent)} is a file in the same archive")
             parent = parent.rpartition("/")[0]
     return files
 

@@ -41,8 +41,8 @@ from praisonmem.core.backup.archive import (
     checked_files,
     copy_member,
     open_archive,
+    quoted_entry,
     read_manifest,
-    shown,
 )
 from praisonmem.core.backup.layout import LAYOUT, memory_user, split
 from praisonmem.core.backup.nofollow import LinkInTheWay, Place, link_in, open_dir
@@ -167,11 +167,11 @@ def plan_items(archive: Path, paths: Paths, *, to: Path | None, on_conflict: Res
     problems = check_archive(archive, manifest, files, progress)
     unsafe = next((p for p in problems if p.kind == "unsafe"), None)
     if unsafe:
-        raise Refused(f"refusing archive entry {shown(unsafe.path)}: {unsafe.problem.removeprefix('unsafe entry: ')}"
-                      "; nothing written")
+        raise Refused(f"refusing archive entry {quoted_entry(unsafe.path)}: "
+                      f"{unsafe.problem.removeprefix('unsafe entry: ')}; nothing written")
     failed = [p for p in problems if p.kind != "damaged"]
     if failed:
-        named = ", ".join(f"{shown(p.path)} ({p.problem})" for p in failed[:5])
+        named = ", ".join(f"{quoted_entry(p.path)} ({p.problem})" for p in failed[:5])
         raise ProblemsFound(f"{archive} failed verification: {named}; nothing written")
     damaged = {p.path: p.problem for p in problems if p.kind == "damaged"}
     items = []

@@ -44,7 +44,7 @@ def file_name(ref: Any) -> str:
     return Path(str(ref)).name
 
 
-def shown(store: SessionStore, ref: Any) -> str:
+def question_name(store: SessionStore, ref: Any) -> str:
     """How a question names a session: its file, or for a session sharing its file, ``<file>:<name>``."""
     name = file_name(ref)
     return name if name.endswith(".json") else f"{name}:{store.name(ref)}"
@@ -250,7 +250,7 @@ def plan_delete(paths: Paths, names: list[str], *, force: bool = False,
         if doc is not None:
             refuse_if_live(store, ref, doc, "delete it", force)
     store.refuse(deleting=targets)
-    names_shown = ", ".join(shown(store, r) for r in targets[:5]) + (" …" if len(targets) > 5 else "")
+    names_shown = ", ".join(question_name(store, r) for r in targets[:5]) + (" …" if len(targets) > 5 else "")
     return Plan(f"Delete {len(targets)} session file(s) ({names_shown})?",
                 lambda dry_run, progress: delete(store, targets, dry_run=dry_run, timeout=timeout,
                                                  recheck=None if force else not_live, progress=progress))

@@ -20,7 +20,7 @@ from praisonmem.core.errors import PraisonMemError
 from praisonmem.core.io import jsonfile
 from praisonmem.core.paths import Paths
 from praisonmem.core.result import Action, Outcome, Plan, Progress
-from praisonmem.core.sessions.ops import file_name, resolve_all, session_change, shown, vanished, with_notes
+from praisonmem.core.sessions.ops import file_name, question_name, resolve_all, session_change, vanished, with_notes
 from praisonmem.core.sessions.stores import SessionStore, open_store
 
 SecretLevel = secrets.Level
@@ -64,7 +64,8 @@ def plan_redact(paths: Paths, names: list[str], *, level: str = "standard", stor
         in_spill = sum(secrets.redacted(m, level, keep=IDENTITY)[1] for m in home.spilled(ref, sid))
         counts[ref] = (sid, redact_document(doc, level)[1], in_spill)
     todo = [ref for ref, (_, n, spill) in counts.items() if n or spill]
-    listed = ", ".join(secrets.masked(shown(home, r), level) for r in todo[:5]) + (" …" if len(todo) > 5 else "")
+    listed = (", ".join(secrets.masked(question_name(home, r), level) for r in todo[:5])
+              + (" …" if len(todo) > 5 else ""))
     question = f"Rewrite {len(todo)} session(s) with their secrets redacted ({listed})?" if todo else None
     return Plan(question, lambda dry_run, progress: redact(home, targets, counts, level=level, dry_run=dry_run,
                                                            timeout=timeout, progress=progress))

@@ -101,7 +101,7 @@ def search(
     _order(hits)
     if limit:
         del hits[limit:]
-    return SearchResult([shown(hit, needle, terms) for hit in hits], total, unreadable, opaque, opaque_sessions)
+    return SearchResult([hit_record(hit, needle, terms) for hit in hits], total, unreadable, opaque, opaque_sessions)
 
 
 def _order(hits: list[Hit]) -> None:
@@ -215,7 +215,7 @@ def session_hits(item: Scanned, *, needle: str, terms: list[str], key: Key | Non
     return found + tail
 
 
-def shown(hit: Hit, needle: str, terms: list[str]) -> dict[str, Any]:
+def hit_record(hit: Hit, needle: str, terms: list[str]) -> dict[str, Any]:
     """A hit as the command prints it."""
     points, _, section, index, content, role, timestamp, updated, sid, where, label = hit
     snippet, spans = snippet_of(content, needle, terms)

@@ -117,7 +117,7 @@ def migrate(paths: Paths, source: str, target: str, names: list[str], *, every: 
     if bool(names) == every:
         raise UsageError("give the SESSION ids to migrate, or --all (not both)")
     src, dst = single(open_store(paths, source), "--from"), single(open_store(paths, target), "--to")
-    shown_src, shown_dst = _shown(src, source), _shown(dst, target)
+    shown_src, shown_dst = _where_label(src, source), _where_label(dst, target)
     if shown_src == shown_dst and type(src) is type(dst):
         raise UsageError(f"--from and --to are the same store ({shown_src})")
     report = MigrateReport(shown_src, shown_dst, dry_run=dry_run)
@@ -141,7 +141,7 @@ def migrate(paths: Paths, source: str, target: str, names: list[str], *, every: 
     return report
 
 
-def _shown(store: Any, given: str) -> str:
+def _where_label(store: Any, given: str) -> str:
     return str(getattr(store, "where", None) or getattr(store, "directory", None) or getattr(store, "db", None)
                or given)
 

@@ -48,7 +48,7 @@ from praisonmem.core.paths import Paths
 from praisonmem.core.result import Action, Outcome, Plan
 from praisonmem.core.sessions.documents import (ROLES, gateway_chat, is_encrypted, messages_of, summarise,
                                                 tool_calls_of, validate)
-from praisonmem.core.sessions.ops import file_name, resolve_all, session_change, shown
+from praisonmem.core.sessions.ops import file_name, question_name, resolve_all, session_change
 from praisonmem.core.sessions.stores import SessionStore, open_store
 
 if TYPE_CHECKING:
@@ -428,12 +428,13 @@ def plan_documents(store: SessionStore, docs: list[dict[str, Any]], on_conflict:
         sid = validate_session(doc, index)
         target = store.ref(sid)
         if target in targets:
-            raise UsageError(f"session {index} ('{sid}') and '{targets[target]}' both map to {shown(store, target)}")
+            raise UsageError(f"session {index} ('{sid}') and '{targets[target]}' both map to "
+                             f"{question_name(store, target)}")
         targets[target] = sid
         items.append((doc, target, Action.replaced if store.exists(target) else Action.imported))
     conflicts = [target for _, target, action in items if action is Action.replaced]
     if conflicts and on_conflict is OnConflict.fail:
-        listed = ", ".join(shown(store, t) for t in conflicts[:5]) + (" …" if len(conflicts) > 5 else "")
+        listed = ", ".join(question_name(store, t) for t in conflicts[:5]) + (" …" if len(conflicts) > 5 else "")
         raise TargetExists(f"{len(conflicts)} session(s) already exist ({listed}); nothing imported: "
                            "use --on-conflict skip or --on-conflict replace")
     if on_conflict is OnConflict.skip:

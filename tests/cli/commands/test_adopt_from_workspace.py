@@ -1,4 +1,4 @@
-"""session adopt --from-workspace: history whose project moved (issue 11, item 5).
+"""session adopt --from-workspace: history whose project moved.
 
 A plain directory's workspace id is its real path, so moving or re-cloning it strands the agent's history under
 the old id (scope ``other``). The histories here are real session documents (the 1.6.157 era's) stored under the

@@ -1,5 +1,5 @@
 """Crafted archives: restore writes only praisonmem's own layout, never the modes an archive claims,
-and a tiny archive claiming gigabytes is refused without memory going up (item 8 and 9 of issue 9)."""
+and a tiny archive claiming gigabytes is refused without memory going up."""
 
 from __future__ import annotations
 

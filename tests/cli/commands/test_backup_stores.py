@@ -1,4 +1,4 @@
-"""Backups of every store in a gateway home (issue 11, item 6): sessions.db and sessions_index.db as snapshots
+"""Backups of every store in a gateway home: sessions.db and sessions_index.db as snapshots
 taken with SQLite's online backup API from a source opened so that no file changes, the praisonai CLI's stores
 (projects/<id>/, unified files, .last_session, run_*/); verify runs quick_check on each database; restore puts
 them back atomically, 0600, and never over a database another process has open."""

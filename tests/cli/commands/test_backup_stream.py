@@ -1,4 +1,4 @@
-"""``backup create`` written in one pass (issue 13 item 6): gzip level 6, each session read under a raw flock on
+"""``backup create`` written in one pass: gzip level 6, each session read under a raw flock on
 its sidecar (the library's lock, without filelock), no uncompressed staging copy; the archive holds exactly the
 tar stream the earlier writer produced (tarfile's, manifest first)."""
 

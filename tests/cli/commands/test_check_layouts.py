@@ -55,3 +55,32 @@ def test_a_unified_file_is_judged_as_the_tui_reads_it(cli, gateway_home):
     got = [f for f in findings(cli, gateway_home.home) if f[2] == "sessions/tui0001a.json"]
     assert got == [("error", "unified.message", "sessions/tui0001a.json",
                     "messages[2] is not a {role, content, timestamp} object: the TUI's chat history fails on it")]
+
+
+def test_a_unified_message_without_content_or_role_is_an_error_as_the_tui_fails_on_it(cli, gateway_home, oracle):
+    """The TUI's chat history reads ``msg["role"]`` and ``msg["content"]`` of every message: a message without
+    either fails it (praisonai-code's own UnifiedSession says so: KeyError)."""
+    path = gateway_home.sessions / "tui0001a.json"
+    doc = json.loads(path.read_text())
+    doc["messages"] += [{"role": "user", "timestamp": "2026-11-30T14:49:49"},
+                        {"content": "no role", "timestamp": "2026-11-30T14:49:50"}]
+    path.write_text(json.dumps(doc, indent=2))
+    got = [f for f in findings(cli, gateway_home.home) if f[2] == "sessions/tui0001a.json"]
+    assert got == [("error", "unified.message", "sessions/tui0001a.json",
+                    f"messages[{i}] is not a {{role, content, timestamp}} object: the TUI's chat history fails on "
+                    "it") for i in (2, 3)]
+    failures = oracle.json("""
+        import json, sys
+        from praisonai_code.cli.session.unified import UnifiedSession
+        doc = json.load(sys.stdin)
+        out = []
+        for extra in doc["messages"][2:]:
+            session = UnifiedSession.from_dict({**doc, "messages": doc["messages"][:2] + [extra]})
+            try:
+                session.get_chat_history()
+                out.append(None)
+            except KeyError as exc:
+                out.append(exc.args[0])
+        print(json.dumps(out))
+    """, payload=doc)
+    assert failures == ["content", "role"]

@@ -209,7 +209,8 @@ def test_deleting_a_unified_session_removes_its_file_and_index_rows(run, gateway
     assert run("delete", "tui0001a", "--yes", "--force", "--store", "unified").exit_code == 0
     assert not (gateway_home.sessions / "tui0001a.json").exists()
     assert "tui0001a" not in {sid for sid, _ in rows(gateway_home.index)["meta"]}
-    # sessions.db keeps its imported copy: that store is not this change's (issue 11 item 2)
+    # sessions.db keeps its imported copy: that store is not this change's (the gateway imports the JSON files
+    # once, then each side is written on its own)
     assert holding(gateway_home.home, b"PLANTED-TOKEN-UNIFIED") == ["sessions/sessions.db"]
     assert (gateway_home.sessions / ".last_session").read_bytes() == last
 

@@ -1,4 +1,4 @@
-"""Memory written by older praisonaiagents releases (issue 11, item 7): the shared SQLite files of ≤1.7.0, user
+"""Memory written by older praisonaiagents releases: the shared SQLite files of ≤1.7.0, user
 directories named by raw ids before 1.6.58, and learn timestamps without a zone before 1.7.17."""
 
 from __future__ import annotations

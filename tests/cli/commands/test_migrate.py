@@ -1,4 +1,4 @@
-"""praisonmem migrate on copies of the era fixtures (issue 11, item 5): every fix listed, each made in its own
+"""praisonmem migrate on copies of the era fixtures: every fix listed, each made in its own
 lock or transaction, one change per fix; check reports the same findings with the command that fixes each."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""sessions_index.db follows every delete, prune, rename and write of a JSON session (spec-11 §3.4), on the
-real 4.7.19 home: no text of a deleted session stays in any file, the FTS5 segments included."""
+"""sessions_index.db follows every delete, prune, rename and write of a JSON session, as SqliteSessionStore keeps
+it, on the real 4.7.19 home: no text of a deleted session stays in any file, the FTS5 segments included."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``session list`` keeps each JSON session file's row in praisonmem's cache (issue 13 item 2): every case
+"""``session list`` keeps each JSON session file's row in praisonmem's cache: every case
 where a kept row could be wrong gives exactly the output of a run without the cache."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""session adopt / rename: the ways they could lose or strand history (issue 9, items 2–6).
+"""session adopt / rename: the ways they could lose or strand history.
 
 Homes are built from files real praisonaiagents releases wrote (tests/fixtures/praisonai-eras/:
 1.5.122 wrote md5-era name-only ids, 1.6.157 sha256-era ones).
@@ -36,7 +36,7 @@ def project(tmp_path) -> Path:
     return path
 
 
-# ---------------------------------------------------------------- item 2: global scope
+# ---------------------------------------------------------------- global scope
 
 
 def test_adopt_in_global_scope_says_the_library_loads_the_legacy_file_and_changes_nothing(
@@ -83,7 +83,7 @@ def test_adopt_in_global_scope_with_an_explicit_workspace_adopts(cli, tmp_path, 
     assert not (home / "sessions" / f"{SHA_LEGACY_BOT}.json").exists()
 
 
-# ---------------------------------------------------------------- item 3: both name-only files
+# ---------------------------------------------------------------- both name-only files
 
 
 def test_adopt_takes_both_name_only_files_of_an_agent_merged_oldest_first(cli, tmp_path, project, monkeypatch):
@@ -135,7 +135,7 @@ def test_adopt_all_includes_the_unnamed_agent_and_both_eras(cli, tmp_path, proje
     assert cli("--home", home, "session", "list", "--scope", "legacy", "--json").json() == []
 
 
-# ---------------------------------------------------------------- item 5: spilled turns
+# ---------------------------------------------------------------- spilled turns
 
 
 def test_rename_moves_the_sessions_spilled_turns_with_it(cli, fixture_home):
@@ -173,7 +173,7 @@ def test_adopt_copy_copies_the_spilled_turns(cli, tmp_path, project):
     assert waiting.with_name(target + waiting.name[len(SHA_LEGACY_BOT):]).exists()
 
 
-# ---------------------------------------------------------------- item 6: finishing an interrupted move
+# ---------------------------------------------------------------- finishing an interrupted move
 
 
 def test_rename_rerun_finishes_when_the_target_holds_exactly_the_session(cli, fixture_home):

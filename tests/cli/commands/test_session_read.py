@@ -447,3 +447,18 @@ def test_archived_and_working_together_is_a_usage_error(cli, fixture_home):
 def test_empty_search_query_is_a_usage_error(cli, fixture_home):
     result = cli("--home", fixture_home, "session", "search", "  ")
     assert (result.exit_code, result.stderr) == (2, "praisonmem: error: query must not be empty\n")
+
+
+def test_the_end_of_a_session_is_show_tail_and_tail_prints_the_same_turns_in_watchs_format(cli, fixture_home):
+    """``session show --tail N`` (``-n N``) prints the end of a session with its header; ``session tail``
+    without -f prints what ``session watch`` starts with: the same last N turns, one block each, no header."""
+    home = ("--home", fixture_home, "session")
+    show = cli(*home, "show", "compacted-demo", "--tail", "2")
+    assert show.exit_code == 0 and cli(*home, "show", "compacted-demo", "-n", "2").stdout == show.stdout
+    turns = show.stdout.split("… 3 earlier turns not shown (--tail)\n", 1)[1]
+    tail = cli(*home, "tail", "compacted-demo", "-n", "2")
+    assert (tail.exit_code, tail.stdout) == (0, turns.replace("\n\n", "\n").lstrip("\n"))
+    assert tail.stdout.startswith("#3 assistant · ")
+    records = cli(*home, "tail", "compacted-demo", "-n", "2", "--json")
+    assert [(r["session_id"], r["index"], r["role"]) for r in map(json.loads, records.stdout.splitlines())] == [
+        ("compacted-demo", 3, "assistant"), ("compacted-demo", 4, "user")]

@@ -73,6 +73,28 @@ def test_since_and_until_select_by_the_last_write(cli, gateway_home):
     assert [r["day"] for r in after["rows"]] == ["2026-11-29", "2026-11-30"]
 
 
+def test_until_a_day_takes_that_whole_utc_day_and_not_a_moment_after(cli, tmp_path):
+    """``--until 2026-11-30`` keeps a session last written at 23:59:59.999999 that day and leaves out one written
+    at midnight after it; ``--since`` the same day keeps its first moment."""
+    sessions = tmp_path / "home" / "sessions"
+    sessions.mkdir(parents=True)
+    written = {"day-before": "2026-11-29T23:59:59.999999+00:00", "first-moment": "2026-11-30T00:00:00+00:00",
+               "last-moment": "2026-11-30T23:59:59.999999+00:00", "midnight-after": "2026-12-01T00:00:00+00:00",
+               "an-hour-behind": "2026-11-30T23:30:00-01:00"}  # 00:30 UTC on the 1st
+    for sid, when in written.items():
+        doc = {"session_id": sid, "messages": [{"role": "user", "content": "hi"}], "created_at": when,
+               "updated_at": when, "metadata": {"total_tokens": 10}}
+        (sessions / f"{sid}.json").write_text(json.dumps(doc), encoding="utf-8")
+    home = ("--home", tmp_path / "home", "usage", "--by", "session", "--json")
+    day = cli(*home, "--since", "2026-11-30", "--until", "2026-11-30")
+    assert day.exit_code == 0, day.stderr
+    assert sorted(r["session"] for r in day.json()["rows"]) == ["first-moment", "last-moment"]
+    until = cli(*home, "--until", "2026-11-30").json()
+    assert sorted(r["session"] for r in until["rows"]) == ["day-before", "first-moment", "last-moment"]
+    moment = cli(*home, "--until", "2026-12-01T00:00:00+00:00").json()  # a date-time: before it, not at it
+    assert sorted(r["session"] for r in moment["rows"]) == ["day-before", "first-moment", "last-moment"]
+
+
 def test_a_session_both_stores_hold_counts_once(cli, gateway_home):
     report = cli("--home", gateway_home.home, "usage", "--by", "session", "--json").json()
     keys = [r["session"] for r in report["rows"]]

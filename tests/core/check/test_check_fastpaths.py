@@ -1,4 +1,4 @@
-"""The shortcuts ``check`` takes over the 10k home (issue 13) find exactly what the step-by-step rules find:
+"""The shortcuts ``check`` takes over the 10k home find exactly what the step-by-step rules find:
 the C-level pass that clears a session's plain turns, the lock sidecars told from the directory listing, and
 the name-only history finder that reads only ``history_*`` files."""
 

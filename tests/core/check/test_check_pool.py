@@ -1,4 +1,4 @@
-"""``check`` reads a sessions dir's files in the fork pool (issue 13 item 6) and reports exactly what the
+"""``check`` reads a sessions dir's files in the fork pool and reports exactly what the
 serial walk reported: the same findings, in the same order, the same count of files checked."""
 
 from __future__ import annotations

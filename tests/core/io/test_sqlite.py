@@ -1,4 +1,4 @@
-"""Reading SQLite files without side effects (spec-11 §2.8): every WAL state a reader meets in a real home.
+"""Reading SQLite files without side effects: every WAL state a reader meets in a real home.
 
 Each test snapshots the database and its ``-wal``/``-shm`` (bytes, mtime, mode, the file list) around
 one read through :func:`praisonmem.core.io.sqlite.connect_ro` and checks the read saw the committed data.
@@ -63,7 +63,7 @@ def test_a_live_writers_database_is_read_changing_only_shm_read_marks(gateway_ho
         assert read_ids(db) == ALL - {"gw-1"}
         after = snapshot(gateway_home.sessions)
         shm = "sessions.db-shm"
-        # SQLite's read marks live in the mmap'd -shm; a live read cannot avoid writing them (spec-11 §2.8),
+        # SQLite's read marks live in the mmap'd -shm; a live read cannot avoid writing them,
         # and the kernel then refreshes its mtime too. Its mode and size stay; every other file is untouched.
         assert {k: v for k, v in after.items() if k != shm} == {k: v for k, v in before.items() if k != shm}
         assert (after[shm][0], after[shm][2]) == (before[shm][0], before[shm][2])

@@ -107,6 +107,20 @@ def test_auto_promotion_past_the_short_term_limit(tmp_path):
     assert short == ids[1:] and long == [ids[0]]
 
 
+def test_promotion_takes_an_item_at_exactly_the_importance_threshold_and_none_below(tmp_path):
+    """The library promotes ``importance >= importance_threshold``: an item of exactly 0.7 goes to long-term
+    memory when the short-term limit is passed; one a hair below stays behind."""
+    store = FileMemoryStore(tmp_path, "bob")
+    with store.writing():
+        pass
+    (tmp_path / "bob" / "config.json").write_text(json.dumps({**filememory.DEFAULT_CONFIG, "short_term_limit": 2}))
+    assert filememory.DEFAULT_CONFIG["importance_threshold"] == 0.7
+    at = store.add_short_term("at the threshold", importance=0.7)["id"]
+    store.add_short_term("just below", importance=0.6999999999)
+    store.add_short_term("third", importance=0.5)  # past the limit: promotion runs
+    assert [i["id"] for i in store.items("long_term")] == [at]
+
+
 def test_long_term_overflow_keeps_the_most_important(tmp_path):
     store = FileMemoryStore(tmp_path, "u")
     with store.writing():

@@ -1,4 +1,4 @@
-"""What ``memory store`` does for speed keeps the protocol (issue 13): the same flock on the same sidecar,
+"""What ``memory store`` does for speed keeps the protocol: the same flock on the same sidecar,
 taken without filelock; no cyclic collection over a large store while it is rewritten; and the cheaper
 scan for an exponent in the proof finds exactly what the old search found."""
 

@@ -43,6 +43,14 @@ def test_strict_adds_national_phone_numbers_and_random_tokens():
     assert [k for k, _ in kinds(text, "strict")] == ["phone", "phone", "high_entropy_string"]
 
 
+def test_an_international_phone_number_needs_8_to_15_digits():
+    """Shorter is an extension or a code (+1 555 123), longer is not a number E.164 allows."""
+    assert kinds("ring +1 555 1234 now") == [("phone", "+1 555 1234")]  # 8 digits: the least
+    assert kinds("ring +1 555 123 now") == []  # 7
+    assert kinds("ring +351 912 345 678 901 now") == [("phone", "+351 912 345 678 901")]  # 15: the most
+    assert kinds("ring +351 912 345 678 9012 now") == []  # 16
+
+
 def test_a_secret_named_key_makes_its_value_a_secret():
     doc = {"metadata": {"password": "hunter2!", "db_password": "letmein42", "tokens": "not a secret",
                         "api_key": "<your key>"}}

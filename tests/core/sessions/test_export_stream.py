@@ -1,4 +1,4 @@
-"""``session export`` streams (issue 14, item 12): one session at a time, byte for byte the document the
+"""``session export`` streams: one session at a time, byte for byte the document the
 whole-payload export wrote, memory bounded by the largest session rather than the home, and an unreadable
 session still stops the export with nothing written."""
 

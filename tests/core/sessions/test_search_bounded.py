@@ -1,4 +1,4 @@
-"""``session search`` keeps only what it can show (issue 14, item 12): each session's best ``--limit`` hits
+"""``session search`` keeps only what it can show: each session's best ``--limit`` hits
 cross from the worker, not all of them, with the same results and total as the unbounded search."""
 
 from __future__ import annotations

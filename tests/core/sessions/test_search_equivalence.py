@@ -1,4 +1,4 @@
-"""``session search`` keeps only what it shows (issue 13 item 1) and shows exactly what it showed before.
+"""``session search`` keeps only what it shows and shows exactly what it showed before.
 
 The reference below is the search as it was before (commit bb94b9c: every hit's snippet and per-character
 highlights built in the workers, every hit sent back, sorted, then cut), kept verbatim; the new one must

@@ -60,7 +60,7 @@ def reduced_search(paths, query, *, limit=20, store=None, key=None):
     new._order(hits)
     if limit:
         del hits[limit:]
-    return new.SearchResult([new.shown(hit, needle, terms) for hit in hits], total, unreadable, opaque,
+    return new.SearchResult([new.hit_record(hit, needle, terms) for hit in hits], total, unreadable, opaque,
                             opaque_sessions)
 
 

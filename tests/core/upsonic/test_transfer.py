@@ -75,3 +75,20 @@ def test_converted_rows_are_encoded_as_the_library_writes_them(tmp_path):
     assert isinstance(json.loads(raw[1]), str)  # double-encoded
     assert (raw[2], raw[3], raw[4]) == ("null", None, '"{}"')
     assert decode(raw[0])[1]["parts"][0]["part_kind"] == "tool-call"
+
+
+def test_a_retry_prompt_without_a_tool_call_id_becomes_a_user_turn():
+    """pydantic-ai sends a retry prompt that answers no tool call (output validation) as a user message; a
+    ``tool`` message without a ``tool_call_id`` is one no chat API accepts. One that answers a call stays a tool
+    result of that call."""
+    row = {"session_id": "r", "messages": [{"kind": "request", "timestamp": "2026-11-30T14:49:49Z", "parts": [
+        {"part_kind": "retry-prompt", "content": "answer in JSON", "tool_name": None, "tool_call_id": None,
+         "timestamp": "2026-11-30T14:49:49Z"},
+        {"part_kind": "retry-prompt", "content": [{"msg": "bad city"}], "tool_name": "weather",
+         "tool_call_id": "call_1", "timestamp": "2026-11-30T14:49:50Z"}]}]}
+    messages = to_praisonai(row)["messages"]
+    assert messages == [
+        {"role": "user", "content": "answer in JSON", "timestamp": 1796050189.0,
+         "metadata": {"upsonic_part_kind": "retry-prompt"}},
+        {"role": "tool", "content": '[{"msg": "bad city"}]', "timestamp": 1796050190.0,
+         "metadata": {"upsonic_part_kind": "retry-prompt"}, "tool_call_id": "call_1"}]

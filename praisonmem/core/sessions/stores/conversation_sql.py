@@ -131,23 +131,24 @@ class Backend:
             if create:
                 self.create_tables(conn)
                 return
-            raise NotFound(f"{self.display}: no PraisonAI conversation tables ({self.shown(self.sessions)}, "
-                           f"{self.shown(self.messages)}); give --table-prefix/--schema if they are named otherwise")
+            raise NotFound(f"{self.display}: no PraisonAI conversation tables ({self.table_label(self.sessions)}, "
+                           f"{self.table_label(self.messages)}); give --table-prefix/--schema if they are named "
+                           "otherwise")
         for name, want in ((self.sessions, SESSION_COLUMNS), (self.messages, MESSAGE_COLUMNS)):
             have = found[name]
             if not have:
-                raise Refused(f"{self.display}: {self.shown(name)} is missing beside "
-                              f"{self.shown(self.sessions if name == self.messages else self.messages)}, so this is "
-                              "not a PraisonAI conversation store; nothing read or written")
+                other = self.sessions if name == self.messages else self.messages
+                raise Refused(f"{self.display}: {self.table_label(name)} is missing beside {self.table_label(other)}, "
+                              "so this is not a PraisonAI conversation store; nothing read or written")
             if set(have) != set(want):
                 extra = sorted(set(have) - set(want))
                 lack = sorted(set(want) - set(have))
                 diff = "; ".join(p for p in (f"lacks {', '.join(lack)}" if lack else "",
                                              f"has {', '.join(extra)}" if extra else "") if p)
-                raise Refused(f"{self.display}: table {self.shown(name)} is not PraisonAI's ({diff}): a database "
+                raise Refused(f"{self.display}: table {self.table_label(name)} is not PraisonAI's ({diff}): a database "
                               "of another app? nothing read or written")
 
-    def shown(self, table: str) -> str:
+    def table_label(self, table: str) -> str:
         return table
 
 
@@ -252,7 +253,7 @@ class PgBackend(Backend):
     def t(self, table: str) -> str:
         return f'"{self.schema}"."{table}"'
 
-    def shown(self, table: str) -> str:
+    def table_label(self, table: str) -> str:
         return f"{self.schema}.{table}"
 
     def ids_in(self, n: int) -> str:

@@ -144,7 +144,7 @@ class Home:
         if len(found) == 1:
             return found[0]
         if found:
-            copies = ", ".join(f"{ref.store} ({self._shown(ref)})" for ref in found)
+            copies = ", ".join(f"{ref.store} ({self._copy_name(ref)})" for ref in found)
             picks = " or ".join(f"--store {ref.store}" for ref in found)
             raise AmbiguousName(f"'{name}' is in several stores: {copies}; give {picks}")
         for error in errors:
@@ -186,7 +186,7 @@ class Home:
                 errors.append(exc)
         return found, errors
 
-    def _shown(self, ref: Located) -> str:
+    def _copy_name(self, ref: Located) -> str:
         """A JSON file by its name in the sessions dir (a project store's, from there); anything else in full."""
         text = str(ref.ref)
         if text.endswith(".json") and text.startswith(self.where + os.sep):

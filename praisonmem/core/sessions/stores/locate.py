@@ -65,8 +65,8 @@ def from_environment(env: Mapping[str, str]) -> str | None:
         return url or "./praisonai_conversations.db"
     from praisonmem.core.io import pgurl
 
-    shown = pgurl.redact(name)  # a URL put here by mistake may hold a password
-    raise UsageError(f"{ENV_STORE}={shown}: store '{shown}' is not supported by praisonmem (it reads the sqlite and "
+    masked = pgurl.redact(name)  # a URL put here by mistake may hold a password
+    raise UsageError(f"{ENV_STORE}={masked}: store '{masked}' is not supported by praisonmem (it reads the sqlite and "
                      "postgres families; the location goes in PRAISONAI_CONVERSATION_URL); give --store json for the "
                      "home's JSON files")
 
@@ -74,13 +74,6 @@ def from_environment(env: Mapping[str, str]) -> str | None:
 def resolve(flag_or_config: str | None, env: Mapping[str, str]) -> str | None:
     """The ``store`` a session command uses: the flag or config value, else PraisonAI's environment."""
     return flag_or_config if flag_or_config else from_environment(env)
-
-
-def shown(text: str) -> str:
-    """A location as praisonmem prints it: a URL's password masked."""
-    from praisonmem.core.io import pgurl
-
-    return pgurl.redact(text)
 
 
 def open_location(text: str, *, table_prefix: str | None = None, schema: str | None = None) -> "SessionStore":
