@@ -215,7 +215,7 @@ def test_memory_store_imports_the_file_store_and_not_the_search_or_openssl(tmp_p
         "praisonmem.core.memory.filememory_io", "praisonmem.core.memory.ops", "praisonmem.core.memory.providers",
         "praisonmem.core.io.jsonfile", "praisonmem.core.io.fastjson", "orjson", "json", "praisonmem.core.io.timeutil",
         "praisonmem.core.result", "praisonmem.core.io.cache",  # a write drops the file's cached search index
-        "praisonmem.core.io.digest", "tempfile"}  # the new id, and the atomic replace's temp file
+        "praisonmem.core.io.digest"}  # the new id
 
 
 def test_check_imports_neither_the_secret_rules_nor_sqlite_nor_the_session_writers(tmp_path):
