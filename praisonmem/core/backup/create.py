@@ -54,10 +54,10 @@ from praisonmem import __version__
 from praisonmem.core import learn, memory
 from praisonmem.core.backup import sqlite
 from praisonmem.core.backup.archive import FORMAT, MANIFEST, read_manifest
-from praisonmem.core.backup.layout import SKIPPED_SUFFIXES, dir_ok, file_reason
 from praisonmem.core.errors import IOFailure, NotFound, PraisonMemError, TargetExists, UsageError, io_failure
 from praisonmem.core.io import fastjson, jsonfile, outfile
 from praisonmem.core.io.safetext import json_safe
+from praisonmem.core.layout import SKIPPED_SUFFIXES, dir_ok, file_reason
 from praisonmem.core.paths import Paths
 from praisonmem.core.result import Progress
 
@@ -118,7 +118,7 @@ def _within(real: str, inside: tuple[str, ...]) -> bool:
 
 def _tree(root: str, prefix: str, top: Path, inside: tuple[str, ...]) -> tuple[list[tuple[Path, tuple[str, ...]]],
                                                                                 list[LeftOut]]:
-    """The files below ``top`` in the layout (:mod:`.layout`), each with its path below ``top``, and what is left
+    """The files below ``top`` in the layout (:mod:`praisonmem.core.layout`), each with its path below ``top``, and what is left
     out. A symbolic link is followed when what it points to lies ``inside`` one of those (real) directories:
     its file, or the files of its directory, are archived under the link's own name; a link elsewhere, a
     dangling one, a loop, a name or directory no store keeps and a directory that cannot be read are left

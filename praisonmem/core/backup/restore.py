@@ -1,7 +1,7 @@
 """Restoring a backup, with or without ``--to DIR``.
 
 Nothing is written until the whole archive has passed: the manifest and every member must be in
-the layout ``backup create`` writes (:mod:`praisonmem.core.backup.layout`; anything else exits 4),
+the layout ``backup create`` writes (:mod:`praisonmem.core.layout`; anything else exits 4),
 every database must be its store (exit 4), every member must match its manifest size and sha256
 (else exit 1), and no directory below where a file goes may be a symbolic link (exit 4;
 :mod:`.nofollow`). Then each file is streamed into a temp file beside its target (:func:`temp_name`,
@@ -44,10 +44,10 @@ from praisonmem.core.backup.archive import (
     read_manifest,
     shown,
 )
-from praisonmem.core.backup.layout import LAYOUT, memory_user, split
 from praisonmem.core.backup.nofollow import LinkInTheWay, Place, link_in, open_dir
 from praisonmem.core.errors import LockTimeout, PraisonMemError, ProblemsFound, Refused, UsageError, io_failure
 from praisonmem.core.io import jsonfile
+from praisonmem.core.layout import memory_user, split
 from praisonmem.core.paths import Paths
 from praisonmem.core.result import Action, Change, Outcome, Plan, Progress
 
@@ -81,11 +81,6 @@ def temp_name(name: str) -> str:
     return f".{name}{tail}"
 
 
-# (the directory below the anchor: the root's path inside the home or state dir)
-HOME_ROOTS = {"sessions": ("data", ("sessions",)), "spill": ("state", ("state", "session_spill")),
-              "learn": ("data", ("learn",))}
-
-
 def destination(name: str, paths: Paths, to: Path | None) -> Place:
     """Where an archive path (already checked against the layout) is restored: under ``--to``, or the home, the
     state dir and the FileMemory dir (a relative one is walked from the cwd, so no link in it is followed)."""
@@ -93,9 +88,8 @@ def destination(name: str, paths: Paths, to: Path | None) -> Place:
     if to is not None:
         return Place(to, tuple(parts), file)
     root, rest = split(name)
-    if root in HOME_ROOTS:
-        where, below = HOME_ROOTS[root]
-        return Place(getattr(paths, where).path, below + rest[:-1], file)
+    if root.anchor != "memory":
+        return Place(getattr(paths, root.anchor).path, root.below + rest[:-1], file)
     if paths.memory_dir.is_absolute():
         return Place(paths.memory_dir, rest[:-1], file)
     return Place(Path("."), paths.memory_dir.parts + rest[:-1], file)

@@ -1,0 +1,189 @@
+"""The layout of a PraisonAI home and FileMemory tree: every name the stores give their files, the kinds of
+file, the temp names praisonmem makes, and who locks what. Data and pure functions only: no I/O and no import
+of another praisonmem module, so every layer may ask it.
+
+A path is named relative to a *home* whose ``memory/`` is the FileMemory base (a project's ``.praisonai/`` holds
+both, as the library writes them there); a backup archives the home's part under ``home/`` and the memory under
+``memory/``, which is :data:`ROOTS`:
+
+* ``sessions/``: the JSON store's ``<id>.json`` files and the REPL/TUI's (told apart by their documents),
+  ``.last_session``, ``sessions.db`` (the gateway's) and ``sessions_index.db`` (the search index), and the store
+  directories in it (:data:`SESSION_SUBDIRS`): ``projects/<8 hex>/`` (a praisonai CLI project store, a JSON
+  directory of its own) and ``run_<date>_<time>_<6 hex>/`` (an old ``SessionManager`` run: ``metadata.json``,
+  ``events.jsonl``);
+* ``state/session_spill/``: turns the library saved aside after a failed write;
+* ``learn/<scope>/<user>/<store>.json`` and its ``<store>.archive.json`` (the library's stores and scopes only);
+* ``memory/[<user dir>/]``: FileMemory's files (``config.json``, ``short_term.json``, …) and the ``*.json`` files
+  of its ``episodic/``, ``sessions/`` and ``checkpoints/``; a user directory is up to :data:`NESTING` levels deep
+  (releases before 1.6.58 nested ``team/alice``), or the base itself.
+
+:func:`classify` names the :class:`Kind` of a file there (``None``: no store writes it, locks and temp files
+included); :func:`file_reason` and :func:`layout_reason` say why a path is not one (what ``backup create``
+archives by and ``backup restore`` accepts by: no empty, ``.`` or ``..`` component, no absolute path, no lock or
+temp file, so a restore never writes ``authorized_keys`` or ``.bashrc``, whatever an archive lists).
+
+**Who locks what.** Each kind has a :class:`Lock`: how its writers lock it, which a restore takes before it
+replaces such a file. The package that owns those files supplies the implementation, a ``(path, timeout)``
+context manager in its public ``__init__``; :data:`LOCKERS` names it by module and name and :func:`lock_of`
+imports it when asked, so layout stays below every store and a new store's lock is one line here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+# ---------------------------------------------------------------- names
+
+SESSIONS = "sessions"  # the session directory in a home
+STATE = "state"  # the state dir's sub-directory that holds the spill dir
+SPILL = "session_spill"
+SPILL_DIR = (STATE, SPILL)  # below the state dir
+LEARN = "learn"
+MEMORY = "memory"  # the FileMemory base inside a project's .praisonai/
+TRANSCRIPT_DB = "sessions.db"  # SqliteTranscriptStore's database, in the sessions dir
+INDEX_DB = "sessions_index.db"  # SqliteSessionStore's search index, beside a JSON directory's files
+DATABASES = (TRANSCRIPT_DB, INDEX_DB)  # the databases the session stores keep
+DB_SIDECARS = ("-wal", "-shm", "-journal")
+PROJECTS = "projects"  # the praisonai CLI's per-project stores: projects/<id>/
+RUN_PREFIX = "run_"  # an old SessionManager run: run_<date>_<time>_<hex>/
+RUN_METADATA = "metadata.json"
+RUN_EVENTS = "events.jsonl"
+RUN_FILES = (RUN_METADATA, RUN_EVENTS)  # what SessionManager writes in a run directory
+LAST_SESSION = ".last_session"  # the id the TUI's /continue resumes
+JSON = ".json"
+LOCK = ".lock"  # a sidecar lock: <file>.lock
+JSON_LOCK = JSON + LOCK
+QUARANTINED = ".corrupt-"  # the library's copy of a file that did not parse: <file>.corrupt-<ms>
+JSON_QUARANTINED = JSON + QUARANTINED
+TEMP = ".tmp"
+
+MEMORY_CONFIG = "config.json"
+SHORT_TERM = "short_term.json"
+LONG_TERM = "long_term.json"
+ENTITIES = "entities.json"
+SUMMARIES = "summaries.json"
+MEMORY_FILES = (MEMORY_CONFIG, SHORT_TERM, LONG_TERM, ENTITIES, SUMMARIES)
+EPISODIC = "episodic"
+MEMORY_SUBDIRS = (EPISODIC, "sessions", "checkpoints")  # a user's directories of one JSON file per date, name or id
+NESTING = 4  # how deep a pre-1.6.58 user id with '/' (``team/alice``) is looked for
+MEMORY_LOCK = ".praisonmem"  # praisonmem's writer lock of a FileMemory user: <user dir>/.praisonmem.lock
+
+LEARN_SCOPES = ("private", "shared")
+LEARN_STORES = ("persona", "insights", "threads", "patterns", "decisions", "feedback", "improvements")
+LEARN_ARCHIVE = ".archive.json"  # <store>.archive.json beside <store>.json
+LEARN_FILES = frozenset(name for store in LEARN_STORES for name in (f"{store}{JSON}", f"{store}{LEARN_ARCHIVE}"))
+
+# The store directories inside sessions/: a praisonai CLI project store, an old SessionManager run.
+PROJECT_DIR = re.compile(rf"{PROJECTS}/[0-9a-f]{{8}}")
+RUN_DIR = re.compile(rf"{RUN_PREFIX}\d{{8}}_\d{{6}}_[0-9a-f]{{6}}")
+SESSION_SUBDIRS = (PROJECT_DIR, RUN_DIR)
+SKIPPED_SUFFIXES = (LOCK, TEMP)  # no backup holds these
+
+
+def is_db_sidecar(name: str) -> bool:
+    """``sessions.db-wal`` and the like: part of a database, never archived or restored on its own."""
+    return any(name == f"{db}{suffix}" for db in DATABASES for suffix in DB_SIDECARS)
+
+
+# ---------------------------------------------------------------- the roots of a home, in a backup
+
+
+@dataclass(frozen=True)
+class Root:
+    """A tree of a home as a backup holds it: its name in the manifest, its prefix in the archive, and where it is
+    (``anchor``: the resolved ``data``, ``state`` or ``memory`` dir; ``below``: its path below that)."""
+
+    name: str
+    prefix: str
+    anchor: str
+    below: tuple[str, ...]
+
+
+ROOTS = (
+    Root(SESSIONS, f"home/{SESSIONS}/", "data", (SESSIONS,)),
+    Root("spill", f"home/{STATE}/{SPILL}/", "state", SPILL_DIR),
+    Root(LEARN, f"home/{LEARN}/", "data", (LEARN,)),
+    Root(MEMORY, f"{MEMORY}/", "memory", ()),
+)
+ROOT_NAMES = {root.name: root for root in ROOTS}
+
+
+def session_path_ok(parts: Sequence[str]) -> bool:
+    """A file (path below ``sessions/``) directly there or in ``projects/<id>/`` or ``run_…/``."""
+    if len(parts) == 1:
+        return True
+    return any(pattern.fullmatch("/".join(parts[:-1])) for pattern in SESSION_SUBDIRS)
+
+
+def memory_user(parts: Sequence[str]) -> tuple[str, ...] | None:
+    """The user directory (its path below the FileMemory base; ``()``: the base itself) of a file FileMemory
+    writes at ``parts``; ``None`` when FileMemory writes no such file."""
+    if parts and parts[-1] in MEMORY_FILES:
+        user = tuple(parts[:-1])
+    elif len(parts) >= 2 and parts[-2] in MEMORY_SUBDIRS and parts[-1].endswith(JSON):
+        user = tuple(parts[:-2])
+    else:
+        return None
+    return user if len(user) <= NESTING else None
+
+
+def learn_path_ok(parts: Sequence[str]) -> bool:
+    """``<scope>/<user>/<store>.json`` (or its ``.archive.json``), the library's scopes and stores only."""
+    return len(parts) == 3 and parts[0] in LEARN_SCOPES and parts[2] in LEARN_FILES
+
+
+def file_reason(root: str, parts: Sequence[str]) -> str | None:
+    """Why a file at ``parts`` below ``root``'s prefix is not one the store writes; ``None`` when it is."""
+    if root == SESSIONS and not session_path_ok(parts) or root == "spill" and len(parts) > 1:
+        return f"in a sub-directory of {ROOT_NAMES[root].prefix}, which backups never hold"
+    if parts[-1].endswith(SKIPPED_SUFFIXES):
+        return "a lock or temp file, which backups never hold"
+    if root == LEARN and not learn_path_ok(parts):
+        return "not a learn store (<scope>/<user>/<store>.json of " + ", ".join(LEARN_STORES) + ")"
+    if root == MEMORY and memory_user(parts) is None:
+        return (f"not a file FileMemory writes ({', '.join(MEMORY_FILES)}, or a .json file in "
+                f"{', '.join(d + '/' for d in MEMORY_SUBDIRS[:-1])} or {MEMORY_SUBDIRS[-1]}/, in a user directory "
+                f"at most {NESTING} levels deep)")
+    return None
+
+
+def dir_ok(root: str, parts: tuple[str, ...]) -> bool:
+    """Whether a directory at ``parts`` below ``root`` can hold files of the layout (what create walks into)."""
+    if root == SESSIONS:
+        joined = "/".join(parts)
+        return not parts or parts == (PROJECTS,) or any(p.fullmatch(joined) for p in SESSION_SUBDIRS)
+    if root == "spill":
+        return not parts
+    if root == LEARN:
+        return len(parts) < 2 or (len(parts) == 2 and parts[0] in LEARN_SCOPES)
+    return len(parts) <= NESTING + 1
+
+
+def layout_reason(name: str, roots: set[str]) -> str | None:
+    """Why ``name`` is not a path ``backup create`` writes for these roots; ``None`` when it is."""
+    if name.startswith("/"):
+        return "an absolute path"
+    if ".." in name.split("/"):
+        return "a path with '..'"
+    if "\0" in name:
+        return "a path with a NUL byte"
+    for root in ROOTS:
+        if not name.startswith(root.prefix):
+            continue
+        rest = name[len(root.prefix):].split("/")
+        if root.name not in roots:
+            return f"under {root.prefix} but the manifest has no '{root.name}' root"
+        if any(part in ("", ".") for part in rest):
+            return "a path with an empty or '.' component"
+        return file_reason(root.name, rest)
+    return "outside the backup layout (" + ", ".join(root.prefix for root in ROOTS) + ")"
+
+
+def split(name: str) -> tuple[Root, tuple[str, ...]]:
+    """``(root, parts below its prefix)`` of a path already in the layout."""
+    for root in ROOTS:
+        if name.startswith(root.prefix):
+            return root, tuple(name[len(root.prefix):].split("/"))
+    raise ValueError(name)
