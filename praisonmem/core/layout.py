@@ -24,15 +24,19 @@ temp file, so a restore never writes ``authorized_keys`` or ``.bashrc``, whateve
 
 **Who locks what.** Each kind has a :class:`Lock`: how its writers lock it, which a restore takes before it
 replaces such a file. The package that owns those files supplies the implementation, a ``(path, timeout)``
-context manager in its public ``__init__``; :data:`LOCKERS` names it by module and name and :func:`lock_of`
-imports it when asked, so layout stays below every store and a new store's lock is one line here.
+context manager; :data:`LOCKERS` names it by module and name and :func:`lock_of` imports it when asked, so
+layout stays below every store (it imports none of them) and a new store's lock is one line here.
 """
 
 from __future__ import annotations
 
+import importlib
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
 
 # ---------------------------------------------------------------- names
 
@@ -92,19 +96,25 @@ def is_db_sidecar(name: str) -> bool:
 
 @dataclass(frozen=True)
 class Root:
-    """A tree of a home as a backup holds it: its name in the manifest, its prefix in the archive, and where it is
-    (``anchor``: the resolved ``data``, ``state`` or ``memory`` dir; ``below``: its path below that)."""
+    """A tree of a home as a backup holds it: its name in the manifest, its path below the home (``memory/``: the
+    FileMemory base), and where it is on disk (``anchor``: the resolved ``data``, ``state`` or ``memory`` dir;
+    ``below``: its path below that)."""
 
     name: str
-    prefix: str
+    relative: str
     anchor: str
     below: tuple[str, ...]
 
+    @property
+    def prefix(self) -> str:
+        """Its prefix inside a backup archive: ``home/…`` for the home's trees, ``memory/`` for FileMemory."""
+        return self.relative if self.anchor == "memory" else f"home/{self.relative}"
+
 
 ROOTS = (
-    Root(SESSIONS, f"home/{SESSIONS}/", "data", (SESSIONS,)),
-    Root("spill", f"home/{STATE}/{SPILL}/", "state", SPILL_DIR),
-    Root(LEARN, f"home/{LEARN}/", "data", (LEARN,)),
+    Root(SESSIONS, f"{SESSIONS}/", "data", (SESSIONS,)),
+    Root("spill", f"{STATE}/{SPILL}/", "state", SPILL_DIR),
+    Root(LEARN, f"{LEARN}/", "data", (LEARN,)),
     Root(MEMORY, f"{MEMORY}/", "memory", ()),
 )
 ROOT_NAMES = {root.name: root for root in ROOTS}
@@ -187,3 +197,93 @@ def split(name: str) -> tuple[Root, tuple[str, ...]]:
         if name.startswith(root.prefix):
             return root, tuple(name[len(root.prefix):].split("/"))
     raise ValueError(name)
+
+
+# ---------------------------------------------------------------- the kinds of file, and their locks
+
+
+class Lock(StrEnum):
+    """How the writers of a kind of file lock it."""
+
+    session = "session"  # BSD flock on <file>.lock (DefaultSessionStore) and on the file itself (the REPL/TUI's)
+    learn = "learn"  # <file>.lock created with O_EXCL, deleted on release, stale after 10 s (BaseJSONStore)
+    filememory = "filememory"  # BSD flock on <user dir>/.praisonmem.lock (praisonmem's own: the library has none)
+    sqlite = "sqlite"  # SQLite's own locks: nobody may have the database open
+    none = "none"  # no writer locks it (spill records, old runs, .last_session, quarantined copies)
+
+
+class Kind(StrEnum):
+    """What a file of the layout is (:func:`classify`)."""
+
+    session = "session"  # <id>.json in sessions/ or a project store: the JSON store's or the REPL/TUI's
+    database = "database"  # sessions.db, sessions_index.db
+    database_sidecar = "database_sidecar"  # their -wal, -shm, -journal
+    run_file = "run_file"  # a file of an old run directory
+    session_dir_file = "session_dir_file"  # any other file of a session directory (.last_session, copies)
+    spill = "spill"  # a file of the spill dir
+    learn_store = "learn_store"
+    learn_archive = "learn_archive"
+    memory_file = "memory_file"  # one of FileMemory's files, or a JSON file of its episodic/, sessions/, checkpoints/
+
+
+LOCKS = {Kind.session: Lock.session, Kind.database: Lock.sqlite, Kind.learn_store: Lock.learn,
+         Kind.memory_file: Lock.filememory}  # every other kind: Lock.none
+# Each lock's implementation, a ``(path, timeout)`` context manager: (module, name) in the package that owns the
+# files, imported only when asked (:func:`lock_of`), so that layout imports nothing above it.
+LOCKERS = {
+    Lock.session: ("praisonmem.core.sessions.stores.praisonai_cli", "file_lock"),
+    Lock.learn: ("praisonmem.core.learn", "locked"),
+    Lock.filememory: ("praisonmem.core.memory.filememory", "file_lock"),
+    Lock.sqlite: ("praisonmem.core.backup.sqlite", "exclusive"),
+}
+Locker = Callable[[Path, float], AbstractContextManager[None]]
+
+
+def classify(relative: str) -> Kind | None:
+    """The kind of the file at ``relative`` (a path below a home, ``memory/…`` below the FileMemory base), or
+    ``None`` when no store writes such a file there (a lock, a temp file, a foreign name)."""
+    for root in ROOTS:
+        if relative.startswith(root.relative):
+            return _admitted(root.name, tuple(relative[len(root.relative):].split("/")))
+    return None
+
+
+def archive_kind(name: str) -> Kind | None:
+    """:func:`classify` of a path inside a backup archive (``home/sessions/…``, ``memory/…``)."""
+    for root in ROOTS:
+        if name.startswith(root.prefix):
+            return _admitted(root.name, tuple(name[len(root.prefix):].split("/")))
+    return None
+
+
+def _admitted(root: str, parts: tuple[str, ...]) -> Kind | None:
+    if any(part in ("", ".", "..") for part in parts) or file_reason(root, parts) is not None:
+        return None
+    return _kind(root, parts)
+
+
+def _kind(root: str, parts: tuple[str, ...]) -> Kind:
+    """The kind of a file :func:`file_reason` admits at ``parts`` below ``root``."""
+    name = parts[-1]
+    if root == SESSIONS:
+        if name in DATABASES:
+            return Kind.database
+        if is_db_sidecar(name):
+            return Kind.database_sidecar
+        if len(parts) > 1 and parts[0].startswith(RUN_PREFIX):
+            return Kind.run_file
+        return Kind.session if name.endswith(JSON) else Kind.session_dir_file
+    if root == LEARN:
+        return Kind.learn_archive if name.endswith(LEARN_ARCHIVE) else Kind.learn_store
+    return Kind.memory_file if root == MEMORY else Kind.spill
+
+
+def lock_of(kind: Kind | Lock | None) -> Locker:
+    """The lock a file of ``kind`` (or the lock ``kind`` itself) is taken under: the implementation its owner
+    supplies (:data:`LOCKERS`), or none."""
+    lock = kind if isinstance(kind, Lock) else LOCKS.get(kind, Lock.none) if kind is not None else Lock.none
+    if lock is Lock.none:
+        return lambda path, timeout: nullcontext()
+    module, name = LOCKERS[lock]
+    locker: Locker = getattr(importlib.import_module(module), name)
+    return locker

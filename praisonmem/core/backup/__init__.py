@@ -1,7 +1,9 @@
 """Backups of a PraisonAI home and FileMemory tree: one ``.tar.gz`` with a manifest of checksums.
 
 :mod:`.create` writes and rotates them (``plan_create``, ``list_backups``), :mod:`.archive` reads and
-verifies them without trusting them (``verify``), :mod:`.restore` puts them back (``plan_restore``).
+verifies them without trusting them (``verify``), :mod:`.restore` puts them back (``plan_restore``), each file
+under its store's lock (:func:`praisonmem.core.layout.lock_of`); :mod:`.sqlite` takes, checks and puts back the
+databases.
 
 Names are loaded on first use (:mod:`praisonmem.core.lazy`); a submodule is not part of the API.
 """

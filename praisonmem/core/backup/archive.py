@@ -32,7 +32,7 @@ from typing import IO, Any, Literal
 
 from praisonmem.core.backup import sqlite
 from praisonmem.core.errors import Refused
-from praisonmem.core.layout import layout_reason
+from praisonmem.core.layout import DATABASES, ROOT_NAMES, SESSIONS, layout_reason
 from praisonmem.core.result import Progress
 
 MANIFEST = "manifest.json"
@@ -288,7 +288,7 @@ def _member_problem(tar: tarfile.TarFile, member: tarfile.TarInfo, roots: set[st
 def is_database(name: str) -> bool:
     """A session store's database (``sessions.db``, ``sessions_index.db``) by its path in the archive, marked
     as a snapshot or not: restore puts it where the stores open it, so it is checked as one either way."""
-    return name.startswith("home/sessions/") and name.rpartition("/")[2] in sqlite.STORES
+    return name.startswith(ROOT_NAMES[SESSIONS].prefix) and name.rpartition("/")[2] in DATABASES
 
 
 def _database_problem(source: IO[bytes], name: str, want: dict[str, Any]) -> Problem | None:

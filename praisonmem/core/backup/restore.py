@@ -18,20 +18,17 @@ nothing else.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import re
 import secrets
 import stat
 import time
-from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 
-from praisonmem.core import learn, memory
 from praisonmem.core.backup import sqlite
 from praisonmem.core.backup.archive import (
     DAMAGE,
@@ -45,9 +42,9 @@ from praisonmem.core.backup.archive import (
     shown,
 )
 from praisonmem.core.backup.nofollow import LinkInTheWay, Place, link_in, open_dir
-from praisonmem.core.errors import LockTimeout, PraisonMemError, ProblemsFound, Refused, UsageError, io_failure
+from praisonmem.core.errors import PraisonMemError, ProblemsFound, Refused, UsageError, io_failure
 from praisonmem.core.io import jsonfile
-from praisonmem.core.layout import memory_user, split
+from praisonmem.core.layout import DATABASES, Kind, Lock, archive_kind, is_db_sidecar, lock_of, split
 from praisonmem.core.paths import Paths
 from praisonmem.core.result import Action, Change, Outcome, Plan, Progress
 
@@ -177,10 +174,10 @@ def plan_items(archive: Path, paths: Paths, *, to: Path | None, on_conflict: Res
             raise LinkInTheWay(link, "nothing written")
         target = place.target
         item = RestoreItem(entry["path"], place, "restore", entry["size"], entry["sha256"], entry["mtime"],
-                           database=entry.get("sqlite") is True or target.name in sqlite.STORES)
+                           database=entry.get("sqlite") is True or target.name in DATABASES)
         if entry["path"] in damaged:
             item.action, item.detail = "fail", f"{damaged[entry['path']]}; not restored (tar -xzf the archive to see it)"
-        elif sqlite.is_sidecar(target.name):
+        elif is_db_sidecar(target.name):
             item.action, item.detail = "skip", ("a SQLite sidecar an older praisonmem copied as it was; not restored "
                                                 "(beside another copy of its database it could corrupt it)")
         elif os.path.lexists(target):
@@ -270,7 +267,7 @@ def _restore_one(source: Any, item: RestoreItem, timeout: float, sweep: Sweep) -
             if _lexists(place.name, dfd):
                 if item.action != "replace":  # planned as new: it appeared since, so it is not ours to replace
                     return False
-                if _is_session(item.name):
+                if archive_kind(item.name) is Kind.session:
                     jsonfile.read_current(item.target)  # a session that does not parse is never overwritten
             os.replace(tmp, place.name, src_dir_fd=dfd, dst_dir_fd=dfd)
             tmp = None
@@ -353,56 +350,6 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _is_session(name: str) -> bool:
-    """A JSON-store or unified session (``sessions/`` or a project store), not a ``run_*/`` file."""
-    if not (name.startswith("home/sessions/") and name.endswith(".json")):
-        return False
-    rest = name[len("home/sessions/"):].split("/")
-    return len(rest) == 1 or rest[0] == "projects"
-
-
-@contextmanager
-def _session_locks(target: Path, timeout: float) -> Iterator[None]:
-    """The JSON store's sidecar lock, and ``LOCK_EX`` on the file itself, which the unified (REPL/TUI) store
-    takes to rewrite a file in place: no such writer is half-way through it when it is replaced."""
-    with jsonfile.locked(target, timeout):
-        try:
-            fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-        except FileNotFoundError:
-            yield
-            return
-        except OSError as exc:
-            raise io_failure(target, exc, "cannot lock") from exc
-        try:
-            _flock_exclusive(fd, target, timeout)
-            yield
-        finally:
-            os.close(fd)
-
-
-def _flock_exclusive(fd: int, target: Path, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
-        except BlockingIOError:
-            if time.monotonic() >= deadline:
-                raise LockTimeout(f"{target}: a writer has held it locked for over {timeout:g}s; not restored") \
-                    from None
-            time.sleep(0.02)
-
-
 def _store_lock(item: RestoreItem, timeout: float) -> AbstractContextManager[None]:
-    name, target = item.name, item.target
-    if item.database:
-        return sqlite.exclusive(target, timeout)
-    if _is_session(name):
-        return _session_locks(target, timeout)
-    if name.startswith("home/learn/") and name.endswith(".json") and not name.endswith(".archive.json"):
-        return learn.locked(target, timeout)
-    if name.startswith("memory/"):  # memory/<user dir>/… (or a store in the base itself: memory/<file>)
-        parts = tuple(name.split("/")[1:])
-        user = memory_user(parts) or ()
-        return memory.user_lock(target.parents[len(parts) - 1 - len(user)], timeout)
-    return nullcontext()
+    """The lock the file's store takes to write it (a database: SQLite's, whatever its name)."""
+    return lock_of(Lock.sqlite if item.database else archive_kind(item.name))(item.target, timeout)

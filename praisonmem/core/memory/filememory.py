@@ -147,6 +147,12 @@ def user_lock(user_dir: Path, timeout: float = jsonfile.LOCK_TIMEOUT) -> Abstrac
     return jsonfile.locked(user_dir / MEMORY_LOCK, timeout)
 
 
+def file_lock(path: Path, timeout: float = jsonfile.LOCK_TIMEOUT) -> AbstractContextManager[None]:
+    """:func:`user_lock` of the user a FileMemory file belongs to (its directory, or the one above its
+    ``episodic/``, ``sessions/`` or ``checkpoints/``): what replacing such a file from outside takes (a restore)."""
+    return user_lock(path.parent if path.name in MEMORY_FILES else path.parent.parent, timeout)
+
+
 def score_match(text: str, query_lower: str, query_words: set[str]) -> float:
     """FileMemory.search's relevance: 1.0 for the whole query, else 0.8 × the share of query words."""
     text_lower = text.lower()

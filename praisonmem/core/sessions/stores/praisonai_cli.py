@@ -443,6 +443,27 @@ def _flocked(path: Path, timeout: float) -> Iterator[int | None]:
         os.close(fd)  # releases the lock
 
 
+@contextmanager
+def file_lock(path: Path, timeout: float = jsonfile.LOCK_TIMEOUT) -> Iterator[None]:
+    """Every writer of a session file locked out: the JSON store's sidecar lock and ``LOCK_EX`` on the file itself,
+    which the REPL/TUI writer takes to rewrite a file in place (so none is half-way through it); what replacing a
+    session file from outside takes (a restore)."""
+    with jsonfile.locked(path, timeout):
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except FileNotFoundError:
+            yield
+            return
+        except OSError as exc:
+            raise io_failure(path, exc, "cannot lock") from exc
+        try:
+            jsonfile.flock_polled(fd, path, timeout, f"{path}: a writer has held it locked for over {timeout:g}s; "
+                                                     "not restored")
+            yield
+        finally:
+            os.close(fd)
+
+
 class UnifiedTransaction:
     """Changes to unified files whose locks are held: read, rewrite in place, delete; the index follows."""
 
