@@ -91,6 +91,28 @@ def is_db_sidecar(name: str) -> bool:
     return any(name == f"{db}{suffix}" for db in DATABASES for suffix in DB_SIDECARS)
 
 
+# ---------------------------------------------------------------- the temp files praisonmem makes
+# Both its sweepers remove only these names: a write's own, under that file's lock once they are a minute old
+# (:func:`praisonmem.core.io.jsonfile.sweep_leftovers`), and a restore's, per directory once their process is gone
+# (:mod:`praisonmem.core.backup.restore`); ``check`` tells each from the library's by them.
+
+TEMP_RANDOM = r"[a-z0-9_]{8}"  # the random part tempfile.mkstemp puts in a name
+OWN_TEMP = re.compile(rf"\.(?P<target>.+)\.{TEMP_RANDOM}\.tmp")  # an atomic replace of <target> (FileMemory's too)
+LIBRARY_TEMP = re.compile(rf"tmp{TEMP_RANDOM}\.tmp")  # the library session store's atomic write
+# A restore's: .<name>.restore-<pid>-<8 hex>.tmp beside its target; no other writer names one so.
+RESTORE_TEMP = re.compile(r"\..+\.restore-(?P<pid>[0-9]+)-[0-9a-f]{8}\.tmp", re.DOTALL)
+
+
+def temp_pattern(name: str) -> str:
+    """The regular expression of the temp names an atomic replace of a file called ``name`` gives it."""
+    return rf"\.{re.escape(name)}\.{TEMP_RANDOM}\.tmp"
+
+
+def is_restore_temp(name: str) -> bool:
+    """Whether a file name is a restore's temp file (:data:`RESTORE_TEMP`)."""
+    return RESTORE_TEMP.fullmatch(name) is not None
+
+
 # ---------------------------------------------------------------- the roots of a home, in a backup
 
 

@@ -17,7 +17,7 @@ from praisonmem.core.lazy import lazy_exports
 _EXPORTS = {
     "create": ("CreatePlan", "backup_dir", "default_dir", "list_backups", "plan_create"),
     "archive": ("read_manifest", "verify"),
-    "restore": ("RESTORE_TEMP", "RestoreConflict", "is_restore_temp", "plan_restore"),
+    "restore": ("RestoreConflict", "plan_restore"),
 }
 __getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)
 
@@ -25,4 +25,4 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)
 if TYPE_CHECKING:
     from praisonmem.core.backup.archive import read_manifest, verify
     from praisonmem.core.backup.create import CreatePlan, backup_dir, default_dir, list_backups, plan_create
-    from praisonmem.core.backup.restore import RESTORE_TEMP, RestoreConflict, is_restore_temp, plan_restore
+    from praisonmem.core.backup.restore import RestoreConflict, plan_restore

@@ -11,15 +11,14 @@ into place under the lock its store uses. Restored files are 0600 and directorie
 0700, whatever modes the manifest or the tar headers claim; a session that does not parse is never
 replaced; a file the backup recorded as damaged is not restored.
 
-A restore killed mid-file leaves its temp file (:data:`RESTORE_TEMP`); the next restore writing into
-that directory removes the ones older than :data:`STALE_TEMP` seconds whose process is gone, and
+A restore killed mid-file leaves its temp file (:data:`~praisonmem.core.layout.RESTORE_TEMP`); the next restore
+writing into that directory removes the ones older than :data:`STALE_TEMP` seconds whose process is gone, and
 nothing else.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import secrets
 import stat
 import time
@@ -44,7 +43,7 @@ from praisonmem.core.backup.archive import (
 from praisonmem.core.backup.nofollow import LinkInTheWay, Place, link_in, open_dir
 from praisonmem.core.errors import PraisonMemError, ProblemsFound, Refused, UsageError, io_failure
 from praisonmem.core.io import jsonfile
-from praisonmem.core.layout import DATABASES, Kind, Lock, archive_kind, is_db_sidecar, lock_of, split
+from praisonmem.core.layout import DATABASES, RESTORE_TEMP, Kind, Lock, archive_kind, is_db_sidecar, lock_of, split
 from praisonmem.core.paths import Paths
 from praisonmem.core.result import Action, Change, Outcome, Plan, Progress
 
@@ -56,8 +55,6 @@ class RestoreConflict(StrEnum):
     replace = "replace"
 
 
-# A restore's temp file: ``.<name>.restore-<pid>-<8 hex>.tmp`` beside its target; no other writer names one so.
-RESTORE_TEMP = re.compile(r"\..+\.restore-(?P<pid>[0-9]+)-[0-9a-f]{8}\.tmp", re.DOTALL)
 STALE_TEMP = 60  # seconds: an older temp file of a restore whose process is gone is a leftover
 NAME_MAX = 255
 ItemAction = Literal["restore", "replace", "skip", "fail"]
@@ -65,13 +62,9 @@ WRITES = ("restore", "replace")
 ACTIONS = {"restore": Action.restored, "replace": Action.replaced, "skip": Action.skipped, "fail": Action.failed}
 
 
-def is_restore_temp(name: str) -> bool:
-    """Whether a file name is a restore's temp file (:data:`RESTORE_TEMP`)."""
-    return RESTORE_TEMP.fullmatch(name) is not None
-
-
 def temp_name(name: str) -> str:
-    """A new temp name for restoring ``name``: :data:`RESTORE_TEMP`, shortened to fit a file name."""
+    """A new temp name for restoring ``name``: :data:`~praisonmem.core.layout.RESTORE_TEMP`, shortened to fit a file
+    name."""
     tail = f".restore-{os.getpid()}-{secrets.token_hex(4)}.tmp"
     while len(os.fsencode(f".{name}{tail}")) > NAME_MAX:
         name = name[:-1]

@@ -24,7 +24,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from praisonmem.core import learn, memory, migrate, sessions
+from praisonmem.core import layout, learn, memory, migrate, sessions
 from praisonmem.core.check import rules
 from praisonmem.core.check.rules import Severity
 from praisonmem.core.errors import (CorruptFile, LockTimeout, NotFound, NotRegularFile, PraisonMemError, UsageError,
@@ -109,7 +109,7 @@ class Checker:
         database URL's password among them)."""
         import re
 
-        pattern = re.compile(jsonfile.temp_pattern(config.name))
+        pattern = re.compile(layout.temp_pattern(config.name))
         for entry in _entries(config.parent):
             if pattern.fullmatch(entry.name) and entry.is_file():
                 self.leftover_temp(entry, "config set")
@@ -567,13 +567,11 @@ def _session_consequence(exc: PraisonMemError) -> str:
 def _temp_origin(name: str, writer: str) -> tuple[str, str | None]:
     """What a temp file's name says of the write that left it, and the file that write was replacing (when
     the name is the ``.<file>.<random>.tmp`` of praisonmem's atomic replace, which FileMemory uses as well)."""
-    import re
-
-    own = re.fullmatch(rf"\.(.+)\.{jsonfile.TEMP_RANDOM}\.tmp", name)
+    own = layout.OWN_TEMP.fullmatch(name)
     if own:
-        return (f"temp copy of {own.group(1)} left by a write of it that was killed before its rename (praisonmem's "
-                "atomic replace, or FileMemory's): it holds what was being written", own.group(1))
-    if re.fullmatch(rf"tmp{jsonfile.TEMP_RANDOM}\.tmp", name):
+        return (f"temp copy of {own['target']} left by a write of it that was killed before its rename (praisonmem's "
+                "atomic replace, or FileMemory's): it holds what was being written", own["target"])
+    if layout.LIBRARY_TEMP.fullmatch(name):
         return ("temp file the library's session store left when its atomic write was killed before the rename: it "
                 "holds what was being written", None)
     return f"temp file left by an interrupted {writer}", None

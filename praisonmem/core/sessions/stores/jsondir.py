@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -192,6 +192,9 @@ class JsonDirStore:
     label: str = "json"
     foreign: Callable[[Any], bool] | None = None  # a module-level function (scans pickle it)
     foreign_label: str | None = None
+    # The temp names its writes have listed, per directory: each listed once for all of them (this store's life is
+    # one command's), not once per session file written.
+    listed: jsonfile.Listed = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def of(cls, paths: Paths, foreign: Callable[[Any], bool] | None = None) -> JsonDirStore:
@@ -493,7 +496,7 @@ class JsonDirStore:
         are removed once its lock is held (:func:`~praisonmem.core.io.jsonfile.sweep_leftovers`)."""
         with jsonfile.locked_many(list(refs), timeout):
             for ref in refs:
-                jsonfile.sweep_leftovers(ref)
+                jsonfile.sweep_leftovers(ref, listed=self.listed)
             tx = Transaction(self)
             try:
                 yield tx
@@ -542,7 +545,7 @@ class Transaction:
         return index
 
     def write(self, ref: str, doc: dict[str, Any]) -> None:
-        self._write(ref, doc, lambda: jsonfile.write_locked(ref, doc))
+        self._write(ref, doc, lambda: jsonfile.write_locked(ref, doc, listed=self.store.listed))
 
     def _write(self, ref: str, doc: dict[str, Any], put: Callable[[], None]) -> None:
         """``put`` the new version of ``ref`` (``doc``), after the checks every JSON write passes, the index
@@ -596,7 +599,8 @@ class Transaction:
     def write_raw(self, ref: str, raw: bytes) -> None:
         """These exact bytes (a session document in another store's layout, copied as is), through the same
         checks and index upkeep as :meth:`write`."""
-        self._write(ref, self.store.parse(ref, raw), lambda: jsonfile.replace_atomically(ref, raw))
+        self._write(ref, self.store.parse(ref, raw),
+                    lambda: jsonfile.replace_atomically(ref, raw, listed=self.store.listed))
 
     def delete(self, ref: str) -> None:
         current = _current_or_none(ref)
@@ -647,10 +651,10 @@ class Transaction:
         """
         for path, moved, data in self.store._spill_moves(old_id, new_id):
             if moved == path:
-                jsonfile.replace_atomically(path, data, mode=0o600)
+                jsonfile.replace_atomically(path, data, mode=0o600, listed=self.store.listed)
                 continue
             if not moved.exists():
-                jsonfile.replace_atomically(moved, data, mode=0o600)
+                jsonfile.replace_atomically(moved, data, mode=0o600, listed=self.store.listed)
             if not keep:
                 jsonfile.delete_locked(path)
 
@@ -684,7 +688,8 @@ class Transaction:
         for path, record in self.store._spill_records(session_id):
             new = change(record)
             if new != record:
-                jsonfile.replace_atomically(path, json.dumps(new, ensure_ascii=False).encode("utf-8"), mode=0o600)
+                jsonfile.replace_atomically(path, json.dumps(new, ensure_ascii=False).encode("utf-8"), mode=0o600,
+                                            listed=self.store.listed)
 
     def forget_replaced(self) -> None:
         """Nothing: an atomic replace leaves no copy of the old file in the directory."""
