@@ -165,7 +165,7 @@ class Checker:
         held: dict[str, tuple[Any, str | None, str]] = {}  # session id -> (updated_at, text digest, file): the index
         listed = _listing(root)
         todo = [path for path, name, is_file, _ in listed if is_file and name.endswith(".json") and path not in self._seen]
-        indexed = (root / sessions.INDEX_NAME).is_file()  # only then is each session's index text digested
+        indexed = (root / layout.INDEX_DB).is_file()  # only then is each session's index text digested
         checked = dict(zip(todo, parallel.map_chunks(partial(_checked_sessions, digests=indexed), todo)))
         names = {name: is_file for _, name, is_file, _ in listed}
         for path, name, is_file, maybe_dir in listed:
@@ -185,7 +185,7 @@ class Checker:
                 self._lock_sidecar(root, path, name, names)
                 continue
             entry = Path(path)
-            if name == sessions.TRANSCRIPT_DB and entry.is_file():
+            if name == layout.TRANSCRIPT_DB and entry.is_file():
                 self.transcript_db(entry)
             elif name == "projects" and entry.is_dir():
                 for project in _entries(entry):
@@ -200,8 +200,8 @@ class Checker:
                                            "parse; inspect it, then delete it", "leftover.quarantined")
             elif name.endswith(".tmp"):
                 self.leftover_temp(entry)
-        if (root / sessions.INDEX_NAME).is_file():
-            self.session_index(root / sessions.INDEX_NAME, held)
+        if (root / layout.INDEX_DB).is_file():
+            self.session_index(root / layout.INDEX_DB, held)
 
     def _lock_sidecar(self, root: Path, path: str, name: str, names: dict[str, bool]) -> None:
         """A ``X.json.lock`` in a sessions dir: worth a word only when no ``X.json`` exists. ``names``: the dir's
@@ -224,7 +224,7 @@ class Checker:
         else:
             rules.session(doc, path.name[: -len(".json")], self.reporter(path))
         sid = doc.get("session_id")
-        indexed = (path.parent / sessions.INDEX_NAME).is_file()
+        indexed = (path.parent / layout.INDEX_DB).is_file()
         self._sessions[str(path)] = (sid if isinstance(sid, str) else path.name[: -len(".json")], doc.get("updated_at"),
                                      sessions.session_digest(doc) if indexed else None)
         return doc
@@ -650,7 +650,7 @@ def _entries(directory: Path) -> list[Path]:
 def classify(path: Path) -> str:
     """The kind of PraisonAI path this is, by its shape; a usage error when it is none."""
     if path.is_file():
-        if path.name == sessions.TRANSCRIPT_DB:
+        if path.name == layout.TRANSCRIPT_DB:
             return "transcript_db"
         if path.parent.name == "sessions":
             return "session_file"

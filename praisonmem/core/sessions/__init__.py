@@ -32,10 +32,9 @@ from praisonmem.core.lazy import lazy_exports
 _EXPORTS = {
     "documents": ("ENCRYPTED_PREFIX", "ROLES", "gateway_chat", "is_encrypted", "is_unified", "library_form",
                   "messages_of", "metadata_of", "summarise", "title_of", "tool_calls_of", "validate", "with_session_id"),
-    "stores": ("SessionStore", "open_store"),
-    "stores.jsondir": ("safe_file_stem", "session_file_name"),
-    "stores.home": ("TRANSCRIPT_DB",),
-    "stores.locate": ("INDEX_NAME", "store_location"),
+    "stores": ("SessionStore",),
+    "stores.names": ("safe_file_stem", "session_file_name"),
+    "stores.locate": ("open_store", "store_location"),
     "storemigrate": ("MigrateReport",),
     "stores.sqlite_transcript": ("inspect_db", "json_files_beside"),
     "stores.index": ("IndexRows",),
@@ -84,7 +83,7 @@ if TYPE_CHECKING:
     from praisonmem.core.sessions.search import SearchResult
     from praisonmem.core.sessions.search import search as search_sessions
     from praisonmem.core.sessions.listcache import forget as forget_listing
-    from praisonmem.core.sessions.stores import SessionStore, open_store
+    from praisonmem.core.sessions.stores import SessionStore
     from praisonmem.core.sessions.stores.index import IndexRows
     from praisonmem.core.sessions.stores.indextext import behind as index_behind
     from praisonmem.core.sessions.stores.indextext import flatten as index_text
@@ -94,9 +93,8 @@ if TYPE_CHECKING:
     from praisonmem.core.sessions.stores.repair import index_repairs, transcript_residue
     from praisonmem.core.sessions.stores.index import read_rows as read_index
     from praisonmem.core.sessions.dbimport import db_import_candidates, plan_db_import
-    from praisonmem.core.sessions.stores.jsondir import safe_file_stem, session_file_name
-    from praisonmem.core.sessions.stores.home import TRANSCRIPT_DB
-    from praisonmem.core.sessions.stores.locate import INDEX_NAME, store_location
+    from praisonmem.core.sessions.stores.names import safe_file_stem, session_file_name
+    from praisonmem.core.sessions.stores.locate import open_store, store_location
     from praisonmem.core.sessions.storemigrate import MigrateReport
     from praisonmem.core.sessions.storemigrate import migrate as migrate_between
     from praisonmem.core.sessions.stores.sqlite_transcript import inspect_db, json_files_beside

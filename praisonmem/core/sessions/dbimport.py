@@ -24,7 +24,8 @@ from praisonmem.core.io import jsonfile
 from praisonmem.core.paths import Paths
 from praisonmem.core.result import Action, Outcome, Plan
 from praisonmem.core.sessions.documents import library_form
-from praisonmem.core.sessions.stores import Scanned, SessionStore, open_store
+from praisonmem.core.sessions.stores import Scanned, SessionStore
+from praisonmem.core.sessions.stores.locate import open_store
 
 DB_STORE = "sessions.db"
 

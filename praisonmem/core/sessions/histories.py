@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from praisonmem.core.errors import PraisonMemError
-from praisonmem.core.sessions.stores import open_store
+from praisonmem.core.sessions.stores.locate import open_store
 from praisonmem.core.sessions.workspace import agent_name_or_default, history_id, legacy_ids
 
 if TYPE_CHECKING:

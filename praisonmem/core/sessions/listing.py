@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any
 from praisonmem.core.paths import Paths
 from praisonmem.core.sessions.documents import LIST_FIELDS, library_form, summarise, unreadable_row
 from praisonmem.core.errors import PraisonMemError
-from praisonmem.core.sessions.stores import Scanned, SessionStore, open_store
+from praisonmem.core.sessions.stores import Scanned, SessionStore
+from praisonmem.core.sessions.stores.locate import open_store
 from praisonmem.core.sessions.stores.praisonai_cli import PROJECT, UNIFIED, last_session
 from praisonmem.core.io.fastjson import BIG, quiet_gc, to_oldest
 from praisonmem.core.sessions import listcache

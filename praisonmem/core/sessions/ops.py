@@ -33,7 +33,8 @@ from praisonmem.core.paths import Paths
 from praisonmem.core.result import Action, Change, Outcome, Plan, Progress
 from praisonmem.core.sessions.documents import with_session_id
 from praisonmem.core.sessions.listing import list_sessions
-from praisonmem.core.sessions.stores import SessionStore, open_store
+from praisonmem.core.sessions.stores import SessionStore
+from praisonmem.core.sessions.stores.locate import open_store
 from praisonmem.core.sessions.workspace import Scope, workspace_id
 
 RECENT_SECONDS = 60

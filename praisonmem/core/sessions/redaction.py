@@ -21,7 +21,8 @@ from praisonmem.core.io import jsonfile
 from praisonmem.core.paths import Paths
 from praisonmem.core.result import Action, Outcome, Plan, Progress
 from praisonmem.core.sessions.ops import file_name, resolve_all, session_change, shown, vanished, with_notes
-from praisonmem.core.sessions.stores import SessionStore, open_store
+from praisonmem.core.sessions.stores import SessionStore
+from praisonmem.core.sessions.stores.locate import open_store
 
 SecretLevel = secrets.Level
 

@@ -31,7 +31,8 @@ from praisonmem.core.paths import Paths
 from praisonmem.core.io import jsonfile
 from praisonmem.core.sessions.crypto import Key
 from praisonmem.core.sessions.documents import ENCRYPTED_PREFIX, gateway_chat, is_encrypted
-from praisonmem.core.sessions.stores import Scanned, open_store
+from praisonmem.core.sessions.stores import Scanned
+from praisonmem.core.sessions.stores.locate import open_store
 
 SNIPPET_WIDTH = 120
 SECTIONS = ("archived", "active", "gateway")  # the order of a session's hits at the same score

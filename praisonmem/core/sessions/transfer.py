@@ -49,7 +49,8 @@ from praisonmem.core.result import Action, Outcome, Plan
 from praisonmem.core.sessions.documents import (ROLES, gateway_chat, is_encrypted, messages_of, summarise,
                                                 tool_calls_of, validate)
 from praisonmem.core.sessions.ops import file_name, resolve_all, session_change, shown
-from praisonmem.core.sessions.stores import SessionStore, open_store
+from praisonmem.core.sessions.stores import SessionStore
+from praisonmem.core.sessions.stores.locate import open_store
 
 if TYPE_CHECKING:
     from praisonmem.core.sessions.crypto import Key

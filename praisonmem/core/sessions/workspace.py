@@ -173,7 +173,7 @@ def describe(paths: Paths, agent: str | None = None, *, global_scope: bool = Fal
     wid = "global" if is_global else workspace_id()
     result: dict[str, Any] = {"workspace_id": wid, "global": is_global}
     if agent is not None:
-        from praisonmem.core.sessions.stores import open_store
+        from praisonmem.core.sessions.stores.locate import open_store
 
         store = open_store(paths, "json")  # an Agent's history is in the JSON directory
         choice = choose_history_id(agent, lambda sid: store.exists(store.ref(sid)), workspace=wid,

@@ -40,12 +40,9 @@ from praisonmem.core.io import jsonfile, pgurl
 from praisonmem.core.sessions.documents import validate
 from praisonmem.core.sessions.stores import PlainStore, Scanned, ambiguous
 from praisonmem.core.sessions.stores.conversation_map import doc_to_rows, epoch_iso, rows_to_doc
+from praisonmem.core.sessions.stores.names import CONVERSATIONS, DEFAULT_PREFIX, DEFAULT_SCHEMA
 
 R = TypeVar("R")
-LABEL = "conversations"
-DEFAULT_PREFIX = "praison_"
-DEFAULT_SCHEMA = "public"
-DEFAULT_FILE = "praisonai_conversations.db"
 SESSION_COLUMNS = ("session_id", "user_id", "agent_id", "name", "state", "metadata", "created_at", "updated_at")
 MESSAGE_COLUMNS = ("id", "session_id", "role", "content", "tool_calls", "tool_call_id", "metadata", "created_at")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # fullmatch: the library's table-prefix rule
@@ -376,7 +373,7 @@ LATERAL_LIMIT = 2000  # a page up to this size counts its sessions' messages one
 class ConversationStore(PlainStore):
     """The sessions of one conversation database; see the module docstring."""
 
-    label = LABEL
+    label = CONVERSATIONS
 
     def __init__(self, backend: Backend) -> None:
         self.backend = backend

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from praisonmem.core.errors import AmbiguousName, NotFound, PraisonMemError, UsageError
 from praisonmem.core.io import jsonfile
+from praisonmem.core.layout import TRANSCRIPT_DB
 from praisonmem.core.sessions.stores import OutsideStore, Scanned, SessionStore, Transaction
 from praisonmem.core.sessions.stores.jsondir import JsonDirStore
 
@@ -31,9 +32,6 @@ if TYPE_CHECKING:
 R = TypeVar("R")
 
 
-DB_NAME = TRANSCRIPT_DB = "sessions.db"  # SqliteTranscriptStore's file in the sessions dir
-
-
 def member_stores(paths: Paths) -> list[SessionStore]:
     """Every session store of the home, the one new sessions go to first (a store's module, and sqlite3,
     are imported only when the home has that store)."""
@@ -42,10 +40,10 @@ def member_stores(paths: Paths) -> list[SessionStore]:
 
     # the REPL/TUI's files share sessions/ with the JSON store, which leaves them to the unified store
     stores: list[SessionStore] = [JsonDirStore.of(paths, foreign=is_unified)]
-    if os.path.lexists(paths.sessions_dir / DB_NAME):
+    if os.path.lexists(paths.sessions_dir / TRANSCRIPT_DB):
         from praisonmem.core.sessions.stores.sqlite_transcript import TranscriptDbStore
 
-        stores.append(TranscriptDbStore(paths.sessions_dir / DB_NAME))
+        stores.append(TranscriptDbStore(paths.sessions_dir / TRANSCRIPT_DB))
     stores += cli_stores(paths)  # project:<id>, unified, legacy-run
     return stores
 
@@ -96,8 +94,8 @@ class Home:
         chosen = [s for s in members if s.label == store]
         if chosen:
             return cls(chosen, str(paths.sessions_dir))
-        if store == DB_NAME:
-            raise NotFound(f"no {DB_NAME} in {paths.sessions_dir} (the gateway creates it when it first stores a "
+        if store == TRANSCRIPT_DB:
+            raise NotFound(f"no {TRANSCRIPT_DB} in {paths.sessions_dir} (the gateway creates it when it first stores a "
                            "session)")
         raise UsageError(f"unknown store '{store}'; this home has: {', '.join(s.label for s in members)}")
 

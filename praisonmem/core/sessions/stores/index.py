@@ -48,7 +48,7 @@ from typing import Any, Literal
 from praisonmem.core.errors import CorruptFile, IOFailure, LockTimeout, NotFound, Refused
 from praisonmem.core.io.sqlite import dirty_free_pages, require_store_tables, zeroes_freed_space
 from praisonmem.core.sessions.stores.indextext import behind, flatten, session_digest, text_digest
-from praisonmem.core.sessions.stores.locate import INDEX_NAME
+from praisonmem.core.layout import INDEX_DB
 
 BUSY_TIMEOUT_MS = 5000  # SqliteSessionStore's busy timeout
 PENDING = "import_pending:"
@@ -63,7 +63,7 @@ TABLES: dict[str, tuple[str, ...] | None] = {
 
 
 def index_path(directory: Path) -> Path:
-    return directory / INDEX_NAME
+    return directory / INDEX_DB
 
 
 def route_of(doc: dict[str, Any]) -> tuple[Any, Any] | None:

@@ -29,6 +29,7 @@ from praisonmem.core.errors import IOFailure, NotFound, PraisonMemError, Refused
 from praisonmem.core.io import jsonfile, parallel
 from praisonmem.core.sessions.documents import library_message, messages_of, session_id_of, validate
 from praisonmem.core.sessions.stores import OutsideStore, Scanned, ambiguous
+from praisonmem.core.sessions.stores.names import JSON, safe_file_stem, session_file_name
 
 if TYPE_CHECKING:
     from praisonmem.core.paths import Paths
@@ -36,15 +37,6 @@ if TYPE_CHECKING:
     from praisonmem.core.sessions.listcache import Memo
 
 R = TypeVar("R")
-
-
-def safe_file_stem(session_id: str) -> str:
-    """The library's session-id → file-name rule: keep ``str.isalnum()`` and ``-_``."""
-    return "".join(c if c.isalnum() or c in "-_" else "_" for c in session_id)
-
-
-def session_file_name(session_id: str) -> str:
-    return f"{safe_file_stem(session_id)}.json"
 
 
 def session_paths(directory: Path | str) -> list[str]:
@@ -189,7 +181,7 @@ class JsonDirStore:
     directory: Path
     spill_dir: Path
     paths: Paths | None = None  # where the directory came from, to refuse a home that is not a directory
-    label: str = "json"
+    label: str = JSON
     foreign: Callable[[Any], bool] | None = None  # a module-level function (scans pickle it)
     foreign_label: str | None = None
     # The temp names its writes have listed, per directory: each listed once for all of them (this store's life is
@@ -698,7 +690,7 @@ class Transaction:
 REDUCE_AT = 4096  # results a chunk gathers before ``reduce`` cuts them
 
 
-def _scan_chunk(paths: list[str], *, fn: Callable[[Scanned], list[R]], waiting: dict[str, int], label: str = "json",
+def _scan_chunk(paths: list[str], *, fn: Callable[[Scanned], list[R]], waiting: dict[str, int], label: str = JSON,
                 foreign: Callable[[Any], bool] | None = None, foreign_label: str | None = None,
                 reduce: Callable[[list[R]], list[R]] | None = None) -> list[R]:
     """``fn`` over a chunk of session files (runs in a worker process for large directories), ``reduce``
@@ -724,7 +716,7 @@ def _scan_chunk(paths: list[str], *, fn: Callable[[Scanned], list[R]], waiting: 
     return out if reduce is None else reduce(out)
 
 
-def _scan_each(paths: list[str], *, fn: Callable[[Scanned], list[R]], waiting: dict[str, int], label: str = "json",
+def _scan_each(paths: list[str], *, fn: Callable[[Scanned], list[R]], waiting: dict[str, int], label: str = JSON,
                foreign: Callable[[Any], bool] | None = None, encode: Callable[[list[R]], Any] | None = None
                ) -> list[tuple[str | None, list[R] | None, Any, Any]]:
     """Per file of a chunk: its session id (``None``: unreadable, or another store's file, which is left out and
