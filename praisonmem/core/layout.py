@@ -253,7 +253,7 @@ LOCKS = {Kind.session: Lock.session, Kind.database: Lock.sqlite, Kind.learn_stor
 # Each lock's implementation, a ``(path, timeout)`` context manager: (module, name) in the package that owns the
 # files, imported only when asked (:func:`lock_of`), so that layout imports nothing above it.
 LOCKERS = {
-    Lock.session: ("praisonmem.core.sessions.stores.praisonai_cli", "file_lock"),
+    Lock.session: ("praisonmem.core.sessions.stores.unified", "file_lock"),
     Lock.learn: ("praisonmem.core.learn", "locked"),
     Lock.filememory: ("praisonmem.core.memory.filememory", "file_lock"),
     Lock.sqlite: ("praisonmem.core.backup.sqlite", "exclusive"),

@@ -8,7 +8,7 @@ import pytest
 
 from praisonmem.core.sessions import stores
 from praisonmem.core.sessions.stores.locate import open_store
-from praisonmem.core.sessions.stores import home, jsondir, praisonai_cli, sqlite_transcript
+from praisonmem.core.sessions.stores import home, jsondir, runs, sqlite_transcript, unified
 
 STORE = {"ref", "name", "session_id", "store_of", "refs", "exists", "absent", "find", "copies", "read", "read_bytes",
          "parse", "scan", "holds", "seconds_since_write", "spilled", "spill_note", "refuse_spill_clash", "refuse",
@@ -17,8 +17,8 @@ TRANSACTION = {"exists", "read", "write", "read_bytes", "write_raw", "delete", "
                "forget_replaced"}
 IMPLEMENTATIONS = [(jsondir.JsonDirStore, jsondir.Transaction), (sqlite_transcript.TranscriptDbStore,
                                                                   sqlite_transcript.Transaction),
-                   (praisonai_cli.UnifiedStore, praisonai_cli.UnifiedTransaction),
-                   (praisonai_cli.RunStore, praisonai_cli.RunTransaction), (home.Home, home.HomeTransaction)]
+                   (unified.UnifiedStore, unified.UnifiedTransaction),
+                   (runs.RunStore, runs.RunTransaction), (home.Home, home.HomeTransaction)]
 
 
 def methods(cls: type) -> set[str]:

@@ -7,10 +7,14 @@ A PraisonAI home holds several session stores, each one class implementing :clas
   load;
 * ``sessions.db``: :class:`~.sqlite_transcript.TranscriptDbStore`, ``SqliteTranscriptStore`` (one row
   per session in ``sessions/sessions.db``): what the WebSocket gateway loads;
-* the praisonai CLI's (:mod:`~.praisonai_cli`): ``project:<id>``, a
-  :class:`~.jsondir.JsonDirStore` on ``sessions/projects/<id>/`` (praisonai-code's per-project store);
-  ``unified``, the REPL/TUI's files in ``sessions/`` (which the ``json`` store leaves to it); and
-  ``legacy-run``, the older ``SessionManager``'s ``sessions/run_*/`` directories.
+* the praisonai CLI's: ``project:<id>``, a :class:`~.jsondir.JsonDirStore` on ``sessions/projects/<id>/``
+  (praisonai-code's per-project store, :mod:`~.projects`); ``unified``, the REPL/TUI's files in ``sessions/``
+  (which the ``json`` store leaves to it, :mod:`~.unified`); and ``legacy-run``, the older ``SessionManager``'s
+  ``sessions/run_*/`` directories (:mod:`~.runs`);
+* a ``--store`` location (:mod:`~.locate`): a directory, or PraisonAI's SQL conversation store
+  (:mod:`~.conversation_sql`) in an SQLite file or PostgreSQL.
+
+Their labels and file names are :mod:`~.names`'.
 
 :class:`~.home.Home` holds them all and is itself a :class:`SessionStore`: :func:`~.locate.open_store` gives
 the home (or, with ``store=LABEL``, the home narrowed to one store), so ``ops``, ``adopt``, ``transfer``,
