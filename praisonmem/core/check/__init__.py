@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING
 
 from praisonmem.core.lazy import lazy_exports
 
-_EXPORTS = {"walk": ("Finding", "Report", "check", "classify", "default_roots", "run", "session_findings"),
+_EXPORTS = {"walk": ("Finding", "Report", "check", "classify", "default_roots", "run"),
             "secrets": ("SecretLevel", "scan_secrets")}
 __getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)
 
 
 if TYPE_CHECKING:
     from praisonmem.core.check.secrets import SecretLevel, scan_secrets
-    from praisonmem.core.check.walk import Finding, Report, check, classify, default_roots, run, session_findings
+    from praisonmem.core.check.walk import Finding, Report, check, classify, default_roots, run

@@ -31,7 +31,8 @@ from praisonmem.core.lazy import lazy_exports
 
 _EXPORTS = {
     "documents": ("ENCRYPTED_PREFIX", "ROLES", "gateway_chat", "is_encrypted", "is_unified", "library_form",
-                  "messages_of", "metadata_of", "summarise", "title_of", "tool_calls_of", "validate", "with_session_id"),
+                  "messages_of", "metadata_of", "session_key_rules", "summarise", "title_of", "tool_calls_of",
+                  "unified_rules", "validate", "with_session_id"),
     "stores": ("SessionStore",),
     "stores.names": ("safe_file_stem", "session_file_name"),
     "stores.locate": ("open_store", "store_location"),
@@ -75,8 +76,9 @@ if TYPE_CHECKING:
     from praisonmem.core.sessions.crypto import KEY_ENV, Key
     from praisonmem.core.sessions.crypto import key_from as session_key
     from praisonmem.core.sessions.documents import (ENCRYPTED_PREFIX, ROLES, gateway_chat, is_encrypted, is_unified,
-                                                    library_form, messages_of, metadata_of, summarise, title_of,
-                                                    tool_calls_of, validate, with_session_id)
+                                                    library_form, messages_of, metadata_of, session_key_rules,
+                                                    summarise, title_of, tool_calls_of, unified_rules, validate,
+                                                    with_session_id)
     from praisonmem.core.sessions.listing import ListResult, SortKey, list_sessions
     from praisonmem.core.sessions.merge import merge_documents
     from praisonmem.core.sessions.ops import plan_delete, plan_prune, rename, retitle

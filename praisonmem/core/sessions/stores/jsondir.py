@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from praisonmem.core.errors import IOFailure, NotFound, PraisonMemError, Refused, io_failure
 from praisonmem.core.io import jsonfile, parallel
-from praisonmem.core.sessions.documents import library_message, messages_of, session_id_of, validate
+from praisonmem.core.sessions.documents import library_message, messages_of, not_a_session, session_id_of, validate
 from praisonmem.core.sessions.stores import OutsideStore, Scanned, ambiguous
 from praisonmem.core.sessions.stores.names import JSON, safe_file_stem, session_file_name
 
@@ -137,28 +137,23 @@ def claimed_path(name: str, *directories: Path) -> str | None:
     raise OutsideStore(name, [str(d) for d in directories])
 
 
-# What `praisonmem check` finds in a document that is no session at all (rather than a session with a bad part).
-NOT_A_SESSION = frozenset(("session.missing_key", "session.type", "unified.type"))
-
-
 def refuse_non_session(ref: str) -> None:
     """Refuse (:class:`Refused`, exit 4) a file named by its path that ``praisonmem check`` does not take for a
     session: not a ``.json`` file, or a JSON document whose ``session_id`` or ``messages`` is missing or of the
-    wrong type (check's error findings :data:`NOT_A_SESSION`). A file that cannot be read or parsed is a session
+    wrong type (an error of :data:`~praisonmem.core.sessions.documents.NOT_A_SESSION` by the session rules, which
+    ``check`` applies too). A file that cannot be read or parsed is a session
     file the library fails on, as check reports it: it is taken, and reported as unreadable as when it is named
     by its stem. Nothing is written."""
     hint = "a SESSION given as a path must name a session document"
     if not ref.endswith(".json"):
         raise Refused(f"{ref}: not a session file (sessions are <id>.json files); {hint}")
     try:
-        load(ref)
+        doc = load(ref)
     except PraisonMemError:
         return
-    from praisonmem.core.check import session_findings
-
-    for finding in session_findings(ref):
-        if finding.severity == "error" and finding.code in NOT_A_SESSION:
-            raise Refused(f"{ref}: not a session document ({finding.message}); {hint}")
+    problem = not_a_session(doc, name_of(ref))
+    if problem is not None:
+        raise Refused(f"{ref}: not a session document ({problem}); {hint}")
 
 
 def name_of(path: Path | str) -> str:
