@@ -170,7 +170,7 @@ def test_memory_search_imports_neither_sqlite_nor_the_writers_tools(tmp_path):
     found = imported_by(tmp_path, "memory", "search", "dark", "--json")
     assert not found & {"sqlite3", "filelock", "hashlib", "tempfile", "platformdirs", "rich",
                         "praisonmem.core.memory.sqlitememory", "praisonmem.core.memory.automemory"}
-    assert {"praisonmem.core.memory.searchindex", "praisonmem.core.io.cache"} <= found
+    assert {"praisonmem.core.memory.search", "praisonmem.core.io.cache"} <= found
 
 
 def test_every_change_action_has_its_wording():

@@ -54,7 +54,7 @@ SUBDIRS = MEMORY_SUBDIRS
 TYPES = ("short_term", "long_term", "entity", "episodic")
 SEARCH_DAYS = 7  # get_episodic(days_back=7), also used by search
 DELETE_DAYS = 30  # delete_episodic without a date
-SEARCH_INDEX_KIND = "memory-search"  # the cache entries of :mod:`.searchindex` (its KIND), which a write drops
+SEARCH_INDEX_KIND = "memory-search"  # the cache entries of :mod:`.search`'s index (its KIND), which a write drops
 
 
 def sanitise_user_id(user_id: str | None) -> str:
@@ -153,20 +153,9 @@ def file_lock(path: Path, timeout: float = jsonfile.LOCK_TIMEOUT) -> AbstractCon
     return user_lock(path.parent if path.name in MEMORY_FILES else path.parent.parent, timeout)
 
 
-def score_match(text: str, query_lower: str, query_words: set[str]) -> float:
-    """FileMemory.search's relevance: 1.0 for the whole query, else 0.8 × the share of query words."""
-    text_lower = text.lower()
-    if query_lower in text_lower:
-        return 1.0
-    overlap = len(query_words & set(text_lower.split()))
-    if overlap > 0:
-        return overlap / len(query_words) * 0.8
-    return 0.0
-
-
 class FileMemoryStore:
-    """One FileMemory user. ``cache``: praisonmem's cache, which ``search`` uses when it is enabled
-    (:mod:`.searchindex`) and every write clears for the file it replaces."""
+    """One FileMemory user. ``cache``: praisonmem's cache, which a search uses when it is enabled
+    (:mod:`.search`) and every write clears for the file it replaces."""
 
     def __init__(self, base: Path, user_id: str | None = "default", *,
                  timeout: float = jsonfile.LOCK_TIMEOUT, cache: Cache | None = None) -> None:
@@ -253,45 +242,6 @@ class FileMemoryStore:
             if path.exists():
                 found += [(date, item) for item in self.read_items(path)]
         return found
-
-    # -------------------------------------------------------- search
-
-    def search(self, query: str, types: list[str] | None = None, limit: int = 10) -> list[dict[str, Any]]:
-        """Exactly ``FileMemory.search``: same scores, same stable order (spec §4.4); from the cached
-        indexes (:mod:`.searchindex`) when the cache is enabled, else by reading every file."""
-        types = list(TYPES) if types is None else types
-        if self.cache is not None and self.cache.enabled:
-            from praisonmem.core.memory import searchindex
-
-            return searchindex.search(self, query, types, limit)
-        return self.search_files(query, types, limit)
-
-    def search_files(self, query: str, types: list[str], limit: int) -> list[dict[str, Any]]:
-        """``search`` by decoding every file, as the library does."""
-        query_lower = query.lower()
-        query_words = set(query_lower.split())
-        found: list[tuple[float, str, dict[str, Any]]] = []  # items are normalised after the cut
-        for tier in ("short_term", "long_term"):
-            if tier in types:
-                for raw in self.items(tier):
-                    score = score_match(raw["content"], query_lower, query_words)
-                    if score > 0:
-                        found.append((score * raw.get("importance", ITEM_DEFAULTS["importance"]), tier, raw))
-        if "entity" in types:
-            for raw in self.entities().values():
-                score = max(score_match(raw["name"], query_lower, query_words),
-                            score_match(str(raw.get("attributes", {})), query_lower, query_words))
-                if score > 0:
-                    found.append((score, "entity", raw))
-        if "episodic" in types:
-            for _, raw in self.recent_episodes():
-                score = score_match(raw["content"], query_lower, query_words)
-                if score > 0:
-                    found.append((score, "episodic", raw))
-        found.sort(key=lambda hit: hit[0], reverse=True)
-        return [{"type": kind, "score": score,
-                 "item": normalised_entity(raw) if kind == "entity" else normalised_item(raw)}
-                for score, kind, raw in found[:limit]]
 
     def counts(self) -> dict[str, Any]:
         """Items per tier; a file that does not parse counts as ``None`` and is named."""
