@@ -23,8 +23,8 @@ from typing import Any
 from praisonmem.core.errors import NotFound, Refused
 from praisonmem.core.io.sqlite import connect_ro, connect_rw, require_store_tables, translate
 from praisonmem.core.result import Action
-from praisonmem.core.upsonic.store import (JSON_SESSION_COLUMNS, SESSION_COLUMNS, UPSONIC_VERSION, USAGE_ENTRY_COLUMNS,
-                                          USAGE_ENTRY_TABLE, USER_COLUMNS, Upsert, absent_table)
+from praisonmem.core.upsonic.schema import (JSON_SESSION_COLUMNS, SESSION_COLUMNS, UPSONIC_VERSION, USAGE_ENTRY_COLUMNS,
+                                           USAGE_ENTRY_TABLE, USER_COLUMNS, Upsert, absent_table)
 
 SESSION_DDL_COLUMNS = (
     "session_id VARCHAR NOT NULL", "session_type VARCHAR NOT NULL", "agent_id VARCHAR", "team_id VARCHAR",
