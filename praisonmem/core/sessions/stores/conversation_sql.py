@@ -1,5 +1,5 @@
 """PraisonAI's SQL conversation stores (praisonai 4.7.19 ``praisonai.persistence.conversation``: ``sqlite``
-and the ``postgres`` family), as a :class:`~praisonmem.core.sessions.stores.SessionStore` (spec-12).
+and the ``postgres`` family), as a :class:`~praisonmem.core.sessions.stores.SessionStore`.
 
 Two tables, ``<prefix>sessions`` and ``<prefix>messages`` (prefix ``praison_``; on PostgreSQL in
 ``<schema>``, ``public``), one row per session and one per message. praisonmem sees each session as the
@@ -79,8 +79,9 @@ def _loads(value: Any) -> Any:
 # ---------------------------------------------------------------- the two databases
 
 
-class Backend:
-    """What differs between SQLite and PostgreSQL: connections, names, parameters, JSON binding."""
+class ConversationTables:
+    """The conversation tables in one database: what differs between SQLite (:class:`ConversationSqlite`) and
+    PostgreSQL (:class:`ConversationPg`): connections, names, parameters, JSON binding."""
 
     postgres = False
     display: str
@@ -148,7 +149,7 @@ class Backend:
         return table
 
 
-class SqliteBackend(Backend):
+class ConversationSqlite(ConversationTables):
     def __init__(self, path: Path, prefix: str = DEFAULT_PREFIX) -> None:
         self.path = path
         self.display = str(path)
@@ -226,7 +227,7 @@ class SqliteBackend(Backend):
             conn.execute(stmt)
 
 
-class PgBackend(Backend):
+class ConversationPg(ConversationTables):
     postgres = True
 
     def __init__(self, url: pgurl.DatabaseURL, prefix: str = DEFAULT_PREFIX, schema: str = DEFAULT_SCHEMA) -> None:
@@ -353,8 +354,8 @@ class PgBackend(Backend):
                 setattr(self, attr, None)
 
 
-def _tables(backend: Backend) -> tuple[str, str]:
-    if isinstance(backend, PgBackend):
+def _tables(backend: ConversationTables) -> tuple[str, str]:
+    if isinstance(backend, ConversationPg):
         return backend.t(backend.sessions), backend.t(backend.messages)
     return f'"{backend.sessions}"', f'"{backend.messages}"'
 
@@ -375,7 +376,7 @@ class ConversationStore(PlainStore):
 
     label = CONVERSATIONS
 
-    def __init__(self, backend: Backend) -> None:
+    def __init__(self, backend: ConversationTables) -> None:
         self.backend = backend
         self.where = backend.display
         self.s, self.m = _tables(backend)
@@ -621,7 +622,7 @@ class ConversationStore(PlainStore):
                                               "(the role may not write here); nothing written")
 
     def close(self) -> None:
-        if isinstance(self.backend, PgBackend):
+        if isinstance(self.backend, ConversationPg):
             self.backend.close()
 
 

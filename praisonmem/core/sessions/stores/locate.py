@@ -85,7 +85,8 @@ def shown(text: str) -> str:
 def open_location(text: str, *, table_prefix: str | None = None, schema: str | None = None) -> "SessionStore":
     """The store at ``text``, as a home of that one store."""
     from praisonmem.core.io import pgurl
-    from praisonmem.core.sessions.stores.conversation_sql import ConversationStore, PgBackend, SqliteBackend, check_name
+    from praisonmem.core.sessions.stores.conversation_sql import (ConversationPg, ConversationSqlite, ConversationStore,
+                                                                   check_name)
     from praisonmem.core.sessions.stores.home import Home
 
     prefix = check_name(DEFAULT_PREFIX if table_prefix is None else table_prefix, "--table-prefix", empty=True)
@@ -93,7 +94,7 @@ def open_location(text: str, *, table_prefix: str | None = None, schema: str | N
         url = pgurl.parse(text)
         if url.is_postgres:
             name = check_name(DEFAULT_SCHEMA if schema is None else schema, "--schema")
-            store: SessionStore = ConversationStore(PgBackend(url, prefix, name))
+            store: SessionStore = ConversationStore(ConversationPg(url, prefix, name))
             return Home([store], url.display)
         assert url.path is not None
         path = url.path
@@ -109,7 +110,7 @@ def open_location(text: str, *, table_prefix: str | None = None, schema: str | N
         from praisonmem.core.sessions.stores.sqlite_transcript import TranscriptDbStore
 
         return Home([TranscriptDbStore(path)], str(path))
-    return Home([ConversationStore(SqliteBackend(path, prefix))], str(path))
+    return Home([ConversationStore(ConversationSqlite(path, prefix))], str(path))
 
 
 def sqlite_kind(path: Path, prefix: str) -> str:
