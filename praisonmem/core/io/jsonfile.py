@@ -28,7 +28,7 @@ with no trailing newline; documents carrying ``snapshot_storage`` are written
 compact, as ``HierarchicalSessionStore`` does. Key order and unknown keys are
 kept because documents are plain dicts loaded in file order.
 
-orjson, when installed, does the work where it provably gives the standard
+orjson does the work where it provably gives the standard
 library's result (:mod:`praisonmem.core.io.fastjson`); everything else, every
 error message included, is the standard library's.
 """

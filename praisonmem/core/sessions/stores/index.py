@@ -47,7 +47,7 @@ from typing import Any, Literal
 
 from praisonmem.core.errors import CorruptFile, IOFailure, LockTimeout, NotFound, Refused
 from praisonmem.core.io.sqlite import dirty_free_pages, require_store_tables, zeroes_freed_space
-from praisonmem.core.sessions.stores.indextext import behind, flatten, session_digest, text_digest
+from praisonmem.core.sessions.stores.indextext import flatten, text_digest
 from praisonmem.core.layout import INDEX_DB
 
 BUSY_TIMEOUT_MS = 5000  # SqliteSessionStore's busy timeout

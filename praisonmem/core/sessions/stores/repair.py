@@ -72,7 +72,8 @@ def index_repairs(paths: Paths, timeout: float = jsonfile.LOCK_TIMEOUT) -> list[
 
 def _out_of_step(paths: Paths, directory: Path, timeout: float) -> IndexRepair | None:
     from praisonmem.core.sessions.documents import session_id_of
-    from praisonmem.core.sessions.stores.index import behind, flatten, index_path, read_rows, read_texts, text_digest
+    from praisonmem.core.sessions.stores.index import index_path, read_rows, read_texts
+    from praisonmem.core.sessions.stores.indextext import behind, flatten, text_digest
     from praisonmem.core.sessions.stores.jsondir import load, name_of, session_file_name, session_paths
 
     index = index_path(directory)
