@@ -506,7 +506,7 @@ def prune(directory: Path, keep: int, written: Path) -> list[Path]:
 
 def missing_sources(paths: Paths, include: tuple[str, ...]) -> list[str]:
     """The included sources that do not exist (worth a warning: a cron job may be looking elsewhere)."""
-    sources = {"sessions": paths.sessions_dir, "learn": paths.learn_dir, "memory": paths.memory_dir}
+    sources = {SESSIONS: paths.sessions_dir, LEARN: paths.learn_dir, MEMORY: paths.memory_dir}
     return [f"{kind} ({sources[kind]})" for kind in include if not sources[kind].is_dir()]
 
 

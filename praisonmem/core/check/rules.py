@@ -15,6 +15,7 @@ from typing import Any, Literal
 from praisonmem.core import learn, memory
 from praisonmem.core.io.jsonfile import json_kind
 from praisonmem.core.io.timeutil import epoch_of
+from praisonmem.core.layout import ENTITIES
 from praisonmem.core.sessions import ENCRYPTED_PREFIX, ROLES, is_encrypted, session_key_rules, tool_calls_of
 
 Severity = Literal["error", "warning", "info"]
@@ -286,7 +287,7 @@ def _objects(doc: Any, report: Report, codes: tuple[str, str], *, file: str, mem
 
 def entities(doc: Any, report: Report) -> None:
     crash = ": FileMemory() crashes"
-    for where, key, entity in _objects(doc, report, ("memory.type", "memory.item"), file="entities.json",
+    for where, key, entity in _objects(doc, report, ("memory.type", "memory.item"), file=ENTITIES,
                                        member="entity", file_then=crash, member_then=crash):
         extra = [k for k in entity if k not in memory.ENTITY_KEYS]
         if extra:

@@ -364,7 +364,7 @@ def replacing(path: str | os.PathLike[str], *, mode: int | None = None, sweep: b
     if sweep:
         sweep_leftovers(path, listed=listed)
     try:
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=layout.TEMP)
     except OSError as exc:
         raise io_failure(directory, exc, "cannot create a temp file") from exc
     try:

@@ -176,7 +176,7 @@ class FileMemoryStore:
         store = cls(base, "default", timeout=timeout)
         store.user_id = name
         store.user_dir = store.base / name
-        store.episodic_dir = store.user_dir / "episodic"
+        store.episodic_dir = store.user_dir / EPISODIC
         return store
 
     # -------------------------------------------------------- reading

@@ -34,7 +34,7 @@ _EXPORTS = {
                   "messages_of", "metadata_of", "session_key_rules", "summarise", "title_of", "tool_calls_of",
                   "unified_rules", "validate", "with_session_id"),
     "stores": ("SessionStore",),
-    "stores.names": ("safe_file_stem", "session_file_name"),
+    "stores.names": ("LIBRARY_LABELS", "safe_file_stem", "session_file_name"),
     "stores.locate": ("open_store", "store_location"),
     "storemigrate": ("MigrateReport",),
     "stores.sqlite_transcript": ("inspect_db", "json_files_beside"),
@@ -95,7 +95,7 @@ if TYPE_CHECKING:
     from praisonmem.core.sessions.stores.repair import index_repairs, transcript_residue
     from praisonmem.core.sessions.stores.index import read_rows as read_index
     from praisonmem.core.sessions.dbimport import db_import_candidates, plan_db_import
-    from praisonmem.core.sessions.stores.names import safe_file_stem, session_file_name
+    from praisonmem.core.sessions.stores.names import LIBRARY_LABELS, safe_file_stem, session_file_name
     from praisonmem.core.sessions.stores.locate import open_store, store_location
     from praisonmem.core.sessions.storemigrate import MigrateReport
     from praisonmem.core.sessions.storemigrate import migrate as migrate_between

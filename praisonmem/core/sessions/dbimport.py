@@ -26,8 +26,9 @@ from praisonmem.core.result import Action, Outcome, Plan
 from praisonmem.core.sessions.documents import library_form
 from praisonmem.core.sessions.stores import Scanned, SessionStore
 from praisonmem.core.sessions.stores.locate import open_store
+from praisonmem.core.sessions.stores.names import TRANSCRIPT
 
-DB_STORE = "sessions.db"
+DB_STORE = TRANSCRIPT
 
 
 @dataclass(frozen=True)

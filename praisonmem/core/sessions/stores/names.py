@@ -14,6 +14,7 @@ RUN = "legacy-run"  # the old SessionManager's run directories
 PROJECT = "project:"  # + the project id: a praisonai CLI per-project store
 CONVERSATIONS = "conversations"  # PraisonAI's SQL conversation store
 LABELS = (JSON, TRANSCRIPT, UNIFIED, RUN)  # and project:<id>: the labels of a home's stores
+LIBRARY_LABELS = (JSON, TRANSCRIPT)  # the stores praisonaiagents itself keeps in a home, in the home's order
 
 # The SQL conversation store's defaults, as the library's.
 DEFAULT_PREFIX = "praison_"
