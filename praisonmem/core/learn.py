@@ -1,4 +1,4 @@
-"""Learn stores (praisonaiagents ``memory/learn/stores.py`` and ``storage/base.py``, spec §7).
+"""Learn stores (praisonaiagents ``memory/learn/stores.py`` and ``storage/base.py``).
 
 ``<home>/learn/<scope>/<user_id>/<store>.json``: an object keyed by entry id.
 Their lock differs from the sessions' flock: ``<store>.json.lock`` is created

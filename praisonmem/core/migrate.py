@@ -1,5 +1,5 @@
 """``praisonmem migrate``: what an upgrade to praisonaiagents 1.7.17 left behind in the home and the current
-project, each with its fix (issue 11, item 5).
+project, each with its fix.
 
 migrate is a list of *finders* (:data:`FINDERS`). Each looks for one kind of file an older release wrote that
 1.7.17 will not load, and returns a :class:`Proposal` per fix: its ``kind``, ``subject`` (the file), ``detail``

@@ -2,7 +2,7 @@
 
 * **Taken** with SQLite's online backup API, all pages in one read transaction, so the copy is consistent
   while a writer runs (the gateway's ``SqliteTranscriptStore`` commits every turn). The source is opened
-  read-only in the way that changes nothing on disk (spec-11 §2.8): a database a process has open (its
+  read-only in the way that changes nothing on disk: a database a process has open (its
   ``-shm`` read lock on byte 128 is held) with ``mode=ro``, which only sets read marks in that ``-shm``; an
   idle one with nothing in ``-wal``/``-journal`` with ``mode=ro&immutable=1``, which creates no ``-wal`` or
   ``-shm``; an idle one with frames in ``-wal`` or a ``-journal`` (a writer that died) from a private copy

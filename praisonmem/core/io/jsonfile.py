@@ -1,4 +1,4 @@
-"""The one place that reads and writes PraisonAI's JSON files (spec §2.3–§2.4).
+"""The one place that reads and writes PraisonAI's JSON files.
 
 Reading takes no lock and never writes: thanks to the library's atomic
 replace, an unlocked reader sees either the whole old document or the whole

@@ -1,4 +1,4 @@
-"""A FileMemory-compatible store (praisonaiagents ``memory/file_memory.py``, spec §4).
+"""A FileMemory-compatible store (praisonaiagents ``memory/file_memory.py``).
 
 Layout: ``<memory dir>/<user_id>/`` with ``config.json``, ``short_term.json``,
 ``long_term.json``, ``entities.json``, ``summaries.json`` and
@@ -307,7 +307,7 @@ class FileMemoryStore:
 
     def add_short_term(self, content: str, metadata: dict[str, Any] | None = None,
                        importance: float = 0.5) -> dict[str, Any]:
-        """Append, then promote and trim past ``short_term_limit`` (spec §4.3)."""
+        """Append, then promote and trim past ``short_term_limit``."""
         with self.writing():
             config = self.config("short_term_limit", "importance_threshold")
             items = self.items("short_term")

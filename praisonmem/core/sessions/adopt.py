@@ -1,4 +1,4 @@
-"""``session adopt``: make an agent's legacy name-only history its workspace history (spec §3).
+"""``session adopt``: make an agent's legacy name-only history its workspace history.
 
 Before workspace scoping an Agent with history kept ``history_<md5(name)[:8]>``
 (praisonaiagents ≤ 1.5.122) or ``history_<sha256(name)[:8]>`` (1.5.123–1.6.157);

@@ -1,4 +1,4 @@
-"""Pure functions over one PraisonAI session document (spec §2.2): no files, no locks.
+"""Pure functions over one PraisonAI session document: no files, no locks.
 
 A document is the dict the library stores: ``session_id``, ``messages`` (the active
 window), ``archived_messages``, ``metadata``, ``last_compaction`` and whatever else
@@ -26,7 +26,7 @@ LIST_FIELDS = (
 )
 MIRRORED = ("model", "llm", "total_tokens", "token_count", "cost", "source", "reasoning_effort")  # store.py:286
 
-# The praisonai CLI's REPL/TUI sessions (praisonai-code's UnifiedSession, spec-11 §5.2): exactly these fields,
+# The praisonai CLI's REPL/TUI sessions (praisonai-code's UnifiedSession): exactly these fields,
 # in this order; its loader rejects any other key.
 UNIFIED_KEYS = ("session_id", "workspace", "created_at", "updated_at", "messages", "metadata", "parent_id",
                 "children_ids", "total_input_tokens", "total_output_tokens", "total_cost", "request_count",
@@ -173,7 +173,7 @@ def unreadable_row(file: str, error: PraisonMemError, session_id: str | None = N
     return row
 
 
-# ---------------------------------------------------------------- gateway documents (spec-11 §2.7)
+# ---------------------------------------------------------------- gateway documents
 
 
 def gateway_snapshots(doc: dict[str, Any]) -> list[dict[str, Any]]:

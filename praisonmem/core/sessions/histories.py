@@ -1,4 +1,4 @@
-"""Which agents have history files here, told by the library's naming rules (spec §3): the legacy name-only
+"""Which agents have history files here, told by the library's naming rules: the legacy name-only
 ones (what ``session adopt`` adopts and ``check`` warns about) and a workspace's. A module of its own, so that
 looking (``check``, ``migrate``) loads neither the adoption's writers nor the merge.
 """

@@ -1,4 +1,4 @@
-"""Session changes: rename, retitle, delete and prune (spec §2.4–§2.8); adopt is in :mod:`.adopt`.
+"""Session changes: rename, retitle, delete and prune; adopt is in :mod:`.adopt`.
 
 Every change is planned first (resolving names, reading and validating the
 documents, checking targets), so a bad input fails before anything is

@@ -1,6 +1,6 @@
 """Workspace identity and history ids, computed exactly as praisonaiagents 1.7.17.
 
-Spec §3 and §2.1. An Agent with history and no session id stores its
+An Agent with history and no session id stores its
 conversation in ``history_<sha256("<workspace id>:<name>")[:8]>``, where the
 workspace id is ``git:<root commit>``, else ``dir:<realpath cwd>``, else
 ``global``. ``PRAISONAI_GLOBAL_SESSIONS`` (``1``/``true``/``yes``, any case, not
@@ -153,7 +153,7 @@ class HistoryChoice:
 
 def choose_history_id(name: str | None, exists: Callable[[str], bool], *, workspace: str,
                       global_scope: bool) -> HistoryChoice:
-    """The library's choice between the scoped id and legacy name-only files (spec §3); ``exists``
+    """The library's choice between the scoped id and legacy name-only files; ``exists``
     says whether a session with an id is stored."""
     agent = agent_name_or_default(name)
     new_id = history_id("global" if global_scope else workspace, agent)

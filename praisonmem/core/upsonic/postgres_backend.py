@@ -1,4 +1,4 @@
-"""Upsonic 0.77.3's PostgresStorage tables over psycopg 3 (spec-12 §8), connected by core/io/pgurl.py.
+"""Upsonic 0.77.3's PostgresStorage tables over psycopg 3, connected by core/io/pgurl.py.
 
 The tables are SqliteStorage's, with PostgreSQL types and another column order (``summary``
 before ``usage``): every statement names its columns. The JSON columns are **JSONB encoded

@@ -186,7 +186,7 @@ def live_writer(db: Path) -> bool:
 @contextmanager
 def reading(db: Path) -> Iterator[sqlite3.Connection]:
     """A read-only connection that triggers no recovery, checkpoint or schema change and creates, changes or
-    leaves no file beside ``db`` (spec-11 §2.8):
+    leaves no file beside ``db``:
 
     * a live writer (its ``-shm`` lock is held): ``mode=ro`` (only ``-shm`` read marks change, unavoidably);
     * nobody has it open and ``-wal`` holds frames (a writer died): ``db`` and ``-wal`` copied into a

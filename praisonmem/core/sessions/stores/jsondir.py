@@ -1,8 +1,8 @@
-"""The JSON-directory session store: praisonaiagents' ``DefaultSessionStore`` layout (spec §2).
+"""The JSON-directory session store: praisonaiagents' ``DefaultSessionStore`` layout.
 
 Everything that knows sessions are files lives here: naming (``<safe id>.json``), finding
 a session by id, stem, prefix or path, loading and validating, listing, the spill dir of
-turns salvaged after failed writes (spec §2.5), and locked writes, deletes and moves.
+turns salvaged after failed writes, and locked writes, deletes and moves.
 
 * Only regular files whose name ends in ``.json`` are sessions: ``.json.lock`` sidecars,
   ``*.tmp`` files and quarantined ``*.json.corrupt-*`` files are not.
@@ -378,7 +378,7 @@ class JsonDirStore:
     # -------------------------------------------------------- spilled turns
 
     def _spill_records(self, session_id: str) -> list[tuple[Path, dict[str, Any]]]:
-        """The spill files the library would merge into ``session_id`` (spec §2.5), with their records.
+        """The spill files the library would merge into ``session_id``, with their records.
 
         Files named ``<safe id>.*.json`` whose ``session_id`` is the raw id, as the
         library's re-ingest picks them; unreadable ones are skipped here (``check``
@@ -628,7 +628,7 @@ class Transaction:
             raise error
 
     def carry_spill(self, old_id: str, new_id: str, *, keep: bool = False) -> None:
-        """Re-address ``old_id``'s spilled turns to ``new_id``, so the library merges them there (spec §2.5).
+        """Re-address ``old_id``'s spilled turns to ``new_id``, so the library merges them there.
 
         The library re-ingests a session's spill files only under that session's lock, which this
         transaction holds for both. Each file is rewritten under the new id's name with its

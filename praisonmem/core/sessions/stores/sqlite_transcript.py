@@ -1,4 +1,4 @@
-"""``sessions/sessions.db``: praisonaiagents' ``SqliteTranscriptStore``, the gateway's store (spec-11 §2).
+"""``sessions/sessions.db``: praisonaiagents' ``SqliteTranscriptStore``, the gateway's store.
 
 One row per session: ``sessions(session_id TEXT PRIMARY KEY, data TEXT NOT NULL, agent_name,
 gateway_session_id, agent_id, updated_at)``, ``data`` the whole document as
