@@ -30,13 +30,21 @@ layout stays below every store (it imports none of them) and a new store's lock 
 
 from __future__ import annotations
 
-import importlib
 import re
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
+from collections.abc import Sequence
+from contextlib import nullcontext
 from enum import StrEnum
-from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from contextlib import AbstractContextManager
+    from pathlib import Path
+
+    Locker = Callable[[Path, float], AbstractContextManager[None]]
+
+# Every command imports this module (core.paths builds the home's dirs from it): its patterns are strings that
+# re.fullmatch compiles when first used (and caches), not at import.
 
 # ---------------------------------------------------------------- names
 
@@ -80,8 +88,8 @@ LEARN_ARCHIVE = ".archive.json"  # <store>.archive.json beside <store>.json
 LEARN_FILES = frozenset(name for store in LEARN_STORES for name in (f"{store}{JSON}", f"{store}{LEARN_ARCHIVE}"))
 
 # The store directories inside sessions/: a praisonai CLI project store, an old SessionManager run.
-PROJECT_DIR = re.compile(rf"{PROJECTS}/[0-9a-f]{{8}}")
-RUN_DIR = re.compile(rf"{RUN_PREFIX}\d{{8}}_\d{{6}}_[0-9a-f]{{6}}")
+PROJECT_DIR = rf"{PROJECTS}/[0-9a-f]{{8}}"
+RUN_DIR = rf"{RUN_PREFIX}\d{{8}}_\d{{6}}_[0-9a-f]{{6}}"
 SESSION_SUBDIRS = (PROJECT_DIR, RUN_DIR)
 SKIPPED_SUFFIXES = (LOCK, TEMP)  # no backup holds these
 
@@ -97,10 +105,10 @@ def is_db_sidecar(name: str) -> bool:
 # (:mod:`praisonmem.core.backup.restore`); ``check`` tells each from the library's by them.
 
 TEMP_RANDOM = r"[a-z0-9_]{8}"  # the random part tempfile.mkstemp puts in a name
-OWN_TEMP = re.compile(rf"\.(?P<target>.+)\.{TEMP_RANDOM}\.tmp")  # an atomic replace of <target> (FileMemory's too)
-LIBRARY_TEMP = re.compile(rf"tmp{TEMP_RANDOM}\.tmp")  # the library session store's atomic write
+OWN_TEMP = rf"\.(?P<target>.+)\.{TEMP_RANDOM}\.tmp"  # an atomic replace of <target> (FileMemory's too)
+LIBRARY_TEMP = rf"tmp{TEMP_RANDOM}\.tmp"  # the library session store's atomic write
 # A restore's: .<name>.restore-<pid>-<8 hex>.tmp beside its target; no other writer names one so.
-RESTORE_TEMP = re.compile(r"\..+\.restore-(?P<pid>[0-9]+)-[0-9a-f]{8}\.tmp", re.DOTALL)
+RESTORE_TEMP = r"(?s)\..+\.restore-(?P<pid>[0-9]+)-[0-9a-f]{8}\.tmp"
 
 
 def temp_pattern(name: str) -> str:
@@ -110,14 +118,13 @@ def temp_pattern(name: str) -> str:
 
 def is_restore_temp(name: str) -> bool:
     """Whether a file name is a restore's temp file (:data:`RESTORE_TEMP`)."""
-    return RESTORE_TEMP.fullmatch(name) is not None
+    return re.fullmatch(RESTORE_TEMP, name) is not None
 
 
 # ---------------------------------------------------------------- the roots of a home, in a backup
 
 
-@dataclass(frozen=True)
-class Root:
+class Root(NamedTuple):
     """A tree of a home as a backup holds it: its name in the manifest, its path below the home (``memory/``: the
     FileMemory base), and where it is on disk (``anchor``: the resolved ``data``, ``state`` or ``memory`` dir;
     ``below``: its path below that)."""
@@ -146,7 +153,7 @@ def session_path_ok(parts: Sequence[str]) -> bool:
     """A file (path below ``sessions/``) directly there or in ``projects/<id>/`` or ``run_…/``."""
     if len(parts) == 1:
         return True
-    return any(pattern.fullmatch("/".join(parts[:-1])) for pattern in SESSION_SUBDIRS)
+    return any(re.fullmatch(pattern, "/".join(parts[:-1])) for pattern in SESSION_SUBDIRS)
 
 
 def memory_user(parts: Sequence[str]) -> tuple[str, ...] | None:
@@ -185,7 +192,7 @@ def dir_ok(root: str, parts: tuple[str, ...]) -> bool:
     """Whether a directory at ``parts`` below ``root`` can hold files of the layout (what create walks into)."""
     if root == SESSIONS:
         joined = "/".join(parts)
-        return not parts or parts == (PROJECTS,) or any(p.fullmatch(joined) for p in SESSION_SUBDIRS)
+        return not parts or parts == (PROJECTS,) or any(re.fullmatch(p, joined) for p in SESSION_SUBDIRS)
     if root == "spill":
         return not parts
     if root == LEARN:
@@ -258,7 +265,6 @@ LOCKERS = {
     Lock.filememory: ("praisonmem.core.memory.filememory", "file_lock"),
     Lock.sqlite: ("praisonmem.core.backup.sqlite", "exclusive"),
 }
-Locker = Callable[[Path, float], AbstractContextManager[None]]
 
 
 def classify(relative: str) -> Kind | None:
@@ -306,6 +312,8 @@ def lock_of(kind: Kind | Lock | None) -> Locker:
     lock = kind if isinstance(kind, Lock) else LOCKS.get(kind, Lock.none) if kind is not None else Lock.none
     if lock is Lock.none:
         return lambda path, timeout: nullcontext()
+    import importlib
+
     module, name = LOCKERS[lock]
     locker: Locker = getattr(importlib.import_module(module), name)
     return locker

@@ -19,6 +19,7 @@ nothing else.
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import stat
 import time
@@ -309,7 +310,7 @@ class Sweep:
         except OSError:
             return
         for name in names:
-            match = RESTORE_TEMP.fullmatch(name)
+            match = re.fullmatch(RESTORE_TEMP, name)
             try:
                 found = os.lstat(name, dir_fd=dfd) if match else None
             except OSError:

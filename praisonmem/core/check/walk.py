@@ -573,14 +573,16 @@ def _temp_origin(name: str, writer: str) -> tuple[str, str | None]:
     """What a temp file's name says of the write that left it (the layout's temp names: praisonmem's atomic replace,
     which FileMemory uses as well, a restore's, the library's), and the file that write was replacing (when the name
     is the atomic replace's ``.<file>.<random>.tmp``)."""
-    own = layout.OWN_TEMP.fullmatch(name)
+    import re
+
+    own = re.fullmatch(layout.OWN_TEMP, name)
     if own:
         return (f"temp copy of {own['target']} left by a write of it that was killed before its rename (praisonmem's "
                 "atomic replace, or FileMemory's): it holds what was being written", own["target"])
     if layout.is_restore_temp(name):
         return ("temp file of a backup restore that was killed before its rename: it holds the file being restored; "
                 "the next restore writing into this directory removes it once the process that made it is gone", None)
-    if layout.LIBRARY_TEMP.fullmatch(name):
+    if re.fullmatch(layout.LIBRARY_TEMP, name):
         return ("temp file the library's session store left when its atomic write was killed before the rename: it "
                 "holds what was being written", None)
     return f"temp file left by an interrupted {writer}", None
