@@ -1,8 +1,9 @@
 """``praisonmem check``: validate PraisonAI trees without changing anything.
 
 :mod:`.walk` recognises what a path is (a home, a sessions, spill, learn or FileMemory dir, a file) and
-reads each file once; :mod:`.rules` says, per kind of file, what the library would do with it; :mod:`.secrets` is ``check --secrets``
-(the scan itself is :mod:`praisonmem.core.secrets`).
+reads each file once; :mod:`.rules` says, per kind of file, what the library would do with it (a session
+document's keys are the sessions package's own rules); :mod:`.secrets` is ``check --secrets``, the secret rules
+of :mod:`praisonmem.core.secrets` over every store.
 
 Names are loaded on first use (:mod:`praisonmem.core.lazy`); a submodule is not part of the API.
 """

@@ -8,15 +8,16 @@ One function per command, each in the module named after what it does:
 * :mod:`.transfer` ``export``, ``plan_import``; :mod:`.redaction` ``scan_secrets``, ``plan_redact`` (secrets,
   with :mod:`praisonmem.core.secrets`); :mod:`.watch` ``watch_session`` (following a live session);
   :mod:`.dbimport` ``plan_db_import`` (for ``migrate``); :mod:`.storemigrate` ``migrate_between``
-  (``session migrate``); :mod:`.stores.locate` ``store_location``;
+  (``session migrate``); :mod:`.stores.locate` ``open_store`` (every store of a home, or the one a ``--store``
+  value names) and ``store_location``;
   :mod:`.workspace` ``describe_workspace`` and the workspace and history ids, exactly as praisonaiagents
   computes them.
 
-Under them: :mod:`.documents` (pure functions over one session document), :mod:`.merge`
-(uniting two histories), :mod:`.crypto` (encrypted sessions: decrypting with the session key,
-keeping writes encrypted), and :mod:`.stores` (where sessions are kept: the one interface
-everything above talks to, the home that holds every store, the stores: the JSON directory,
-``sessions.db`` and the praisonai CLI's, and the search index beside a JSON directory).
+Under them: :mod:`.documents` (pure functions over one session document, and what makes one a session at
+all), :mod:`.merge` (uniting two histories), :mod:`.crypto` (encrypted sessions: decrypting with the session
+key, keeping writes encrypted), and :mod:`.stores` (where sessions are kept: the one interface everything above
+talks to, the home that holds every store, the stores: the JSON directory, ``sessions.db``, the praisonai CLI's
+and the SQL conversation store, and the search index beside a JSON directory).
 
 Names are loaded on first use (:mod:`praisonmem.core.lazy`), so ``import
 praisonmem.core.sessions`` costs nothing until a command needs one; a submodule is not
