@@ -29,7 +29,7 @@ from _bench import Context, Row, Sample
 
 sys.path.insert(0, str(_pg.REPO))
 from praisonmem.core.io import pgurl  # noqa: E402
-from praisonmem.core.sessions.stores.conversation_sql import ConversationStore, PgBackend  # noqa: E402
+from praisonmem.core.sessions.stores.conversation_sql import ConversationStore, ConversationPg  # noqa: E402
 
 ROUNDS = 5
 SIZE, QUICK_SIZE, MESSAGES = 100_000, 10_000, 20
@@ -98,7 +98,7 @@ def body(ctx: Context) -> list[Row]:
             assert int(run.stdout) == len(theirs)
             return {"list_sessions": run.sample}
 
-        store = ConversationStore(PgBackend(pgurl.parse(url)))
+        store = ConversationStore(ConversationPg(pgurl.parse(url)))
         store.summaries(limit=0 if limit == size else limit)  # connect, warm up
 
         def praisonmem_call() -> dict[str, Sample]:

@@ -179,3 +179,21 @@ def read_pty(master: int, proc: subprocess.Popen, args: list[str]) -> bytes:
         chunks.append(data)
     os.close(master)
     return b"".join(chunks)
+
+
+def exported(paths, names: list[str] = (), *, everything: bool = False) -> list[tuple[str, str, dict]]:
+    """The (file, session id, document) of each session ``session export`` writes, read as it reads them (spilled
+    turns merged in); an unreadable one raises."""
+    from praisonmem.core.sessions import open_store, transfer
+    from praisonmem.core.sessions.ops import resolve_all
+
+    store = open_store(paths)
+    return list(transfer.documents(store, store.refs() if everything else resolve_all(store, list(names))))
+
+
+def export_text(fmt: str, docs) -> str:
+    """What ``session export --format fmt`` writes for these documents."""
+    from praisonmem.core.sessions import transfer
+
+    chunks = transfer.CHUNKS[transfer.ExportFormat(fmt)](docs)
+    return "".join(c.decode("utf-8") if isinstance(c, bytes) else c for c in chunks)

@@ -245,12 +245,13 @@ class Settings:
     def database_rows(self) -> list[dict[str, Any]]:
         """``workspace paths``: each configured database (``upsonic.db``), shown (:func:`masked_setting`), with the rule
         that gave it and whether the file exists (None for a server, which is not contacted)."""
+        from praisonmem.core import sessions
         from praisonmem.core.io import pgurl
 
         rows = []
         for name, key in (("upsonic_db", "upsonic.db"), ("session_store", "store")):
             setting = self.get(key)
-            if setting.value is None or setting.value in ("json", "sessions.db"):
+            if setting.value is None or setting.value in sessions.LIBRARY_LABELS:  # a home's store, not a place
                 continue
             url = pgurl.parse(setting.value) if pgurl.is_url(setting.value) else None
             if url is not None and url.is_postgres:

@@ -1,4 +1,4 @@
-"""Learn stores (praisonaiagents ``memory/learn/stores.py`` and ``storage/base.py``, spec §7).
+"""Learn stores (praisonaiagents ``memory/learn/stores.py`` and ``storage/base.py``).
 
 ``<home>/learn/<scope>/<user_id>/<store>.json``: an object keyed by entry id.
 Their lock differs from the sessions' flock: ``<store>.json.lock`` is created
@@ -31,18 +31,14 @@ from typing import Any
 from praisonmem.core.errors import AmbiguousName, CorruptFile, LockTimeout, NotFound, UsageError, io_failure
 from praisonmem.core.io import jsonfile
 from praisonmem.core.io.timeutil import epoch_of, now_iso
+from praisonmem.core.layout import LEARN_SCOPES, LEARN_STORES
 from praisonmem.core.paths import Paths
 from praisonmem.core.result import Action, Change, Outcome, Plan
 
 
-class LearnScope(StrEnum):
-    """``learn --scope``: a user's private stores, or those shared between agents."""
-
-    private = "private"
-    shared = "shared"
-
-
-STORES = ("persona", "insights", "threads", "patterns", "decisions", "feedback", "improvements")
+# ``learn --scope``: a user's private stores, or those shared between agents (the directories the layout names).
+LearnScope = StrEnum("LearnScope", [(scope, scope) for scope in LEARN_SCOPES])
+STORES = LEARN_STORES
 SCOPES = tuple(LearnScope)
 ENTRY_KEYS = ("id", "content", "metadata", "created_at", "updated_at", "use_count", "last_used")  # as the library writes
 DEFAULT_USER = "default"

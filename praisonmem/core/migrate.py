@@ -1,5 +1,5 @@
 """``praisonmem migrate``: what an upgrade to praisonaiagents 1.7.17 left behind in the home and the current
-project, each with its fix (issue 11, item 5).
+project, each with its fix.
 
 migrate is a list of *finders* (:data:`FINDERS`). Each looks for one kind of file an older release wrote that
 1.7.17 will not load, and returns a :class:`Proposal` per fix: its ``kind``, ``subject`` (the file), ``detail``
@@ -24,6 +24,7 @@ from typing import Any, Literal
 from praisonmem.core import memory, sessions
 from praisonmem.core.errors import PraisonMemError, TargetExists
 from praisonmem.core.io import jsonfile
+from praisonmem.core.layout import TRANSCRIPT_DB
 from praisonmem.core.paths import Paths
 from praisonmem.core.result import Action, Change, Outcome, Plan, Progress
 
@@ -156,7 +157,7 @@ def missing_from_sessions_db(paths: Paths, timeout: float) -> list[Proposal]:
     detail = (f"{len(candidates)} JSON session(s) the gateway does not see ({ids}): sessions.db holds sessions, so "
               "the library's one-time import of the JSON files beside it will not run again; importing copies each "
               "into sessions.db as that import would (the JSON files stay)")
-    return [Proposal("sessions_db.missing_json", str(paths.sessions_dir / "sessions.db"), detail,
+    return [Proposal("sessions_db.missing_json", str(paths.sessions_dir / TRANSCRIPT_DB), detail,
                      command(paths, "migrate"), plan)]
 
 

@@ -1,6 +1,6 @@
 """Where PraisonAI keeps its files, resolved exactly as praisonaiagents 1.7.17 does.
 
-Spec §1. The data dir is the first rule that applies: ``--home``, then
+The data dir is the first rule that applies: ``--home``, then
 ``$PRAISONAI_HOME`` (``expanduser`` only: a relative value stays relative to the
 cwd), then an existing ``~/.praisonai``, an existing ``~/.praison`` (legacy),
 ``$XDG_DATA_HOME/praisonai`` (only when absolute), and finally ``~/.praisonai``.
@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from praisonmem.core import layout
 from praisonmem.core.errors import UsageError
 
 APP_NAME = "praisonmem"
@@ -46,15 +47,15 @@ class Paths:
 
     @property
     def sessions_dir(self) -> Path:
-        return self.data.path / "sessions"
+        return self.data.path / layout.SESSIONS
 
     @property
     def spill_dir(self) -> Path:
-        return self.state.path / "state" / "session_spill"
+        return self.state.path.joinpath(*layout.SPILL_DIR)
 
     @property
     def learn_dir(self) -> Path:
-        return self.data.path / "learn"
+        return self.data.path / layout.LEARN
 
     @property
     def memory_dir(self) -> Path:
@@ -167,7 +168,7 @@ def _memory_dir(memory_dir: str | os.PathLike[str] | None, env_memory_dir: str |
         return Resolved(expand_user(env_memory_dir, "PRAISONMEM_MEMORY_DIR"), "PRAISONMEM_MEMORY_DIR")
     if config_memory_dir:
         return Resolved(expand_user(config_memory_dir, "config memory_dir"), "config memory_dir")
-    return Resolved(Path(DEFAULT_DIR_NAME) / "memory", "default ./.praisonai/memory (project dir, as the library writes)")
+    return Resolved(Path(DEFAULT_DIR_NAME) / layout.MEMORY, "default ./.praisonai/memory (project dir, as the library writes)")
 
 
 def expand_user(path: str | os.PathLike[str], source: str = "") -> Path:

@@ -71,7 +71,7 @@ BASE = {"praisonmem", "praisonmem.cli", "praisonmem.cli.app", "praisonmem.cli.co
         "praisonmem.cli.output", "praisonmem.cli.state", "praisonmem.cli.streams", "praisonmem.core",
         "praisonmem.core.config",
         "praisonmem.core.errors", "praisonmem.core.io", "praisonmem.core.io.safetext", "praisonmem.core.lazy",
-        "praisonmem.core.paths", "praisonmem.core.sessions",
+        "praisonmem.core.paths", "praisonmem.core.layout", "praisonmem.core.sessions",
         "praisonmem.core.io.inputfile"}  # the config file is read as every input file is: bounded, regular only
 
 
@@ -96,7 +96,10 @@ def test_session_list_imports_the_json_store_and_nothing_it_does_not_use(tmp_pat
         "praisonmem.core.io.jsonfile", "praisonmem.core.io.parallel",
         "praisonmem.core.sessions.documents", "praisonmem.core.sessions.listing",
         "praisonmem.core.sessions.stores", "praisonmem.core.sessions.stores.home",
-        "praisonmem.core.sessions.stores.jsondir", "praisonmem.core.sessions.stores.praisonai_cli",
+        "praisonmem.core.sessions.stores.jsondir", "praisonmem.core.sessions.stores.unified",
+        "praisonmem.core.sessions.stores.projects", "praisonmem.core.sessions.stores.runs",
+        "praisonmem.core.sessions.stores.locate",
+        "praisonmem.core.sessions.stores.names",
         "praisonmem.core.sessions.workspace", "praisonmem.core.sessions.scopes",
         "praisonmem.core.io.fastjson", "orjson", "json",  # the one JSON reader, and the writer of --json
         "praisonmem.core.io.cache", "praisonmem.core.sessions.listcache",  # the rows kept between calls
@@ -112,7 +115,10 @@ def test_session_show_imports_neither_the_listing_nor_the_writers(tmp_path, fixt
         "praisonmem.core.io.jsonfile", "praisonmem.core.io.parallel", "praisonmem.core.io.fastjson", "orjson", "json",
         "praisonmem.core.sessions.documents", "praisonmem.core.sessions.view", "praisonmem.core.sessions.crypto",
         "praisonmem.core.sessions.stores", "praisonmem.core.sessions.stores.home",
-        "praisonmem.core.sessions.stores.jsondir", "praisonmem.core.sessions.stores.praisonai_cli",
+        "praisonmem.core.sessions.stores.jsondir", "praisonmem.core.sessions.stores.unified",
+        "praisonmem.core.sessions.stores.projects", "praisonmem.core.sessions.stores.runs",
+        "praisonmem.core.sessions.stores.locate",
+        "praisonmem.core.sessions.stores.names",
         "praisonmem.core.sessions.scopes", "praisonmem.core.io.digest"}  # --scope's choices, not the workspace rules
 
 
@@ -164,7 +170,7 @@ def test_memory_search_imports_neither_sqlite_nor_the_writers_tools(tmp_path):
     found = imported_by(tmp_path, "memory", "search", "dark", "--json")
     assert not found & {"sqlite3", "filelock", "hashlib", "tempfile", "platformdirs", "rich",
                         "praisonmem.core.memory.sqlitememory", "praisonmem.core.memory.automemory"}
-    assert {"praisonmem.core.memory.searchindex", "praisonmem.core.io.cache"} <= found
+    assert {"praisonmem.core.memory.search", "praisonmem.core.io.cache"} <= found
 
 
 def test_every_change_action_has_its_wording():
@@ -233,7 +239,8 @@ def test_check_imports_neither_the_secret_rules_nor_sqlite_nor_the_session_write
         "praisonmem.core.io.parallel", "praisonmem.core.learn", "praisonmem.core.memory", "praisonmem.core.result",
         "praisonmem.core.sessions.documents", "praisonmem.core.sessions.stores",
         "praisonmem.core.sessions.stores.home", "praisonmem.core.sessions.stores.jsondir",
-        "praisonmem.core.sessions.stores.praisonai_cli",  # the REPL/TUI files, checked by their own rules
-        "praisonmem.core.sessions.stores.locate",  # the search index's name, not its SQLite module
+        "praisonmem.core.sessions.stores.unified",  # the REPL/TUI files, checked by their own rules
+        "praisonmem.core.sessions.stores.projects", "praisonmem.core.sessions.stores.runs",
+        "praisonmem.core.sessions.stores.locate", "praisonmem.core.sessions.stores.names",
         "praisonmem.core.migrate", "praisonmem.core.sessions.histories", "praisonmem.core.sessions.dbimport",
         "praisonmem.core.sessions.workspace", "praisonmem.core.sessions.scopes", "praisonmem.core.io.digest"}

@@ -5,7 +5,7 @@ An archive is untrusted input. Only what ``backup create`` itself writes is acce
 * ``manifest.json`` first (at most :data:`MANIFEST_MAX` bytes), then regular files only (no
   links, devices, directories or sparse files);
 * each file under one of the manifest's roots, and one of the names the stores write there
-  (:mod:`.layout`, the rule ``backup create`` archives by); no path twice, no path that is also
+  (:mod:`praisonmem.core.layout`, the rule ``backup create`` archives by); no path twice, no path that is also
   another's directory;
 * a database (``"sqlite": true``: a snapshot ``backup create`` took) passes ``PRAGMA quick_check``;
 * each file's size and sha256 as the manifest says. Members are streamed in chunks while hashing,
@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import IO, Any, Literal
 
 from praisonmem.core.backup import sqlite
-from praisonmem.core.backup.layout import layout_reason
 from praisonmem.core.errors import Refused
+from praisonmem.core.layout import DATABASES, ROOT_NAMES, SESSIONS, layout_reason
 from praisonmem.core.result import Progress
 
 MANIFEST = "manifest.json"
@@ -288,7 +288,7 @@ def _member_problem(tar: tarfile.TarFile, member: tarfile.TarInfo, roots: set[st
 def is_database(name: str) -> bool:
     """A session store's database (``sessions.db``, ``sessions_index.db``) by its path in the archive, marked
     as a snapshot or not: restore puts it where the stores open it, so it is checked as one either way."""
-    return name.startswith("home/sessions/") and name.rpartition("/")[2] in sqlite.STORES
+    return name.startswith(ROOT_NAMES[SESSIONS].prefix) and name.rpartition("/")[2] in DATABASES
 
 
 def _database_problem(source: IO[bytes], name: str, want: dict[str, Any]) -> Problem | None:

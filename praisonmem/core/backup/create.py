@@ -36,7 +36,6 @@ their manifests, and never deletes the one just written.
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import os
 import re
@@ -48,30 +47,31 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, BinaryIO, Literal
+from typing import Any, BinaryIO
 
 from praisonmem import __version__
 from praisonmem.core import learn, memory
 from praisonmem.core.backup import sqlite
 from praisonmem.core.backup.archive import FORMAT, MANIFEST, read_manifest
-from praisonmem.core.backup.layout import SKIPPED_SUFFIXES, dir_ok, file_reason
 from praisonmem.core.errors import IOFailure, NotFound, PraisonMemError, TargetExists, UsageError, io_failure
 from praisonmem.core.io import fastjson, jsonfile, outfile
 from praisonmem.core.io.safetext import json_safe
+from praisonmem.core.layout import (DATABASES, JSON, LEARN, MEMORY, ROOT_NAMES, SESSIONS, SKIPPED_SUFFIXES, Kind, Root, archive_kind,
+                                    dir_ok, file_reason, is_db_sidecar)
 from praisonmem.core.paths import Paths
 from praisonmem.core.result import Progress
 
 PREFIX = "praisonmem-backup-"
 SUFFIX = ".tar.gz"
 NAMED = re.compile(r"praisonmem-backup-(\d{8}T\d{6}Z)(?:-([1-9]\d{0,8}))?\.tar\.gz")
-INCLUDES = ("sessions", "memory", "learn")
+INCLUDES = (SESSIONS, MEMORY, LEARN)
 LEVEL = 6  # gzip's own default: level 9 costs about twice the time for a few per cent on JSON
 COPY_CHUNK = 1 << 20
 
 
 @dataclass
 class Entry:
-    kind: Literal["session", "sqlite", "learn", "memory", "file"]  # how it is read ("file": as it is, no lock)
+    kind: Kind | None  # how it is read: under its store's read lock, a database as a snapshot, else as it is
     source: Path
     name: str  # path inside the archive
 
@@ -118,7 +118,7 @@ def _within(real: str, inside: tuple[str, ...]) -> bool:
 
 def _tree(root: str, prefix: str, top: Path, inside: tuple[str, ...]) -> tuple[list[tuple[Path, tuple[str, ...]]],
                                                                                 list[LeftOut]]:
-    """The files below ``top`` in the layout (:mod:`.layout`), each with its path below ``top``, and what is left
+    """The files below ``top`` in the layout (:mod:`praisonmem.core.layout`), each with its path below ``top``, and what is left
     out. A symbolic link is followed when what it points to lies ``inside`` one of those (real) directories:
     its file, or the files of its directory, are archived under the link's own name; a link elsewhere, a
     dangling one, a loop, a name or directory no store keeps and a directory that cannot be read are left
@@ -157,12 +157,12 @@ def _tree(root: str, prefix: str, top: Path, inside: tuple[str, ...]) -> tuple[l
             elif not stat.S_ISREG(st.st_mode):
                 left.append(LeftOut(name, path, "not a regular file" if not link else
                                     f"a symbolic link to {real}, which is not a regular file"))
-            elif item.name.endswith(SKIPPED_SUFFIXES) or (root == "sessions" and sqlite.is_sidecar(item.name)):
+            elif item.name.endswith(SKIPPED_SUFFIXES) or (root == SESSIONS and is_db_sidecar(item.name)):
                 continue
             elif (reason := file_reason(root, at)) is not None:
                 left.append(LeftOut(name, path, reason))
             else:
-                found.append((Path(real) if link and item.name in sqlite.STORES else path, at))
+                found.append((Path(real) if link and item.name in DATABASES else path, at))
 
     try:
         top_stat = os.stat(top)
@@ -178,50 +178,31 @@ def _inside(*directories: Path) -> tuple[str, ...]:
     return tuple(dict.fromkeys(os.path.realpath(d) for d in directories))
 
 
-def session_entries(paths: Paths) -> tuple[list[Entry], list[LeftOut]]:
-    """Everything the session stores keep in ``sessions/``: the JSON and unified files and ``.last_session``,
-    ``sessions.db`` and ``sessions_index.db`` (snapshots: their ``-wal``/``-shm`` are never copied on their
-    own), each praisonai CLI project store ``projects/<id>/``, and the old ``run_*/`` directories."""
-    files, left = _tree("sessions", "home/sessions/", paths.sessions_dir, _inside(paths.data.path, paths.sessions_dir))
-    entries = []
-    for path, parts in files:
-        in_run = len(parts) > 1 and parts[0].startswith("run_")
-        if parts[-1] in sqlite.STORES:
-            kind = "sqlite"
-        elif parts[-1].endswith(".json") and not in_run:
-            kind = "session"
-        else:
-            kind = "file"  # .last_session, run_*/ metadata and events (written with no lock), quarantined copies
-        entries.append(Entry(kind, path, "home/sessions/" + "/".join(parts)))
-    return entries, left
+def _entries(root: Root, top: Path, inside: tuple[str, ...]) -> tuple[list[Entry], list[LeftOut]]:
+    """The files of one root (:func:`_tree`), each with its kind; what is left out."""
+    files, left = _tree(root.name, root.prefix, top, inside)
+    return [Entry(archive_kind(name := root.prefix + "/".join(parts)), path, name) for path, parts in files], left
 
 
 def collect(paths: Paths, include: tuple[str, ...]) -> tuple[list[Entry], dict[str, str], list[LeftOut]]:
-    """What a backup holds, the roots it came from, and what below them it leaves out."""
+    """What a backup holds, the roots it came from, and what below them it leaves out. Of ``sessions/``: the
+    JSON and unified files and ``.last_session``, ``sessions.db`` and ``sessions_index.db`` (snapshots: their
+    ``-wal``/``-shm`` are never copied on their own), each praisonai CLI project store ``projects/<id>/``, and the
+    old ``run_*/`` directories."""
     entries: list[Entry] = []
     roots: dict[str, str] = {}
     left: list[LeftOut] = []
-    if "sessions" in include:
-        roots["sessions"] = os.path.abspath(paths.sessions_dir)
-        roots["spill"] = os.path.abspath(paths.spill_dir)
-        found, left = session_entries(paths)
-        entries += found
-        files, skipped = _tree("spill", "home/state/session_spill/", paths.spill_dir,
-                               _inside(paths.state.path, paths.spill_dir))
-        entries += [Entry("file", p, "home/state/session_spill/" + "/".join(parts)) for p, parts in files]
-        left += skipped
-    if "learn" in include:
-        roots["learn"] = os.path.abspath(paths.learn_dir)
-        files, skipped = _tree("learn", "home/learn/", paths.learn_dir, _inside(paths.data.path, paths.learn_dir))
-        for path, parts in files:
-            kind = "learn" if not parts[-1].endswith(".archive.json") else "file"
-            entries.append(Entry(kind, path, "home/learn/" + "/".join(parts)))
-        left += skipped
-    if "memory" in include:
-        roots["memory"] = os.path.abspath(paths.memory_dir)
-        files, skipped = _tree("memory", "memory/", paths.memory_dir, _inside(paths.memory_dir))
-        entries += [Entry("memory", p, "memory/" + "/".join(parts)) for p, parts in files]
-        left += skipped
+    trees = {SESSIONS: [(SESSIONS, paths.sessions_dir, (paths.data.path,)), ("spill", paths.spill_dir,
+                                                                              (paths.state.path,))],
+             LEARN: [(LEARN, paths.learn_dir, (paths.data.path,))], MEMORY: [(MEMORY, paths.memory_dir, ())]}
+    for part, tree in trees.items():  # in this order: the archive's and the manifest's
+        if part not in include:
+            continue
+        for name, top, around in tree:
+            roots[name] = os.path.abspath(top)
+            found, skipped = _entries(ROOT_NAMES[name], top, _inside(*around, top))
+            entries += found
+            left += skipped
     return entries, roots, left
 
 
@@ -229,17 +210,17 @@ def _read(entry: Entry, timeout: float) -> tuple[bytes, str | None] | None:
     """The file's bytes, read under its library lock where it has one, and for a FileMemory JSON file
     why it does not parse when it still does not after re-reading; ``None`` if it vanished."""
     try:
-        if entry.kind == "memory" and entry.name.endswith(".json"):
+        if entry.kind is Kind.memory_file and entry.name.endswith(JSON):
             raw, _, error = memory.read_last(entry.source, timeout)
             return raw, None if error is None else error.reason
-        if entry.kind == "session":
+        if entry.kind is Kind.session:
             # the JSON store's lock, and a shared lock on the file itself, which the unified (REPL/TUI) store
             # holds exclusively while it rewrites a file in place
             with jsonfile.locked_quick(entry.source, timeout):
                 return memory.read_shared(entry.source, timeout), None
-        if entry.kind == "sqlite":
+        if entry.kind is Kind.database:
             return sqlite.snapshot(entry.source, timeout)
-        if entry.kind == "learn":
+        if entry.kind is Kind.learn_store:
             with learn.locked(entry.source, timeout):
                 return entry.source.read_bytes(), None
         return entry.source.read_bytes(), None
@@ -280,7 +261,7 @@ def create(paths: Paths, *, output: Path, include: tuple[str, ...] = INCLUDES, k
         raise NotFound("nothing to back up: no " + ", ".join(include) + " under " + ", ".join(roots.values())
                        + " (wrong --home or --memory-dir?)")
     for entry in entries:  # a database that is not its store's refuses the backup before anything is written
-        if entry.kind == "sqlite":
+        if entry.kind is Kind.database:
             sqlite.check_source(entry.source, timeout)
     if directory is not None:
         try:
@@ -308,7 +289,7 @@ def create(paths: Paths, *, output: Path, include: tuple[str, ...] = INCLUDES, k
                         manifest_files.append({"path": entry.name, "size": len(data),
                                                "mode": f"{st.st_mode & 0o7777:04o}", "mtime": st.st_mtime,
                                                "sha256": hashlib.sha256(data).hexdigest()})
-                        if entry.kind == "sqlite":
+                        if entry.kind is Kind.database:
                             manifest_files[-1]["sqlite"] = True  # a snapshot: verify runs quick_check on it
                         if reason is not None:  # kept, as it is on disk, but never passed off as good
                             manifest_files[-1]["damaged"] = reason
@@ -525,7 +506,7 @@ def prune(directory: Path, keep: int, written: Path) -> list[Path]:
 
 def missing_sources(paths: Paths, include: tuple[str, ...]) -> list[str]:
     """The included sources that do not exist (worth a warning: a cron job may be looking elsewhere)."""
-    sources = {"sessions": paths.sessions_dir, "learn": paths.learn_dir, "memory": paths.memory_dir}
+    sources = {SESSIONS: paths.sessions_dir, LEARN: paths.learn_dir, MEMORY: paths.memory_dir}
     return [f"{kind} ({sources[kind]})" for kind in include if not sources[kind].is_dir()]
 
 

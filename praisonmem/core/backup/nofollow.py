@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from praisonmem.core.errors import Refused, io_failure
+from praisonmem.core.io import jsonfile
 
 DIR_MODE = 0o700
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
@@ -81,7 +82,7 @@ def link_in(place: Place, seen: dict[Path, int | None] | None = None) -> Path | 
 def open_dir(place: Place) -> int:
     """A descriptor of ``place``'s directory, each missing directory created 0700 on the way; :class:`LinkInTheWay`
     when one below the anchor is a link. The caller closes it."""
-    _anchor(place.anchor)
+    jsonfile.makedirs(place.anchor)  # the anchor and its missing parents 0700: they are the user's, used as named
     try:
         fd = os.open(place.anchor, DIR_FLAGS)
     except OSError as exc:
@@ -118,23 +119,3 @@ def _is_link(fd: int, part: str) -> bool:
         return stat.S_ISLNK(os.lstat(part, dir_fd=fd).st_mode)
     except OSError:
         return False
-
-
-def _anchor(anchor: Path) -> None:
-    """Create the anchor and its missing parents 0700 (``os.makedirs`` gives parents the umask's mode); it and
-    the directories above it are the user's, used as they are named."""
-    missing = []
-    current = anchor
-    while not current.is_dir():
-        missing.append(current)
-        if current.parent == current:
-            break
-        current = current.parent
-    for path in reversed(missing):
-        try:
-            os.mkdir(path, DIR_MODE)
-        except FileExistsError:
-            if not path.is_dir():
-                raise io_failure(path, NotADirectoryError(errno.ENOTDIR, "not a directory")) from None
-        except OSError as exc:
-            raise io_failure(path, exc) from exc

@@ -1,7 +1,7 @@
 """Restoring a backup, with or without ``--to DIR``.
 
 Nothing is written until the whole archive has passed: the manifest and every member must be in
-the layout ``backup create`` writes (:mod:`praisonmem.core.backup.layout`; anything else exits 4),
+the layout ``backup create`` writes (:mod:`praisonmem.core.layout`; anything else exits 4),
 every database must be its store (exit 4), every member must match its manifest size and sha256
 (else exit 1), and no directory below where a file goes may be a symbolic link (exit 4;
 :mod:`.nofollow`). Then each file is streamed into a temp file beside its target (:func:`temp_name`,
@@ -11,27 +11,24 @@ into place under the lock its store uses. Restored files are 0600 and directorie
 0700, whatever modes the manifest or the tar headers claim; a session that does not parse is never
 replaced; a file the backup recorded as damaged is not restored.
 
-A restore killed mid-file leaves its temp file (:data:`RESTORE_TEMP`); the next restore writing into
-that directory removes the ones older than :data:`STALE_TEMP` seconds whose process is gone, and
+A restore killed mid-file leaves its temp file (:data:`~praisonmem.core.layout.RESTORE_TEMP`); the next restore
+writing into that directory removes the ones older than :data:`STALE_TEMP` seconds whose process is gone, and
 nothing else.
 """
 
 from __future__ import annotations
 
-import fcntl
 import os
 import re
 import secrets
 import stat
 import time
-from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 
-from praisonmem.core import learn, memory
 from praisonmem.core.backup import sqlite
 from praisonmem.core.backup.archive import (
     DAMAGE,
@@ -44,10 +41,10 @@ from praisonmem.core.backup.archive import (
     quoted_entry,
     read_manifest,
 )
-from praisonmem.core.backup.layout import LAYOUT, memory_user, split
 from praisonmem.core.backup.nofollow import LinkInTheWay, Place, link_in, open_dir
-from praisonmem.core.errors import LockTimeout, PraisonMemError, ProblemsFound, Refused, UsageError, io_failure
+from praisonmem.core.errors import PraisonMemError, ProblemsFound, Refused, UsageError, io_failure
 from praisonmem.core.io import jsonfile
+from praisonmem.core.layout import DATABASES, RESTORE_TEMP, Kind, Lock, archive_kind, is_db_sidecar, lock_of, split
 from praisonmem.core.paths import Paths
 from praisonmem.core.result import Action, Change, Outcome, Plan, Progress
 
@@ -59,8 +56,6 @@ class RestoreConflict(StrEnum):
     replace = "replace"
 
 
-# A restore's temp file: ``.<name>.restore-<pid>-<8 hex>.tmp`` beside its target; no other writer names one so.
-RESTORE_TEMP = re.compile(r"\..+\.restore-(?P<pid>[0-9]+)-[0-9a-f]{8}\.tmp", re.DOTALL)
 STALE_TEMP = 60  # seconds: an older temp file of a restore whose process is gone is a leftover
 NAME_MAX = 255
 ItemAction = Literal["restore", "replace", "skip", "fail"]
@@ -68,22 +63,13 @@ WRITES = ("restore", "replace")
 ACTIONS = {"restore": Action.restored, "replace": Action.replaced, "skip": Action.skipped, "fail": Action.failed}
 
 
-def is_restore_temp(name: str) -> bool:
-    """Whether a file name is a restore's temp file (:data:`RESTORE_TEMP`)."""
-    return RESTORE_TEMP.fullmatch(name) is not None
-
-
 def temp_name(name: str) -> str:
-    """A new temp name for restoring ``name``: :data:`RESTORE_TEMP`, shortened to fit a file name."""
+    """A new temp name for restoring ``name``: :data:`~praisonmem.core.layout.RESTORE_TEMP`, shortened to fit a file
+    name."""
     tail = f".restore-{os.getpid()}-{secrets.token_hex(4)}.tmp"
     while len(os.fsencode(f".{name}{tail}")) > NAME_MAX:
         name = name[:-1]
     return f".{name}{tail}"
-
-
-# (the directory below the anchor: the root's path inside the home or state dir)
-HOME_ROOTS = {"sessions": ("data", ("sessions",)), "spill": ("state", ("state", "session_spill")),
-              "learn": ("data", ("learn",))}
 
 
 def destination(name: str, paths: Paths, to: Path | None) -> Place:
@@ -93,9 +79,8 @@ def destination(name: str, paths: Paths, to: Path | None) -> Place:
     if to is not None:
         return Place(to, tuple(parts), file)
     root, rest = split(name)
-    if root in HOME_ROOTS:
-        where, below = HOME_ROOTS[root]
-        return Place(getattr(paths, where).path, below + rest[:-1], file)
+    if root.anchor != "memory":
+        return Place(getattr(paths, root.anchor).path, root.below + rest[:-1], file)
     if paths.memory_dir.is_absolute():
         return Place(paths.memory_dir, rest[:-1], file)
     return Place(Path("."), paths.memory_dir.parts + rest[:-1], file)
@@ -183,10 +168,10 @@ def plan_items(archive: Path, paths: Paths, *, to: Path | None, on_conflict: Res
             raise LinkInTheWay(link, "nothing written")
         target = place.target
         item = RestoreItem(entry["path"], place, "restore", entry["size"], entry["sha256"], entry["mtime"],
-                           database=entry.get("sqlite") is True or target.name in sqlite.STORES)
+                           database=entry.get("sqlite") is True or target.name in DATABASES)
         if entry["path"] in damaged:
             item.action, item.detail = "fail", f"{damaged[entry['path']]}; not restored (tar -xzf the archive to see it)"
-        elif sqlite.is_sidecar(target.name):
+        elif is_db_sidecar(target.name):
             item.action, item.detail = "skip", ("a SQLite sidecar an older praisonmem copied as it was; not restored "
                                                 "(beside another copy of its database it could corrupt it)")
         elif os.path.lexists(target):
@@ -276,7 +261,7 @@ def _restore_one(source: Any, item: RestoreItem, timeout: float, sweep: Sweep) -
             if _lexists(place.name, dfd):
                 if item.action != "replace":  # planned as new: it appeared since, so it is not ours to replace
                     return False
-                if _is_session(item.name):
+                if archive_kind(item.name) is Kind.session:
                     jsonfile.read_current(item.target)  # a session that does not parse is never overwritten
             os.replace(tmp, place.name, src_dir_fd=dfd, dst_dir_fd=dfd)
             tmp = None
@@ -325,7 +310,7 @@ class Sweep:
         except OSError:
             return
         for name in names:
-            match = RESTORE_TEMP.fullmatch(name)
+            match = re.fullmatch(RESTORE_TEMP, name)
             try:
                 found = os.lstat(name, dir_fd=dfd) if match else None
             except OSError:
@@ -359,56 +344,6 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _is_session(name: str) -> bool:
-    """A JSON-store or unified session (``sessions/`` or a project store), not a ``run_*/`` file."""
-    if not (name.startswith("home/sessions/") and name.endswith(".json")):
-        return False
-    rest = name[len("home/sessions/"):].split("/")
-    return len(rest) == 1 or rest[0] == "projects"
-
-
-@contextmanager
-def _session_locks(target: Path, timeout: float) -> Iterator[None]:
-    """The JSON store's sidecar lock, and ``LOCK_EX`` on the file itself, which the unified (REPL/TUI) store
-    takes to rewrite a file in place: no such writer is half-way through it when it is replaced."""
-    with jsonfile.locked(target, timeout):
-        try:
-            fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-        except FileNotFoundError:
-            yield
-            return
-        except OSError as exc:
-            raise io_failure(target, exc, "cannot lock") from exc
-        try:
-            _flock_exclusive(fd, target, timeout)
-            yield
-        finally:
-            os.close(fd)
-
-
-def _flock_exclusive(fd: int, target: Path, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
-        except BlockingIOError:
-            if time.monotonic() >= deadline:
-                raise LockTimeout(f"{target}: a writer has held it locked for over {timeout:g}s; not restored") \
-                    from None
-            time.sleep(0.02)
-
-
 def _store_lock(item: RestoreItem, timeout: float) -> AbstractContextManager[None]:
-    name, target = item.name, item.target
-    if item.database:
-        return sqlite.exclusive(target, timeout)
-    if _is_session(name):
-        return _session_locks(target, timeout)
-    if name.startswith("home/learn/") and name.endswith(".json") and not name.endswith(".archive.json"):
-        return learn.locked(target, timeout)
-    if name.startswith("memory/"):  # memory/<user dir>/… (or a store in the base itself: memory/<file>)
-        parts = tuple(name.split("/")[1:])
-        user = memory_user(parts) or ()
-        return memory.user_lock(target.parents[len(parts) - 1 - len(user)], timeout)
-    return nullcontext()
+    """The lock the file's store takes to write it (a database: SQLite's, whatever its name)."""
+    return lock_of(Lock.sqlite if item.database else archive_kind(item.name))(item.target, timeout)

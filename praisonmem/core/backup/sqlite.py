@@ -2,7 +2,7 @@
 
 * **Taken** with SQLite's online backup API, all pages in one read transaction, so the copy is consistent
   while a writer runs (the gateway's ``SqliteTranscriptStore`` commits every turn). The source is opened
-  read-only in the way that changes nothing on disk (spec-11 §2.8): a database a process has open (its
+  read-only in the way that changes nothing on disk: a database a process has open (its
   ``-shm`` read lock on byte 128 is held) with ``mode=ro``, which only sets read marks in that ``-shm``; an
   idle one with nothing in ``-wal``/``-journal`` with ``mode=ro&immutable=1``, which creates no ``-wal`` or
   ``-shm``; an idle one with frames in ``-wal`` or a ``-journal`` (a writer that died) from a private copy
@@ -37,20 +37,14 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from praisonmem.core.errors import LockTimeout, Refused, io_failure
+from praisonmem.core.layout import TRANSCRIPT_DB
 
-STORES = ("sessions.db", "sessions_index.db")  # the databases the session stores keep
-SIDECARS = ("-wal", "-shm", "-journal")
 HEADER = b"SQLite format 3\x00"
 PENDING_BYTE = 0x40000000  # SQLite's lock bytes: PENDING, RESERVED, then the 510-byte SHARED range
 LOCK_BYTES = 512
 DMS_BYTE = 128  # in -shm: every connection of a WAL database holds a read lock here while it is open
 POLL = 0.02
 ATTEMPTS = 3  # reads of an idle database that a writer opened during the read
-
-
-def is_sidecar(name: str) -> bool:
-    """``sessions.db-wal`` and the like: part of a database, never archived or restored on its own."""
-    return any(name == f"{store}{suffix}" for store in STORES for suffix in SIDECARS)
 
 
 def _lock_holder(path: str, start: int, length: int) -> int | None:
@@ -104,13 +98,13 @@ def _schema(name: str) -> tuple[dict[str, tuple[str, ...] | None], tuple[str, ..
     """The tables of the store ``name`` (with their columns) and those it cannot be without."""
     from praisonmem.core import sessions
 
-    if name == "sessions.db":
+    if name == TRANSCRIPT_DB:
         return sessions.transcript_tables, tuple(sessions.transcript_tables)
     return sessions.index_tables, ("session_fts", "session_meta")
 
 
 def schema_problem(path: Path, name: str) -> str | None:
-    """Why the database at ``path`` (opened ``immutable``) is not the store ``name`` (one of :data:`STORES`) as
+    """Why the database at ``path`` (opened ``immutable``) is not the store ``name`` (one of :data:`~praisonmem.core.layout.DATABASES`) as
     its library writes it, read from its schema alone (no view is run); ``None`` when it is."""
     from praisonmem.core.io.sqlite import store_tables_problem
 

@@ -15,7 +15,8 @@ from typing import Any, Literal
 from praisonmem.core import learn, memory
 from praisonmem.core.io.jsonfile import json_kind
 from praisonmem.core.io.timeutil import epoch_of
-from praisonmem.core.sessions import ENCRYPTED_PREFIX, ROLES, is_encrypted, safe_file_stem, tool_calls_of
+from praisonmem.core.layout import ENTITIES
+from praisonmem.core.sessions import ENCRYPTED_PREFIX, ROLES, is_encrypted, session_key_rules, tool_calls_of
 
 Severity = Literal["error", "warning", "info"]
 Report = Callable[[Severity, str, str], None]  # (severity, code, message)
@@ -29,25 +30,7 @@ def _is_number(value: Any) -> bool:
 
 
 def session(doc: dict[str, Any], stem: str, report: Report) -> None:
-    sid = doc.get("session_id")
-    if "session_id" not in doc:
-        report("error", "session.missing_key", "required key 'session_id' is missing")
-    elif not isinstance(sid, str):
-        report("error", "session.type", f"'session_id' is {json_kind(sid)}, not a string")
-    elif not (sid == stem and _safe_stem(sid)) and safe_file_stem(sid) != stem:
-        report("warning", "session.file_name",
-               f"session_id '{sid}' belongs in {safe_file_stem(sid)}.json, not {stem}.json: "
-               "the library will not find it by its id")
-    if "messages" not in doc:
-        report("error", "session.missing_key", "required key 'messages' is missing")
-    for key, kinds, severity in (
-        ("messages", (list,), "error"), ("archived_messages", (list, type(None)), "error"),
-        ("metadata", (dict, type(None)), "error"), ("runtime_state", (dict, type(None)), "warning"),
-        ("agent_name", (str, type(None)), "warning"), ("user_id", (str, type(None)), "warning"),
-        ("created_at", (str,), "warning"), ("updated_at", (str,), "warning"),
-    ):
-        if key in doc and not isinstance(doc[key], kinds):
-            report(severity, "session.type", f"'{key}' is {json_kind(doc[key])}, not {_kind_names(kinds)}")
+    session_key_rules(doc, stem, report)  # whether it is a session at all: the sessions package's, which its store asks
     for key in ("created_at", "updated_at"):
         if isinstance(doc.get(key), str) and epoch_of(doc[key]) is None:
             report("warning", "session.timestamp", f"'{key}' is not an ISO-8601 time: {doc[key]!r}")
@@ -71,24 +54,6 @@ def session(doc: dict[str, Any], stem: str, report: Report) -> None:
     if not calls_sealed and tool_turns:  # encrypted calls: their ids are unseen
         _tool_pairing(everything, report)
     _compaction(doc.get("last_compaction"), len(active), "last_compaction" in doc, report)
-
-
-def unified_session(doc: dict[str, Any], stem: str, report: Report) -> None:
-    """A praisonai REPL/TUI session: what its loader (``UnifiedSession(**data)``) and the TUI need."""
-    if doc.get("session_id") != stem:
-        report("warning", "unified.file_name", f"session_id {doc.get('session_id')!r} is not the file's name "
-                                               f"'{stem}': the TUI finds a session by its file name")
-    messages = doc.get("messages")
-    if not isinstance(messages, list):
-        report("error", "unified.type", f"'messages' is {json_kind(messages)}, not a list: the TUI cannot use it")
-        return
-    for index, message in enumerate(messages):
-        if not isinstance(message, dict) or not {"role", "content"} <= set(message):
-            report("error", "unified.message", f"messages[{index}] is not a {{role, content, timestamp}} object: "
-                                               "the TUI's chat history fails on it")
-    for key in ("metadata",):
-        if not isinstance(doc.get(key, {}), dict):
-            report("error", "unified.type", f"'{key}' is {json_kind(doc[key])}, not an object")
 
 
 def run_metadata(meta: Any, report: Report) -> None:
@@ -118,11 +83,6 @@ def run_events(lines: list[bytes], report: Report) -> None:
                 bad += 1
     if bad:
         report("warning", "run.events", f"{bad} line(s) are not JSON: praisonai's SessionManager skips them")
-
-
-def _kind_names(kinds: tuple[type, ...]) -> str:
-    names = {list: "a list", dict: "an object", str: "a string", type(None): "null"}
-    return " or ".join(names.get(k, k.__name__) for k in kinds)
 
 
 PLAIN_KEYS = frozenset(("role", "content", "timestamp", "metadata"))
@@ -177,12 +137,6 @@ def _sealed(messages: list[dict[str, Any]], key: str) -> int:
     from itertools import repeat
 
     return sum(map(is_encrypted, map(dict.get, messages, repeat(key))))
-
-
-def _safe_stem(session_id: str) -> bool:
-    """``safe_file_stem(session_id) == session_id`` for an id with an alphanumeric character, told without a
-    step per character (``False`` for the rest, which the caller then asks ``safe_file_stem`` about)."""
-    return session_id.replace("-", "").replace("_", "").isalnum()
 
 
 def _has_tool_turns(messages: list[dict[str, Any]]) -> bool:
@@ -333,7 +287,7 @@ def _objects(doc: Any, report: Report, codes: tuple[str, str], *, file: str, mem
 
 def entities(doc: Any, report: Report) -> None:
     crash = ": FileMemory() crashes"
-    for where, key, entity in _objects(doc, report, ("memory.type", "memory.item"), file="entities.json",
+    for where, key, entity in _objects(doc, report, ("memory.type", "memory.item"), file=ENTITIES,
                                        member="entity", file_then=crash, member_then=crash):
         extra = [k for k in entity if k not in memory.ENTITY_KEYS]
         if extra:

@@ -1,14 +1,24 @@
-"""``check --secrets``: the secret scan of :mod:`praisonmem.core.secrets` over a home, its memory dir and an
-Upsonic database."""
+"""``check --secrets``: the secret scan of :mod:`praisonmem.core.secrets` over each home's session stores (their own
+scan, :func:`praisonmem.core.sessions.scan_secrets`) and learn entries, the FileMemory items (short and long term,
+entities, episodic) of every user under the memory dir and the SQLite memory files beside it, and an Upsonic
+database's user traits and sessions when one is given. Reading only: nothing is locked or written (FileMemory files
+are read as ``check`` reads them)."""
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from praisonmem.core import secrets
+from praisonmem.core import secrets, sessions
+from praisonmem.core.errors import PraisonMemError
+from praisonmem.core.layout import ENTITIES, JSON, LONG_TERM, SHORT_TERM
 from praisonmem.core.paths import Paths
 
+if TYPE_CHECKING:
+    from praisonmem.core.secrets import Level, ScanReport
+
 SecretLevel = secrets.Level
+FILE_MEMORY_TIERS = (("short_term", SHORT_TERM), ("long_term", LONG_TERM))
 
 
 def scan_secrets(paths: Paths, homes: list[str] | None = None, *, level: str = "standard",
@@ -20,4 +30,109 @@ def scan_secrets(paths: Paths, homes: list[str] | None = None, *, level: str = "
         from praisonmem.core import upsonic
 
         store = upsonic.open_store(upsonic_db, timeout=timeout)
-    return secrets.scan_everything(paths, level=level, upsonic=store, homes=homes)
+    return scan_everything(paths, level=level, upsonic=store, homes=homes)
+
+
+def scan_memory(base: Path, level: Level, report: ScanReport) -> None:
+    """FileMemory items of every user under ``base``."""
+    from praisonmem.core.memory import FileMemoryStore, file_users
+
+    for user in file_users(base):
+        mem = FileMemoryStore.at(base, user)
+        places: list[tuple[str, Path]] = [(tier, mem.path(name)) for tier, name in FILE_MEMORY_TIERS]
+        places.append(("entities", mem.path(ENTITIES)))
+        places += [(f"episodic/{d}", mem.episodic_dir / f"{d}.json") for d in mem.episodic_dates()]
+        for tier, path in places:
+            try:
+                value = mem.read(path, {} if tier == "entities" else [])
+            except PraisonMemError:
+                report.scan_raw(path, None, level, store="memory", record=f"{user}/{tier}")
+                continue
+            report.scanned["memory_items"] = report.scanned.get("memory_items", 0) + len(value)
+            for h in secrets.hits(value, level, opaque=sessions.is_encrypted):
+                report.findings.append(secrets.finding(h, store="memory", file=str(path), session=None,
+                                                       record=f"{user}/{tier}"))
+
+
+def scan_sqlite_memory(project_dir: Path, level: Level, report: ScanReport) -> None:
+    """The SQLite memory files beside the FileMemory base (``short_term[_<user>].db``, ``long_term[_<user>].db``),
+    read-only."""
+    from praisonmem.core.memory import SqliteMemoryStore, sqlite_users
+
+    for suffix in sqlite_users(project_dir):
+        mem = SqliteMemoryStore(project_dir, None, suffix=f"_{suffix}" if suffix else "")
+        for tier, path in mem.files.items():
+            if not path.is_file():
+                continue
+            try:
+                rows = mem.all(tier)
+            except PraisonMemError as exc:
+                report.unreadable.append(f"{path}: {exc.message}")
+                continue
+            report.scanned["memory_items"] = report.scanned.get("memory_items", 0) + len(rows)
+            for row in rows:
+                for h in secrets.hits({"text": row["text"], "metadata": row["metadata"]}, level,
+                                      opaque=sessions.is_encrypted):
+                    report.findings.append(secrets.finding(h, store="memory", file=str(path), session=None,
+                                                           record=f"{suffix or '-'}/{tier}/{row['id']}"))
+
+
+def scan_learn(learn_dir: Path, level: Level, report: ScanReport) -> None:
+    from praisonmem.core.learn import entries
+
+    found, unreadable = entries(learn_dir)
+    for message in unreadable:  # "<path>: <why>": searched as raw bytes
+        path = next((p for p in learn_dir.glob(f"*/*/*{JSON}") if message.startswith(f"{p}: ")), None)
+        if path is None:
+            report.unreadable.append(message)
+        else:
+            report.scan_raw(path, None, level, store="learn", record=str(path.relative_to(learn_dir)))
+    report.scanned["learn_entries"] = report.scanned.get("learn_entries", 0) + len(found)
+    for e in found:
+        for h in secrets.hits(e.entry, level, opaque=sessions.is_encrypted):
+            report.findings.append(secrets.finding(h, store="learn", file=str(e.path), session=None,
+                                                   record=f"{e.scope}/{e.user_id}/{e.store}/{e.entry.get('id')}"))
+
+
+def scan_upsonic(store: Any, level: Level, report: ScanReport) -> None:
+    """An Upsonic database (a :class:`praisonmem.core.upsonic.Store`): user traits and sessions."""
+    users = store.users()
+    rows = store.all_sessions()
+    report.scanned["upsonic_users"] = len(users)
+    report.scanned["upsonic_sessions"] = len(rows)
+    for row in users:
+        for h in secrets.hits(row.get("user_memory"), level, "user_memory", opaque=sessions.is_encrypted):
+            report.findings.append(secrets.finding(h, store="upsonic", file=store.label, session=None,
+                                                   record=f"user:{row.get('user_id')}"))
+    for row in rows:
+        for h in secrets.hits({k: v for k, v in row.items() if k != "session_id"}, level,
+                              opaque=sessions.is_encrypted):
+            report.findings.append(secrets.finding(h, store="upsonic", file=store.label,
+                                                   session=row.get("session_id")))
+
+
+def scan_everything(paths: Paths, *, level: Level | str = "standard", upsonic: Any = None,
+                    homes: list[str] | None = None) -> ScanReport:
+    """``check --secrets``: sessions (every store), spilled turns and learn entries of the home (or of each of
+    ``homes``), FileMemory under the memory dir, and the Upsonic database ``upsonic`` when given."""
+    from praisonmem.core.errors import UsageError
+    from praisonmem.core.paths import resolve
+
+    level = secrets.level_of(level)
+    report = secrets.ScanReport(level.value, sessions.is_encrypted)
+    for home in homes or [None]:
+        if home is not None and not Path(home).is_dir():
+            raise UsageError(f"{home}: not a directory (with --secrets, each PATH is a PraisonAI home)")
+        where = paths if home is None else resolve(home, paths.memory_dir)
+        if where.sessions_dir.is_dir():
+            sessions.scan_secrets(where, level=level, report=report)
+        scan_learn(where.learn_dir, level, report)
+    scan_memory(paths.memory_dir, level, report)
+    scan_sqlite_memory(paths.project_dir, level, report)
+    memory_dirs = [paths.memory_dir, paths.project_dir]
+    if paths.memory_dir.is_dir():
+        memory_dirs[1:1] = sorted(p for p in paths.memory_dir.iterdir() if p.is_dir())
+    secrets.scan_quarantined(memory_dirs, level, report, store="memory")
+    if upsonic is not None:
+        scan_upsonic(upsonic, level, report)
+    return report

@@ -24,13 +24,13 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from praisonmem.core import learn, memory, migrate, sessions
+from praisonmem.core import layout, learn, memory, migrate, sessions
 from praisonmem.core.check import rules
 from praisonmem.core.check.rules import Severity
 from praisonmem.core.errors import (CorruptFile, LockTimeout, NotFound, NotRegularFile, PraisonMemError, UsageError,
                                     io_failure)
 from praisonmem.core.io import jsonfile, parallel
-from praisonmem.core.paths import Paths, Resolved, resolve
+from praisonmem.core.paths import DEFAULT_DIR_NAME, Paths, Resolved, resolve
 
 
 @dataclass
@@ -109,7 +109,7 @@ class Checker:
         database URL's password among them)."""
         import re
 
-        pattern = re.compile(jsonfile.temp_pattern(config.name))
+        pattern = re.compile(layout.temp_pattern(config.name))
         for entry in _entries(config.parent):
             if pattern.fullmatch(entry.name) and entry.is_file():
                 self.leftover_temp(entry, "config set")
@@ -145,31 +145,32 @@ class Checker:
     @staticmethod
     def _consequence(path: Path, exc: PraisonMemError) -> str:
         """What the library does with a file ``check`` could not read for the reason ``exc`` gives."""
-        if path.parent.name == "sessions" and path.name.endswith(".json"):
+        if path.parent.name == layout.SESSIONS and path.name.endswith(layout.JSON):
             return _session_consequence(exc)
-        if path.name in memory.MEMORY_FILES or path.parent.name == "episodic":
+        if path.name in layout.MEMORY_FILES or path.parent.name == layout.EPISODIC:
             return "FileMemory reads it as empty and overwrites it on its next write"
         return "the library cannot read it"
 
     # -------------------------------------------------------- trees
 
     def home(self, root: Path) -> None:
-        for sub, check in (("sessions", self.sessions_dir), ("learn", self.learn_dir),
-                           ("state/session_spill", self.spill_dir), ("memory", self.memory_base)):
-            if (root / sub).is_dir():
-                check(root / sub)
+        for sub, check in (((layout.SESSIONS,), self.sessions_dir), ((layout.LEARN,), self.learn_dir),
+                           (layout.SPILL_DIR, self.spill_dir), ((layout.MEMORY,), self.memory_base)):
+            if root.joinpath(*sub).is_dir():
+                check(root.joinpath(*sub))
 
     def sessions_dir(self, root: Path) -> None:
         """Every entry in path order; the session files are read and checked first, in the fork pool when
         there are many (:func:`_checked_sessions`), and their findings added in their place."""
         held: dict[str, tuple[Any, str | None, str]] = {}  # session id -> (updated_at, text digest, file): the index
         listed = _listing(root)
-        todo = [path for path, name, is_file, _ in listed if is_file and name.endswith(".json") and path not in self._seen]
-        indexed = (root / sessions.INDEX_NAME).is_file()  # only then is each session's index text digested
+        todo = [path for path, name, is_file, _ in listed
+                if is_file and name.endswith(layout.JSON) and path not in self._seen]
+        indexed = (root / layout.INDEX_DB).is_file()  # only then is each session's index text digested
         checked = dict(zip(todo, parallel.map_chunks(partial(_checked_sessions, digests=indexed), todo)))
         names = {name: is_file for _, name, is_file, _ in listed}
         for path, name, is_file, maybe_dir in listed:
-            if is_file and name.endswith(".json"):
+            if is_file and name.endswith(layout.JSON):
                 if path not in self._seen:
                     self._count(path)
                     findings, session = checked[path]
@@ -181,60 +182,55 @@ class Checker:
                     sid, updated, digest = self._sessions[path]
                     held[sid] = (updated, digest, path)
                 continue
-            if not maybe_dir and name.endswith(".json.lock"):  # the common case, told from the listing alone
+            if not maybe_dir and name.endswith(layout.JSON_LOCK):  # the common case, told from the listing alone
                 self._lock_sidecar(root, path, name, names)
                 continue
             entry = Path(path)
-            if name == sessions.TRANSCRIPT_DB and entry.is_file():
+            if name == layout.TRANSCRIPT_DB and entry.is_file():
                 self.transcript_db(entry)
-            elif name == "projects" and entry.is_dir():
+            elif name == layout.PROJECTS and entry.is_dir():
                 for project in _entries(entry):
                     if project.is_dir():  # the praisonai CLI's per-project stores: JSON directories of their own
                         self.sessions_dir(project)
-            elif entry.is_dir() and (entry / "metadata.json").is_file():
+            elif entry.is_dir() and (entry / layout.RUN_METADATA).is_file():
                 self.run_dir(entry)
-            elif name.endswith(".json.lock"):
+            elif name.endswith(layout.JSON_LOCK):
                 self._lock_sidecar(root, path, name, names)
-            elif ".json.corrupt-" in name:
+            elif layout.JSON_QUARANTINED in name:
                 self.add("warning", entry, "quarantined by the library: the bytes of a session file that did not "
                                            "parse; inspect it, then delete it", "leftover.quarantined")
-            elif name.endswith(".tmp"):
+            elif name.endswith(layout.TEMP):
                 self.leftover_temp(entry)
-        if (root / sessions.INDEX_NAME).is_file():
-            self.session_index(root / sessions.INDEX_NAME, held)
+        if (root / layout.INDEX_DB).is_file():
+            self.session_index(root / layout.INDEX_DB, held)
 
     def _lock_sidecar(self, root: Path, path: str, name: str, names: dict[str, bool]) -> None:
         """A ``X.json.lock`` in a sessions dir: worth a word only when no ``X.json`` exists. ``names``: the dir's
         listing (name -> is a file), which answers without a ``stat`` unless X.json is listed but no file."""
-        session = name[: -len(".lock")]
+        session = name[: -len(layout.LOCK)]
         if session in names and (names[session] or (root / session).exists()):
             return
         self.add("info", Path(path), "lock file without a session (left after a delete; harmless, and "
                                      "deleting it while agents run opens a race)", "leftover.lock")
 
-    def session_file(self, path: Path) -> dict[str, Any] | None:
-        ok, doc = self._parse(path)
-        if not ok:
-            return None
-        if not isinstance(doc, dict):
-            self.add("error", path, f"top-level JSON value is {jsonfile.json_kind(doc)}, not an object", "parse")
-            return None
-        if sessions.is_unified(doc):
-            rules.unified_session(doc, path.name[: -len(".json")], self.reporter(path))
-        else:
-            rules.session(doc, path.name[: -len(".json")], self.reporter(path))
-        sid = doc.get("session_id")
-        indexed = (path.parent / sessions.INDEX_NAME).is_file()
-        self._sessions[str(path)] = (sid if isinstance(sid, str) else path.name[: -len(".json")], doc.get("updated_at"),
-                                     sessions.session_digest(doc) if indexed else None)
-        return doc
+    def session_file(self, path: Path) -> None:
+        """One session file given on its own (:func:`_checked_sessions`, as a sessions dir checks each of its)."""
+        key = str(path)
+        if key in self._seen:
+            return
+        self._count(key)
+        [(findings, session)] = _checked_sessions([key], digests=(path.parent / layout.INDEX_DB).is_file())
+        for finding in findings:
+            self.add(*finding)
+        if session is not None:
+            self._sessions[key] = session
 
     def run_dir(self, root: Path) -> None:
         """A praisonai CLI run (``SessionManager``): ``metadata.json`` it can load, ``events.jsonl`` lines it reads."""
-        ok, meta = self._parse(root / "metadata.json")
+        ok, meta = self._parse(root / layout.RUN_METADATA)
         if ok:
-            rules.run_metadata(meta, self.reporter(root / "metadata.json"))
-        events = root / "events.jsonl"
+            rules.run_metadata(meta, self.reporter(root / layout.RUN_METADATA))
+        events = root / layout.RUN_EVENTS
         if events.is_file():
             self.report.files_checked += 1
             try:
@@ -338,7 +334,7 @@ class Checker:
                                    "its next start", "sessions_db.import_pending")
         for sid, raw, columns in found.rows:
             self.transcript_row(path, sid, raw, columns)
-        if found.rows and path.parent.name == "sessions":
+        if found.rows and path.parent.name == layout.SESSIONS:
             self.missing_from_db(path)
 
     def transcript_row(self, db: Path, sid: str, raw: bytes, columns: tuple) -> None:
@@ -376,9 +372,9 @@ class Checker:
 
     def spill_dir(self, root: Path) -> None:
         for entry in _entries(root):
-            if entry.name.endswith(".tmp"):
+            if entry.name.endswith(layout.TEMP):
                 self.leftover_temp(entry, "spill")
-            elif entry.name.endswith(".json") and entry.is_file():
+            elif entry.name.endswith(layout.JSON) and entry.is_file():
                 self.spill_file(entry)
 
     def spill_file(self, path: Path) -> None:
@@ -404,7 +400,7 @@ class Checker:
 
     def _session_exists(self, spill_dir: Path, session_id: str) -> bool | None:
         """Whether a session file holds ``session_id`` (``None``: this spill dir's sessions dir is unknown)."""
-        sibling = spill_dir.parent.parent / "sessions"  # <root>/state/session_spill beside <root>/sessions
+        sibling = spill_dir.parent.parent / layout.SESSIONS  # <root>/state/session_spill beside <root>/sessions
         sessions_dir = sibling if sibling.is_dir() else self.sessions_dirs.get(spill_dir)
         if sessions_dir is None:
             return None
@@ -420,11 +416,11 @@ class Checker:
         for path in sorted(root.rglob("*")):
             if path.is_dir():
                 continue
-            if path.name.endswith(".archive.json"):
+            if path.name.endswith(layout.LEARN_ARCHIVE):
                 ok, doc = self._parse(path)
                 if ok and not isinstance(doc, list):
                     self.add("warning", path, "archive sidecar is not a list", "learn.archive")
-            elif path.name.endswith(".json.lock"):
+            elif path.name.endswith(layout.JSON_LOCK):
                 try:
                     age = time.time() - path.stat().st_mtime
                 except FileNotFoundError:  # released while we looked
@@ -434,9 +430,9 @@ class Checker:
                                               "it on its next write", "leftover.learn_lock")
                 else:
                     self.add("info", path, "learn store is locked by a writer right now", "leftover.learn_lock")
-            elif path.name.endswith(".tmp"):
+            elif path.name.endswith(layout.TEMP):
                 self.leftover_temp(path)
-            elif path.name.endswith(".json"):
+            elif path.name.endswith(layout.JSON):
                 self.learn_file(path)
 
     def learn_file(self, path: Path) -> None:
@@ -457,41 +453,41 @@ class Checker:
 
     def memory_user(self, root: Path) -> None:
         ids: dict[str, list[str]] = {}
-        for name in memory.MEMORY_FILES:
+        for name in layout.MEMORY_FILES:
             path = root / name
             if path.is_file():
                 ids[name] = self.memory_file(path)
-        shared = sorted(set(ids.get("short_term.json", [])) & set(ids.get("long_term.json", [])))
+        shared = sorted(set(ids.get(layout.SHORT_TERM, [])) & set(ids.get(layout.LONG_TERM, [])))
         if shared:
             self.add("info", root, f"{len(shared)} id(s) in both short- and long-term memory (auto-promotion keeps "
                                    "the id): " + ", ".join(shared[:5]) + (" …" if len(shared) > 5 else ""),
                      "memory.promoted")
         for entry in _entries(root):
-            if entry.name.endswith(".tmp"):
+            if entry.name.endswith(layout.TEMP):
                 self.leftover_temp(entry)
-        episodic = root / "episodic"
+        episodic = root / layout.EPISODIC
         for entry in _entries(episodic):
-            if entry.name.endswith(".tmp"):
+            if entry.name.endswith(layout.TEMP):
                 self.leftover_temp(entry)
-            elif entry.name.endswith(".json"):
+            elif entry.name.endswith(layout.JSON):
                 self.memory_file(entry)
-        for sub in ("sessions", "checkpoints"):
+        for sub in layout.MEMORY_SUBDIRS[1:]:  # sessions/, checkpoints/
             for entry in _entries(root / sub):
-                if entry.name.endswith(".json"):
+                if entry.name.endswith(layout.JSON):
                     self._parse(entry, memory_file=True)
 
     def memory_file(self, path: Path) -> list[str]:
-        if path.parent.name == "episodic":
-            rules.episodic_date(path.name[: -len(".json")], self.reporter(path))
+        if path.parent.name == layout.EPISODIC:
+            rules.episodic_date(path.name[: -len(layout.JSON)], self.reporter(path))
         ok, doc = self._parse(path, memory_file=True)
         if not ok:
             return []
         report = self.reporter(path)
-        if path.name == "entities.json":
+        if path.name == layout.ENTITIES:
             rules.entities(doc, report)
-        elif path.name == "summaries.json":
+        elif path.name == layout.SUMMARIES:
             rules.summaries(doc, report)
-        elif path.name == "config.json":
+        elif path.name == layout.MEMORY_CONFIG:
             rules.config(doc, report)
         else:
             return rules.memory_items(doc, path.name, report)
@@ -510,7 +506,7 @@ class Checker:
                 raise
             path, kind = memory_dir, classify(memory_dir)
         self.report.roots.append(str(path))
-        getattr(self, kind)(path)
+        CHECKS[kind](self, path)
         self.migrations(kind, path)
 
     # -------------------------------------------------------- what an upgrade left behind (praisonmem migrate)
@@ -545,6 +541,15 @@ class Checker:
         return base
 
 
+# What checks each kind of path :func:`classify` names.
+CHECKS: dict[str, Callable[[Checker, Path], object]] = {
+    "home": Checker.home, "sessions_dir": Checker.sessions_dir, "spill_dir": Checker.spill_dir,
+    "learn_dir": Checker.learn_dir, "memory_base": Checker.memory_base, "memory_user": Checker.memory_user,
+    "transcript_db": Checker.transcript_db, "session_file": Checker.session_file, "memory_file": Checker.memory_file,
+    "spill_file": Checker.spill_file, "learn_file": Checker.learn_file,
+}
+
+
 def _session_consequence(exc: PraisonMemError) -> str:
     """What ``DefaultSessionStore`` (praisonaiagents 1.7.17) does with a session file it cannot load: it quarantines
     only one that is not UTF-8 or not JSON (``UnicodeDecodeError``, ``JSONDecodeError``); an ``OSError`` it
@@ -565,15 +570,19 @@ def _session_consequence(exc: PraisonMemError) -> str:
 
 
 def _temp_origin(name: str, writer: str) -> tuple[str, str | None]:
-    """What a temp file's name says of the write that left it, and the file that write was replacing (when
-    the name is the ``.<file>.<random>.tmp`` of praisonmem's atomic replace, which FileMemory uses as well)."""
+    """What a temp file's name says of the write that left it (the layout's temp names: praisonmem's atomic replace,
+    which FileMemory uses as well, a restore's, the library's), and the file that write was replacing (when the name
+    is the atomic replace's ``.<file>.<random>.tmp``)."""
     import re
 
-    own = re.fullmatch(rf"\.(.+)\.{jsonfile.TEMP_RANDOM}\.tmp", name)
+    own = re.fullmatch(layout.OWN_TEMP, name)
     if own:
-        return (f"temp copy of {own.group(1)} left by a write of it that was killed before its rename (praisonmem's "
-                "atomic replace, or FileMemory's): it holds what was being written", own.group(1))
-    if re.fullmatch(rf"tmp{jsonfile.TEMP_RANDOM}\.tmp", name):
+        return (f"temp copy of {own['target']} left by a write of it that was killed before its rename (praisonmem's "
+                "atomic replace, or FileMemory's): it holds what was being written", own["target"])
+    if layout.is_restore_temp(name):
+        return ("temp file of a backup restore that was killed before its rename: it holds the file being restored; "
+                "the next restore writing into this directory removes it once the process that made it is gone", None)
+    if re.fullmatch(layout.LIBRARY_TEMP, name):
         return ("temp file the library's session store left when its atomic write was killed before the rename: it "
                 "holds what was being written", None)
     return f"temp file left by an interrupted {writer}", None
@@ -581,7 +590,7 @@ def _temp_origin(name: str, writer: str) -> tuple[str, str | None]:
 
 def _home_of(sessions_dir: Path) -> Path:
     """The home a JSON directory belongs to: ``<home>/sessions`` or ``<home>/sessions/projects/<id>``."""
-    if sessions_dir.parent.name == "projects" and sessions_dir.parent.parent.name == "sessions":
+    if sessions_dir.parent.name == layout.PROJECTS and sessions_dir.parent.parent.name == layout.SESSIONS:
         return sessions_dir.parent.parent.parent
     return sessions_dir.parent
 
@@ -606,9 +615,9 @@ Held = tuple[str, Any, "str | None"]  # a session's id, updated_at and index tex
 
 
 def _checked_sessions(paths: list[str], digests: bool = False) -> list[tuple[list[Found], Held | None]]:
-    """Each session file's findings (:meth:`Checker.session_file` on its own: a REPL/TUI file by its own rules)
-    and its (session id, ``updated_at``, with ``digests`` the digest of its index text) for the index check,
-    ``None`` when it does not parse; may run in a worker."""
+    """Each session file's findings (a REPL/TUI file by its own rules) and its (session id, ``updated_at``, with
+    ``digests`` the digest of its index text) for the index check, ``None`` when it does not parse: the one check
+    of a session file, for a sessions dir's files (maybe in a worker) and for a file given on its own."""
     out: list[tuple[list[Found], Held | None]] = []
     for path in paths:
         found: list[Found] = []
@@ -627,9 +636,9 @@ def _checked_sessions(paths: list[str], digests: bool = False) -> list[tuple[lis
                 found.append(("error", path, f"top-level JSON value is {jsonfile.json_kind(doc)}, not an object",
                               "parse"))
             else:
-                stem = os.path.basename(path)[: -len(".json")]
+                stem = os.path.basename(path)[: -len(layout.JSON)]
                 if sessions.is_unified(doc):
-                    rules.unified_session(doc, stem, report)
+                    sessions.unified_rules(doc, stem, report)
                 else:
                     rules.session(doc, stem, report)
                 sid = doc.get("session_id")
@@ -650,32 +659,32 @@ def _entries(directory: Path) -> list[Path]:
 
 
 def classify(path: Path) -> str:
-    """The kind of PraisonAI path this is, by its shape; a usage error when it is none."""
+    """The kind of PraisonAI path this is, by its shape (a key of :data:`CHECKS`); a usage error when it is none."""
     if path.is_file():
-        if path.name == sessions.TRANSCRIPT_DB:
+        if path.name == layout.TRANSCRIPT_DB:
             return "transcript_db"
-        if path.parent.name == "sessions":
+        if path.parent.name == layout.SESSIONS:
             return "session_file"
-        if path.parent.name == "episodic" or path.name in memory.MEMORY_FILES:
+        if path.parent.name == layout.EPISODIC or path.name in layout.MEMORY_FILES:
             return "memory_file"
-        if path.parent.name == "session_spill":
+        if path.parent.name == layout.SPILL:
             return "spill_file"
-        if "learn" in path.parts:
+        if layout.LEARN in path.parts:
             return "learn_file"
-        if path.name.endswith(".json"):
+        if path.name.endswith(layout.JSON):
             return "session_file"
     elif path.is_dir():
-        if path.name == "sessions":
+        if path.name == layout.SESSIONS:
             return "sessions_dir"
-        if path.name == "session_spill":
+        if path.name == layout.SPILL:
             return "spill_dir"
-        if path.name == "learn":
+        if path.name == layout.LEARN:
             return "learn_dir"
-        if any((path / sub).is_dir() for sub in ("sessions", "learn", "state")):
+        if any((path / sub).is_dir() for sub in (layout.SESSIONS, layout.LEARN, layout.STATE)):
             return "home"
         if memory.looks_like_user(path):
             return "memory_user"
-        if path.name == "memory" or any(memory.looks_like_user(Path(e)) for e in _entries(path) if e.is_dir()):
+        if path.name == layout.MEMORY or any(memory.looks_like_user(Path(e)) for e in _entries(path) if e.is_dir()):
             return "memory_base"
     raise UsageError(f"{path}: not a PraisonAI home, sessions, spill, learn or FileMemory path, nor a project "
                      "holding .praisonai/memory")
@@ -684,8 +693,8 @@ def classify(path: Path) -> str:
 def project_memory(path: Path) -> Path | None:
     """The FileMemory tree of a project directory (``DIR/.praisonai/memory``, or ``DIR/memory`` for the
     ``.praisonai`` dir itself): where the library writes it, so ``check DIR`` in a project checks it."""
-    for candidate in (path / ".praisonai" / "memory", path / "memory"):
-        if candidate.is_dir() and (candidate.parent.name == ".praisonai"):
+    for candidate in (path / DEFAULT_DIR_NAME / layout.MEMORY, path / layout.MEMORY):
+        if candidate.is_dir() and (candidate.parent.name == DEFAULT_DIR_NAME):
             return candidate
     return None
 
@@ -717,14 +726,6 @@ def _within(path: Path, root: Path) -> bool:
     except ValueError:
         return False
     return True
-
-
-def session_findings(path: str | os.PathLike[str]) -> list[Finding]:
-    """What ``check`` finds in one file read as a session file, whatever its directory is called (a ``--store``
-    directory, a project store): the verdict a SESSION given as a path must pass."""
-    checker = Checker()
-    checker.session_file(Path(path))
-    return checker.report.findings
 
 
 def check(targets: Iterable[str | os.PathLike[str]], progress: Callable[[int], None] | None = None,

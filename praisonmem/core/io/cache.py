@@ -41,6 +41,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 from praisonmem import __version__
+from praisonmem.core.errors import IOFailure
+from praisonmem.core.io import jsonfile
 
 MAGIC = b"praisonmem-cache\n"
 FORMAT = 1
@@ -187,9 +189,9 @@ class Cache:
             return None
         try:
             if create:
-                _private_dirs(self.directory)
+                jsonfile.makedirs(self.directory)  # 0700, with its missing parents: the path is the user's
             fd = os.open(self.directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        except OSError:
+        except (OSError, IOFailure):
             return None
         try:
             st = os.fstat(fd)
@@ -287,22 +289,6 @@ def _decode(data: bytes, kind: str, version: int, source: str) -> Entry | None:
     except (ValueError, TypeError):
         return None
     return Entry(payload, key, snapshot)
-
-
-def _private_dirs(directory: Path) -> None:
-    """Create ``directory`` and its missing parents 0700 (the cache dir as configured: its path is the user's)."""
-    missing = []
-    path = directory
-    while not path.is_dir():
-        missing.append(path)
-        if path.parent == path:
-            break
-        path = path.parent
-    for path in reversed(missing):
-        try:
-            os.mkdir(path, 0o700)
-        except FileExistsError:
-            pass
 
 
 def _replace(directory: int, name: str, data: bytes) -> None:

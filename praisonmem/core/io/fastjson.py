@@ -18,8 +18,6 @@ returns ``None`` and the caller uses the standard library. The walk skips the co
 vouches for (``known``): members of a document whose file orjson re-encodes to the very same bytes,
 with no small float in them (:func:`proven_members`): a 60,000-item FileMemory store is then written
 without walking it.
-
-Without orjson installed everything here declines, and the standard library does it all.
 """
 
 from __future__ import annotations
@@ -33,10 +31,7 @@ from itertools import compress
 from operator import not_
 from typing import Any
 
-try:
-    import orjson
-except ImportError:  # pragma: no cover - orjson is a dependency; it may still be missing from a source tree
-    orjson = None  # type: ignore[assignment]
+import orjson
 
 REFUSED = object()
 BIG = 1 << 20
@@ -47,16 +42,13 @@ _DIGITS = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
 _LONG_RUN = b"0" * 19
 # digits as "0", both opening brackets as "[", the rest blank: one pass serves both of loads' checks
 _MARKS = bytes(0x30 if 0x30 <= b <= 0x39 else 0x5B if b in (0x5B, 0x7B) else 0x20 for b in range(256))
-if orjson is not None:
-    _OPTIONS = (orjson.OPT_INDENT_2 | orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATETIME
-                | orjson.OPT_PASSTHROUGH_DATACLASS)
+_OPTIONS = (orjson.OPT_INDENT_2 | orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATETIME
+            | orjson.OPT_PASSTHROUGH_DATACLASS)
 
 
 def loads(raw: bytes) -> Any:
     """The value ``json.loads(raw.decode())`` gives, or :data:`REFUSED` when only the standard library can
     say (an error, or an input orjson would read differently)."""
-    if orjson is None:
-        return REFUSED
     marks = raw.translate(_MARKS)
     if _LONG_RUN in marks:
         return REFUSED
@@ -70,8 +62,6 @@ def loads_proven(raw: bytes) -> tuple[Any, frozenset[int]] | Any:
     """:func:`loads`, and :func:`proven_members` of the result, sharing orjson's one re-encoding of it: a
     document whose bytes orjson re-encodes exactly needs neither of the other checks (orjson would have
     re-encoded a huge integer as a float, and refuses to encode more than 255 levels)."""
-    if orjson is None:
-        return REFUSED
     doc = _orjson_loads(raw)
     if doc is REFUSED:
         return REFUSED
@@ -156,7 +146,7 @@ def to_oldest() -> None:
 
 def dumps_indented(doc: Any, known: frozenset[int] | set[int] = frozenset()) -> bytes | None:
     """``json.dumps(doc, indent=2, ensure_ascii=False).encode()``, by orjson; ``None`` unless provably so."""
-    if orjson is None or not plain(doc, known):
+    if not plain(doc, known):
         return None
     try:
         return orjson.dumps(doc, option=_OPTIONS)
@@ -201,7 +191,7 @@ def proven_members(raw: bytes, doc: Any) -> frozenset[int]:
     """The ids of ``doc``'s members (list items or object values) when ``raw``, which ``doc`` was decoded
     from, is exactly orjson's encoding of ``doc`` and holds no float orjson writes differently from the
     standard library; else none. Then every value in them is one both encoders write the same way."""
-    if orjson is None or type(doc) not in (list, dict) or b"0.0000" in raw or _exponent_minus(raw):
+    if type(doc) not in (list, dict) or b"0.0000" in raw or _exponent_minus(raw):
         return frozenset()
     try:
         same = orjson.dumps(doc, option=_OPTIONS) == raw
@@ -235,7 +225,5 @@ def loads_shape(raw: bytes) -> Any:
     refuses any number beyond a double's range, so a number it reads has at most 309 digits, which the
     standard library's 4,300-digit limit allows); else :data:`REFUSED`. Containers, keys and strings are
     the standard library's."""
-    if orjson is None:
-        return REFUSED
     doc = _orjson_loads(raw)
     return doc if doc is REFUSED or _shallow(raw, doc) else REFUSED

@@ -1,4 +1,4 @@
-"""The one place that reads and writes PraisonAI's JSON files (spec §2.3–§2.4).
+"""The one place that reads and writes PraisonAI's JSON files.
 
 Reading takes no lock and never writes: thanks to the library's atomic
 replace, an unlocked reader sees either the whole old document or the whole
@@ -28,7 +28,7 @@ with no trailing newline; documents carrying ``snapshot_storage`` are written
 compact, as ``HierarchicalSessionStore`` does. Key order and unknown keys are
 kept because documents are plain dicts loaded in file order.
 
-orjson, when installed, does the work where it provably gives the standard
+orjson does the work where it provably gives the standard
 library's result (:mod:`praisonmem.core.io.fastjson`); everything else, every
 error message included, is the standard library's.
 """
@@ -42,6 +42,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, BinaryIO
 
+from praisonmem.core import layout
 from praisonmem.core.errors import CorruptFile, IOFailure, LockTimeout, NotFound, Refused, io_failure
 from praisonmem.core.io import fastjson, inputfile
 
@@ -336,19 +337,21 @@ def read_current(path: str | os.PathLike[str]) -> dict[str, Any] | None:
         return None
 
 
-def replace_atomically(path: str | os.PathLike[str], data: bytes, *, mode: int | None = None) -> None:
+def replace_atomically(path: str | os.PathLike[str], data: bytes, *, mode: int | None = None,
+                       listed: Listed | None = None) -> None:
     """Write ``data`` to a temp file beside ``path`` (0600, or ``mode``), fsync it and rename it over ``path``.
 
     The caller holds the lock. The temp name is ``.<name>.<random>.tmp``: it never
     ends in ``.json``, so listings and globs never mistake it for a session. Temp files of
-    ``path`` an interrupted write left are removed first (:func:`sweep_leftovers`).
+    ``path`` an interrupted write left are removed first (:func:`sweep_leftovers`, with ``listed``).
     """
-    with replacing(path, mode=mode, sweep=True) as handle:
+    with replacing(path, mode=mode, sweep=True, listed=listed) as handle:
         handle.write(data)
 
 
 @contextmanager
-def replacing(path: str | os.PathLike[str], *, mode: int | None = None, sweep: bool = False) -> Iterator[BinaryIO]:
+def replacing(path: str | os.PathLike[str], *, mode: int | None = None, sweep: bool = False,
+              listed: Listed | None = None) -> Iterator[BinaryIO]:
     """A handle on a temp file beside ``path`` (0600, or ``mode``) that replaces ``path`` when the
     block ends: fsynced, renamed over it, the directory fsynced. On an error the temp file is removed
     and ``path`` is untouched. With ``sweep`` (the caller holds ``path``'s lock, so no other write of it
@@ -357,7 +360,7 @@ def replacing(path: str | os.PathLike[str], *, mode: int | None = None, sweep: b
     directory = os.path.dirname(path) or "."
     makedirs(directory)
     if sweep:
-        sweep_leftovers(path)
+        sweep_leftovers(path, listed=listed)
     made: list[str] = []  # the temp file's path, from before it exists: whatever interrupts, it is removed
     try:
         fd = _create_temp(directory, os.path.basename(path), made)
@@ -380,40 +383,36 @@ def replacing(path: str | os.PathLike[str], *, mode: int | None = None, sweep: b
 
 
 LEFTOVER_AGE = 60.0  # seconds: a temp file untouched this long belongs to no live write (a replace takes ms)
-TEMP_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789_"  # tempfile.mkstemp's, for the same names
-TEMP_RANDOM = r"[a-z0-9_]{8}"  # the random part of a temp name
-_TEMP_NAMES: dict[str, set[str]] = {}  # per directory: its ``.*.tmp`` names, listed once per process
+Listed = dict[str, set[str]]  # per directory: its ``.tmp`` names, as a sweep listed them (and removed some since)
 
 
-def temp_pattern(name: str) -> str:
-    """The regular expression of the temp names :func:`replacing` gives a file called ``name``."""
-    import re
-
-    return rf"\.{re.escape(name)}\.{TEMP_RANDOM}\.tmp"
-
-
-def sweep_leftovers(path: str | os.PathLike[str], *, age: float | None = None) -> list[str]:
+def sweep_leftovers(path: str | os.PathLike[str], *, age: float | None = None, listed: Listed | None = None
+                    ) -> list[str]:
     """Remove the temp files a killed write of ``path`` left beside it: regular files named as :func:`replacing`
-    names that file's (``.<name>.<random>.tmp``; no other writer's pattern) and unchanged for ``age`` seconds
-    (their inode's change time, which no copy or ``utime`` can set back). The caller holds ``path``'s lock, so
-    none belongs to a write of it under way. Best effort: what cannot be removed stays (``check`` reports it).
-    The directory is listed once per process; the names removed are returned."""
+    names that file's (:func:`~praisonmem.core.layout.temp_pattern`; no other writer's pattern) and unchanged for
+    ``age`` seconds (their inode's change time, which no copy or ``utime`` can set back). The caller holds
+    ``path``'s lock, so none belongs to a write of it under way. Best effort: what cannot be removed stays
+    (``check`` reports it). The directory is listed now, or once for all the writes that share ``listed`` (a
+    store's: an import of thousands of sessions lists its directory once, not once per session); the names
+    removed are returned."""
     import re
     import time
 
     age = LEFTOVER_AGE if age is None else age
     directory, name = os.path.split(os.fspath(path))
     directory = directory or "."
-    names = _TEMP_NAMES.get(directory)
+    names = None if listed is None else listed.get(directory)
     if names is None:
         try:
             with os.scandir(directory) as entries:
-                names = _TEMP_NAMES[directory] = {e.name for e in entries if e.name.endswith(".tmp")}
+                names = {e.name for e in entries if e.name.endswith(layout.TEMP)}
         except OSError:
             return []
+        if listed is not None:
+            listed[directory] = names
     if not names:
         return []
-    pattern = re.compile(temp_pattern(name))
+    pattern = re.compile(layout.temp_pattern(name))
     removed = []
     now = time.time()
     for temp in sorted(n for n in names if pattern.fullmatch(n)):
@@ -439,7 +438,7 @@ def _create_temp(directory: str, name: str, made: list[str]) -> int:
 
     flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     for _ in range(100):
-        tmp = os.path.join(directory, f".{name}.{''.join(random.choices(TEMP_ALPHABET, k=8))}.tmp")
+        tmp = os.path.join(directory, f".{name}.{''.join(random.choices(layout.TEMP_ALPHABET, k=8))}{layout.TEMP}")
         made.append(tmp)
         try:
             return os.open(tmp, flags, 0o600)
@@ -473,9 +472,9 @@ def fsync_dir(directory: str | os.PathLike[str]) -> None:
         os.close(fd)
 
 
-def write_locked(path: str | os.PathLike[str], doc: dict[str, Any]) -> None:
+def write_locked(path: str | os.PathLike[str], doc: dict[str, Any], *, listed: Listed | None = None) -> None:
     """Serialise ``doc`` like the library and replace ``path``; the caller holds the lock."""
-    replace_atomically(path, serialise(doc))
+    replace_atomically(path, serialise(doc), listed=listed)
 
 
 def delete_locked(path: str | os.PathLike[str]) -> None:

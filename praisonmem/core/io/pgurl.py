@@ -443,11 +443,6 @@ def jsonb(value: Any) -> Any:
 # ---------------------------------------------------------------- catalog helpers
 
 
-def ident(*names: str) -> Any:
-    """``"schema"."table"``: names quoted exactly (case kept), for composing SQL with psycopg.sql."""
-    return driver().sql.Identifier(*names)
-
-
 def columns(conn: Any, schema: str, table: str) -> dict[str, str] | None:
     """``{column: type}`` of ``schema.table`` in column order (types as ``format_type`` names them:
     ``character varying``, ``jsonb``, ``bigint``, …), or None when there is no such relation."""

@@ -4,8 +4,9 @@ The commands, one function each: :mod:`.ops` (``store_memory``, ``search_memory`
 ``plan_delete_memory``, ``plan_reset_memory``, ``extract_memories``), :mod:`.episodic` (``add_episode``,
 ``episodes``, ``plan_delete_episode``) and :mod:`.providers` (``open_provider``, ``provider_users``,
 ``available_providers``). Under them, one module per kind of store: :mod:`.filememory` (with
-:mod:`.filememory_io`, its locked reads, and :mod:`.filememory_config`, what each ``config.json``
-value does), :mod:`.sqlitememory`, and :mod:`.automemory` (AutoMemory's pattern extraction).
+:mod:`.filememory_io`, its locked reads, :mod:`.filememory_config`, what each ``config.json``
+value does, and :mod:`.search`, its search: from the cached index or by reading every file),
+:mod:`.sqlitememory`, and :mod:`.automemory` (AutoMemory's pattern extraction).
 :mod:`.layouts` finds what older releases left where 1.7.17 does not look, each with its fix (``migrate``).
 
 Names are loaded on first use (:mod:`praisonmem.core.lazy`); a submodule is not part of the API.

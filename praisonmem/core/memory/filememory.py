@@ -1,4 +1,4 @@
-"""A FileMemory-compatible store (praisonaiagents ``memory/file_memory.py``, spec §4).
+"""A FileMemory-compatible store (praisonaiagents ``memory/file_memory.py``).
 
 Layout: ``<memory dir>/<user_id>/`` with ``config.json``, ``short_term.json``,
 ``long_term.json``, ``entities.json``, ``summaries.json`` and
@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING, Any
 
 from praisonmem.core.errors import CorruptFile, NotFound, UsageError
 from praisonmem.core.io import jsonfile, timeutil
+from praisonmem.core.layout import (ENTITIES, EPISODIC, LONG_TERM, MEMORY_CONFIG, MEMORY_FILES, MEMORY_LOCK,
+                                    MEMORY_SUBDIRS, NESTING, SHORT_TERM, SUMMARIES)
 from praisonmem.core.memory import filememory_config, filememory_io
 
 if TYPE_CHECKING:
@@ -47,13 +49,12 @@ DEFAULT_CONFIG: dict[str, Any] = {
 ITEM_DEFAULTS: dict[str, Any] = {"metadata": {}, "access_count": 0, "importance": 0.5}
 ITEM_KEYS = ("id", "content", "metadata", "created_at", "updated_at", "access_count", "importance")  # MemoryItem's
 ENTITY_KEYS = ("id", "name", "entity_type", "attributes", "relationships", "created_at", "updated_at")  # EntityItem's
-MEMORY_FILES = ("config.json", "short_term.json", "long_term.json", "entities.json", "summaries.json")
-TIER_FILES = {"short_term": "short_term.json", "long_term": "long_term.json"}
-SUBDIRS = ("episodic", "sessions", "checkpoints")  # a user's directories of one JSON file per date, name or id
+TIER_FILES = {"short_term": SHORT_TERM, "long_term": LONG_TERM}
+SUBDIRS = MEMORY_SUBDIRS
 TYPES = ("short_term", "long_term", "entity", "episodic")
 SEARCH_DAYS = 7  # get_episodic(days_back=7), also used by search
 DELETE_DAYS = 30  # delete_episodic without a date
-SEARCH_INDEX_KIND = "memory-search"  # the cache entries of :mod:`.searchindex` (its KIND), which a write drops
+SEARCH_INDEX_KIND = "memory-search"  # the cache entries of :mod:`.search`'s index (its KIND), which a write drops
 
 
 def sanitise_user_id(user_id: str | None) -> str:
@@ -142,31 +143,26 @@ def user_lock(user_dir: Path, timeout: float = jsonfile.LOCK_TIMEOUT) -> Abstrac
     BSD ``flock`` on that sidecar, without filelock (15 ms of imports) when the directory is there, as every
     writer's is (:meth:`FileMemoryStore.writing` creates it first); filelock creates a missing one."""
     if user_dir.is_dir():
-        return jsonfile.locked_quick(user_dir / ".praisonmem", timeout)
-    return jsonfile.locked(user_dir / ".praisonmem", timeout)
+        return jsonfile.locked_quick(user_dir / MEMORY_LOCK, timeout)
+    return jsonfile.locked(user_dir / MEMORY_LOCK, timeout)
 
 
-def score_match(text: str, query_lower: str, query_words: set[str]) -> float:
-    """FileMemory.search's relevance: 1.0 for the whole query, else 0.8 × the share of query words."""
-    text_lower = text.lower()
-    if query_lower in text_lower:
-        return 1.0
-    overlap = len(query_words & set(text_lower.split()))
-    if overlap > 0:
-        return overlap / len(query_words) * 0.8
-    return 0.0
+def file_lock(path: Path, timeout: float = jsonfile.LOCK_TIMEOUT) -> AbstractContextManager[None]:
+    """:func:`user_lock` of the user a FileMemory file belongs to (its directory, or the one above its
+    ``episodic/``, ``sessions/`` or ``checkpoints/``): what replacing such a file from outside takes (a restore)."""
+    return user_lock(path.parent if path.name in MEMORY_FILES else path.parent.parent, timeout)
 
 
 class FileMemoryStore:
-    """One FileMemory user. ``cache``: praisonmem's cache, which ``search`` uses when it is enabled
-    (:mod:`.searchindex`) and every write clears for the file it replaces."""
+    """One FileMemory user. ``cache``: praisonmem's cache, which a search uses when it is enabled
+    (:mod:`.search`) and every write clears for the file it replaces."""
 
     def __init__(self, base: Path, user_id: str | None = "default", *,
                  timeout: float = jsonfile.LOCK_TIMEOUT, cache: Cache | None = None) -> None:
         self.user_id = sanitise_user_id(user_id)
         self.base = Path(base)
         self.user_dir = self.base / self.user_id
-        self.episodic_dir = self.user_dir / "episodic"
+        self.episodic_dir = self.user_dir / EPISODIC
         self.timeout = timeout
         self.cache = cache
         # While writing: for each list file read, the document and the ids of its items that
@@ -180,7 +176,7 @@ class FileMemoryStore:
         store = cls(base, "default", timeout=timeout)
         store.user_id = name
         store.user_dir = store.base / name
-        store.episodic_dir = store.user_dir / "episodic"
+        store.episodic_dir = store.user_dir / EPISODIC
         return store
 
     # -------------------------------------------------------- reading
@@ -217,7 +213,7 @@ class FileMemoryStore:
         return check_items(path, self.read(path, []))
 
     def entities(self) -> dict[str, Any]:
-        return check_entities(self.path("entities.json"), self.read(self.path("entities.json"), {}))
+        return check_entities(self.path(ENTITIES), self.read(self.path(ENTITIES), {}))
 
     def episodes(self, day: str) -> list[dict[str, Any]]:
         """The items of one episodic file, by its (normalised or legacy raw) date."""
@@ -232,11 +228,11 @@ class FileMemoryStore:
     def config(self, *used: str) -> dict[str, Any]:
         """``DEFAULT_CONFIG`` updated with the saved values, as FileMemory loads it (never rewritten);
         a ``used`` key whose value would make FileMemory raise or delete items is refused, naming it."""
-        config = {**DEFAULT_CONFIG, **self.read(self.path("config.json"), {})}
+        config = {**DEFAULT_CONFIG, **self.read(self.path(MEMORY_CONFIG), {})}
         for key in used:
             found = filememory_config.problem(key, config[key])
             if found and found[0] == filememory_config.ERROR:
-                raise CorruptFile(str(self.path("config.json")), f"'{key}' {found[1]}; nothing stored")
+                raise CorruptFile(str(self.path(MEMORY_CONFIG)), f"'{key}' {found[1]}; nothing stored")
         return config
 
     def recent_episodes(self, days: int = SEARCH_DAYS) -> list[tuple[str, dict[str, Any]]]:
@@ -247,50 +243,11 @@ class FileMemoryStore:
                 found += [(date, item) for item in self.read_items(path)]
         return found
 
-    # -------------------------------------------------------- search
-
-    def search(self, query: str, types: list[str] | None = None, limit: int = 10) -> list[dict[str, Any]]:
-        """Exactly ``FileMemory.search``: same scores, same stable order (spec §4.4); from the cached
-        indexes (:mod:`.searchindex`) when the cache is enabled, else by reading every file."""
-        types = list(TYPES) if types is None else types
-        if self.cache is not None and self.cache.enabled:
-            from praisonmem.core.memory import searchindex
-
-            return searchindex.search(self, query, types, limit)
-        return self.search_files(query, types, limit)
-
-    def search_files(self, query: str, types: list[str], limit: int) -> list[dict[str, Any]]:
-        """``search`` by decoding every file, as the library does."""
-        query_lower = query.lower()
-        query_words = set(query_lower.split())
-        found: list[tuple[float, str, dict[str, Any]]] = []  # items are normalised after the cut
-        for tier in ("short_term", "long_term"):
-            if tier in types:
-                for raw in self.items(tier):
-                    score = score_match(raw["content"], query_lower, query_words)
-                    if score > 0:
-                        found.append((score * raw.get("importance", ITEM_DEFAULTS["importance"]), tier, raw))
-        if "entity" in types:
-            for raw in self.entities().values():
-                score = max(score_match(raw["name"], query_lower, query_words),
-                            score_match(str(raw.get("attributes", {})), query_lower, query_words))
-                if score > 0:
-                    found.append((score, "entity", raw))
-        if "episodic" in types:
-            for _, raw in self.recent_episodes():
-                score = score_match(raw["content"], query_lower, query_words)
-                if score > 0:
-                    found.append((score, "episodic", raw))
-        found.sort(key=lambda hit: hit[0], reverse=True)
-        return [{"type": kind, "score": score,
-                 "item": normalised_entity(raw) if kind == "entity" else normalised_item(raw)}
-                for score, kind, raw in found[:limit]]
-
     def counts(self) -> dict[str, Any]:
         """Items per tier; a file that does not parse counts as ``None`` and is named."""
         out: dict[str, Any] = {"unreadable": []}
         readers = {"short_term": lambda: self.items("short_term"), "long_term": lambda: self.items("long_term"),
-                   "entities": self.entities, "summaries": lambda: self.read(self.path("summaries.json"), [])}
+                   "entities": self.entities, "summaries": lambda: self.read(self.path(SUMMARIES), [])}
         for key, reader in readers.items():
             try:
                 out[key] = len(reader())
@@ -318,7 +275,7 @@ class FileMemoryStore:
         # No cyclic collection while the files are decoded, changed and written: they hold no cycles, and a
         # pass over a 60,000-item store's young objects costs 10 ms or more.
         with user_lock(self.user_dir, self.timeout), no_gc():
-            config = self.path("config.json")
+            config = self.path(MEMORY_CONFIG)
             if not config.exists():
                 jsonfile.replace_atomically(config, jsonfile.serialise(dict(DEFAULT_CONFIG)))
             self._proofs = {}
@@ -350,7 +307,7 @@ class FileMemoryStore:
 
     def add_short_term(self, content: str, metadata: dict[str, Any] | None = None,
                        importance: float = 0.5) -> dict[str, Any]:
-        """Append, then promote and trim past ``short_term_limit`` (spec §4.3)."""
+        """Append, then promote and trim past ``short_term_limit``."""
         with self.writing():
             config = self.config("short_term_limit", "importance_threshold")
             items = self.items("short_term")
@@ -409,7 +366,7 @@ class FileMemoryStore:
                           "attributes": attributes or {}, "relationships": relationships or [],
                           "created_at": created, "updated_at": time.time()}
                 entities[entity_id] = entity
-            self._write(self.path("entities.json"), entities)
+            self._write(self.path(ENTITIES), entities)
             return entity
 
     def add_episodic(self, content: str, date: str | None = None, metadata: dict[str, Any] | None = None,
@@ -481,7 +438,7 @@ class FileMemoryStore:
                 key = memory_id
             if key is not None:
                 removed = entities.pop(key)
-                self._write(self.path("entities.json"), entities)
+                self._write(self.path(ENTITIES), entities)
                 return {"type": "entity", "id": removed.get("id", key), "item": removed}
             if tier == "entity":
                 return None
@@ -528,7 +485,7 @@ class FileMemoryStore:
             plan["long_term"] = len(self.items("long_term"))
         if what == "all":
             plan["entities"] = len(self.entities())
-            plan["summaries"] = len(self.read(self.path("summaries.json"), []))
+            plan["summaries"] = len(self.read(self.path(SUMMARIES), []))
             dates = self.episodic_dates()
             plan["episodic"] = sum(len(self.read(self.episodic_dir / f"{d}.json", [])) for d in dates)
             plan["episodic_files"] = len(dates)
@@ -545,8 +502,8 @@ class FileMemoryStore:
             if "long_term" in plan:
                 self._write(self.path(TIER_FILES["long_term"]), [])
             if what == "all":
-                self._write(self.path("entities.json"), {})
-                self._write(self.path("summaries.json"), [])
+                self._write(self.path(ENTITIES), {})
+                self._write(self.path(SUMMARIES), [])
                 for path in self.episodic_dir.glob("*.json"):
                     try:
                         jsonfile.delete_locked(path)
@@ -582,9 +539,6 @@ def find_entity(entities: dict[str, Any], name: str, entity_type: str | None) ->
             if entity_type is None or entity.get("entity_type") == entity_type:
                 return entity
     return None
-
-
-NESTING = 4  # how deep a pre-1.6.58 user id with '/' (``team/alice``) is looked for
 
 
 def users(base: Path, *, legacy: bool = True) -> list[str]:
@@ -624,4 +578,4 @@ def legacy_user_reason(name: str) -> str | None:
 def looks_like_user(path: Path) -> bool:
     """A FileMemory user directory: it holds one of the library's files, or an episodic dir (``memory users``
     and ``check`` both ask this)."""
-    return any((path / name).is_file() for name in MEMORY_FILES) or (path / "episodic").is_dir()
+    return any((path / name).is_file() for name in MEMORY_FILES) or (path / EPISODIC).is_dir()

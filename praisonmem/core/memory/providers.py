@@ -191,7 +191,9 @@ class FileProvider(Provider):
         return self.store_.add_short_term(text, metadata, 0.5 if importance is None else importance)
 
     def _search(self, query, types, limit):
-        return self.store_.search(query, types, limit)
+        from praisonmem.core.memory.search import search
+
+        return search(self.store_, query, types, limit)
 
     def _list(self, types):
         out: list[dict[str, Any]] = []

@@ -2,8 +2,10 @@
 with ``[REDACTED:<kind>]`` (``session export --redact``, ``session redact``).
 
 :mod:`.rules` is the rule set (documented there, with the scanner each pattern comes from);
-:mod:`.walk` applies it to any JSON value; :mod:`.scan` walks the stores. Rewriting sessions with their secrets
-redacted, through their stores' own write protocol, is the sessions package's (``sessions.plan_redact``).
+:mod:`.walk` applies it to any JSON value (the caller says which strings are sealed: it knows its store's
+encryption); :mod:`.scan` is a scan's report. The package imports no store: the scans and the redaction live
+with the stores they read and write (:mod:`praisonmem.core.sessions.stores.secretscan`,
+:mod:`praisonmem.core.sessions.redaction`, :mod:`praisonmem.core.check.secrets`).
 
 Names are loaded on first use (:mod:`praisonmem.core.lazy`); a submodule is not part of the API.
 """
@@ -17,8 +19,8 @@ from praisonmem.core.lazy import lazy_exports
 _EXPORTS = {
     "levels": ("Level",),
     "rules": ("RULES", "find", "level_of", "mask"),
-    "walk": ("Hit", "hits", "masked", "redacted"),
-    "scan": ("ScanReport", "scan_everything", "scan_sessions"),
+    "walk": ("Hit", "Opaque", "hits", "masked", "raw_hits", "redacted"),
+    "scan": ("ScanReport", "finding", "read_raw", "scan_quarantined"),
 }
 __getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)
 
@@ -26,5 +28,5 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)
 if TYPE_CHECKING:
     from praisonmem.core.secrets.levels import Level
     from praisonmem.core.secrets.rules import RULES, find, level_of, mask
-    from praisonmem.core.secrets.scan import ScanReport, scan_everything, scan_sessions
-    from praisonmem.core.secrets.walk import Hit, hits, masked, redacted
+    from praisonmem.core.secrets.scan import ScanReport, finding, read_raw, scan_quarantined
+    from praisonmem.core.secrets.walk import Hit, Opaque, hits, masked, raw_hits, redacted

@@ -1,8 +1,9 @@
 """Finding and redacting secrets in any JSON value: a session document, a memory item, a learn entry,
 an Upsonic row.
 
-Every string in the value is searched (keys too: a key can be a pasted token), except encrypted
-values (``praisonai:enc:v1:…``), which are opaque and stay exactly as they are. A string under a key whose name
+Every string in the value is searched (keys too: a key can be a pasted token), except the values the caller's
+``opaque`` says are sealed (the sessions' encrypted values, ``praisonai:enc:v1:…``), which stay exactly as they
+are: the caller knows its documents' encryption, so this package depends on no store. A string under a key whose name
 says it holds a secret (:data:`~.rules.SECRET_NAME`: ``api_key``, ``password``, ``token``…) is a
 ``generic_secret`` as a whole when nothing more specific is in it. A finding carries its JSON path
 (``messages[3].content``) and a masked excerpt: the text around it with every secret in the excerpt
@@ -12,13 +13,14 @@ masked, terminal controls escaped; never the secret itself.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from praisonmem.core.io.safetext import printable
 from praisonmem.core.secrets.rules import SECRET_NAME, Level, Match, find, level_of, mask, redact
-from praisonmem.core.sessions import is_encrypted
+
+Opaque = Callable[[str], bool]  # a string that is sealed (encrypted): neither searched nor changed
 
 CONTEXT = 24  # characters of text either side of a secret in an excerpt
 _INDEX = re.compile(r"^(?:archived_messages|messages)\[(\d+)\]")
@@ -42,10 +44,10 @@ class Hit:
         return self.path.startswith("archived_messages[")
 
 
-def matches_in(text: str, level: Level | str, key: str | None = None) -> list[Match]:
+def matches_in(text: str, level: Level | str, key: str | None = None, *, opaque: Opaque) -> list[Match]:
     """The secrets in one string, found under ``key`` (a name such as ``password`` makes the whole value
-    one when no rule found anything more specific)."""
-    if is_encrypted(text):
+    one when no rule found anything more specific); none in a sealed one."""
+    if opaque(text):
         return []
     found = find(text, level)
     if not found and key is not None and SECRET_NAME.search(key) and _worth_hiding(text):
@@ -78,14 +80,14 @@ def excerpt(text: str, match: Match, matches: list[Match]) -> str:
     return printable(("…" if start else "") + body + ("…" if end < len(text) else ""))
 
 
-def hits(value: Any, level: Level | str = Level.standard, path: str = "") -> Iterator[Hit]:
-    """Every secret in a JSON value, depth first in document order."""
-    yield from _walk(value, level_of(level), path, None)
+def hits(value: Any, level: Level | str = Level.standard, path: str = "", *, opaque: Opaque) -> Iterator[Hit]:
+    """Every secret in a JSON value, depth first in document order (none in a string ``opaque`` seals)."""
+    yield from _walk(value, level_of(level), path, None, opaque)
 
 
-def _walk(value: Any, level: Level, path: str, key: str | None) -> Iterator[Hit]:
+def _walk(value: Any, level: Level, path: str, key: str | None, opaque: Opaque) -> Iterator[Hit]:
     if isinstance(value, str):
-        for kind, text in _analyse(value, level, key).hits():
+        for kind, text in _analyse(value, level, key, opaque).hits():
             yield Hit(path, kind, text)
     elif isinstance(value, dict):
         for k, v in value.items():
@@ -93,20 +95,20 @@ def _walk(value: Any, level: Level, path: str, key: str | None) -> Iterator[Hit]
             if isinstance(k, str):
                 for m in (found := find(k, level)):
                     yield Hit(f"{child} (key)", m.kind, excerpt(k, m, found))
-            yield from _walk(v, level, child, k if isinstance(k, str) else None)
+            yield from _walk(v, level, child, k if isinstance(k, str) else None, opaque)
     elif isinstance(value, list):
         for i, v in enumerate(value):
-            yield from _walk(v, level, f"{path}[{i}]", key)
+            yield from _walk(v, level, f"{path}[{i}]", key, opaque)
 
 
 RAW_FIELD = "(raw bytes)"  # the field of a finding in a file that does not parse, searched as it is
 
 
-def raw_hits(data: bytes, level: Level | str = Level.standard) -> Iterator[Hit]:
+def raw_hits(data: bytes, level: Level | str = Level.standard, *, opaque: Opaque) -> Iterator[Hit]:
     """Every secret in the bytes of a file that does not parse (a torn session, a quarantined copy): decoded
     leniently, each JSON string in it read with its escapes undone, the rest searched as text."""
     text = data.decode("utf-8", errors="replace")
-    for kind, shown in _analyse(text, level_of(level), None, raw=True).hits():
+    for kind, shown in _analyse(text, level_of(level), None, opaque, raw=True).hits():
         yield Hit(RAW_FIELD, kind, shown)
 
 
@@ -188,15 +190,15 @@ class _Found:
         return "".join(out)
 
 
-def _analyse(text: str, level: Level, key: str | None, depth: int = 0, raw: bool = False) -> _Found:
+def _analyse(text: str, level: Level, key: str | None, opaque: Opaque, depth: int = 0, raw: bool = False) -> _Found:
     """The secrets in ``text`` found under ``key``. A string that starts as JSON does (a tool call's arguments,
     torn or whole) or, ``raw``, a file's text is read piece by piece: each string literal with its escapes
     undone and a key's name applied to its value, the text between literals as it is."""
     first = text[:1]
     if first.isspace():
         first = text.lstrip()[:1]
-    if depth >= MAX_DEPTH or not (raw or first in ("{", "[")) or is_encrypted(text):
-        return _Found(text, matches_in(text, level, key))
+    if depth >= MAX_DEPTH or not (raw or first in ("{", "[")) or opaque(text):
+        return _Found(text, matches_in(text, level, key, opaque=opaque))
     pieces: list[tuple[int, int, bool, _Found]] = []
     pos, name, name_end = 0, None, -1
     for m in _LITERAL.finditer(text):
@@ -207,7 +209,8 @@ def _analyse(text: str, level: Level, key: str | None, depth: int = 0, raw: bool
         decoded = unescape(m.group(1))
         is_name = _AFTER_KEY.match(text, m.end()) is not None
         value_of = name if name is not None and _VALUE_OF_KEY.match(text, name_end, m.start()) else None
-        found = _Found(decoded, find(decoded, level)) if is_name else _analyse(decoded, level, value_of, depth + 1)
+        found = (_Found(decoded, find(decoded, level)) if is_name
+                 else _analyse(decoded, level, value_of, opaque, depth + 1))
         if found.count():
             pieces.append((m.start(), m.end(), True, found))
         name, name_end = (decoded, m.end()) if is_name else (None, -1)
@@ -226,10 +229,10 @@ def masked(text: str, level: Level | str = Level.standard) -> str:
     return redact(text, found, lambda m: f"[{m.kind}: {mask(text[m.start:m.end])}]") if found else text
 
 
-def redacted(value: Any, level: Level | str = Level.standard, *,
-             keep: frozenset[str] = frozenset()) -> tuple[Any, int]:
-    """A copy of ``value`` with every secret replaced by ``[REDACTED:<kind>]``, and how many were; encrypted
-    values, the values of keys named in ``keep`` and key order are kept, the input is not changed. A string
+def redacted(value: Any, level: Level | str = Level.standard, *, keep: frozenset[str] = frozenset(),
+             opaque: Opaque) -> tuple[Any, int]:
+    """A copy of ``value`` with every secret replaced by ``[REDACTED:<kind>]``, and how many were; the strings
+    ``opaque`` seals, the values of keys named in ``keep`` and key order are kept, the input is not changed. A string
     holding JSON (a tool call's arguments) still holds valid JSON afterwards."""
     level = level_of(level)
     count = 0
@@ -239,7 +242,7 @@ def redacted(value: Any, level: Level | str = Level.standard, *,
         if key in keep:
             return v
         if isinstance(v, str):
-            found = _analyse(v, level, key)
+            found = _analyse(v, level, key, opaque)
             n = found.count()
             count += n
             return found.redacted() if n else v

@@ -8,15 +8,16 @@ One function per command, each in the module named after what it does:
 * :mod:`.transfer` ``export``, ``plan_import``; :mod:`.redaction` ``scan_secrets``, ``plan_redact`` (secrets,
   with :mod:`praisonmem.core.secrets`); :mod:`.watch` ``watch_session`` (following a live session);
   :mod:`.dbimport` ``plan_db_import`` (for ``migrate``); :mod:`.storemigrate` ``migrate_between``
-  (``session migrate``); :mod:`.stores.locate` ``store_location``;
+  (``session migrate``); :mod:`.stores.locate` ``open_store`` (every store of a home, or the one a ``--store``
+  value names) and ``store_location``;
   :mod:`.workspace` ``describe_workspace`` and the workspace and history ids, exactly as praisonaiagents
   computes them.
 
-Under them: :mod:`.documents` (pure functions over one session document), :mod:`.merge`
-(uniting two histories), :mod:`.crypto` (encrypted sessions: decrypting with the session key,
-keeping writes encrypted), and :mod:`.stores` (where sessions are kept: the one interface
-everything above talks to, the home that holds every store, the stores: the JSON directory,
-``sessions.db`` and the praisonai CLI's, and the search index beside a JSON directory).
+Under them: :mod:`.documents` (pure functions over one session document, and what makes one a session at
+all), :mod:`.merge` (uniting two histories), :mod:`.crypto` (encrypted sessions: decrypting with the session
+key, keeping writes encrypted), and :mod:`.stores` (where sessions are kept: the one interface everything above
+talks to, the home that holds every store, the stores: the JSON directory, ``sessions.db``, the praisonai CLI's
+and the SQL conversation store, and the search index beside a JSON directory).
 
 Names are loaded on first use (:mod:`praisonmem.core.lazy`), so ``import
 praisonmem.core.sessions`` costs nothing until a command needs one; a submodule is not
@@ -31,11 +32,11 @@ from praisonmem.core.lazy import lazy_exports
 
 _EXPORTS = {
     "documents": ("ENCRYPTED_PREFIX", "ROLES", "gateway_chat", "is_encrypted", "is_unified", "library_form",
-                  "messages_of", "metadata_of", "summarise", "title_of", "tool_calls_of", "validate", "with_session_id"),
-    "stores": ("SessionStore", "open_store"),
-    "stores.jsondir": ("safe_file_stem", "session_file_name"),
-    "stores.home": ("TRANSCRIPT_DB",),
-    "stores.locate": ("INDEX_NAME", "store_location"),
+                  "messages_of", "metadata_of", "session_key_rules", "summarise", "title_of", "tool_calls_of",
+                  "unified_rules", "validate", "with_session_id"),
+    "stores": ("SessionStore",),
+    "stores.names": ("LIBRARY_LABELS", "safe_file_stem", "session_file_name"),
+    "stores.locate": ("open_store", "store_location"),
     "storemigrate": ("MigrateReport",),
     "stores.sqlite_transcript": ("inspect_db", "json_files_beside"),
     "stores.index": ("IndexRows",),
@@ -76,15 +77,16 @@ if TYPE_CHECKING:
     from praisonmem.core.sessions.crypto import KEY_ENV, Key
     from praisonmem.core.sessions.crypto import key_from as session_key
     from praisonmem.core.sessions.documents import (ENCRYPTED_PREFIX, ROLES, gateway_chat, is_encrypted, is_unified,
-                                                    library_form, messages_of, metadata_of, summarise, title_of,
-                                                    tool_calls_of, validate, with_session_id)
+                                                    library_form, messages_of, metadata_of, session_key_rules,
+                                                    summarise, title_of, tool_calls_of, unified_rules, validate,
+                                                    with_session_id)
     from praisonmem.core.sessions.listing import ListResult, SortKey, list_sessions
     from praisonmem.core.sessions.merge import merge_documents
     from praisonmem.core.sessions.ops import plan_delete, plan_prune, rename, retitle
     from praisonmem.core.sessions.search import SearchResult
     from praisonmem.core.sessions.search import search as search_sessions
     from praisonmem.core.sessions.listcache import forget as forget_listing
-    from praisonmem.core.sessions.stores import SessionStore, open_store
+    from praisonmem.core.sessions.stores import SessionStore
     from praisonmem.core.sessions.stores.index import IndexRows
     from praisonmem.core.sessions.stores.indextext import behind as index_behind
     from praisonmem.core.sessions.stores.indextext import flatten as index_text
@@ -94,9 +96,8 @@ if TYPE_CHECKING:
     from praisonmem.core.sessions.stores.repair import index_repairs, transcript_residue
     from praisonmem.core.sessions.stores.index import read_rows as read_index
     from praisonmem.core.sessions.dbimport import db_import_candidates, plan_db_import
-    from praisonmem.core.sessions.stores.jsondir import safe_file_stem, session_file_name
-    from praisonmem.core.sessions.stores.home import TRANSCRIPT_DB
-    from praisonmem.core.sessions.stores.locate import INDEX_NAME, store_location
+    from praisonmem.core.sessions.stores.names import LIBRARY_LABELS, safe_file_stem, session_file_name
+    from praisonmem.core.sessions.stores.locate import open_store, store_location
     from praisonmem.core.sessions.storemigrate import MigrateReport
     from praisonmem.core.sessions.storemigrate import migrate as migrate_between
     from praisonmem.core.sessions.stores.sqlite_transcript import inspect_db, json_files_beside

@@ -1,4 +1,4 @@
-"""``session adopt``: make an agent's legacy name-only history its workspace history (spec §3).
+"""``session adopt``: make an agent's legacy name-only history its workspace history.
 
 Before workspace scoping an Agent with history kept ``history_<md5(name)[:8]>``
 (praisonaiagents ≤ 1.5.122) or ``history_<sha256(name)[:8]>`` (1.5.123–1.6.157);
@@ -41,7 +41,8 @@ from praisonmem.core.sessions.documents import is_empty, messages_of, with_sessi
 from praisonmem.core.sessions.histories import JSON, legacy_sessions, workspace_sessions
 from praisonmem.core.sessions.merge import merge_documents
 from praisonmem.core.sessions.ops import file_name, session_change, vanished
-from praisonmem.core.sessions.stores import SessionStore, open_store
+from praisonmem.core.sessions.stores import SessionStore
+from praisonmem.core.sessions.stores.locate import open_store
 from praisonmem.core.sessions.workspace import (agent_name_or_default, choose_history_id, global_from_env,
                                                 history_id, legacy_ids, named_workspace, workspace_id)
 

@@ -1,7 +1,7 @@
 """JSON sessions missing from a populated ``sessions.db``, imported as the library's own import would.
 
 ``SqliteTranscriptStore`` copies the ``*.json`` files beside its database into it only while its
-table is empty (spec-11 §2.4); once the gateway has stored one session, JSON sessions written later
+table is empty; once the gateway has stored one session, JSON sessions written later
 (a bot's, an Agent's with the default store) are never imported, so the gateway never sees them.
 :func:`plan_db_import` imports them the way that one-time import does: each document as
 ``SessionData.from_dict(file).to_dict()`` (:func:`~.documents.library_form`), ``updated_at`` kept, the
@@ -24,9 +24,11 @@ from praisonmem.core.io import jsonfile
 from praisonmem.core.paths import Paths
 from praisonmem.core.result import Action, Outcome, Plan
 from praisonmem.core.sessions.documents import library_form
-from praisonmem.core.sessions.stores import Scanned, SessionStore, open_store
+from praisonmem.core.sessions.stores import Scanned, SessionStore
+from praisonmem.core.sessions.stores.locate import open_store
+from praisonmem.core.sessions.stores.names import TRANSCRIPT
 
-DB_STORE = "sessions.db"
+DB_STORE = TRANSCRIPT
 
 
 @dataclass(frozen=True)

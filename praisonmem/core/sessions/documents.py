@@ -1,4 +1,4 @@
-"""Pure functions over one PraisonAI session document (spec §2.2): no files, no locks.
+"""Pure functions over one PraisonAI session document: no files, no locks.
 
 A document is the dict the library stores: ``session_id``, ``messages`` (the active
 window), ``archived_messages``, ``metadata``, ``last_compaction`` and whatever else
@@ -8,10 +8,12 @@ message that is not an object, tool calls of the wrong shape.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from praisonmem.core.errors import CorruptFile, PraisonMemError
 from praisonmem.core.io import jsonfile
+from praisonmem.core.sessions.stores.names import safe_file_stem
 
 ENCRYPTED_PREFIX = "praisonai:enc:v1:"
 ROLES = ("user", "assistant", "system", "tool")  # the roles the library writes and loads
@@ -24,7 +26,7 @@ LIST_FIELDS = (
 )
 MIRRORED = ("model", "llm", "total_tokens", "token_count", "cost", "source", "reasoning_effort")  # store.py:286
 
-# The praisonai CLI's REPL/TUI sessions (praisonai-code's UnifiedSession, spec-11 §5.2): exactly these fields,
+# The praisonai CLI's REPL/TUI sessions (praisonai-code's UnifiedSession): exactly these fields,
 # in this order; its loader rejects any other key.
 UNIFIED_KEYS = ("session_id", "workspace", "created_at", "updated_at", "messages", "metadata", "parent_id",
                 "children_ids", "total_input_tokens", "total_output_tokens", "total_cost", "request_count",
@@ -171,7 +173,7 @@ def unreadable_row(file: str, error: PraisonMemError, session_id: str | None = N
     return row
 
 
-# ---------------------------------------------------------------- gateway documents (spec-11 §2.7)
+# ---------------------------------------------------------------- gateway documents
 
 
 def gateway_snapshots(doc: dict[str, Any]) -> list[dict[str, Any]]:
@@ -291,3 +293,74 @@ def _checkpoint_form(checkpoint: dict[str, Any], now: float) -> dict[str, Any]:
             "role": checkpoint.get("role", "system"), "tokens_before": checkpoint.get("tokens_before", 0),
             "tokens_after": checkpoint.get("tokens_after", 0), "timestamp": checkpoint.get("timestamp", now),
             "metadata": checkpoint.get("metadata", {})}
+
+
+# ---------------------------------------------------------------- what makes a document a session
+
+Report = Callable[[str, str, str], None]  # (severity, code, message), as ``check``'s rules report
+# The error codes of a document that is no session at all (rather than a session with a bad part): a file the
+# stores do not take for one when it is named by its path, and that ``check`` reports as such.
+NOT_A_SESSION = frozenset(("session.missing_key", "session.type", "unified.type"))
+
+
+def session_key_rules(doc: dict[str, Any], stem: str, report: Report) -> None:
+    """A JSON-store session's keys, as the library loads them from ``<stem>.json``: ``session_id`` and
+    ``messages`` there and of their types, the file named for the id, the other keys' types."""
+    sid = doc.get("session_id")
+    if "session_id" not in doc:
+        report("error", "session.missing_key", "required key 'session_id' is missing")
+    elif not isinstance(sid, str):
+        report("error", "session.type", f"'session_id' is {jsonfile.json_kind(sid)}, not a string")
+    elif not (sid == stem and _safe_stem(sid)) and safe_file_stem(sid) != stem:
+        report("warning", "session.file_name",
+               f"session_id '{sid}' belongs in {safe_file_stem(sid)}.json, not {stem}.json: "
+               "the library will not find it by its id")
+    if "messages" not in doc:
+        report("error", "session.missing_key", "required key 'messages' is missing")
+    for key, kinds, severity in (
+        ("messages", (list,), "error"), ("archived_messages", (list, type(None)), "error"),
+        ("metadata", (dict, type(None)), "error"), ("runtime_state", (dict, type(None)), "warning"),
+        ("agent_name", (str, type(None)), "warning"), ("user_id", (str, type(None)), "warning"),
+        ("created_at", (str,), "warning"), ("updated_at", (str,), "warning"),
+    ):
+        if key in doc and not isinstance(doc[key], kinds):
+            report(severity, "session.type", f"'{key}' is {jsonfile.json_kind(doc[key])}, not {_kind_names(kinds)}")
+
+
+def unified_rules(doc: dict[str, Any], stem: str, report: Report) -> None:
+    """A praisonai REPL/TUI session: what its loader (``UnifiedSession(**data)``) and the TUI need."""
+    if doc.get("session_id") != stem:
+        report("warning", "unified.file_name", f"session_id {doc.get('session_id')!r} is not the file's name "
+                                               f"'{stem}': the TUI finds a session by its file name")
+    messages = doc.get("messages")
+    if not isinstance(messages, list):
+        report("error", "unified.type", f"'messages' is {jsonfile.json_kind(messages)}, not a list: the TUI cannot "
+                                        "use it")
+        return
+    for index, message in enumerate(messages):
+        if not isinstance(message, dict) or not {"role", "content"} <= set(message):
+            report("error", "unified.message", f"messages[{index}] is not a {{role, content, timestamp}} object: "
+                                               "the TUI's chat history fails on it")
+    for key in ("metadata",):
+        if not isinstance(doc.get(key, {}), dict):
+            report("error", "unified.type", f"'{key}' is {jsonfile.json_kind(doc[key])}, not an object")
+
+
+def not_a_session(doc: dict[str, Any], stem: str) -> str | None:
+    """Why a document in ``<stem>.json`` is no session at all (the first :data:`NOT_A_SESSION` error of its rules),
+    or ``None``."""
+    found: list[tuple[str, str, str]] = []
+    (unified_rules if is_unified(doc) else session_key_rules)(doc, stem, lambda *f: found.append(f))
+    return next((message for severity, code, message in found if severity == "error" and code in NOT_A_SESSION),
+                None)
+
+
+def _kind_names(kinds: tuple[type, ...]) -> str:
+    names = {list: "a list", dict: "an object", str: "a string", type(None): "null"}
+    return " or ".join(names.get(k, k.__name__) for k in kinds)
+
+
+def _safe_stem(session_id: str) -> bool:
+    """``safe_file_stem(session_id) == session_id`` for an id with an alphanumeric character, told without a
+    step per character (``False`` for the rest, which the caller then asks ``safe_file_stem`` about)."""
+    return session_id.replace("-", "").replace("_", "").isalnum()

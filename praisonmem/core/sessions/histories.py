@@ -1,4 +1,4 @@
-"""Which agents have history files here, told by the library's naming rules (spec §3): the legacy name-only
+"""Which agents have history files here, told by the library's naming rules: the legacy name-only
 ones (what ``session adopt`` adopts and ``check`` warns about) and a workspace's. A module of its own, so that
 looking (``check``, ``migrate``) loads neither the adoption's writers nor the merge.
 """
@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from praisonmem.core.errors import PraisonMemError
-from praisonmem.core.sessions.stores import open_store
+from praisonmem.core.sessions.stores.locate import open_store
 from praisonmem.core.sessions.workspace import agent_name_or_default, history_id, legacy_ids
 
 if TYPE_CHECKING:

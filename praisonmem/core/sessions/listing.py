@@ -24,8 +24,10 @@ from typing import TYPE_CHECKING, Any
 from praisonmem.core.paths import Paths
 from praisonmem.core.sessions.documents import LIST_FIELDS, library_form, summarise, unreadable_row
 from praisonmem.core.errors import PraisonMemError
-from praisonmem.core.sessions.stores import Scanned, SessionStore, open_store
-from praisonmem.core.sessions.stores.praisonai_cli import PROJECT, UNIFIED, last_session
+from praisonmem.core.sessions.stores import Scanned, SessionStore
+from praisonmem.core.sessions.stores.locate import open_store
+from praisonmem.core.sessions.stores.names import PROJECT, UNIFIED
+from praisonmem.core.sessions.stores.unified import last_session
 from praisonmem.core.io.fastjson import BIG, quiet_gc, to_oldest
 from praisonmem.core.sessions import listcache
 from praisonmem.core.sessions.workspace import Scope, scope_of
@@ -168,7 +170,7 @@ def _list(paths: Paths, workspace: Callable[[], str], agent: str | None, user: s
 def _current_project(home: Any) -> tuple[Any, str | None]:
     """The praisonai CLI project of the current directory and its store's label, when the home holds that store
     (its id is computed only then: it runs git)."""
-    from praisonmem.core.sessions.stores.praisonai_cli import project_identity
+    from praisonmem.core.sessions.stores.projects import project_identity
 
     labels = set(getattr(home, "stores", {}))
     if not any(label.startswith(PROJECT) for label in labels):

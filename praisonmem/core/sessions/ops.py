@@ -1,4 +1,4 @@
-"""Session changes: rename, retitle, delete and prune (spec §2.4–§2.8); adopt is in :mod:`.adopt`.
+"""Session changes: rename, retitle, delete and prune; adopt is in :mod:`.adopt`.
 
 Every change is planned first (resolving names, reading and validating the
 documents, checking targets), so a bad input fails before anything is
@@ -33,7 +33,8 @@ from praisonmem.core.paths import Paths
 from praisonmem.core.result import Action, Change, Outcome, Plan, Progress
 from praisonmem.core.sessions.documents import with_session_id
 from praisonmem.core.sessions.listing import list_sessions
-from praisonmem.core.sessions.stores import SessionStore, open_store
+from praisonmem.core.sessions.stores import SessionStore
+from praisonmem.core.sessions.stores.locate import open_store
 from praisonmem.core.sessions.workspace import Scope, workspace_id
 
 RECENT_SECONDS = 60

@@ -1,6 +1,7 @@
 """Secrets in sessions: ``session scan``, ``session export --redact`` and ``session redact``.
 
-The rules and the walk are :mod:`praisonmem.core.secrets`'; this module applies them to the stores.
+The rules and the walk are :mod:`praisonmem.core.secrets`'; this module applies them to the stores (the scan is
+:mod:`.stores.secretscan`, as it reads the JSON directory's own files).
 ``session redact`` rewrites each session in place through its store's own transaction (the JSON files'
 flock and atomic replace, ``sessions.db``'s ``BEGIN IMMEDIATE``), re-reading it under the lock and
 redacting what is there then, so a turn an agent added meanwhile is neither lost nor left unredacted.
@@ -20,17 +21,22 @@ from praisonmem.core.errors import PraisonMemError
 from praisonmem.core.io import jsonfile
 from praisonmem.core.paths import Paths
 from praisonmem.core.result import Action, Outcome, Plan, Progress
-from praisonmem.core.sessions.ops import file_name, question_name, resolve_all, session_change, vanished, with_notes
-from praisonmem.core.sessions.stores import SessionStore, open_store
+from praisonmem.core.sessions.documents import is_encrypted
+from praisonmem.core.sessions.ops import file_name, resolve_all, question_name, session_change, vanished, with_notes
+from praisonmem.core.sessions.stores import SessionStore
+from praisonmem.core.sessions.stores.locate import open_store
 
 SecretLevel = secrets.Level
 
 
 def scan_secrets(paths: Paths, names: list[str] | None = None, *, level: str = "standard",
-                 store: str | None = None) -> Any:
+                 store: str | None = None, report: Any = None) -> Any:
     """``session scan``: the secrets in the named sessions (none: every session of every store) and their
-    spilled turns, a :class:`praisonmem.core.secrets.ScanReport`."""
-    return secrets.scan_sessions(paths, names or None, level=secrets.level_of(level), store=store)
+    spilled turns, a :class:`praisonmem.core.secrets.ScanReport` (``report``'s, when given: ``check --secrets``
+    gathers every home's in one)."""
+    from praisonmem.core.sessions.stores.secretscan import scan_sessions
+
+    return scan_sessions(paths, names or None, level=secrets.level_of(level), store=store, report=report)
 
 
 def check_level(level: str) -> str:
@@ -47,7 +53,7 @@ IDENTITY = frozenset({"session_id", "gateway_session_id", "parent_id", "children
 def redact_document(doc: dict[str, Any], level: str) -> tuple[dict[str, Any], int]:
     """A copy of ``doc`` with every secret replaced by ``[REDACTED:<kind>]`` (the :data:`IDENTITY` ids kept), and
     how many were."""
-    return secrets.redacted(doc, level, keep=IDENTITY)
+    return secrets.redacted(doc, level, keep=IDENTITY, opaque=is_encrypted)
 
 
 def plan_redact(paths: Paths, names: list[str], *, level: str = "standard", store: str | None = None,
@@ -61,7 +67,8 @@ def plan_redact(paths: Paths, names: list[str], *, level: str = "standard", stor
     for ref in targets:
         doc = home.read(ref)  # one that does not parse stops the command before anything is written
         sid = home.session_id(ref, doc)
-        in_spill = sum(secrets.redacted(m, level, keep=IDENTITY)[1] for m in home.spilled(ref, sid))
+        in_spill = sum(secrets.redacted(m, level, keep=IDENTITY, opaque=is_encrypted)[1]
+                       for m in home.spilled(ref, sid))
         counts[ref] = (sid, redact_document(doc, level)[1], in_spill)
     todo = [ref for ref, (_, n, spill) in counts.items() if n or spill]
     listed = (", ".join(secrets.masked(question_name(home, r), level) for r in todo[:5])
@@ -116,7 +123,7 @@ def _rewrite(home: SessionStore, ref: Any, level: str, change: Any, timeout: flo
 
         def clean_record(record: dict[str, Any]) -> dict[str, Any]:
             nonlocal spilled
-            new, n = secrets.redacted(record, level, keep=IDENTITY)
+            new, n = secrets.redacted(record, level, keep=IDENTITY, opaque=is_encrypted)
             spilled += n
             return new
 

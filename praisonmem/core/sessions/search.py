@@ -1,12 +1,12 @@
 """Full-text search over session messages, active and archived, in every store (read-only).
 
-Ranking, per message (the library's per-message score, spec §2.7): 2 points when
+Ranking, per message (the library's per-message score): 2 points when
 the whole query occurs in the content, plus 1 for each whitespace-separated query
 term that occurs, all case-insensitive. Hits are ordered by score, then by
 their session's ``updated_at`` (newest first), then by position in the session.
 Encrypted contents are decrypted with the session key when one is given; without it they are
 opaque, never matched, and counted (``SearchResult.opaque``) so the caller can say so. A gateway
-document's chat, which lives only inside its snapshots (spec-11 §2.7), is searched too (``section``
+document's chat, which lives only inside its snapshots, is searched too (``section``
 ``gateway``); the library's own search never finds it.
 
 A search keeps only what it shows: the scan's workers score every message but send back, per
@@ -31,7 +31,8 @@ from praisonmem.core.paths import Paths
 from praisonmem.core.io import jsonfile
 from praisonmem.core.sessions.crypto import Key
 from praisonmem.core.sessions.documents import ENCRYPTED_PREFIX, gateway_chat, is_encrypted
-from praisonmem.core.sessions.stores import Scanned, open_store
+from praisonmem.core.sessions.stores import Scanned
+from praisonmem.core.sessions.stores.locate import open_store
 
 SNIPPET_WIDTH = 120
 SECTIONS = ("archived", "active", "gateway")  # the order of a session's hits at the same score

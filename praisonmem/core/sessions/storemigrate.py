@@ -34,7 +34,8 @@ from praisonmem.core.io import jsonfile
 from praisonmem.core.io.timeutil import epoch_of
 from praisonmem.core.paths import Paths
 from praisonmem.core.sessions.documents import messages_of
-from praisonmem.core.sessions.stores import SessionStore, open_store
+from praisonmem.core.sessions.stores import SessionStore
+from praisonmem.core.sessions.stores.locate import open_store
 from praisonmem.core.sessions.transfer import with_spilled
 
 ON_CONFLICT = ("skip", "replace")

@@ -49,7 +49,8 @@ from praisonmem.core.result import Action, Outcome, Plan
 from praisonmem.core.sessions.documents import (ROLES, gateway_chat, is_encrypted, messages_of, summarise,
                                                 tool_calls_of, validate)
 from praisonmem.core.sessions.ops import file_name, question_name, resolve_all, session_change
-from praisonmem.core.sessions.stores import SessionStore, open_store
+from praisonmem.core.sessions.stores import SessionStore
+from praisonmem.core.sessions.stores.locate import open_store
 
 if TYPE_CHECKING:
     from praisonmem.core.sessions.crypto import Key
@@ -80,7 +81,6 @@ class OnConflict(StrEnum):
 
 
 Document = tuple[str, str, dict[str, Any]]  # (file, session id, document)
-Documents = list[Document]
 
 
 # ---------------------------------------------------------------- export
@@ -191,13 +191,6 @@ def with_spilled(store: SessionStore, ref: Any, session_id: str, doc: dict[str, 
     return {**doc, "messages": [*messages_of(doc), *turns]}
 
 
-def load_for_export(paths: Paths, names: list[str], *, everything: bool = False,
-                    store: str | None = None) -> Documents:
-    """Every requested session, read and validated; any unreadable one stops the export."""
-    found = open_store(paths, store)
-    return list(documents(found, found.refs() if everything else resolve_all(found, names)))
-
-
 def json_chunks(docs: Iterable[Document]) -> Iterator[bytes]:
     """The portable payload, one session at a time: the bytes of ``json.dumps(payload, indent=2)``."""
     header = {"version": PORTABLE_VERSION, "format": FORMAT, "praisonmem_version": __version__,
@@ -302,18 +295,6 @@ def markdown_lines(file: str, sid: str, doc: dict[str, Any]) -> list[str]:
 
 
 CHUNKS = {ExportFormat.json: json_chunks, ExportFormat.jsonl: jsonl_chunks, ExportFormat.markdown: markdown_chunks}
-
-
-def export_json(docs: Iterable[Document]) -> str:
-    return b"".join(json_chunks(docs)).decode("utf-8")
-
-
-def export_jsonl(docs: Iterable[Document]) -> str:
-    return "".join(jsonl_chunks(docs))
-
-
-def export_markdown(docs: Iterable[Document]) -> str:
-    return "".join(markdown_chunks(docs))
 
 
 # ---------------------------------------------------------------- import

@@ -2,12 +2,12 @@
 
 The transcript holds the archived turns (on request), the active window (or, for
 ``working``, the history an agent resumes with: the compaction checkpoint's summary
-and the messages after it, spec §2.7) and the turns still waiting in the spill dir.
+and the messages after it) and the turns still waiting in the spill dir.
 Each turn carries what the renderer marks: tool calls and the calls results answer,
 compaction summaries, partial turns, encrypted values.
 
-A gateway document stores no chat turns, only system snapshots of the gateway's session
-(spec-11 §2.7): after its stored messages come the chat turns the snapshots hold
+A gateway document stores no chat turns, only system snapshots of the gateway's session:
+after its stored messages come the chat turns the snapshots hold
 (section ``gateway``, each message once, ``user`` for what a client sent and
 ``assistant`` for the agent, ``sender`` its ``sender_id``).
 """
@@ -22,7 +22,8 @@ from praisonmem.core.io import jsonfile
 from praisonmem.core.paths import Paths
 from praisonmem.core.sessions.crypto import Cipher, Key, is_envelope, message_values, open_message
 from praisonmem.core.sessions.documents import gateway_chat, is_encrypted, messages_of, tool_calls_of
-from praisonmem.core.sessions.stores import SessionStore, open_store
+from praisonmem.core.sessions.stores import SessionStore
+from praisonmem.core.sessions.stores.locate import open_store
 
 Section = Literal["archived", "active", "spilled", "checkpoint", "gateway"]
 

@@ -26,7 +26,7 @@ from praisonmem.core.errors import PraisonMemError, UsageError
 from praisonmem.core.io.filewatch import Watcher
 from praisonmem.core.paths import Paths
 from praisonmem.core.sessions.documents import message_key, messages_of
-from praisonmem.core.sessions.stores import open_store
+from praisonmem.core.sessions.stores.locate import open_store
 from praisonmem.core.sessions.view import Turn, active_turn
 
 INTERVAL = 1.0  # seconds between checks when no event came (polling, or a missed event)

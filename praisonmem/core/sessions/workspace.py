@@ -1,6 +1,6 @@
 """Workspace identity and history ids, computed exactly as praisonaiagents 1.7.17.
 
-Spec §3 and §2.1. An Agent with history and no session id stores its
+An Agent with history and no session id stores its
 conversation in ``history_<sha256("<workspace id>:<name>")[:8]>``, where the
 workspace id is ``git:<root commit>``, else ``dir:<realpath cwd>``, else
 ``global``. ``PRAISONAI_GLOBAL_SESSIONS`` (``1``/``true``/``yes``, any case, not
@@ -153,7 +153,7 @@ class HistoryChoice:
 
 def choose_history_id(name: str | None, exists: Callable[[str], bool], *, workspace: str,
                       global_scope: bool) -> HistoryChoice:
-    """The library's choice between the scoped id and legacy name-only files (spec §3); ``exists``
+    """The library's choice between the scoped id and legacy name-only files; ``exists``
     says whether a session with an id is stored."""
     agent = agent_name_or_default(name)
     new_id = history_id("global" if global_scope else workspace, agent)
@@ -173,7 +173,7 @@ def describe(paths: Paths, agent: str | None = None, *, global_scope: bool = Fal
     wid = "global" if is_global else workspace_id()
     result: dict[str, Any] = {"workspace_id": wid, "global": is_global}
     if agent is not None:
-        from praisonmem.core.sessions.stores import open_store
+        from praisonmem.core.sessions.stores.locate import open_store
 
         store = open_store(paths, "json")  # an Agent's history is in the JSON directory
         choice = choose_history_id(agent, lambda sid: store.exists(store.ref(sid)), workspace=wid,

@@ -2,7 +2,7 @@
 psycopg 3 (imported only for a postgresql:// URL), never unpickling.
 
 The commands: :mod:`.store` (``open_store``, the backend-neutral ``Store`` readers, ``edit_user_memory``; the
-backends are :mod:`.sqlite_backend` and :mod:`.postgres_backend`) and
+backends are :mod:`.sqlite_backend` and :mod:`.postgres_backend`, both on :mod:`.schema`'s tables) and
 :mod:`.transfer` (``export_to``, ``plan_import``, ``plan_convert``); :mod:`.convert` maps messages
 between Upsonic's pydantic-ai parts and PraisonAI sessions (``parts`` for showing them).
 
@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 from praisonmem.core.lazy import lazy_exports
 
 _EXPORTS = {
-    "store": ("UPSONIC_VERSION", "SessionType", "Store", "decode", "edit_user_memory", "open_store", "parse_value"),
+    "schema": ("UPSONIC_VERSION", "SessionType", "decode"),
+    "store": ("Store", "edit_user_memory", "open_store", "parse_value"),
     "sqlite_backend": ("session_ddl", "user_memory_ddl"),
     "postgres_backend": ("pg_session_ddl", "pg_user_memory_ddl"),
     "transfer": ("export", "export_to", "plan_convert", "plan_import", "read_export", "run_import",
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     from praisonmem.core.upsonic.convert import from_praisonai, opaque, parts, to_praisonai
     from praisonmem.core.upsonic.postgres_backend import pg_session_ddl, pg_user_memory_ddl
     from praisonmem.core.upsonic.sqlite_backend import session_ddl, user_memory_ddl
-    from praisonmem.core.upsonic.store import (UPSONIC_VERSION, SessionType, Store, decode, edit_user_memory,
-                                               open_store, parse_value)
+    from praisonmem.core.upsonic.schema import UPSONIC_VERSION, SessionType, decode
+    from praisonmem.core.upsonic.store import Store, edit_user_memory, open_store, parse_value
     from praisonmem.core.upsonic.transfer import (export, export_to, plan_convert, plan_import, read_export,
                                                   run_import, write_converted)

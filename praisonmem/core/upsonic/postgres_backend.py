@@ -1,4 +1,4 @@
-"""Upsonic 0.77.3's PostgresStorage tables over psycopg 3 (spec-12 §8), connected by core/io/pgurl.py.
+"""Upsonic 0.77.3's PostgresStorage tables over psycopg 3, connected by core/io/pgurl.py.
 
 The tables are SqliteStorage's, with PostgreSQL types and another column order (``summary``
 before ``usage``): every statement names its columns. The JSON columns are **JSONB encoded
@@ -29,8 +29,8 @@ from typing import Any
 from praisonmem.core.errors import NotFound, Refused, UsageError
 from praisonmem.core.io import pgurl
 from praisonmem.core.result import Action
-from praisonmem.core.upsonic.store import (JSON_SESSION_COLUMNS, SESSION_COLUMNS, UPSONIC_VERSION, USAGE_ENTRY_COLUMNS,
-                                           USAGE_ENTRY_TABLE, USER_COLUMNS, Upsert, absent_table, decode)
+from praisonmem.core.upsonic.schema import (JSON_SESSION_COLUMNS, SESSION_COLUMNS, UPSONIC_VERSION, USAGE_ENTRY_COLUMNS,
+                                            USAGE_ENTRY_TABLE, USER_COLUMNS, Upsert, absent_table, decode)
 
 # PostgresStorage's tables in its column order (upsonic/storage/postgres/schemas.py), as SQLAlchemy
 # creates them; the indexes in that file's order.

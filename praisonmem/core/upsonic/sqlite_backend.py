@@ -1,4 +1,4 @@
-"""Upsonic 0.77.3's SqliteStorage file over plain ``sqlite3`` (spec: upsonic-storage.md).
+"""Upsonic 0.77.3's SqliteStorage file over plain ``sqlite3``.
 
 Readers open the file ``mode=ro`` (no table creation, no journal-mode change), fetch everything
 in one short transaction and close it: an open read transaction would make the agent's own
@@ -23,8 +23,8 @@ from typing import Any
 from praisonmem.core.errors import NotFound, Refused
 from praisonmem.core.io.sqlite import connect_ro, connect_rw, require_store_tables, translate
 from praisonmem.core.result import Action
-from praisonmem.core.upsonic.store import (JSON_SESSION_COLUMNS, SESSION_COLUMNS, UPSONIC_VERSION, USAGE_ENTRY_COLUMNS,
-                                          USAGE_ENTRY_TABLE, USER_COLUMNS, Upsert, absent_table)
+from praisonmem.core.upsonic.schema import (JSON_SESSION_COLUMNS, SESSION_COLUMNS, UPSONIC_VERSION, USAGE_ENTRY_COLUMNS,
+                                           USAGE_ENTRY_TABLE, USER_COLUMNS, Upsert, absent_table)
 
 SESSION_DDL_COLUMNS = (
     "session_id VARCHAR NOT NULL", "session_type VARCHAR NOT NULL", "agent_id VARCHAR", "team_id VARCHAR",
@@ -39,7 +39,7 @@ USER_INDEXES = ("agent_id", "created_at", "updated_at", "team_id")
 
 
 def _ddl(table: str, columns: tuple[str, ...], indexes: tuple[str, ...]) -> list[str]:
-    """The statements SQLAlchemy emits for the library's tables (text as SQLite stores it, spec §2)."""
+    """The statements SQLAlchemy emits for the library's tables (text as SQLite stores it)."""
     create = f"CREATE TABLE {table} (\n\t" + ", \n\t".join(columns) + "\n)"
     return [create, *(f"CREATE INDEX idx_{table}_{c} ON {table} ({c})" for c in indexes)]
 

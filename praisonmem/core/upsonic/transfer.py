@@ -25,16 +25,9 @@ from praisonmem.core.io.safetext import json_safe
 from praisonmem.core.paths import Paths
 from praisonmem.core.result import Action, Change, Outcome, Plan
 from praisonmem.core.upsonic.convert import from_praisonai, to_praisonai
-from praisonmem.core.upsonic.store import (
-    EXPORT_FORMAT,
-    SESSION_COLUMNS,
-    SESSION_TYPES,
-    UPSONIC_VERSION,
-    USER_COLUMNS,
-    Store,
-    Transaction,
-    Upsert,
-)
+from praisonmem.core.upsonic.schema import (EXPORT_FORMAT, SESSION_COLUMNS, SESSION_TYPES, UPSONIC_VERSION, USER_COLUMNS,
+                                            Upsert)
+from praisonmem.core.upsonic.store import Store, Transaction
 
 
 def export(store: Store, *, users: bool = True, sessions: bool = True) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from datetime import datetime, timedelta, timezone
 from enum import StrEnum
 from typing import Any
 
+from praisonmem.core import sessions
 from praisonmem.core.errors import CorruptFile, UsageError
 from praisonmem.core.paths import Paths
 from praisonmem.core.usage.records import FIGURES, SessionUsage, ledger_by_session, praisonai_usage, upsonic_usage
@@ -147,7 +148,7 @@ def home_item(item: Any) -> list[tuple[str, Any]]:
     return [("usage", praisonai_usage(item.doc, store=item.store, session_id=sid))]
 
 
-HOME_ORDER = ("json", "sessions.db")  # the home's stores in Home's order: a tie goes to the first
+HOME_ORDER = sessions.LIBRARY_LABELS  # the home's stores in Home's order: a tie goes to the first
 
 
 def _preference(item: SessionUsage) -> tuple[bool, float, int]:
@@ -206,9 +207,9 @@ def _home_labels(paths: Paths) -> set[str]:
     from praisonmem.core.sessions import open_store
 
     try:
-        return {"json", "sessions.db"} | set(getattr(open_store(paths), "stores", {}))
+        return set(sessions.LIBRARY_LABELS) | set(getattr(open_store(paths), "stores", {}))
     except PraisonMemError:  # no home: its labels still name it (and read_home says what is missing)
-        return {"json", "sessions.db"}
+        return set(sessions.LIBRARY_LABELS)
 
 
 def read_upsonic(where: str, timeout: float, home_labels: set[str] | None = None) -> tuple[list[SessionUsage], str,
@@ -219,7 +220,7 @@ def read_upsonic(where: str, timeout: float, home_labels: set[str] | None = None
     from praisonmem.core.upsonic import open_store
 
     if "://" not in where and not os.path.lexists(os.path.expanduser(where)):
-        names = ", ".join(sorted(home_labels or {"json", "sessions.db"}))
+        names = ", ".join(sorted(home_labels or set(sessions.LIBRARY_LABELS)))
         raise NotFound(f"--store {where}: neither a store of the home ({names}) nor an Upsonic database file")
     db = open_store(where, timeout=timeout)
     rows = db.all_sessions()

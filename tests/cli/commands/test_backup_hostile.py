@@ -500,7 +500,7 @@ def test_a_link_that_appears_after_the_check_is_not_followed(tmp_path):
 
 
 def test_the_next_restore_removes_only_its_own_stale_leftovers(cli, tmp_path):
-    from praisonmem.core.backup import is_restore_temp
+    from praisonmem.core.layout import is_restore_temp
 
     archive = crafted(tmp_path / "a.tar.gz", {"memory/u/short_term.json": b"[]"})
     user = tmp_path / "to" / "memory" / "u"
@@ -529,7 +529,7 @@ def test_the_next_restore_removes_only_its_own_stale_leftovers(cli, tmp_path):
 
 
 def test_restore_temp_names_fit_and_match_the_pattern():
-    from praisonmem.core.backup import is_restore_temp
+    from praisonmem.core.layout import is_restore_temp
     from praisonmem.core.backup.restore import temp_name
 
     for name in ("short_term.json", "é" * 127, "x" * 255):

@@ -127,11 +127,11 @@ def index(root: Path) -> Path:
 
 
 def conversations(root: Path) -> Path:
-    from praisonmem.core.sessions.stores.conversation_sql import SqliteBackend
+    from praisonmem.core.sessions.stores.conversation_sql import ConversationSqlite
 
     db = root / "conv.db"
     conn = sqlite3.connect(db)
-    SqliteBackend(db).create_tables(conn)
+    ConversationSqlite(db).create_tables(conn)
     conn.execute("INSERT INTO praison_sessions (session_id, created_at, updated_at) VALUES ('s1', 1.0, 1.0)")
     conn.execute("INSERT INTO praison_messages (id, session_id, role, content, created_at) VALUES "
                  "('m1', 's1', 'user', 'secret text', 1.0)")

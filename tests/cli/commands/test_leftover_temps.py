@@ -78,6 +78,18 @@ def test_check_says_what_left_each_temp_file_and_how_to_remove_it(cli, fixture_h
     }
 
 
+def test_check_tells_a_killed_restores_temp_file_by_its_name(cli, fixture_home, later):
+    from praisonmem.core.backup.restore import temp_name
+
+    left = fixture_home / "sessions" / temp_name("my_chat.json")
+    left.write_text("{}")
+    [finding] = [f for f in cli("check", fixture_home, "--json").json()["findings"] if f["code"] == "leftover.temp"]
+    assert (finding["file"], finding["fix"]) == (str(left), f"rm -- {left}")
+    assert finding["message"] == ("temp file of a backup restore that was killed before its rename: it holds the file "
+                                  "being restored; the next restore writing into this directory removes it once the "
+                                  "process that made it is gone")
+
+
 def test_check_gives_no_command_for_a_temp_file_a_write_may_still_be_using(cli, fixture_home):
     (fixture_home / "sessions" / ".my_chat.json.k1ll3d_a.tmp").write_text("{}")
     [finding] = [f for f in cli("check", fixture_home, "--json").json()["findings"] if f["code"] == "leftover.temp"]

@@ -178,8 +178,6 @@ class Crash:
         """The crash loop; ``done``: the exit codes a rerun may give when the kill came after the last change
         (then the state must already be the final one).
         The number of kill points."""
-        from praisonmem.core.io import jsonfile
-
         reference = self.fresh("reference")
         trace = self.tmp / "trace.txt"
         finished = praisonmem(reference, self.args, cwd=Path.cwd(),
@@ -196,7 +194,6 @@ class Crash:
                                 strace=[self.strace, "-f", "-qq", "-o", os.devnull, "-e", f"trace={name}",
                                         "-e", f"inject={name}:signal=KILL:when={n}"])
             assert killed.returncode in (-9, 137), (name, n, killed.returncode, killed.stderr)
-            jsonfile._TEMP_NAMES.clear()  # a rerun is a new process: nothing listed yet
             rerun = self.cli("--home", home, *self.args)
             assert rerun.exit_code == 0 or (rerun.exit_code in done and normalise(state(home)) == expected), \
                 (name, n, rerun.exit_code, rerun.stderr)

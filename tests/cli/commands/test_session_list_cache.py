@@ -327,9 +327,9 @@ def same_size_pair() -> tuple[str, str]:
 
 def unified_reads(monkeypatch) -> list[str]:
     """The files the unified store reads from now on."""
-    from praisonmem.core.sessions.stores import praisonai_cli
+    from praisonmem.core.sessions.stores import unified
 
-    return reads(monkeypatch, praisonai_cli, "read_unified")
+    return reads(monkeypatch, unified, "read_unified")
 
 
 def stores_of(out: str) -> dict[str, str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from praisonmem.core import memory
-from praisonmem.core.backup.layout import dir_ok, file_reason, layout_reason, split
+from praisonmem.core.layout import dir_ok, file_reason, layout_reason, split
 
 ROOTS = {"sessions", "spill", "learn", "memory"}
 SUB_SESSIONS = "in a sub-directory of home/sessions/, which backups never hold"
@@ -81,7 +81,9 @@ def test_create_walks_only_into_directories_that_can_hold_layout_files(root, par
 
 
 def test_split_names_the_root_and_the_parts_below_it():
-    assert split("memory/u/episodic/2026-11-30.json") == ("memory", ("u", "episodic", "2026-11-30.json"))
-    assert split("home/state/session_spill/s.jsonl") == ("spill", ("s.jsonl",))
+    root, parts = split("memory/u/episodic/2026-11-30.json")
+    assert (root.name, parts) == ("memory", ("u", "episodic", "2026-11-30.json"))
+    root, parts = split("home/state/session_spill/s.jsonl")
+    assert (root.name, parts) == ("spill", ("s.jsonl",))
     with pytest.raises(ValueError):
         split("etc/passwd")

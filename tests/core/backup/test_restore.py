@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from praisonmem.core.backup import is_restore_temp, plan_restore
+from praisonmem.core.backup import plan_restore
+from praisonmem.core.layout import is_restore_temp
 from praisonmem.core.backup.nofollow import Place
 from praisonmem.core.backup.restore import destination, plan_items
 from praisonmem.core.errors import ProblemsFound, Refused

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from praisonmem.core import layout
 from praisonmem.core.backup import sqlite as backup_sqlite
 from praisonmem.core.errors import Refused
 from tests.sqlitestate import crashed_wal, live_wal
@@ -43,7 +44,7 @@ def rows(data: bytes, tmp_path: Path) -> list[str]:
                                            ("sessions_index.db-journal", True), ("sessions.db", False),
                                            ("other.db-wal", False), ("sessions.db-wal.bak", False)])
 def test_a_sidecar_is_a_store_s_own_wal_shm_or_journal(name, sidecar):
-    assert backup_sqlite.is_sidecar(name) is sidecar
+    assert layout.is_db_sidecar(name) is sidecar
 
 
 def test_pending_changes_are_frames_in_the_wal_or_any_journal(tmp_path):

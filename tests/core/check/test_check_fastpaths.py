@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from praisonmem.core.check import rules, walk
 from praisonmem.core.paths import resolve
 from praisonmem.core.sessions import adopt, is_encrypted, legacy_ids, open_store
+from praisonmem.core.sessions import documents as session_documents
 from praisonmem.core.sessions.stores import jsondir
 from praisonmem.core.sessions.stores.home import refs_named
 from tests.core.check.test_check_pool import SerialChecker
@@ -70,7 +71,7 @@ def test_the_plain_turn_shortcuts_find_what_the_turn_by_turn_rules_find(doc, mon
         m.setattr(rules, "plain_turns", lambda messages: None)
         m.setattr(rules, "plain_message", lambda message: False)
         m.setattr(rules, "_has_tool_turns", lambda messages: True)
-        m.setattr(rules, "_safe_stem", lambda session_id: False)
+        m.setattr(session_documents, "_safe_stem", lambda session_id: False)
         m.setattr(rules, "_sealed", lambda messages, key: sum(1 for x in messages if is_encrypted(x.get(key))))
         slow = findings(doc)
     assert fast == slow
@@ -101,7 +102,7 @@ def test_a_safe_stem_is_told_as_safe_file_stem_tells_it(sid):
     from praisonmem.core.sessions import safe_file_stem
 
     # only a shortcut: an id of nothing but '-' and '_' (or none) is left to safe_file_stem itself
-    assert rules._safe_stem(sid) == (safe_file_stem(sid) == sid and sid.strip("-_") != "")
+    assert session_documents._safe_stem(sid) == (safe_file_stem(sid) == sid and sid.strip("-_") != "")
 
 
 def test_lock_sidecars_are_told_from_the_listing_as_the_serial_walk_told_them(tmp_path):

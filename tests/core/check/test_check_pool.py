@@ -17,13 +17,13 @@ class SerialChecker(walk.Checker):
     """The walk as it was before (bb94b9c): entry by entry, each session file read and checked in place."""
 
     def sessions_dir(self, root: Path) -> None:
-        from praisonmem.core import sessions
+        from praisonmem.core import layout
 
         for entry in walk._entries(root):
             name = entry.name
             if name.endswith(".json") and entry.is_file():
                 self.session_file(entry)
-            elif name == sessions.TRANSCRIPT_DB and entry.is_file():
+            elif name == layout.TRANSCRIPT_DB and entry.is_file():
                 self.transcript_db(entry)
             elif name.endswith(".json.lock"):
                 if not (root / name[: -len(".lock")]).exists():

@@ -20,7 +20,7 @@ def test_digests_are_hashlibs(data):
 
 
 def test_the_history_ids_praisonaiagents_gives_stay_the_same():
-    from praisonmem.core.sessions.stores.praisonai_cli import short_hash
+    from praisonmem.core.sessions.stores.projects import short_hash
     from praisonmem.core.sessions.workspace import history_id, legacy_ids
 
     assert history_id("global", "Global Bot") == "history_d465a9b7"  # examples/home's global session

@@ -182,13 +182,3 @@ def test_a_proven_list_reordered_and_extended_is_written_as_the_standard_library
     except UnicodeEncodeError:
         return
     assert jsonfile.serialise(changed, known=known) == expected
-
-
-def test_without_orjson_everything_is_the_standard_librarys(monkeypatch):
-    monkeypatch.setattr(fastjson, "orjson", None)
-    assert fastjson.loads(b"[1]") is fastjson.REFUSED
-    assert fastjson.dumps_indented([1]) is None
-    assert fastjson.proven_members(b"[\n  {}\n]", [{}]) == frozenset()
-    assert jsonfile.parse_proven(b"[\n  {}\n]", "x") == ([{}], frozenset())
-    assert jsonfile.serialise([{"a": 1e-5}]) == stdlib_bytes([{"a": 1e-5}])
-    assert jsonfile.parse(b"[1]", "x") == [1]

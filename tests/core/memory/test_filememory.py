@@ -13,6 +13,7 @@ import pytest
 from praisonmem.core.memory import filememory
 from praisonmem.core.errors import CorruptFile, UsageError
 from praisonmem.core.memory.filememory import FileMemoryStore
+from praisonmem.core.memory.search import search
 from tests.conftest import PRAISONAI_FIXTURES
 
 VECTORS = json.loads((PRAISONAI_FIXTURES / "vectors.json").read_text(encoding="utf-8"))
@@ -54,10 +55,10 @@ def test_search_equals_the_library_oracle(base, tmp_path, monkeypatch, user, que
     monkeypatch.setattr(cachemod, "GRANULARITY_NS", 0)  # the copies are new: trust them at once
     store = FileMemoryStore(base, user, cache=None if cache == "no cache" else cachemod.Cache(tmp_path / "cache"))
     if cache == "warm cache":
-        store.search("anything", ["short_term", "long_term", "entity"], 10)
+        search(store, "anything", ["short_term", "long_term", "entity"], 10)
         assert len(list((tmp_path / "cache").rglob("*.bin"))) == 3
     expected = ORACLES[user]["search"][query]
-    got = store.search(query, ["short_term", "long_term", "entity"], 10)
+    got = search(store, query, ["short_term", "long_term", "entity"], 10)
     assert [(r["type"], r["item"]["id"], r["score"]) for r in got] == \
         [(r["type"], r["item"]["id"], r["score"]) for r in expected]
     assert [r["item"] for r in got] == [r["item"] for r in expected]
@@ -195,7 +196,7 @@ def test_a_corrupt_tier_is_refused_and_never_overwritten(base, content):
     target = base / "alice" / "short_term.json"
     target.write_bytes(content)
     store = FileMemoryStore(base, "alice")
-    for action in (lambda: store.add_short_term("x"), lambda: store.search("x"), lambda: store.reset("short"),
+    for action in (lambda: store.add_short_term("x"), lambda: search(store, "x"), lambda: store.reset("short"),
                    lambda: store.delete("x")):
         with pytest.raises(CorruptFile):
             action()
@@ -204,7 +205,7 @@ def test_a_corrupt_tier_is_refused_and_never_overwritten(base, content):
 
 def test_reading_creates_nothing(tmp_path):
     store = FileMemoryStore(tmp_path / "m", "ghost")
-    assert store.search("x") == [] and store.counts()["short_term"] == 0
+    assert search(store, "x") == [] and store.counts()["short_term"] == 0
     assert store.delete("x") is None
     assert not (tmp_path / "m").exists()
 

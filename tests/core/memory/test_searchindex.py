@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from praisonmem.core.io import cache as cachemod
 from praisonmem.core.io.cache import Cache
-from praisonmem.core.memory import filememory_io, searchindex
+from praisonmem.core.memory import filememory_io
+from praisonmem.core.memory import search as searchindex
 from praisonmem.core.memory.filememory import FileMemoryStore, local_dates
 
 OLD_NS = 1_700_000_000_000_000_000
@@ -54,7 +55,7 @@ def no_wait(monkeypatch):
 
 
 def plain(store: FileMemoryStore, query: str, limit: int = 10**9):
-    return store.search_files(query, ["short_term", "long_term", "entity", "episodic"], limit)
+    return searchindex.search_files(store, query, ["short_term", "long_term", "entity", "episodic"], limit)
 
 
 def entries(store: FileMemoryStore) -> list[Path]:
@@ -84,27 +85,27 @@ QUERIES = ["dark mode", "DARK", "mode", "zebra", "", " ", "tea", "café", "日�
 def test_cold_and_warm_searches_equal_reading_every_file(tmp_path, no_wait, query):
     store = sample_store(tmp_path)
     expected = plain(store, query)
-    assert store.search(query, limit=10**9) == expected  # cold: indexes built and saved
+    assert searchindex.search(store, query, limit=10**9) == expected  # cold: indexes built and saved
     assert len(entries(store)) == 6  # short, long, entities, three episodic days
-    assert store.search(query, limit=10**9) == expected  # warm: scored from the entries
+    assert searchindex.search(store, query, limit=10**9) == expected  # warm: scored from the entries
     for limit in (0, 1, 3):
-        assert store.search(query, limit=limit) == expected[:limit]
+        assert searchindex.search(store, query, limit=limit) == expected[:limit]
 
 
 def test_a_warm_search_reads_only_the_items_it_shows(tmp_path, no_wait, monkeypatch):
     store = sample_store(tmp_path)
-    store.search("dark")
+    searchindex.search(store, "dark")
     expected = plain(store, "dark")[:2]
     reads = []
     monkeypatch.setattr(filememory_io, "read_shared_stat", lambda *a: reads.append(a) or pytest.fail("full read"))
     real = filememory_io.read_ranges_shared
     monkeypatch.setattr(filememory_io, "read_ranges_shared",
                         lambda path, timeout, ranges: reads.append((path.name, len(ranges))) or real(path, timeout, ranges))
-    assert store.search("dark", limit=2) == expected
+    assert searchindex.search(store, "dark", limit=2) == expected
     assert [h["type"] for h in expected] == ["short_term", "entity"]  # 1 x importance 1, then an entity's 1.0
     assert sorted(reads) == [("entities.json", 1), ("short_term.json", 1)]
     reads.clear()
-    assert store.search("zebra") == []
+    assert searchindex.search(store, "zebra") == []
     assert reads == []  # no hit: no file opened at all
 
 
@@ -128,10 +129,10 @@ def test_a_file_changed_in_the_same_tick_as_the_cache_was_built_is_not_trusted(t
     monkeypatch.setattr(cachemod.FileKey, "of", staticmethod(seconds))
     path = store.path("long_term.json")
     path.write_text(path.read_text(encoding="utf-8"), encoding="utf-8")  # changed just now
-    assert store.search("transport") == plain(store, "transport")
+    assert searchindex.search(store, "transport") == plain(store, "transport")
     rewrite_same_size(path, "the mode of transport", "the mode of TRAINING!")
-    assert store.search("transport") == plain(store, "transport") == []
-    assert store.search("training") == plain(store, "training") != []
+    assert searchindex.search(store, "transport") == plain(store, "transport") == []
+    assert searchindex.search(store, "training") == plain(store, "training") != []
 
 
 def test_a_file_replaced_by_one_of_the_same_size_and_mtime_is_read_again(tmp_path, no_wait, monkeypatch):
@@ -139,7 +140,7 @@ def test_a_file_replaced_by_one_of_the_same_size_and_mtime_is_read_again(tmp_pat
     real_of = cachemod.FileKey.of
     monkeypatch.setattr(cachemod.FileKey, "of", staticmethod(
         lambda st: real_of(st)._replace(ctime_ns=real_of(st).ctime_ns // 10**9 * 10**9)))  # same-second ctime
-    assert store.search("transport") != []
+    assert searchindex.search(store, "transport") != []
     path = store.path("long_term.json")
     new = tmp_path / "new.json"
     new.write_text(path.read_text(encoding="utf-8").replace("the mode of transport", "the mode of TRAINING!"),
@@ -150,24 +151,24 @@ def test_a_file_replaced_by_one_of_the_same_size_and_mtime_is_read_again(tmp_pat
     after = path.stat()
     assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
     assert after.st_ino != before.st_ino
-    assert store.search("transport") == plain(store, "transport") == []
-    assert store.search("training") == plain(store, "training") != []
+    assert searchindex.search(store, "transport") == plain(store, "transport") == []
+    assert searchindex.search(store, "training") == plain(store, "training") != []
 
 
 def test_a_deleted_file_is_gone_from_the_results(tmp_path, no_wait):
     store = sample_store(tmp_path)
-    assert any(h["type"] == "long_term" for h in store.search("dark"))
+    assert any(h["type"] == "long_term" for h in searchindex.search(store, "dark"))
     store.path("long_term.json").unlink()
     (store.episodic_dir / f"{local_dates(1)[0]}.json").unlink()
-    assert store.search("dark", limit=100) == plain(store, "dark")
-    assert not any(h["type"] == "long_term" for h in store.search("dark", limit=100))
+    assert searchindex.search(store, "dark", limit=100) == plain(store, "dark")
+    assert not any(h["type"] == "long_term" for h in searchindex.search(store, "dark", limit=100))
 
 
 @pytest.mark.parametrize("damage", ["truncated", "other version", "garbage payload", "unwritable"])
 def test_a_bad_or_unwritable_cache_gives_the_no_cache_output(tmp_path, no_wait, damage):
     store = sample_store(tmp_path)
     expected = plain(store, "dark mode")
-    assert store.search("dark mode", limit=100) == expected
+    assert searchindex.search(store, "dark mode", limit=100) == expected
     for entry in entries(store):
         data = entry.read_bytes()
         if damage == "truncated":
@@ -186,9 +187,9 @@ def test_a_bad_or_unwritable_cache_gives_the_no_cache_output(tmp_path, no_wait, 
     if damage == "unwritable":
         shutil.rmtree(store.cache.directory)
         store.cache.directory.write_text("not a directory")
-    assert store.search("dark mode", limit=100) == expected
+    assert searchindex.search(store, "dark mode", limit=100) == expected
     if damage != "unwritable":
-        assert store.search("dark mode", limit=100) == expected  # rebuilt entries are good again
+        assert searchindex.search(store, "dark mode", limit=100) == expected  # rebuilt entries are good again
         assert all(searchindex.load(store.cache, Path(json.loads(e.read_bytes().split(b"\n")[1])["source"]),
                                     cachemod.key_of(Path(json.loads(e.read_bytes().split(b"\n")[1])["source"])))
                    for e in entries(store))
@@ -197,7 +198,7 @@ def test_a_bad_or_unwritable_cache_gives_the_no_cache_output(tmp_path, no_wait, 
 def test_a_file_changed_between_scoring_and_reading_the_shown_items_is_searched_again(tmp_path, no_wait,
                                                                                      monkeypatch):
     store = sample_store(tmp_path)
-    store.search("dark")
+    searchindex.search(store, "dark")
     path = store.path("long_term.json")
 
     real = filememory_io.read_ranges_shared
@@ -209,7 +210,7 @@ def test_a_file_changed_between_scoring_and_reading_the_shown_items_is_searched_
 
     monkeypatch.setattr(filememory_io, "read_ranges_shared",
                         lambda p, t, r: changed_meanwhile(p, t, r) if p == path else real(p, t, r))
-    hits = store.search("dark", limit=100)
+    hits = searchindex.search(store, "dark", limit=100)
     monkeypatch.undo()
     assert hits == plain(store, "dark")
     assert "日本 DARK MODE" in [h["item"].get("content") for h in hits]
@@ -221,13 +222,13 @@ def test_the_shown_items_are_read_under_the_files_shared_lock(tmp_path, no_wait)
     from praisonmem.core.errors import LockTimeout
 
     store = sample_store(tmp_path)
-    store.search("dark")
+    searchindex.search(store, "dark")
     store.timeout = 0.2
     with open(store.path("long_term.json"), "rb") as writer:
         fcntl.flock(writer, fcntl.LOCK_EX)  # an old release rewriting it in place holds this
-        assert store.search("zebra") == []  # nothing to read: the index says no item can match
+        assert searchindex.search(store, "zebra") == []  # nothing to read: the index says no item can match
         with pytest.raises(LockTimeout):
-            store.search("dark", limit=100)
+            searchindex.search(store, "dark", limit=100)
 
 
 def test_files_the_index_cannot_describe_are_searched_the_ordinary_way(tmp_path, no_wait):
@@ -235,8 +236,8 @@ def test_files_the_index_cannot_describe_are_searched_the_ordinary_way(tmp_path,
     write(store.path("short_term.json"), [item(1, "dark\x00mode", 0.5), item(2, "dark")], indent=None)
     write(store.path("long_term.json"), [item(3, "dark mode", 0.5)], indent=None)
     age(store)
-    assert store.search("dark", limit=100) == plain(store, "dark", 100)
-    assert store.search("dark", limit=100) == plain(store, "dark", 100)
+    assert searchindex.search(store, "dark", limit=100) == plain(store, "dark", 100)
+    assert searchindex.search(store, "dark", limit=100) == plain(store, "dark", 100)
 
 
 @pytest.mark.parametrize("broken", ['[{"id": 1, "content": "dark"}', '{"a": 1}', '[{"id": 1, "content": 5}]',
@@ -249,7 +250,7 @@ def test_a_broken_file_fails_exactly_as_without_the_cache(tmp_path, no_wait, bro
     with pytest.raises(CorruptFile) as plain_error:
         plain(store, "dark")
     with pytest.raises(CorruptFile) as cached_error:
-        store.search("dark")
+        searchindex.search(store, "dark")
     assert str(cached_error.value) == str(plain_error.value)
     assert entries(store) == sorted(e for e in entries(store) if "long" not in e.name)  # nothing cached for it
 
@@ -260,18 +261,18 @@ def test_duplicate_entity_keys_keep_the_first_place_and_the_last_value(tmp_path,
         '{"a": {"name": "dark one", "attributes": {}, "created_at": 1}, "b": {"name": "dark two", "created_at": 2,'
         ' "updated_at": 2}, "a": {"name": "dark three", "attributes": {"k": "dark"}, "created_at": 3, "updated_at": 3}}', encoding="utf-8")
     age(store)
-    assert store.search("dark", limit=100) == plain(store, "dark")
-    assert store.search("dark", limit=100) == plain(store, "dark")
+    assert searchindex.search(store, "dark", limit=100) == plain(store, "dark")
+    assert searchindex.search(store, "dark", limit=100) == plain(store, "dark")
 
 
 def test_writes_through_praisonmem_drop_the_entries_of_the_files_they_replace(tmp_path, no_wait):
     store = sample_store(tmp_path)
-    store.search("dark")
+    searchindex.search(store, "dark")
     before = {e.name for e in entries(store)}
     deleted = store.delete("id0010")
     assert deleted["type"] == "long_term"
     assert len(entries(store)) == len(before) - 1  # the deleted text is no longer in the cache
-    assert store.search("dark", limit=100) == plain(store, "dark")
+    assert searchindex.search(store, "dark", limit=100) == plain(store, "dark")
 
 
 texts = st.lists(st.sampled_from(WORDS), min_size=0, max_size=6).map(" ".join)
@@ -301,5 +302,5 @@ def test_random_corpora_search_identically(tmp_path_factory, monkeypatch, short,
     age(store)
     for query in queries:
         expected = json.dumps(plain(store, query, limit))  # NaN scores: compare the bytes the CLI prints
-        assert json.dumps(store.search(query, limit=limit)) == expected  # cold
-        assert json.dumps(store.search(query, limit=limit)) == expected  # warm
+        assert json.dumps(searchindex.search(store, query, limit=limit)) == expected  # cold
+        assert json.dumps(searchindex.search(store, query, limit=limit)) == expected  # warm

@@ -8,9 +8,15 @@ import time
 
 import pytest
 
-from praisonmem.core.secrets import find, hits, redacted
+from functools import partial
+
+from praisonmem.core import secrets
+from praisonmem.core.secrets import find
 from praisonmem.core.secrets.rules import redact
+from praisonmem.core.sessions import is_encrypted
 from tests.secretcorpus import STRICT_ONLY, lookalikes, samples
+
+hits, redacted = (partial(walk, opaque=is_encrypted) for walk in (secrets.hits, secrets.redacted))  # as the stores call
 
 SAMPLES, LOOKALIKES = samples(), lookalikes()
 
@@ -105,8 +111,7 @@ def test_an_escaped_key_in_tool_call_arguments_is_found_and_redacted_as_json():
 
 
 def test_torn_json_is_searched_with_its_escapes_undone():
-    from praisonmem.core.secrets.walk import raw_hits
-
+    raw_hits = partial(secrets.raw_hits, opaque=is_encrypted)
     key = "ghp_" + "Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv1Wx2"
     raw = json.dumps({"messages": [{"content": "token " + key}]}).replace("ghp_", "\\u0067hp_").encode()[:-4]
     assert [(h.path, h.kind) for h in raw_hits(raw)] == [("(raw bytes)", "github_token")]

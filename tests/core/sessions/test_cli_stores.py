@@ -8,9 +8,10 @@ import os
 import pytest
 
 from praisonmem.core.paths import resolve
-from praisonmem.core.sessions import stores
+from praisonmem.core.sessions.stores.locate import open_store
 from praisonmem.core.sessions.listing import summary_rows
-from praisonmem.core.sessions.stores.praisonai_cli import UnifiedStore, cli_stores
+from praisonmem.core.sessions.stores.home import cli_stores
+from praisonmem.core.sessions.stores.unified import UnifiedStore
 
 
 def test_the_gateway_home_has_a_project_store_the_unified_files_and_the_runs(gateway_home):
@@ -30,7 +31,7 @@ def test_on_its_own_the_unified_store_scans_its_files(gateway_home):
 
 
 def test_in_the_home_each_store_lists_its_own_and_the_json_store_leaves_the_unified_files(gateway_home):
-    home = stores.open_store(resolve(gateway_home.home, env={}))
+    home = open_store(resolve(gateway_home.home, env={}))
     assert list(home.stores) == ["json", "sessions.db", "project:8ccfb8a2", "unified", "legacy-run"]
     found = sorted((ref.store, r["session_id"]) for r, ref in home.scan(summary_rows) if ref.store != "sessions.db")
     assert found == [("json", "bot_slack_7"), ("json", "bot_telegram_42"), ("json", "enc-1"), ("json", "gw-legacy"),
@@ -41,14 +42,14 @@ def test_in_the_home_each_store_lists_its_own_and_the_json_store_leaves_the_unif
 
 
 def test_the_home_scan_reads_each_unified_file_once_and_in_the_unified_stores_place(gateway_home, monkeypatch):
-    from praisonmem.core.sessions.stores import praisonai_cli
+    from praisonmem.core.sessions.stores import unified
 
     paths = resolve(gateway_home.home, env={})
-    home = stores.open_store(paths)
+    home = open_store(paths)
     alone = [(label, r["session_id"], str(ref)) for label, store in home.stores.items()
              for r, ref in store.scan(summary_rows)]  # each store on its own, in member order
-    monkeypatch.setattr(praisonai_cli, "read_unified", lambda path: pytest.fail(f"{path} read again"))
-    shared = [(ref.store, r["session_id"], str(ref.ref)) for r, ref in stores.open_store(paths).scan(summary_rows)]
+    monkeypatch.setattr(unified, "read_unified", lambda path: pytest.fail(f"{path} read again"))
+    shared = [(ref.store, r["session_id"], str(ref.ref)) for r, ref in open_store(paths).scan(summary_rows)]
     assert shared == alone  # the same rows, in member order: json, sessions.db, project:<id>, unified, legacy-run
     assert [label for label, _, _ in shared] == sorted(
         (label for label, _, _ in shared),
@@ -56,5 +57,5 @@ def test_the_home_scan_reads_each_unified_file_once_and_in_the_unified_stores_pl
     assert [sid for label, sid, _ in shared if label == "unified"] == ["db5b5fab", "tui0001a", "tui0002b"]
     # narrowed to the unified store, it reads its files itself
     monkeypatch.undo()
-    narrowed = stores.open_store(paths, "unified").scan(summary_rows)
+    narrowed = open_store(paths, "unified").scan(summary_rows)
     assert [r["session_id"] for r, _ in narrowed] == ["db5b5fab", "tui0001a", "tui0002b"]

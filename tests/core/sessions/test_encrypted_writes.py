@@ -9,7 +9,7 @@ import pytest
 
 from praisonmem.core.errors import Refused
 from praisonmem.core.paths import resolve
-from praisonmem.core.sessions import stores
+from praisonmem.core.sessions.stores.locate import open_store
 
 
 def contents(root) -> dict[str, bytes]:
@@ -30,7 +30,7 @@ def test_a_store_transaction_refuses_plaintext_into_an_encrypted_session(gateway
         moved.write_bytes((gateway_home.sessions / "enc-1.json").read_bytes())
         (gateway_home.sessions / "enc-1.json").unlink()
         (gateway_home.project_store / "enc-1.json.lock").touch()  # as the library leaves it
-    home = stores.open_store(resolve(gateway_home.home, env={}), label)
+    home = open_store(resolve(gateway_home.home, env={}), label)
     ref = home.find(sid)
     before = contents(gateway_home.home)
     with pytest.raises(Refused, match=r"the session is encrypted, and messages\[\d+\] would be written with its "
@@ -41,7 +41,7 @@ def test_a_store_transaction_refuses_plaintext_into_an_encrypted_session(gateway
 
 
 def test_the_encrypted_values_already_there_may_be_rewritten_as_they_are(gateway_home):
-    home = stores.open_store(resolve(gateway_home.home, env={}), "sessions.db")
+    home = open_store(resolve(gateway_home.home, env={}), "sessions.db")
     ref = home.find("enc-db-1")
     with home.transaction([ref]) as tx:
         doc = tx.read(ref)
@@ -61,7 +61,7 @@ def test_an_edited_plaintext_turn_may_stay_plaintext_but_a_ciphertext_turn_may_n
 
     path = gateway_home.sessions / "enc-1.json"  # made mixed, as an unencrypted writer may leave a session
     path.write_text(json.dumps(_mixed(json.loads(path.read_bytes())), indent=2, ensure_ascii=False))
-    home = stores.open_store(resolve(gateway_home.home, env={}), "json")
+    home = open_store(resolve(gateway_home.home, env={}), "json")
     ref = home.find("enc-1")
     with home.transaction([ref]) as tx:
         doc = tx.read(ref)

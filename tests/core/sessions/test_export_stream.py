@@ -17,7 +17,7 @@ import pytest
 from praisonmem.core.io.safetext import json_safe
 from praisonmem.core.paths import resolve
 from praisonmem.core.sessions import transfer
-from tests.helpers import snapshot
+from tests.helpers import export_text, exported, snapshot
 
 
 def whole_payload(text: str, docs: list[dict]) -> str:
@@ -31,7 +31,7 @@ def whole_payload(text: str, docs: list[dict]) -> str:
 def test_the_streamed_json_is_the_whole_payload_byte_for_byte(cli, fixture_home):
     result = cli("--home", fixture_home, "session", "export", "--all")
     assert result.exit_code == 0
-    docs = [doc for _, _, doc in transfer.load_for_export(resolve(fixture_home), [], everything=True)]
+    docs = [doc for _, _, doc in exported(resolve(fixture_home), [], everything=True)]
     assert len(docs) > 5 and result.stdout == whole_payload(result.stdout, docs)
 
 
@@ -44,11 +44,11 @@ def test_no_sessions_is_an_empty_list(cli, tmp_path):
 
 def test_markdown_and_jsonl_stream_the_same_text(fixture_home):
     paths = resolve(fixture_home)
-    docs = transfer.load_for_export(paths, [], everything=True)
+    docs = exported(paths, [], everything=True)
     lines = [line for file, sid, doc in docs for line in transfer.markdown_lines(file, sid, doc)]
-    assert transfer.export_markdown(docs) == "\n".join(lines).rstrip("\n") + "\n"
-    assert transfer.export_markdown([]) == "\n"
-    records = [json.loads(line) for line in transfer.export_jsonl(docs).splitlines()]
+    assert export_text("markdown", docs) == "\n".join(lines).rstrip("\n") + "\n"
+    assert export_text("markdown", []) == "\n"
+    records = [json.loads(line) for line in export_text("jsonl", docs).splitlines()]
     assert len(records) == sum(len(d.get("messages", [])) + len(d.get("archived_messages", []))
                                for _, _, d in docs)
 

@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from praisonmem.core.sessions.stores.praisonai_cli import normalize_remote, project_identity
+from praisonmem.core.sessions.stores.projects import normalize_remote, project_identity
 from tests.helpers import git, git_env, snapshot
 
 RESOLVE = """

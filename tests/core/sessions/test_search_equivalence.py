@@ -22,7 +22,8 @@ from praisonmem.core.io import jsonfile, parallel
 from praisonmem.core.paths import resolve
 from praisonmem.core.sessions import search as new
 from praisonmem.core.sessions.documents import gateway_chat, is_encrypted, messages_of
-from praisonmem.core.sessions.stores import Scanned, open_store
+from praisonmem.core.sessions.stores import Scanned
+from praisonmem.core.sessions.stores.locate import open_store
 
 # ---------------------------------------------------------------- the search before (reference)
 

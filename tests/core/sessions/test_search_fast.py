@@ -27,7 +27,8 @@ from praisonmem.core.paths import resolve
 from praisonmem.core.sessions import crypto, search as new
 from praisonmem.core.sessions.stores import searchscan
 from praisonmem.core.sessions.documents import gateway_chat, is_encrypted
-from praisonmem.core.sessions.stores import Scanned, open_store
+from praisonmem.core.sessions.stores import Scanned
+from praisonmem.core.sessions.stores.locate import open_store
 
 KEY = crypto.Key("YWRvcHQtdGVzdC1rZXktMzItYnl0ZXMtbG9uZy4uLi4=", "test")
 

@@ -7,7 +7,8 @@ import inspect
 import pytest
 
 from praisonmem.core.sessions import stores
-from praisonmem.core.sessions.stores import home, jsondir, praisonai_cli, sqlite_transcript
+from praisonmem.core.sessions.stores.locate import open_store
+from praisonmem.core.sessions.stores import home, jsondir, runs, sqlite_transcript, unified
 
 STORE = {"ref", "name", "session_id", "store_of", "refs", "exists", "absent", "find", "copies", "read", "read_bytes",
          "parse", "scan", "holds", "seconds_since_write", "spilled", "spill_note", "refuse_spill_clash", "refuse",
@@ -16,8 +17,8 @@ TRANSACTION = {"exists", "read", "write", "read_bytes", "write_raw", "delete", "
                "forget_replaced"}
 IMPLEMENTATIONS = [(jsondir.JsonDirStore, jsondir.Transaction), (sqlite_transcript.TranscriptDbStore,
                                                                   sqlite_transcript.Transaction),
-                   (praisonai_cli.UnifiedStore, praisonai_cli.UnifiedTransaction),
-                   (praisonai_cli.RunStore, praisonai_cli.RunTransaction), (home.Home, home.HomeTransaction)]
+                   (unified.UnifiedStore, unified.UnifiedTransaction),
+                   (runs.RunStore, runs.RunTransaction), (home.Home, home.HomeTransaction)]
 
 
 def methods(cls: type) -> set[str]:
@@ -50,7 +51,7 @@ def test_open_store_gives_the_home_with_its_json_directory_first(fixture_home):
     from praisonmem.core.paths import resolve
 
     paths = resolve(fixture_home, env={})
-    store = stores.open_store(paths)
+    store = open_store(paths)
     assert list(store.stores) == ["json", "unified", "legacy-run"]  # no sessions.db nor project store in this home
     json_dir = store.stores["json"]
     assert (json_dir.directory, json_dir.spill_dir, json_dir.label) == (paths.sessions_dir, paths.spill_dir, "json")
@@ -63,15 +64,15 @@ def test_a_gateway_home_has_both_stores_and_a_store_label_narrows_it(gateway_hom
     from praisonmem.core.paths import resolve
 
     paths = resolve(gateway_home.home, env={})
-    assert list(stores.open_store(paths).stores) == ["json", "sessions.db", "project:8ccfb8a2", "unified", "legacy-run"]
-    assert list(stores.open_store(paths, "sessions.db").stores) == ["sessions.db"]
-    assert list(stores.open_store(paths, "project:8ccfb8a2").stores) == ["project:8ccfb8a2"]
+    assert list(open_store(paths).stores) == ["json", "sessions.db", "project:8ccfb8a2", "unified", "legacy-run"]
+    assert list(open_store(paths, "sessions.db").stores) == ["sessions.db"]
+    assert list(open_store(paths, "project:8ccfb8a2").stores) == ["project:8ccfb8a2"]
     with pytest.raises(UsageError, match="unknown store 'db'; this home has: json, sessions.db, project:8ccfb8a2, "
                                          "unified, legacy-run$"):
-        stores.open_store(paths, "db")
+        open_store(paths, "db")
     gateway_home.db.unlink()
     with pytest.raises(NotFound, match="no sessions.db in "):
-        stores.open_store(paths, "sessions.db")
+        open_store(paths, "sessions.db")
 
 
 def test_a_prefix_naming_several_rows_of_a_database_store_names_the_store_and_the_first_ten(gateway_home):

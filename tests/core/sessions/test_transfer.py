@@ -13,6 +13,7 @@ from praisonmem.core.errors import NotFound, TargetExists, UsageError
 from praisonmem.core.io import outfile
 from praisonmem.core.paths import resolve
 from praisonmem.core.sessions import transfer as session_io
+from tests.helpers import export_text, exported
 
 
 @pytest.fixture
@@ -21,12 +22,12 @@ def paths(fixture_home):
 
 
 def test_json_export_then_import_into_an_empty_home_is_byte_identical(paths, tmp_path):
-    docs = session_io.load_for_export(paths, [], everything=True)
-    payload = json.loads(session_io.export_json(docs))
+    docs = exported(paths, [], everything=True)
+    payload = json.loads(export_text("json", docs))
     assert payload["version"] == 1 and payload["format"] == "praisonmem-sessions"
     assert len(payload["sessions"]) == 12
     out = tmp_path / "export.json"
-    outfile.write(out, session_io.export_json(docs).encode("utf-8"))
+    outfile.write(out, export_text("json", docs).encode("utf-8"))
     fresh = resolve(tmp_path / "fresh", env={})
     changes = sessions.plan_import(fresh, out).run().changes
     assert {c.action for c in changes} == {"imported"}
@@ -119,8 +120,8 @@ def test_dry_run_import_writes_nothing(paths, tmp_path):
 
 
 def test_jsonl_export_is_one_message_a_line_with_its_session(paths):
-    docs = session_io.load_for_export(paths, ["compacted-demo"])
-    lines = [json.loads(line) for line in session_io.export_jsonl(docs).splitlines()]
+    docs = exported(paths, ["compacted-demo"])
+    lines = [json.loads(line) for line in export_text("jsonl", docs).splitlines()]
     assert len(lines) == 10
     assert lines[0] == {"session_id": "compacted-demo", "archived": True, "index": 0, "role": "user",
                         "content": "Plan a trip to Lisbon", "timestamp": 1796050189.4984517, "metadata": {}}
@@ -128,7 +129,7 @@ def test_jsonl_export_is_one_message_a_line_with_its_session(paths):
 
 
 def test_markdown_export_is_a_readable_transcript(paths):
-    text = session_io.export_markdown(session_io.load_for_export(paths, ["history_ec9d38c8"]))
+    text = export_text("markdown", exported(paths, ["history_ec9d38c8"]))
     assert text.startswith("# Session `history_ec9d38c8`\n\n- **Agent:** Stream Bot\n- **User:** bob\n")
     assert "### #1 assistant" in text and "**Tool call** `weather` (`call_abc123`)" in text
     assert '```json\n{"city": "Paris"}\n```' in text
@@ -140,14 +141,14 @@ def test_export_refuses_an_unreadable_session(paths):
 
     (paths.sessions_dir / "bad.json").write_bytes(b"{")
     with pytest.raises(CorruptFile):
-        session_io.load_for_export(paths, [], everything=True)
+        exported(paths, [], everything=True)
 
 
 def test_library_import_sessions_reads_our_export(paths, tmp_path):
     pytest.importorskip("praisonaiagents")
     from praisonaiagents.session.store import DefaultSessionStore
 
-    payload = json.loads(session_io.export_json(session_io.load_for_export(paths, [], everything=True)))
+    payload = json.loads(export_text("json", exported(paths, [], everything=True)))
     store = DefaultSessionStore(session_dir=str(tmp_path / "lib"))
     report = store.import_sessions(payload)
     assert report.imported == 12 and not report.skipped

@@ -7,13 +7,17 @@ A PraisonAI home holds several session stores, each one class implementing :clas
   load;
 * ``sessions.db``: :class:`~.sqlite_transcript.TranscriptDbStore`, ``SqliteTranscriptStore`` (one row
   per session in ``sessions/sessions.db``): what the WebSocket gateway loads;
-* the praisonai CLI's (:mod:`~.praisonai_cli`): ``project:<id>``, a
-  :class:`~.jsondir.JsonDirStore` on ``sessions/projects/<id>/`` (praisonai-code's per-project store);
-  ``unified``, the REPL/TUI's files in ``sessions/`` (which the ``json`` store leaves to it); and
-  ``legacy-run``, the older ``SessionManager``'s ``sessions/run_*/`` directories.
+* the praisonai CLI's: ``project:<id>``, a :class:`~.jsondir.JsonDirStore` on ``sessions/projects/<id>/``
+  (praisonai-code's per-project store, :mod:`~.projects`); ``unified``, the REPL/TUI's files in ``sessions/``
+  (which the ``json`` store leaves to it, :mod:`~.unified`); and ``legacy-run``, the older ``SessionManager``'s
+  ``sessions/run_*/`` directories (:mod:`~.runs`);
+* a ``--store`` location (:mod:`~.locate`): a directory, or PraisonAI's SQL conversation store
+  (:mod:`~.conversation_sql`) in an SQLite file or PostgreSQL.
 
-:class:`~.home.Home` holds them all and is itself a :class:`SessionStore`: :func:`open_store` gives the
-home (or, with ``store=LABEL``, the home narrowed to one store), so ``ops``, ``adopt``, ``transfer``,
+Their labels and file names are :mod:`~.names`'.
+
+:class:`~.home.Home` holds them all and is itself a :class:`SessionStore`: :func:`~.locate.open_store` gives
+the home (or, with ``store=LABEL``, the home narrowed to one store), so ``ops``, ``adopt``, ``transfer``,
 ``search``, ``listing`` and ``view`` work on every store without knowing which ones exist; they never
 touch a path, a database or :mod:`~praisonmem.core.io.jsonfile` themselves. A store is added by writing
 its class and naming it in :func:`~.home.member_stores`.
@@ -40,7 +44,6 @@ from praisonmem.core.errors import UsageError
 
 if TYPE_CHECKING:
     from praisonmem.core.errors import PraisonMemError
-    from praisonmem.core.paths import Paths
     from praisonmem.core.sessions.listcache import Memo
 
 Ref = Any  # opaque to callers; str(ref) is the file that holds the session
@@ -231,18 +234,3 @@ def ambiguous(name: str, matches: Sequence[str], where: object = None) -> Except
 
     shown = ", ".join(matches[:10]) + (f" and {len(matches) - 10} more" if len(matches) > 10 else "")
     return AmbiguousName(f"'{name}' matches several sessions{f' in {where}' if where is not None else ''}: {shown}")
-
-
-def open_store(paths: Paths, store: str | None = None) -> SessionStore:
-    """The session stores of a resolved PraisonAI home, as one (:class:`~.home.Home`); with ``store``
-    (a label, as ``session list`` shows it) only that one; with a location (a directory, a database file
-    or URL: :mod:`.locate`) the store there."""
-    from praisonmem.core.sessions.stores.home import Home
-
-    if store is not None:
-        from praisonmem.core.sessions.stores.locate import is_location, open_location
-
-        if is_location(store):
-            return open_location(store, table_prefix=getattr(store, "table_prefix", None),
-                                 schema=getattr(store, "schema", None))
-    return Home.of(paths, store)

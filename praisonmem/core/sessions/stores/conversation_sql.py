@@ -1,5 +1,5 @@
 """PraisonAI's SQL conversation stores (praisonai 4.7.19 ``praisonai.persistence.conversation``: ``sqlite``
-and the ``postgres`` family), as a :class:`~praisonmem.core.sessions.stores.SessionStore` (spec-12).
+and the ``postgres`` family), as a :class:`~praisonmem.core.sessions.stores.SessionStore`.
 
 Two tables, ``<prefix>sessions`` and ``<prefix>messages`` (prefix ``praison_``; on PostgreSQL in
 ``<schema>``, ``public``), one row per session and one per message. praisonmem sees each session as the
@@ -40,12 +40,9 @@ from praisonmem.core.io import jsonfile, pgurl
 from praisonmem.core.sessions.documents import validate
 from praisonmem.core.sessions.stores import PlainStore, Scanned, ambiguous
 from praisonmem.core.sessions.stores.conversation_map import doc_to_rows, epoch_iso, rows_to_doc
+from praisonmem.core.sessions.stores.names import CONVERSATIONS, DEFAULT_PREFIX, DEFAULT_SCHEMA
 
 R = TypeVar("R")
-LABEL = "conversations"
-DEFAULT_PREFIX = "praison_"
-DEFAULT_SCHEMA = "public"
-DEFAULT_FILE = "praisonai_conversations.db"
 SESSION_COLUMNS = ("session_id", "user_id", "agent_id", "name", "state", "metadata", "created_at", "updated_at")
 MESSAGE_COLUMNS = ("id", "session_id", "role", "content", "tool_calls", "tool_call_id", "metadata", "created_at")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # fullmatch: the library's table-prefix rule
@@ -82,8 +79,9 @@ def _loads(value: Any) -> Any:
 # ---------------------------------------------------------------- the two databases
 
 
-class Backend:
-    """What differs between SQLite and PostgreSQL: connections, names, parameters, JSON binding."""
+class ConversationTables:
+    """The conversation tables in one database: what differs between SQLite (:class:`ConversationSqlite`) and
+    PostgreSQL (:class:`ConversationPg`): connections, names, parameters, JSON binding."""
 
     postgres = False
     display: str
@@ -152,7 +150,7 @@ class Backend:
         return table
 
 
-class SqliteBackend(Backend):
+class ConversationSqlite(ConversationTables):
     def __init__(self, path: Path, prefix: str = DEFAULT_PREFIX) -> None:
         self.path = path
         self.display = str(path)
@@ -230,7 +228,7 @@ class SqliteBackend(Backend):
             conn.execute(stmt)
 
 
-class PgBackend(Backend):
+class ConversationPg(ConversationTables):
     postgres = True
 
     def __init__(self, url: pgurl.DatabaseURL, prefix: str = DEFAULT_PREFIX, schema: str = DEFAULT_SCHEMA) -> None:
@@ -357,8 +355,8 @@ class PgBackend(Backend):
                 setattr(self, attr, None)
 
 
-def _tables(backend: Backend) -> tuple[str, str]:
-    if isinstance(backend, PgBackend):
+def _tables(backend: ConversationTables) -> tuple[str, str]:
+    if isinstance(backend, ConversationPg):
         return backend.t(backend.sessions), backend.t(backend.messages)
     return f'"{backend.sessions}"', f'"{backend.messages}"'
 
@@ -377,9 +375,9 @@ LATERAL_LIMIT = 2000  # a page up to this size counts its sessions' messages one
 class ConversationStore(PlainStore):
     """The sessions of one conversation database; see the module docstring."""
 
-    label = LABEL
+    label = CONVERSATIONS
 
-    def __init__(self, backend: Backend) -> None:
+    def __init__(self, backend: ConversationTables) -> None:
         self.backend = backend
         self.where = backend.display
         self.s, self.m = _tables(backend)
@@ -625,7 +623,7 @@ class ConversationStore(PlainStore):
                                               "(the role may not write here); nothing written")
 
     def close(self) -> None:
-        if isinstance(self.backend, PgBackend):
+        if isinstance(self.backend, ConversationPg):
             self.backend.close()
 
 

@@ -7,8 +7,8 @@ an adopted history) goes to the first store, the JSON directory, unless the home
 another (``open_store(paths, store=LABEL)``); a renamed one stays in its store.
 
 Adding a store is one class implementing the interface and one line in :func:`member_stores`. The
-praisonai CLI's stores (:mod:`.praisonai_cli`) are members like any other: ``project:<id>`` for each
-``sessions/projects/<id>/``, ``unified`` and ``legacy-run``.
+praisonai CLI's stores (:func:`cli_stores`) are members like any other: ``project:<id>`` for each
+``sessions/projects/<id>/`` (:mod:`.projects`), ``unified`` (:mod:`.unified`) and ``legacy-run`` (:mod:`.runs`).
 """
 
 from __future__ import annotations
@@ -21,8 +21,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from praisonmem.core.errors import AmbiguousName, NotFound, PraisonMemError, UsageError
 from praisonmem.core.io import jsonfile
+from praisonmem.core.layout import TRANSCRIPT_DB
 from praisonmem.core.sessions.stores import OutsideStore, Scanned, SessionStore, Transaction
 from praisonmem.core.sessions.stores.jsondir import JsonDirStore
+from praisonmem.core.sessions.stores.names import PROJECT
 
 if TYPE_CHECKING:
     from praisonmem.core.paths import Paths
@@ -31,22 +33,32 @@ if TYPE_CHECKING:
 R = TypeVar("R")
 
 
-DB_NAME = TRANSCRIPT_DB = "sessions.db"  # SqliteTranscriptStore's file in the sessions dir
-
-
 def member_stores(paths: Paths) -> list[SessionStore]:
     """Every session store of the home, the one new sessions go to first (a store's module, and sqlite3,
     are imported only when the home has that store)."""
     from praisonmem.core.sessions.documents import is_unified
-    from praisonmem.core.sessions.stores.praisonai_cli import cli_stores
 
     # the REPL/TUI's files share sessions/ with the JSON store, which leaves them to the unified store
     stores: list[SessionStore] = [JsonDirStore.of(paths, foreign=is_unified)]
-    if os.path.lexists(paths.sessions_dir / DB_NAME):
+    if os.path.lexists(paths.sessions_dir / TRANSCRIPT_DB):
         from praisonmem.core.sessions.stores.sqlite_transcript import TranscriptDbStore
 
-        stores.append(TranscriptDbStore(paths.sessions_dir / DB_NAME))
+        stores.append(TranscriptDbStore(paths.sessions_dir / TRANSCRIPT_DB))
     stores += cli_stores(paths)  # project:<id>, unified, legacy-run
+    return stores
+
+
+def cli_stores(paths: Paths) -> list[SessionStore]:
+    """The praisonai CLI's stores in a home: every project directory, the unified files, the run directories
+    (members of the home, :func:`member_stores`). A project store shares the home's spill dir, as the
+    library's spill dir is one per home whatever the store."""
+    from praisonmem.core.sessions.stores.projects import project_dirs
+    from praisonmem.core.sessions.stores.runs import RunStore
+    from praisonmem.core.sessions.stores.unified import UnifiedStore
+
+    stores: list[SessionStore] = [JsonDirStore(d, paths.spill_dir, paths, label=f"{PROJECT}{d.name}")
+                                  for d in project_dirs(paths.sessions_dir)]
+    stores += [UnifiedStore(paths.sessions_dir), RunStore(paths.sessions_dir)]
     return stores
 
 
@@ -96,8 +108,8 @@ class Home:
         chosen = [s for s in members if s.label == store]
         if chosen:
             return cls(chosen, str(paths.sessions_dir))
-        if store == DB_NAME:
-            raise NotFound(f"no {DB_NAME} in {paths.sessions_dir} (the gateway creates it when it first stores a "
+        if store == TRANSCRIPT_DB:
+            raise NotFound(f"no {TRANSCRIPT_DB} in {paths.sessions_dir} (the gateway creates it when it first stores a "
                            "session)")
         raise UsageError(f"unknown store '{store}'; this home has: {', '.join(s.label for s in members)}")
 
@@ -207,11 +219,11 @@ class Home:
              reduce: Callable[[list[R]], list[R]] | None = None,
              memo: Memo | None = None) -> list[R]:
         """Store by store, in member order. A plain scan reads ``sessions/`` once for the JSON and the REPL/TUI
-        stores (the JSON store's scan hands the REPL/TUI's files over: :func:`~.praisonai_cli.shared_scans`);
+        stores (the JSON store's scan hands the REPL/TUI's files over: :func:`~.unified.shared_scans`);
         a reduced or remembered one (search's top N, list's cache) lets each store scan its own files, since
         what it cuts or keeps is per store."""
         if reduce is None and memo is None:
-            from praisonmem.core.sessions.stores.praisonai_cli import shared_scans
+            from praisonmem.core.sessions.stores.unified import shared_scans
 
             found: dict[str, list[R]] = {label: [] for label in self.stores}
             for store in shared_scans(list(self.stores.values())):

@@ -47,8 +47,8 @@ from typing import Any, Literal
 
 from praisonmem.core.errors import CorruptFile, IOFailure, LockTimeout, NotFound, Refused
 from praisonmem.core.io.sqlite import dirty_free_pages, require_store_tables, zeroes_freed_space
-from praisonmem.core.sessions.stores.indextext import behind, flatten, session_digest, text_digest
-from praisonmem.core.sessions.stores.locate import INDEX_NAME
+from praisonmem.core.sessions.stores.indextext import flatten, text_digest
+from praisonmem.core.layout import INDEX_DB
 
 BUSY_TIMEOUT_MS = 5000  # SqliteSessionStore's busy timeout
 PENDING = "import_pending:"
@@ -63,7 +63,7 @@ TABLES: dict[str, tuple[str, ...] | None] = {
 
 
 def index_path(directory: Path) -> Path:
-    return directory / INDEX_NAME
+    return directory / INDEX_DB
 
 
 def route_of(doc: dict[str, Any]) -> tuple[Any, Any] | None:
@@ -186,7 +186,7 @@ def live_writer(db: Path) -> bool:
 @contextmanager
 def reading(db: Path) -> Iterator[sqlite3.Connection]:
     """A read-only connection that triggers no recovery, checkpoint or schema change and creates, changes or
-    leaves no file beside ``db`` (spec-11 §2.8):
+    leaves no file beside ``db``:
 
     * a live writer (its ``-shm`` lock is held): ``mode=ro`` (only ``-shm`` read marks change, unavoidably);
     * nobody has it open and ``-wal`` holds frames (a writer died): ``db`` and ``-wal`` copied into a

@@ -1,8 +1,8 @@
-"""The JSON-directory session store: praisonaiagents' ``DefaultSessionStore`` layout (spec §2).
+"""The JSON-directory session store: praisonaiagents' ``DefaultSessionStore`` layout.
 
 Everything that knows sessions are files lives here: naming (``<safe id>.json``), finding
 a session by id, stem, prefix or path, loading and validating, listing, the spill dir of
-turns salvaged after failed writes (spec §2.5), and locked writes, deletes and moves.
+turns salvaged after failed writes, and locked writes, deletes and moves.
 
 * Only regular files whose name ends in ``.json`` are sessions: ``.json.lock`` sidecars,
   ``*.tmp`` files and quarantined ``*.json.corrupt-*`` files are not.
@@ -20,15 +20,16 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from praisonmem.core.errors import IOFailure, NotFound, PraisonMemError, Refused, io_failure
 from praisonmem.core.io import jsonfile, parallel
-from praisonmem.core.sessions.documents import library_message, messages_of, session_id_of, validate
+from praisonmem.core.sessions.documents import library_message, messages_of, not_a_session, session_id_of, validate
 from praisonmem.core.sessions.stores import OutsideStore, Scanned, ambiguous
+from praisonmem.core.sessions.stores.names import JSON, safe_file_stem, session_file_name
 
 if TYPE_CHECKING:
     from praisonmem.core.paths import Paths
@@ -36,15 +37,6 @@ if TYPE_CHECKING:
     from praisonmem.core.sessions.listcache import Memo
 
 R = TypeVar("R")
-
-
-def safe_file_stem(session_id: str) -> str:
-    """The library's session-id → file-name rule: keep ``str.isalnum()`` and ``-_``."""
-    return "".join(c if c.isalnum() or c in "-_" else "_" for c in session_id)
-
-
-def session_file_name(session_id: str) -> str:
-    return f"{safe_file_stem(session_id)}.json"
 
 
 def session_paths(directory: Path | str) -> list[str]:
@@ -145,28 +137,23 @@ def claimed_path(name: str, *directories: Path) -> str | None:
     raise OutsideStore(name, [str(d) for d in directories])
 
 
-# What `praisonmem check` finds in a document that is no session at all (rather than a session with a bad part).
-NOT_A_SESSION = frozenset(("session.missing_key", "session.type", "unified.type"))
-
-
 def refuse_non_session(ref: str) -> None:
     """Refuse (:class:`Refused`, exit 4) a file named by its path that ``praisonmem check`` does not take for a
     session: not a ``.json`` file, or a JSON document whose ``session_id`` or ``messages`` is missing or of the
-    wrong type (check's error findings :data:`NOT_A_SESSION`). A file that cannot be read or parsed is a session
+    wrong type (an error of :data:`~praisonmem.core.sessions.documents.NOT_A_SESSION` by the session rules, which
+    ``check`` applies too). A file that cannot be read or parsed is a session
     file the library fails on, as check reports it: it is taken, and reported as unreadable as when it is named
     by its stem. Nothing is written."""
     hint = "a SESSION given as a path must name a session document"
     if not ref.endswith(".json"):
         raise Refused(f"{ref}: not a session file (sessions are <id>.json files); {hint}")
     try:
-        load(ref)
+        doc = load(ref)
     except PraisonMemError:
         return
-    from praisonmem.core.check import session_findings
-
-    for finding in session_findings(ref):
-        if finding.severity == "error" and finding.code in NOT_A_SESSION:
-            raise Refused(f"{ref}: not a session document ({finding.message}); {hint}")
+    problem = not_a_session(doc, name_of(ref))
+    if problem is not None:
+        raise Refused(f"{ref}: not a session document ({problem}); {hint}")
 
 
 def name_of(path: Path | str) -> str:
@@ -189,9 +176,12 @@ class JsonDirStore:
     directory: Path
     spill_dir: Path
     paths: Paths | None = None  # where the directory came from, to refuse a home that is not a directory
-    label: str = "json"
+    label: str = JSON
     foreign: Callable[[Any], bool] | None = None  # a module-level function (scans pickle it)
     foreign_label: str | None = None
+    # The temp names its writes have listed, per directory: each listed once for all of them (this store's life is
+    # one command's), not once per session file written.
+    listed: jsonfile.Listed = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def of(cls, paths: Paths, foreign: Callable[[Any], bool] | None = None) -> JsonDirStore:
@@ -388,7 +378,7 @@ class JsonDirStore:
     # -------------------------------------------------------- spilled turns
 
     def _spill_records(self, session_id: str) -> list[tuple[Path, dict[str, Any]]]:
-        """The spill files the library would merge into ``session_id`` (spec §2.5), with their records.
+        """The spill files the library would merge into ``session_id``, with their records.
 
         Files named ``<safe id>.*.json`` whose ``session_id`` is the raw id, as the
         library's re-ingest picks them; unreadable ones are skipped here (``check``
@@ -493,7 +483,7 @@ class JsonDirStore:
         are removed once its lock is held (:func:`~praisonmem.core.io.jsonfile.sweep_leftovers`)."""
         with jsonfile.locked_many(list(refs), timeout):
             for ref in refs:
-                jsonfile.sweep_leftovers(ref)
+                jsonfile.sweep_leftovers(ref, listed=self.listed)
             tx = Transaction(self)
             try:
                 yield tx
@@ -542,7 +532,7 @@ class Transaction:
         return index
 
     def write(self, ref: str, doc: dict[str, Any]) -> None:
-        self._write(ref, doc, lambda: jsonfile.write_locked(ref, doc))
+        self._write(ref, doc, lambda: jsonfile.write_locked(ref, doc, listed=self.store.listed))
 
     def _write(self, ref: str, doc: dict[str, Any], put: Callable[[], None]) -> None:
         """``put`` the new version of ``ref`` (``doc``), after the checks every JSON write passes, the index
@@ -596,7 +586,8 @@ class Transaction:
     def write_raw(self, ref: str, raw: bytes) -> None:
         """These exact bytes (a session document in another store's layout, copied as is), through the same
         checks and index upkeep as :meth:`write`."""
-        self._write(ref, self.store.parse(ref, raw), lambda: jsonfile.replace_atomically(ref, raw))
+        self._write(ref, self.store.parse(ref, raw),
+                    lambda: jsonfile.replace_atomically(ref, raw, listed=self.store.listed))
 
     def delete(self, ref: str) -> None:
         current = _current_or_none(ref)
@@ -637,7 +628,7 @@ class Transaction:
             raise error
 
     def carry_spill(self, old_id: str, new_id: str, *, keep: bool = False) -> None:
-        """Re-address ``old_id``'s spilled turns to ``new_id``, so the library merges them there (spec §2.5).
+        """Re-address ``old_id``'s spilled turns to ``new_id``, so the library merges them there.
 
         The library re-ingests a session's spill files only under that session's lock, which this
         transaction holds for both. Each file is rewritten under the new id's name with its
@@ -647,10 +638,10 @@ class Transaction:
         """
         for path, moved, data in self.store._spill_moves(old_id, new_id):
             if moved == path:
-                jsonfile.replace_atomically(path, data, mode=0o600)
+                jsonfile.replace_atomically(path, data, mode=0o600, listed=self.store.listed)
                 continue
             if not moved.exists():
-                jsonfile.replace_atomically(moved, data, mode=0o600)
+                jsonfile.replace_atomically(moved, data, mode=0o600, listed=self.store.listed)
             if not keep:
                 jsonfile.delete_locked(path)
 
@@ -684,7 +675,8 @@ class Transaction:
         for path, record in self.store._spill_records(session_id):
             new = change(record)
             if new != record:
-                jsonfile.replace_atomically(path, json.dumps(new, ensure_ascii=False).encode("utf-8"), mode=0o600)
+                jsonfile.replace_atomically(path, json.dumps(new, ensure_ascii=False).encode("utf-8"), mode=0o600,
+                                            listed=self.store.listed)
 
     def forget_replaced(self) -> None:
         """Nothing: an atomic replace leaves no copy of the old file in the directory."""
@@ -693,7 +685,7 @@ class Transaction:
 REDUCE_AT = 4096  # results a chunk gathers before ``reduce`` cuts them
 
 
-def _scan_chunk(paths: list[str], *, fn: Callable[[Scanned], list[R]], waiting: dict[str, int], label: str = "json",
+def _scan_chunk(paths: list[str], *, fn: Callable[[Scanned], list[R]], waiting: dict[str, int], label: str = JSON,
                 foreign: Callable[[Any], bool] | None = None, foreign_label: str | None = None,
                 reduce: Callable[[list[R]], list[R]] | None = None) -> list[R]:
     """``fn`` over a chunk of session files (runs in a worker process for large directories), ``reduce``
@@ -719,7 +711,7 @@ def _scan_chunk(paths: list[str], *, fn: Callable[[Scanned], list[R]], waiting: 
     return out if reduce is None else reduce(out)
 
 
-def _scan_each(paths: list[str], *, fn: Callable[[Scanned], list[R]], waiting: dict[str, int], label: str = "json",
+def _scan_each(paths: list[str], *, fn: Callable[[Scanned], list[R]], waiting: dict[str, int], label: str = JSON,
                foreign: Callable[[Any], bool] | None = None, encode: Callable[[list[R]], Any] | None = None
                ) -> list[tuple[str | None, list[R] | None, Any, Any]]:
     """Per file of a chunk: its session id (``None``: unreadable, or another store's file, which is left out and

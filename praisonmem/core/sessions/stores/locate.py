@@ -1,4 +1,4 @@
-"""Which session store a ``--store`` value names (spec-12 §1, §7.8).
+"""Which session store a ``--store`` value names, and :func:`open_store`, the one way to open one.
 
 ``--store`` takes a label of the home's stores (``json``, ``sessions.db``) or a *location*:
 
@@ -26,23 +26,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from praisonmem.core.errors import UsageError
+from praisonmem.core.layout import SPILL_DIR, TRANSCRIPT_DB
+from praisonmem.core.sessions.stores.names import DEFAULT_FILE, DEFAULT_PREFIX, DEFAULT_SCHEMA, LABELS, PROJECT
 
 if TYPE_CHECKING:
+    from praisonmem.core.paths import Paths
     from praisonmem.core.sessions.stores import SessionStore
 
-LABELS = ("json", "sessions.db", "unified", "legacy-run")  # and project:<id>: the home's stores' labels
 SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
 PG_FAMILY = frozenset("postgres neon cockroachdb crdb cockroach xata async_postgres asyncpg postgres_async".split())
 SQLITE_FAMILY = frozenset("sqlite sync_sqlite sqlite_sync async_sqlite aiosqlite sqlite_async".split())
 ENV_STORE, ENV_URL, ENV_POSTGRES = "PRAISONAI_CONVERSATION_STORE", "PRAISONAI_CONVERSATION_URL", "POSTGRES_URL"
-# The search index beside a JSON directory (:mod:`.index`); named here, so that looking for one (``check``) does
-# not load SQLite.
-INDEX_NAME = "sessions_index.db"
 
 
 def is_location(text: str | None) -> bool:
     """A store named by where it is (a URL, a path), not by a home's label."""
-    if not text or text in LABELS or (text.startswith("project:") and os.sep not in text):
+    if not text or text in LABELS or (text.startswith(PROJECT) and os.sep not in text):
         return False
     from praisonmem.core.io import pgurl
 
@@ -62,7 +61,7 @@ def from_environment(env: Mapping[str, str]) -> str | None:
                              "is set")
         return url
     if kind in SQLITE_FAMILY:
-        return url or "./praisonai_conversations.db"
+        return url or f"./{DEFAULT_FILE}"
     from praisonmem.core.io import pgurl
 
     masked = pgurl.redact(name)  # a URL put here by mistake may hold a password
@@ -79,8 +78,8 @@ def resolve(flag_or_config: str | None, env: Mapping[str, str]) -> str | None:
 def open_location(text: str, *, table_prefix: str | None = None, schema: str | None = None) -> "SessionStore":
     """The store at ``text``, as a home of that one store."""
     from praisonmem.core.io import pgurl
-    from praisonmem.core.sessions.stores.conversation_sql import (DEFAULT_PREFIX, DEFAULT_SCHEMA, ConversationStore,
-                                                                   PgBackend, SqliteBackend, check_name)
+    from praisonmem.core.sessions.stores.conversation_sql import (ConversationPg, ConversationSqlite, ConversationStore,
+                                                                   check_name)
     from praisonmem.core.sessions.stores.home import Home
 
     prefix = check_name(DEFAULT_PREFIX if table_prefix is None else table_prefix, "--table-prefix", empty=True)
@@ -88,7 +87,7 @@ def open_location(text: str, *, table_prefix: str | None = None, schema: str | N
         url = pgurl.parse(text)
         if url.is_postgres:
             name = check_name(DEFAULT_SCHEMA if schema is None else schema, "--schema")
-            store: SessionStore = ConversationStore(PgBackend(url, prefix, name))
+            store: SessionStore = ConversationStore(ConversationPg(url, prefix, name))
             return Home([store], url.display)
         assert url.path is not None
         path = url.path
@@ -99,18 +98,18 @@ def open_location(text: str, *, table_prefix: str | None = None, schema: str | N
     if path.is_dir() or (not pgurl.is_url(text) and not path.exists() and not path.name.endswith(SQLITE_SUFFIXES)):
         from praisonmem.core.sessions.stores.jsondir import JsonDirStore
 
-        return Home([JsonDirStore(path, path.parent / "state" / "session_spill")], str(path))
+        return Home([JsonDirStore(path, path.parent.joinpath(*SPILL_DIR))], str(path))
     if sqlite_kind(path, prefix) == "transcript":
         from praisonmem.core.sessions.stores.sqlite_transcript import TranscriptDbStore
 
         return Home([TranscriptDbStore(path)], str(path))
-    return Home([ConversationStore(SqliteBackend(path, prefix))], str(path))
+    return Home([ConversationStore(ConversationSqlite(path, prefix))], str(path))
 
 
 def sqlite_kind(path: Path, prefix: str) -> str:
     """``conversation`` or ``transcript``, by the tables the file holds (read-only, changing nothing)."""
     if not path.is_file():
-        return "transcript" if path.name == "sessions.db" else "conversation"
+        return "transcript" if path.name == TRANSCRIPT_DB else "conversation"
     import sqlite3
 
     from praisonmem.core.io.sqlite import connect_ro
@@ -131,7 +130,7 @@ def sqlite_kind(path: Path, prefix: str) -> str:
         return "conversation"
     finally:
         conn.close()
-    return "transcript" if path.name == "sessions.db" else "conversation"
+    return "transcript" if path.name == TRANSCRIPT_DB else "conversation"
 
 
 def store_location(value: str | None, env: Mapping[str, str], *, table_prefix: str | None = None,
@@ -152,3 +151,16 @@ def store_location(value: str | None, env: Mapping[str, str], *, table_prefix: s
         raise UsageError("--table-prefix and --schema apply to a conversation store (--store sqlite:///PATH or "
                          "postgresql://...)")
     return chosen
+
+
+def open_store(paths: Paths, store: str | None = None) -> SessionStore:
+    """The session stores of a resolved PraisonAI home, as one (:class:`~.home.Home`); with ``store``
+    (a label, as ``session list`` shows it) only that one; with a location (a directory, a database file
+    or URL: :func:`open_location`) the store there."""
+    from praisonmem.core.sessions.stores.home import Home
+
+    if store is not None:
+        if is_location(store):
+            return open_location(store, table_prefix=getattr(store, "table_prefix", None),
+                                 schema=getattr(store, "schema", None))
+    return Home.of(paths, store)

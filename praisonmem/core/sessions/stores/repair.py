@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from praisonmem.core.errors import PraisonMemError
 from praisonmem.core.io import jsonfile
+from praisonmem.core.layout import PROJECTS, TRANSCRIPT_DB
 from praisonmem.core.result import Action, Change, Outcome, Plan
 
 if TYPE_CHECKING:
@@ -53,7 +54,7 @@ def index_dirs(paths: Paths) -> list[Path]:
     from praisonmem.core.sessions.stores.index import index_path
 
     candidates = [paths.sessions_dir]
-    projects = paths.sessions_dir / "projects"
+    projects = paths.sessions_dir / PROJECTS
     if projects.is_dir():
         candidates += sorted(p for p in projects.iterdir() if p.is_dir())
     return [d for d in candidates if index_path(d).is_file()]
@@ -71,7 +72,8 @@ def index_repairs(paths: Paths, timeout: float = jsonfile.LOCK_TIMEOUT) -> list[
 
 def _out_of_step(paths: Paths, directory: Path, timeout: float) -> IndexRepair | None:
     from praisonmem.core.sessions.documents import session_id_of
-    from praisonmem.core.sessions.stores.index import behind, flatten, index_path, read_rows, read_texts, text_digest
+    from praisonmem.core.sessions.stores.index import index_path, read_rows, read_texts
+    from praisonmem.core.sessions.stores.indextext import behind, flatten, text_digest
     from praisonmem.core.sessions.stores.jsondir import load, name_of, session_file_name, session_paths
 
     index = index_path(directory)
@@ -134,9 +136,8 @@ def _repair(paths: Paths, directory: Path, refs: dict[str, str], pending: bool, 
 def transcript_residue(paths: Paths, timeout: float = jsonfile.LOCK_TIMEOUT) -> list[TranscriptResidue]:
     """The home's ``sessions.db`` when its files still hold old text (read only)."""
     from praisonmem.core.io.sqlite import residue
-    from praisonmem.core.sessions.stores.home import DB_NAME
 
-    db = paths.sessions_dir / DB_NAME
+    db = paths.sessions_dir / TRANSCRIPT_DB
     what = residue(db) if db.is_file() else None
     if what is None:
         return []

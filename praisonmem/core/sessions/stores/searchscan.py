@@ -125,7 +125,7 @@ def scan_home(home: Any, fn: Callable[..., list[Any]], *, reduce: Callable[[list
     finds nothing in a valid document whose bytes ``sieve`` rules out, and takes a ``floor``."""
     from praisonmem.core.sessions.stores.home import Home
     from praisonmem.core.sessions.stores.jsondir import JsonDirStore
-    from praisonmem.core.sessions.stores.praisonai_cli import UnifiedStore
+    from praisonmem.core.sessions.stores.unified import UnifiedStore
 
     if type(home) is not Home:
         return None
@@ -173,7 +173,7 @@ def _chunk(paths: list[str], *, fn: Callable[..., list[Any]], waiting: dict[str,
     The files are searched last first (names often grow with time, so the newest come first and the
     floor of what is kept rises early), their results put back in scan order (:class:`_Cut`)."""
     from praisonmem.core.sessions.stores.jsondir import name_of
-    from praisonmem.core.sessions.stores.praisonai_cli import _looks_unified
+    from praisonmem.core.sessions.stores.unified import _looks_unified
 
     mine, theirs = _Cut(reduce, limit), _Cut(reduce, limit)
     tried = 0

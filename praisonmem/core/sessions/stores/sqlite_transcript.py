@@ -1,4 +1,4 @@
-"""``sessions/sessions.db``: praisonaiagents' ``SqliteTranscriptStore``, the gateway's store (spec-11 §2).
+"""``sessions/sessions.db``: praisonaiagents' ``SqliteTranscriptStore``, the gateway's store.
 
 One row per session: ``sessions(session_id TEXT PRIMARY KEY, data TEXT NOT NULL, agent_name,
 gateway_session_id, agent_id, updated_at)``, ``data`` the whole document as
@@ -45,10 +45,10 @@ from praisonmem.core.io import jsonfile
 from praisonmem.core.io.sqlite import connect_existing, connect_ro, require_store_tables, residue, translate
 from praisonmem.core.sessions.documents import validate
 from praisonmem.core.sessions.stores import PlainStore, Scanned, ambiguous
-from praisonmem.core.sessions.stores.home import DB_NAME
+from praisonmem.core.sessions.stores.names import TRANSCRIPT
 
 R = TypeVar("R")
-LABEL = DB_NAME
+LABEL = TRANSCRIPT
 TABLE = "sessions"
 COLUMNS = ("session_id", "data", "agent_name", "gateway_session_id", "agent_id", "updated_at")
 TABLES = {TABLE: COLUMNS}  # the store's tables and their columns, as the library creates them

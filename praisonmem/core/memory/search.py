@@ -1,4 +1,5 @@
-"""``memory search`` over FileMemory without decoding the store: one index per tier file, cached.
+"""``memory search`` over FileMemory: :func:`search`, from one cached index per tier file, which spares decoding
+the store, or (:func:`search_files`, when the cache is off or an index cannot be trusted) by reading every file.
 
 ``FileMemory.search`` scores an item by its text lower-cased: 1.0 when it contains the whole query
 (lower-cased), else 0.8 × the share of the query's words among the text's words (``str.split``),
@@ -31,7 +32,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from praisonmem.core.io.cache import Cache, FileKey, key_of, now_ns
+from praisonmem.core.layout import ENTITIES, JSON
 from praisonmem.core.memory.filememory import SEARCH_INDEX_KIND as KIND  # named there: a write drops it
+from praisonmem.core.memory.filememory import (ITEM_DEFAULTS, SEARCH_DAYS, TIER_FILES, TYPES, check_entities,
+                                               check_items, local_dates, normalised_entity, normalised_item)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -304,8 +308,6 @@ class Plain:
         self.entities = entities
 
     def scores(self, query_lower: str, query_words: set[str], weighted: bool) -> tuple[list[int], list[float]]:
-        from praisonmem.core.memory.filememory import ITEM_DEFAULTS, score_match
-
         hit, scores = [], []
         for n, raw in enumerate(self.items):
             if self.entities:
@@ -323,28 +325,75 @@ class Changed(Exception):
     """A file changed between scoring from its index and reading the items shown."""
 
 
-def search(store: FileMemoryStore, query: str, types: list[str], limit: int) -> list[dict[str, Any]]:
-    """``FileMemoryStore.search`` from the indexes: the same hits, scores, order and items."""
+def search(store: FileMemoryStore, query: str, types: list[str] | None = None, limit: int = 10
+           ) -> list[dict[str, Any]]:
+    """Exactly ``FileMemory.search``: same scores, same stable order; from the cached indexes when the store's cache
+    is enabled, else by reading every file (:func:`search_files`)."""
+    types = list(TYPES) if types is None else types
+    if store.cache is not None and store.cache.enabled:
+        return indexed_search(store, query, types, limit)
+    return search_files(store, query, types, limit)
+
+
+def search_files(store: FileMemoryStore, query: str, types: list[str], limit: int) -> list[dict[str, Any]]:
+    """:func:`search` by decoding every file, as the library does."""
+    query_lower = query.lower()
+    query_words = set(query_lower.split())
+    found: list[tuple[float, str, dict[str, Any]]] = []  # items are normalised after the cut
+    for tier in ("short_term", "long_term"):
+        if tier in types:
+            for raw in store.items(tier):
+                score = score_match(raw["content"], query_lower, query_words)
+                if score > 0:
+                    found.append((score * raw.get("importance", ITEM_DEFAULTS["importance"]), tier, raw))
+    if "entity" in types:
+        for raw in store.entities().values():
+            score = max(score_match(raw["name"], query_lower, query_words),
+                        score_match(str(raw.get("attributes", {})), query_lower, query_words))
+            if score > 0:
+                found.append((score, "entity", raw))
+    if "episodic" in types:
+        for _, raw in store.recent_episodes():
+            score = score_match(raw["content"], query_lower, query_words)
+            if score > 0:
+                found.append((score, "episodic", raw))
+    found.sort(key=lambda hit: hit[0], reverse=True)
+    return [{"type": kind, "score": score,
+             "item": normalised_entity(raw) if kind == "entity" else normalised_item(raw)}
+            for score, kind, raw in found[:limit]]
+
+
+def score_match(text: str, query_lower: str, query_words: set[str]) -> float:
+    """FileMemory.search's relevance: 1.0 for the whole query, else 0.8 × the share of query words."""
+    text_lower = text.lower()
+    if query_lower in text_lower:
+        return 1.0
+    overlap = len(query_words & set(text_lower.split()))
+    if overlap > 0:
+        return overlap / len(query_words) * 0.8
+    return 0.0
+
+
+def indexed_search(store: FileMemoryStore, query: str, types: list[str], limit: int) -> list[dict[str, Any]]:
+    """:func:`search` from the indexes: the same hits, scores, order and items."""
     try:
         return _search(store, query, types, limit)
     except Changed:
-        return store.search_files(query, types, limit)
+        return search_files(store, query, types, limit)
 
 
 def _search(store: FileMemoryStore, query: str, types: list[str], limit: int) -> list[dict[str, Any]]:
-    from praisonmem.core.memory.filememory import SEARCH_DAYS, TIER_FILES, local_dates, normalised_entity, normalised_item
-
     sources: list[tuple[str, Path, TierIndex | Plain]] = []
     for tier in ("short_term", "long_term"):
         if tier in types:
             path = store.path(TIER_FILES[tier])
             sources.append((tier, path, source(store, path, entities=False)))
     if "entity" in types:
-        path = store.path("entities.json")
+        path = store.path(ENTITIES)
         sources.append(("entity", path, source(store, path, entities=True)))
     if "episodic" in types:
         for date in local_dates(SEARCH_DAYS):
-            path = store.episodic_dir / f"{date}.json"
+            path = store.episodic_dir / f"{date}{JSON}"
             if path.exists():
                 sources.append(("episodic", path, source(store, path, entities=False)))
     query_lower = query.lower()
@@ -369,8 +418,6 @@ def source(store: FileMemoryStore, path: Path, *, entities: bool) -> TierIndex |
     cached); a file it cannot index is read and scored the ordinary way."""
     from praisonmem.core.errors import CorruptFile, NotFound
     from praisonmem.core.memory import filememory_io
-    from praisonmem.core.memory.filememory import check_entities, check_items
-
     cache = store.cache
     key = key_of(path)
     if key is not None and cache is not None:

@@ -1,0 +1,31 @@
+"""The names of the session stores: their labels (``session list``'s store column, ``--store``'s value) and the
+names their files get. It imports no store, so every store module, the interface and the locator may use it; the
+home's own file and directory names are :mod:`praisonmem.core.layout`'s.
+"""
+
+from __future__ import annotations
+
+from praisonmem.core.layout import TRANSCRIPT_DB
+
+JSON = "json"  # the JSON directory (DefaultSessionStore)
+TRANSCRIPT = TRANSCRIPT_DB  # sessions.db (SqliteTranscriptStore), labelled by its file
+UNIFIED = "unified"  # the REPL/TUI's files
+RUN = "legacy-run"  # the old SessionManager's run directories
+PROJECT = "project:"  # + the project id: a praisonai CLI per-project store
+CONVERSATIONS = "conversations"  # PraisonAI's SQL conversation store
+LABELS = (JSON, TRANSCRIPT, UNIFIED, RUN)  # and project:<id>: the labels of a home's stores
+LIBRARY_LABELS = (JSON, TRANSCRIPT)  # the stores praisonaiagents itself keeps in a home, in the home's order
+
+# The SQL conversation store's defaults, as the library's.
+DEFAULT_PREFIX = "praison_"
+DEFAULT_SCHEMA = "public"
+DEFAULT_FILE = "praisonai_conversations.db"  # the sqlite family's file when no URL is set
+
+
+def safe_file_stem(session_id: str) -> str:
+    """The library's session-id → file-name rule: keep ``str.isalnum()`` and ``-_``."""
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in session_id)
+
+
+def session_file_name(session_id: str) -> str:
+    return f"{safe_file_stem(session_id)}.json"
