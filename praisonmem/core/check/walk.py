@@ -281,7 +281,7 @@ class Checker:
                          f"the row of session '{sid}' is older than the session (updated_at {index.updated[sid]!r} "
                          f"in the index, {updated!r} in the file): " + (
                              "PraisonAI's search and gateway routing keep using it until an indexed write"
-                             if routed else "PraisonAI's search refreshes it"), "index.stale")
+                             if routed else "PraisonAI's search keeps using it until an indexed write"), "index.stale")
 
     @staticmethod
     def _holding_more(index: Path, files: dict[str, str]) -> set[str]:

@@ -51,7 +51,7 @@ def test_sessions_missing_from_the_index_or_newer_than_their_row(cli, gateway_ho
         ("info", "index.missing", "session 'fresh' is not indexed yet: PraisonAI's search adds it"),
         ("info", "index.stale", "the row of session 'gw-legacy' is older than the session (updated_at "
                                 "'2026-11-28T09:30:00.011000+00:00' in the index, '2026-12-01T00:00:00+00:00' in the "
-                                "file): PraisonAI's search refreshes it"),
+                                "file): PraisonAI's search keeps using it until an indexed write"),
     ]
 
 
