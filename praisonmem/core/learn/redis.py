@@ -150,7 +150,8 @@ class RedisBackend:
             kind = pipe.type(key)
             if kind == b"none" and not create:
                 return []
-            data = {} if kind == b"none" else self._refuse_bad(store, kind, pipe.get(key))
+            value = pipe.get(key) if kind == b"string" else None  # GET of another type is an error of its own
+            data = {} if kind == b"none" else self._refuse_bad(store, kind, value)
             if not change(data):
                 return []
             pipe.multi()
