@@ -305,3 +305,28 @@ def test_options_that_do_not_go_together_are_usage_errors(cli, home, learned):
         result = learn(cli, home, "list", *args)
         assert result.exit_code == 2 and why in result.stderr and result.stderr.count("\n") == 1, (args, result.stderr)
     assert snapshot(db.parent) == before
+
+
+def test_check_secrets_scans_the_learn_db_the_library_wrote(cli, home, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    token = "ghp_" + "Zq7xW2vB9nL4kR8tY1mP6sD3fG5hJ0cVaE2u"
+    library_add(home, "", ("persona", f"my github token is {token}", None))
+    db = tmp_path / "learn" / "learn.db"
+    before = snapshot(db.parent)
+    result = cli("--home", home, "check", "--secrets", "--json")
+    report = result.json()
+    assert result.exit_code == 1 and token not in result.stdout + result.stderr
+    [finding] = [f for f in report["findings"] if f["store"] == "learn"]
+    [persona_id] = library_read(home, "")["persona"]
+    assert (finding["file"], finding["record"]) == (str(db), f"persona/{persona_id}")
+    assert report["scanned"]["learn_entries"] == 1
+    # a row that does not parse is searched as it is
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute("INSERT INTO learn_store (key, data) VALUES ('insights', ?)", (f'{{"broken {token}',))
+    conn.close()
+    before = snapshot(db.parent)
+    report = cli("--home", home, "check", "--secrets", "--json").json()
+    assert {(f["file"], f["record"]) for f in report["findings"] if f["store"] == "learn"} == {
+        (str(db), f"persona/{persona_id}"), (str(db), "insights")}
+    assert snapshot(db.parent) == before

@@ -74,6 +74,36 @@ def detected_dbs(paths: Paths) -> list[Path]:
     return found
 
 
+def database_entries(paths: Paths, seen: set[Path] | None = None
+                     ) -> tuple[list[Entry], list[tuple[Path, str, bytes]], list[str]]:
+    """Every entry of each detected ``learn.db`` not in ``seen`` (which then holds them too), for ``check
+    --secrets``: the entries, the rows that do not parse (database, key, their bytes, to be searched as they are)
+    and why a database could not be read at all."""
+    from praisonmem.core.errors import PraisonMemError
+    from praisonmem.core.learn.sqlite import SqliteBackend
+
+    seen = set() if seen is None else seen
+    found: list[Entry] = []
+    raw: list[tuple[Path, str, bytes]] = []
+    problems: list[str] = []
+    for db in detected_dbs(paths):
+        if db.resolve() in seen:
+            continue
+        seen.add(db.resolve())
+        backend = SqliteBackend(db)
+        try:
+            rows = backend.rows()
+        except PraisonMemError as exc:
+            problems.append(exc.message)
+            continue
+        for key, data in rows.items():
+            try:
+                found += backend.entries_of(key, data)
+            except ValueError:
+                raw.append((db, key, data))
+    return found, raw, problems
+
+
 def backends(paths: Paths, source: Source = Source()) -> list[LearnBackend]:
     """Every backend a read looks at (the first one is the files, unless an option names another)."""
     kind = source.kind()

@@ -75,7 +75,8 @@ class SqliteBackend:
     def __str__(self) -> str:
         return str(self.db)
 
-    def _rows(self) -> dict[str, bytes]:
+    def rows(self) -> dict[str, bytes]:
+        """Every row's ``data`` as stored, by key, from one read-only snapshot."""
         conn = connect_ro(self.db)
         try:
             _require(conn, self.db, "nothing read")
@@ -94,24 +95,29 @@ class SqliteBackend:
         check_names(store)
         found: list[Entry] = []
         unreadable: list[str] = []
-        for key, raw in self._rows().items():
-            if key not in STORES or (store is not None and key != store):
+        for key, raw in self.rows().items():
+            if store is not None and key != store:
                 continue
             try:
-                data = store_object(raw, self._where(key))
+                found += self.entries_of(key, raw)
             except ValueError as exc:
                 unreadable.append(str(exc))
-                continue
-            found += sorted_entries([Entry(None, None, key, self.db, e, self.kind, key)
-                                     for e in data.values() if isinstance(e, dict)])
         return found, unreadable
+
+    def entries_of(self, key: str, raw: bytes) -> list[Entry]:
+        """One row's entries (none for a key that is no store's); ``ValueError`` for a value that does not parse."""
+        if key not in STORES:
+            return []
+        data = store_object(raw, self._where(key))
+        return sorted_entries([Entry(None, None, key, self.db, e, self.kind, key)
+                               for e in data.values() if isinstance(e, dict)])
 
     def where(self, store: str, scope: str, user_id: str) -> str:
         return f"{self.db} ({TABLE} '{store}')"
 
     def count(self, store: str, scope: str, user_id: str) -> int:
         check_names(store)
-        raw = self._rows().get(store)
+        raw = self.rows().get(store)
         return 0 if raw is None else len(self._parse(raw, store))
 
     def _parse(self, raw: bytes, key: str) -> dict[str, Any]:
