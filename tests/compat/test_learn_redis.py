@@ -99,7 +99,7 @@ def test_list_and_show_read_the_library_keys_exactly_and_change_nothing(cli, red
 
 def test_add_writes_what_the_library_reads_and_nothing_else(cli, lib, redis_db, learned):
     before = redis_db.dump()
-    result = learn(cli, redis_db, "add", "persona", "Likes cats", "--meta", "category=pets", "--json")
+    result = learn(cli, redis_db, "add", "persona", "Likes café ☕", "--meta", "category=pets", "--json")
     assert result.exit_code == 0, result.stderr
     [change] = result.json()
     assert (change["backend"], change["url"], change["key"], change["added"]) == (
@@ -111,7 +111,7 @@ def test_add_writes_what_the_library_reads_and_nothing_else(cli, lib, redis_db, 
     assert dump["praison:learn:insights"] == before["praison:learn:insights"]
     assert dump["praison:learn:persona"]["value"] == json.dumps(
         {**learned["persona"], change["id"]: new}, default=str, ensure_ascii=False).encode()
-    dup = learn(cli, redis_db, "add", "persona", " LIKES cats")
+    dup = learn(cli, redis_db, "add", "persona", " LIKES CAFÉ ☕")
     assert dup.stdout == f"{change['id']} (already there; not added again)\n"
     lib.add(("persona", "Early riser", None))
     assert len(lib.read()["persona"]) == 3

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -122,7 +124,8 @@ def test_the_library_default_place_is_found_without_options(cli, home, tmp_path,
 def test_add_writes_the_library_row_and_the_library_reads_exactly_that(cli, home, learned):
     db, stores = learned
     row_before = rows(db)
-    added = learn(cli, home, "add", "persona", "Likes cats", "--meta", "category=pets", "--db", db, "--json")
+    added = learn(cli, home, "add", "persona", "Likes cats — and café ☕", "--meta", "category=pets", "--db", db,
+                  "--json")
     assert added.exit_code == 0, added.stderr
     [change] = added.json()
     new_id = change["id"]
@@ -131,7 +134,7 @@ def test_add_writes_the_library_row_and_the_library_reads_exactly_that(cli, home
     assert after == stores  # nothing else changed
     assert new == {k: change[k] for k in ("id", "content", "metadata", "created_at", "updated_at", "use_count",
                                           "last_used")}
-    assert (new["content"], new["metadata"], new["use_count"]) == ("Likes cats", {"category": "pets"}, 0)
+    assert (new["content"], new["metadata"], new["use_count"]) == ("Likes cats — and café ☕", {"category": "pets"}, 0)
     assert new_id.startswith("persona_1_")
     assert (change["backend"], change["file"], change["key"], change["added"]) == ("sqlite", str(db), "persona", True)
     # the row as SQLiteBackend.save writes it: the same JSON text, updated_at SQLite's epoch seconds (a REAL)
@@ -140,7 +143,7 @@ def test_add_writes_the_library_row_and_the_library_reads_exactly_that(cli, home
     assert created == row_before["persona"][1] and isinstance(updated, float) and updated >= row_before["persona"][2]
     assert rows(db)["insights"] == row_before["insights"]
     # the library's dedup: the same text (any case, trimmed) is not added again
-    dup = learn(cli, home, "add", "persona", "  likes CATS ", "--db", db)
+    dup = learn(cli, home, "add", "persona", "  likes CATS — AND CAFÉ ☕ ", "--db", db)
     assert dup.stdout == f"{new_id} (already there; not added again)\n"
     assert library_read(home, db)["persona"][new_id] == new
     # and the library goes on adding after praisonmem's entry
@@ -212,6 +215,64 @@ def test_writes_wait_for_the_write_lock_then_give_up_with_nothing_changed(cli, h
         holder.kill()
         holder.wait()
     assert rows(db) == before
+
+
+WRITER = """
+import json, sqlite3, sys, time
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN IMMEDIATE")
+data = json.loads(conn.execute("SELECT data FROM learn_store WHERE key = 'persona'").fetchone()[0])
+data["persona_9_1"] = {"id": "persona_9_1", "content": "Written meanwhile", "metadata": {}}
+conn.execute("UPDATE learn_store SET data = ? WHERE key = 'persona'", (json.dumps(data),))
+print("locked", flush=True)
+time.sleep(float(sys.argv[2]))
+conn.execute("COMMIT")
+"""
+
+
+def test_a_write_waits_for_a_writer_in_progress_and_keeps_its_change(cli, home, learned):
+    """BEGIN IMMEDIATE: the row is re-read once the other writer committed, so its entry is kept (a deferred
+    transaction would have read the row before and failed, or lost it)."""
+    db, stores = learned
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(db), "1.5"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert writer.stdout.readline().strip() == "locked"
+        result = cli("--home", home, "--lock-timeout", "20", "learn", "add", "persona", "Mine", "--db", db)
+        assert result.exit_code == 0, result.stderr
+    finally:
+        writer.wait(timeout=30)
+    assert sorted(e["content"] for e in library_read(home, db)["persona"].values()) == [
+        "Mine", "Prefers tea", "Written meanwhile"]
+
+
+READER = """
+import sys
+from praisonaiagents.storage.backends import SQLiteBackend
+backend = SQLiteBackend(db_path=sys.argv[1], table_name="learn_store")
+backend.load("persona")
+print("open", flush=True)
+sys.stdin.readline()
+backend.close()
+"""
+
+
+def test_a_delete_while_an_agent_has_the_db_open_leaves_the_text_in_no_file(cli, home, learned):
+    """The agent's open connection keeps the WAL after praisonmem closes: the write itself checkpoints, so the
+    old page with the entry's text is overwritten in the main file and the WAL holds no copy."""
+    db, stores = learned
+    library_add(home, db, ("persona", "Habit zq7", None))
+    [secret_id] = [k for k, v in library_read(home, db)["persona"].items() if v["content"] == "Habit zq7"]
+    agent = subprocess.Popen([sys.executable, "-c", READER, str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             text=True)
+    try:
+        assert agent.stdout.readline().strip() == "open"
+        done = learn(cli, home, "delete", secret_id, "--db", db, "--yes")
+        assert done.exit_code == 0, done.stderr
+        for path in db.parent.iterdir():
+            assert b"zq7" not in path.read_bytes(), path
+    finally:
+        agent.communicate("\n", timeout=30)
+    assert secret_id not in library_read(home, db)["persona"]
 
 
 def test_files_and_a_db_that_both_hold_stores_make_add_ask_which(cli, home, tmp_path, monkeypatch):
