@@ -262,7 +262,7 @@ LOCKS = {Kind.session: Lock.session, Kind.database: Lock.sqlite, Kind.learn_stor
 # files, imported only when asked (:func:`lock_of`), so that layout imports nothing above it.
 LOCKERS = {
     Lock.session: ("praisonmem.core.sessions.stores.unified", "file_lock"),
-    Lock.learn: ("praisonmem.core.learn", "locked"),
+    Lock.learn: ("praisonmem.core.learn.files", "locked"),
     Lock.filememory: ("praisonmem.core.memory.filememory", "file_lock"),
     Lock.sqlite: ("praisonmem.core.backup.sqlite", "exclusive"),
 }

@@ -1,4 +1,4 @@
-"""``praisonmem learn``: the learn stores (persona, insights, threads, …) under the PraisonAI home."""
+"""``praisonmem learn``: the learn stores (persona, insights, threads, …): the home's files, a ``learn.db`` or Redis."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from praisonmem.cli.prompts import confirm_and_run
 from praisonmem.cli.state import state_of
 from praisonmem.core import learn
 
-app = typer.Typer(help="List, add and remove learn-store entries (never bumping use_count).\n\nExample:\n\n"
+app = typer.Typer(help="List, add and remove learn-store entries (never bumping use_count), in the home's files, "
+                       "a learn.db (--backend sqlite) or Redis (--backend redis).\n\nExample:\n\n"
                        "    praisonmem learn list --store persona", no_args_is_help=True)
 
 StoreArg = Annotated[str, typer.Argument(metavar="STORE",
@@ -23,6 +24,20 @@ ScopeOption = Annotated[learn.LearnScope | None, typer.Option("--scope",
                                                               help="private (default for writes) or shared.")]
 LearnUserOption = Annotated[str | None, typer.Option("--user-id", metavar="U",
                                                      help="Learn user (default for writes: 'default').")]
+BackendOption = Annotated[learn.BackendKind | None, typer.Option(
+    "--backend",
+    help="Where the stores are (default: the home's files and a learn.db of the library's sqlite backend).")]
+DbOption = Annotated[str | None, typer.Option(
+    "--db", metavar="PATH", help="The learn.db (a path or sqlite:///PATH); implies --backend sqlite.")]
+UrlOption = Annotated[str | None, typer.Option(
+    "--url", metavar="URL", help="redis://, rediss:// or unix:// URL (default redis://localhost:6379); "
+                                 "implies --backend redis.")]
+PrefixOption = Annotated[str | None, typer.Option(
+    "--prefix", metavar="P", help="Redis key prefix (default praison:learn:).")]
+
+
+def source_of(backend: learn.BackendKind | None, db: str | None, url: str | None, prefix: str | None) -> learn.Source:
+    return learn.Source(backend, db, url, prefix)
 
 
 @app.command("list")
@@ -31,6 +46,10 @@ def list_command(
     store: Annotated[str | None, typer.Option("--store", metavar="STORE", help="Only this store.")] = None,
     scope: ScopeOption = None,
     user_id: LearnUserOption = None,
+    backend: BackendOption = None,
+    db: DbOption = None,
+    url: UrlOption = None,
+    prefix: PrefixOption = None,
     as_json: JsonFlag = False,
     as_ndjson: NdjsonFlag = False,
 ) -> None:
@@ -39,16 +58,19 @@ def list_command(
     Example:
 
         praisonmem learn list --store persona --user-id alice
+
+        praisonmem learn list --backend redis --url redis://localhost:6379/0
     """
     state = state_of(ctx)
-    found, unreadable = learn.list_entries(state.paths, store=store, scope=scope, user_id=user_id)
+    found, unreadable = learn.list_entries(state.paths, store=store, scope=scope, user_id=user_id,
+                                           source=source_of(backend, db, url, prefix))
     for problem in unreadable:
         warn(f"skipped unreadable learn store {problem}")
     out = state.output(as_json, as_ndjson)
     rows = [e.to_json() for e in found]
     if not out.records(rows):
         out.table(["STORE", "SCOPE", "USER", "ID", "UPDATED", "USES", "CONTENT"],
-                  [[r["store"], r["scope"], r["user_id"], str(r.get("id")), fmt_time(r.get("updated_at"), short=True, naive_utc=True),
+                  [[r["store"], r["scope"] or "-", r["user_id"] or "-", str(r.get("id")), fmt_time(r.get("updated_at"), short=True, naive_utc=True),
                     str(r.get("use_count", "")), str(r.get("content", ""))] for r in rows], truncate=["CONTENT"],
                   optional=["USES", "SCOPE", "UPDATED"])
 
@@ -59,6 +81,10 @@ def show_command(
     entry_id: Annotated[str, typer.Argument(metavar="ID", help="The entry's id.")],
     scope: ScopeOption = None,
     user_id: LearnUserOption = None,
+    backend: BackendOption = None,
+    db: DbOption = None,
+    url: UrlOption = None,
+    prefix: PrefixOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Show one learn entry.
@@ -68,7 +94,8 @@ def show_command(
         praisonmem learn show persona_0_1796050189.525609
     """
     state = state_of(ctx)
-    entry = learn.show_entry(state.paths, entry_id, scope=scope, user_id=user_id).to_json()
+    entry = learn.show_entry(state.paths, entry_id, scope=scope, user_id=user_id,
+                             source=source_of(backend, db, url, prefix)).to_json()
     out = state.output(as_json)
     if out.document(entry):
         return
@@ -84,6 +111,10 @@ def add_command(
     meta: MetaOption = None,
     scope: ScopeOption = None,
     user_id: LearnUserOption = None,
+    backend: BackendOption = None,
+    db: DbOption = None,
+    url: UrlOption = None,
+    prefix: PrefixOption = None,
     as_json: JsonFlag = False,
 ) -> int:
     """Add an entry, with the library's dedup: the same text (trimmed, any case) is
@@ -92,10 +123,12 @@ def add_command(
     Example:
 
         praisonmem learn add persona "Prefers concise answers" --meta category=style
+
+        praisonmem learn add insights "Asks about travel" --db learn/learn.db
     """
     state = state_of(ctx)
     outcome = learn.add_entry(state.paths, store, text, parse_pairs(meta, "--meta"), scope=scope, user_id=user_id,
-                              timeout=state.lock_timeout)
+                              timeout=state.lock_timeout, source=source_of(backend, db, url, prefix))
     return render_outcome(state.output(as_json), outcome, ids=True)
 
 
@@ -105,6 +138,10 @@ def delete_command(
     entry_id: Annotated[str, typer.Argument(metavar="ID", help="The entry's id.")],
     scope: ScopeOption = None,
     user_id: LearnUserOption = None,
+    backend: BackendOption = None,
+    db: DbOption = None,
+    url: UrlOption = None,
+    prefix: PrefixOption = None,
     yes: YesFlag = False,
     dry_run: DryRunFlag = False,
     as_json: JsonFlag = False,
@@ -116,7 +153,8 @@ def delete_command(
         praisonmem learn delete insights_0_1796050189.530151 --yes
     """
     state = state_of(ctx)
-    plan = learn.plan_delete_entry(state.paths, entry_id, scope=scope, user_id=user_id, timeout=state.lock_timeout)
+    plan = learn.plan_delete_entry(state.paths, entry_id, scope=scope, user_id=user_id, timeout=state.lock_timeout,
+                                   source=source_of(backend, db, url, prefix))
     return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run)
 
 
@@ -126,6 +164,10 @@ def clear_command(
     store: StoreArg,
     scope: ScopeOption = None,
     user_id: LearnUserOption = None,
+    backend: BackendOption = None,
+    db: DbOption = None,
+    url: UrlOption = None,
+    prefix: PrefixOption = None,
     yes: YesFlag = False,
     dry_run: DryRunFlag = False,
     as_json: JsonFlag = False,
@@ -137,5 +179,6 @@ def clear_command(
         praisonmem learn clear threads --user-id alice --dry-run
     """
     state = state_of(ctx)
-    plan = learn.plan_clear(state.paths, store, scope=scope, user_id=user_id, timeout=state.lock_timeout)
+    plan = learn.plan_clear(state.paths, store, scope=scope, user_id=user_id, timeout=state.lock_timeout,
+                            source=source_of(backend, db, url, prefix))
     return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run)

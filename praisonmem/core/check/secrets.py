@@ -94,6 +94,21 @@ def scan_learn(learn_dir: Path, level: Level, report: ScanReport) -> None:
                                                    record=f"{e.scope}/{e.user_id}/{e.store}/{e.entry.get('id')}"))
 
 
+def scan_learn_dbs(where: Paths, level: Level, report: ScanReport, seen: set[Path]) -> None:
+    """The ``learn.db`` the library's sqlite backend keeps for this home and the cwd (each database once)."""
+    from praisonmem.core.learn import database_entries
+
+    found, raw, problems = database_entries(where, seen)
+    report.unreadable += problems
+    for db, key, data in raw:  # a row that does not parse: its bytes searched as they are
+        report.scan_raw(db, data, level, store="learn", record=key)
+    report.count("learn_entries", len(found))
+    for e in found:
+        for h in secrets.hits(e.entry, level, opaque=sessions.is_encrypted):
+            report.findings.append(secrets.finding(h, store="learn", file=str(e.path), session=None,
+                                                   record=f"{e.store}/{e.entry.get('id')}"))
+
+
 def scan_upsonic(store: Any, level: Level, report: ScanReport) -> None:
     """An Upsonic database (a :class:`praisonmem.core.upsonic.Store`): user traits and sessions."""
     users = store.users()
@@ -120,6 +135,7 @@ def scan_everything(paths: Paths, *, level: Level | str = "standard", upsonic: A
 
     level = secrets.level_of(level)
     report = secrets.ScanReport(level.value, sessions.is_encrypted)
+    learn_dbs: set[Path] = set()
     for home in homes or [None]:
         if home is not None and not Path(home).is_dir():
             raise UsageError(f"{home}: not a directory (with --secrets, each PATH is a PraisonAI home)")
@@ -127,6 +143,7 @@ def scan_everything(paths: Paths, *, level: Level | str = "standard", upsonic: A
         if where.sessions_dir.is_dir():
             sessions.scan_secrets(where, level=level, report=report)
         scan_learn(where.learn_dir, level, report)
+        scan_learn_dbs(where, level, report, learn_dbs)
     scan_memory(paths.memory_dir, level, report)
     scan_sqlite_memory(paths.project_dir, level, report)
     memory_dirs = [paths.memory_dir, paths.project_dir]

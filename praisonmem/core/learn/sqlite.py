@@ -1,0 +1,173 @@
+"""Learn stores in ``learn.db`` (``LearnConfig(backend="sqlite")``: praisonaiagents' ``SQLiteBackend``).
+
+The library keeps every store as one row of the table ``learn_store`` (``key TEXT PRIMARY KEY, data TEXT NOT
+NULL, created_at REAL, updated_at REAL``, both epoch seconds set by SQLite): ``key`` is the store's name
+(``persona``), ``data`` its object as ``json.dumps(data, default=str, ensure_ascii=False)``. Neither the user id
+nor the scope reaches the row, so every user and scope of one database shares each store. The file is
+``LearnConfig.db_url`` (a ``sqlite:///`` prefix stripped, ``~`` expanded, a relative path relative to the cwd)
+or ``<store_path or 'learn'>/learn.db``.
+
+Reading opens it read-only without changing a byte (:func:`praisonmem.core.io.sqlite.connect_ro`) and never
+creates it or its table. A write is the library's own upsert (``INSERT … ON CONFLICT(key) DO UPDATE``, the same
+``updated_at``) inside one ``BEGIN IMMEDIATE`` that first re-reads the row, with ``secure_delete`` on; a row that
+does not parse is refused, never overwritten (the library would read it as an empty store). A write that removed
+text then checkpoints the WAL and vacuums when free pages still hold old bytes, so no deleted entry's text stays
+in the files. A view, a trigger or missing columns where ``learn_store`` should be are refused (exit 4).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from praisonmem.core.errors import CorruptFile, UsageError
+from praisonmem.core.io.sqlite import connect_existing, connect_ro, dirty_free_pages, require_store_tables, translate
+from praisonmem.core.learn.model import STORES, Edit, Entry, check_names, serialise, sorted_entries, store_object
+
+TABLE = "learn_store"
+COLUMNS = ("key", "data", "created_at", "updated_at")
+FILE_NAME = "learn.db"
+URL_PREFIX = "sqlite:///"
+# SQLiteBackend.save's statement, word for word in effect: the row's updated_at is SQLite's clock, as the library's
+UPSERT = (f'INSERT INTO "{TABLE}" (key, data, updated_at) VALUES (?, ?, strftime(\'%s\', \'now\')) '
+          "ON CONFLICT(key) DO UPDATE SET data = excluded.data, updated_at = strftime('%s', 'now')")
+
+
+def db_path(text: str) -> Path:
+    """``--db``: a path or ``sqlite:///PATH``, read as the library reads ``db_url`` (the prefix stripped, nothing
+    unquoted, ``~`` expanded)."""
+    if text.startswith(URL_PREFIX):
+        text = text[len(URL_PREFIX):]
+    elif "://" in text:
+        raise UsageError(f"--db takes a learn.db path or sqlite:///PATH, not {text.split('://', 1)[0]}://")
+    if not text:
+        raise UsageError("--db names no file")
+    return Path(os.path.expanduser(text))
+
+
+def holds_store(path: Path) -> bool:
+    """Whether an auto-detected ``learn.db`` is the library's (something by the name ``learn_store`` is in it); a
+    database of another program is none of the learn command's business. Read-only."""
+    conn = connect_ro(path)
+    try:
+        return conn.execute("SELECT 1 FROM sqlite_master WHERE lower(name) = ? OR lower(tbl_name) = ?",
+                            (TABLE, TABLE)).fetchone() is not None
+    except sqlite3.Error as exc:
+        raise translate(exc, path, 5.0) from exc
+    finally:
+        conn.close()
+
+
+def _require(conn: sqlite3.Connection, db: Path, then: str) -> None:
+    require_store_tables(conn, db, {TABLE: COLUMNS}, (TABLE,), then=then)
+
+
+class SqliteBackend:
+    """One ``learn.db``."""
+
+    kind = "sqlite"
+
+    def __init__(self, db: Path) -> None:
+        self.db = db
+
+    def __str__(self) -> str:
+        return str(self.db)
+
+    def rows(self) -> dict[str, bytes]:
+        """Every row's ``data`` as stored, by key, from one read-only snapshot."""
+        conn = connect_ro(self.db)
+        try:
+            _require(conn, self.db, "nothing read")
+            return {key: data or b"" for key, data in
+                    conn.execute(f'SELECT key, CAST(data AS BLOB) FROM "{TABLE}" ORDER BY key')}
+        except sqlite3.Error as exc:
+            raise translate(exc, self.db, 5.0) from exc
+        finally:
+            conn.close()
+
+    def _where(self, key: str) -> str:
+        return f"{self.db}: the '{key}' row of {TABLE}"
+
+    def entries(self, store: str | None = None, scope: str | None = None,
+                user_id: str | None = None) -> tuple[list[Entry], list[str]]:
+        check_names(store)
+        found: list[Entry] = []
+        unreadable: list[str] = []
+        for key, raw in self.rows().items():
+            if store is not None and key != store:
+                continue
+            try:
+                found += self.entries_of(key, raw)
+            except ValueError as exc:
+                unreadable.append(str(exc))
+        return found, unreadable
+
+    def entries_of(self, key: str, raw: bytes) -> list[Entry]:
+        """One row's entries (none for a key that is no store's); ``ValueError`` for a value that does not parse."""
+        if key not in STORES:
+            return []
+        data = store_object(raw, self._where(key))
+        return sorted_entries([Entry(None, None, key, self.db, e, self.kind, key)
+                               for e in data.values() if isinstance(e, dict)])
+
+    def where(self, store: str, scope: str, user_id: str) -> str:
+        return f"{self.db} ({TABLE} '{store}')"
+
+    def count(self, store: str, scope: str, user_id: str) -> int:
+        check_names(store)
+        raw = self.rows().get(store)
+        return 0 if raw is None else len(self._parse(raw, store))
+
+    def _parse(self, raw: bytes, key: str) -> dict[str, Any]:
+        try:
+            return store_object(raw, self._where(key))
+        except ValueError as exc:
+            raise CorruptFile(str(self.db), f"{str(exc).split(': ', 1)[1]}; not overwritten") from None
+
+    def edit(self, store: str, scope: str, user_id: str, change: Edit, timeout: float, *,
+             create: bool = True) -> list[str]:
+        """See :class:`~praisonmem.core.learn.model.LearnBackend`; what could not be scrubbed, as notes."""
+        check_names(store)
+        conn = connect_existing(self.db, timeout)  # never creates the file
+        try:
+            _require(conn, self.db, "nothing changed")
+            conn.execute("PRAGMA synchronous=FULL")
+            conn.execute("PRAGMA secure_delete=ON")  # what the write frees is zeroed, not left in free space
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                row = conn.execute(f'SELECT CAST(data AS BLOB) FROM "{TABLE}" WHERE key = ?', (store,)).fetchone()
+                if row is None and not create:
+                    conn.execute("ROLLBACK")
+                    return []
+                data = {} if row is None else self._parse(row[0] or b"", store)
+                if not change(data):
+                    conn.execute("ROLLBACK")
+                    return []
+                conn.execute(UPSERT, (store, serialise(data).decode("utf-8")))
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            return [] if row is None else scrub(conn, self.db)  # the row's earlier text must not linger
+        except sqlite3.Error as exc:
+            raise translate(exc, self.db, timeout) from exc
+        finally:
+            conn.close()
+
+
+def scrub(conn: sqlite3.Connection, db: Path) -> list[str]:
+    """After a committed change of a row: copy the WAL back and empty it, so the row's old text is in no frame,
+    and vacuum when free pages still hold bytes a writer freed without zeroing them. What could not be done
+    (a reader holding an old snapshot keeps the WAL), as notes."""
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # first: the free-page count reads the main file
+    if dirty_free_pages(db):
+        conn.execute("PRAGMA temp_store=MEMORY")  # VACUUM's copy stays in memory, not in a temp file
+        conn.execute("VACUUM")
+    busy, frames, copied = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    if busy or frames != copied:
+        return [f"another process was reading {db.name}, so its -wal keeps the earlier text of the row until the "
+                "next checkpoint (the library checkpoints as it writes and when it exits)"]
+    return []
