@@ -26,7 +26,7 @@ R = TypeVar("R")
 
 # Below this many files the pool costs more than it saves: forking the workers and sending results back
 # takes 20-40 ms on 2 cores; reading and decoding 1,000 session files serially about as long, so the
-# pool loses at 1,000 files and breaks even near 2,000 (measured: issue 13).
+# pool loses at 1,000 files and breaks even near 2,000 (measured on a 2-core machine).
 MIN_ITEMS = 2000
 MAX_WORKERS = 8
 CHUNKS_PER_WORKER = 4
