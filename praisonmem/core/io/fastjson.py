@@ -23,8 +23,6 @@ without walking it.
 from __future__ import annotations
 
 import math
-from itertools import compress
-from operator import not_
 from types import ModuleType
 from typing import Any
 
@@ -139,8 +137,8 @@ def plain(doc: Any, known: frozenset[int] | set[int] = frozenset()) -> bool:
             children = value
         else:
             children = (value,)
-        if known:  # skip the vouched-for members without a Python step each
-            children = compress(children, map(not_, map(known.__contains__, map(id, children))))
+        if known:  # the members vouched for are not visited
+            children = [child for child in children if id(child) not in known]
         for child in children:
             t = type(child)
             if t is str or t is bool or child is None:
