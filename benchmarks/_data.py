@@ -190,7 +190,7 @@ def scratch(data_dir: Path, name: str) -> Path:
 def isolated_env(data_dir: Path, **extra: str) -> dict[str, str]:
     """Environment for every timed process: private HOME and caches, no telemetry, no colour.
 
-    praisonmem's cache (issue 13) lives in PRAISONMEM_CACHE_DIR, or else the platformdirs
+    praisonmem's cache lives in PRAISONMEM_CACHE_DIR, or else the platformdirs
     user cache dir under XDG_CACHE_HOME / HOME: all three point under the data dir.
     """
     user_home = data_dir / "user-home"

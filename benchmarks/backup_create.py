@@ -8,7 +8,7 @@ interleaved rounds, each writing a new archive into an empty dir (removed after)
 * tar czf: ``tar czf DIR/sessions.tar.gz -C HOME -T LIST``, LIST the session files
   (``sessions/*.json``, the files the backup holds; gzip's default level 6).
 
-Goal (issue 13): <= 2x tar czf. Checked: the backup holds every session file of the
+Goal (README.md, The rows): <= 2x tar czf. Checked: the backup holds every session file of the
 home byte for byte and no other session file (plus its manifest), and tar's archive
 lists the same files.
 """

@@ -8,7 +8,7 @@ interleaved rounds:
 * floor serial / floor pool: the raw-parse floor (see README) over HOME/sessions;
   the floor is the faster of the two.
 
-Goal (issue 13): <= 1.5x the floor. Checked: every run reports all the session
+Goal (README.md, The rows): <= 1.5x the floor. Checked: every run reports all the session
 files checked and no finding (the generated home is clean), and prints the same bytes.
 """
 

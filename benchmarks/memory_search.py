@@ -10,7 +10,7 @@ interleaved rounds:
 * library: a process doing import + ``FileMemory(user_id="bench")`` + ``search(QUERY, limit=10)``;
 * library call: ``FileMemory(...)`` construction + ``search`` in this process (no import).
 
-Goal (issue 13): >= 4x faster than the library process (ratio <= 0.25), identical
+Goal (README.md, The rows): >= 4x faster than the library process (ratio <= 0.25), identical
 results. Checked: the hits shown equal the library's (type, score and the whole
 item, in order), every timed run prints the same bytes, and, once, ``--limit 0``
 gives every hit of the library's ``limit=10**9``, in order.

@@ -11,7 +11,7 @@ Each run starts from the same long_term.json (restored, untimed). In interleaved
 * library add: a process doing import + ``FileMemory(user_id="bench").add_long_term(TEXT)``
   in another copy (for scale only; no goal).
 
-Goal (issue 13): <= 1.5x the json.load process. Checked, once: the long_term.json
+Goal (README.md, The rows): <= 1.5x the json.load process. Checked, once: the long_term.json
 praisonmem leaves is the one the library leaves after the same add (same items,
 same order, same bytes), ignoring the new item's id, created_at and updated_at.
 """

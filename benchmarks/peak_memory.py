@@ -1,4 +1,4 @@
-"""Peak memory (issue 14, item 12): how much RSS a command reaches, against the size of what it reads.
+"""Peak memory: how much RSS a command reaches, against the size of what it reads.
 
 Not a timed benchmark: each command runs once (``--rounds N``: N times, the largest peak reported) as a
 subprocess of this script, and its peak RSS is what ``/usr/bin/time -f %M`` reports (the process

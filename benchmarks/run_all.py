@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Every row of issue 13's goals table, in one run: praisonmem against its reference.
+"""Every row of the goals table (README.md, The rows), in one run: praisonmem against its reference.
 
 Runs, on one data dir (generated once, reused with --dir): session_search,
 session_list, memory_search, startup, backup_create, memory_store, check_home,

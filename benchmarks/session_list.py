@@ -12,7 +12,7 @@ interleaved rounds on the same files (OS page cache warm in every case):
 * floor serial / floor pool: the raw-parse floor (see README), serial and in a fork pool;
   the floor is the faster of the two.
 
-Goals (issue 13): warm >= 4x faster than the library process (ratio <= 0.25) at each
+Goals (README.md, The rows): warm >= 4x faster than the library process (ratio <= 0.25) at each
 size; cold <= 1.1 x the floor. Checked: the listed sessions, in order, with every field
 both print, equal the library's; every praisonmem run prints the same bytes.
 """

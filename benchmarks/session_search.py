@@ -9,7 +9,7 @@ message hits in 10,000 sessions) and "zebra" (no hits), in interleaved rounds:
 * library: a process doing import + ``DefaultSessionStore(session_dir=...).search(QUERY, limit=20)``;
 * library call: the ``search`` call alone, in this process.
 
-Goals (issue 13): >= 2.5x faster than the library process (ratio <= 0.40) and peak
+Goals (README.md, The rows): >= 2.5x faster than the library process (ratio <= 0.40) and peak
 RSS <= 40 MiB, for both queries.
 
 Checked, once per query, with ``--limit 0`` and the library's ``limit=10**9``: the

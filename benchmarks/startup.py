@@ -12,7 +12,7 @@ on a copy of examples/home):
 
 Each round is one hyperfine call (--warmup 3, --runs N for every command, order
 rotated per round); a round's figure is hyperfine's median for the command (from
---export-json), the result the median over rounds. Goal (issue 13): <= 1.25x
+--export-json), the result the median over rounds. Goal (README.md, The rows): <= 1.25x
 import typer for each of the three commands. Checked: each command exits 0 and
 prints the same bytes every time it is run outside hyperfine.
 """

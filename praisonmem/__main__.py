@@ -11,15 +11,13 @@ def entry() -> None:
         from praisonmem.cli import streams
 
         streams.stand_in()
-    import praisonmem
-
-    praisonmem.CLI = True
     gc.disable()  # what the imports build is not garbage: no collection looks at it while they run
     try:
         from praisonmem.cli import interrupts
 
         interrupts.install()
         from praisonmem.cli import app
+        from praisonmem.core.io import gcpolicy
     except BaseException as exc:
         handler = sys.modules.get("praisonmem.cli.interrupts")
         if not (isinstance(exc, KeyboardInterrupt) or handler is not None and handler.seen()):
@@ -39,6 +37,7 @@ def entry() -> None:
     # (app.FREEZE_BUILT); what the command creates as it runs is collected as ever.
     gc.freeze()
     gc.enable()
+    gcpolicy.configure(frozen=True)  # what it froze is praisonmem's own, frozen for speed only: the core may unfreeze
     app.FREEZE_BUILT = True
     app.main()
 

@@ -1,8 +1,7 @@
 """No comment, docstring, help text, page or test cites a document its reader does not have: a spec section, an
 issue number, the design notes or a file outside the repository. What a line means is said in the line itself,
-or by a README section.
-
-The library's own modules (``praisonmem/core``) join the scanned trees once their docstrings are rewritten.
+or by a README section. Every tree of the repository is scanned: the package (library and CLI), the README, the
+pages, the completions, the scripts, the tests and the benchmarks.
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ import pytest
 
 from tests.conftest import REPO
 
-SCANNED = ["praisonmem/cli", "README.md", "docs", "man", "completions", "scripts", "tests"]
+SCANNED = ["praisonmem", "README.md", "docs", "man", "completions", "scripts", "tests", "benchmarks"]
 SUFFIXES = {".py", ".md", ".1", ".sh", ".bash", ".fish", ".txt", ".toml", ".cfg"}
 CITATION = re.compile("|".join([
     "\u00a7",  # a section sign: "spec §4.1"
@@ -47,7 +46,9 @@ def scanned_files() -> list[Path]:
 
 def test_the_scan_reaches_every_tree():
     files = {p.relative_to(REPO).as_posix() for p in scanned_files()}
-    for sample in ("praisonmem/cli/commands/session.py", "README.md", "man/praisonmem-session.1",
+    for sample in ("praisonmem/cli/commands/session.py", "praisonmem/core/io/parallel.py",
+                   "praisonmem/core/sessions/stores/jsondir.py", "benchmarks/startup.py", "benchmarks/RESULTS.md",
+                   "README.md", "man/praisonmem-session.1",
                    "completions/_praisonmem", "scripts/gen_manpages.py", "tests/conftest.py",
                    "tests/fixtures/tools/gen_praisonai_home.py", "tests/fixtures/praisonai-4.7.19-home/README.md"):
         assert sample in files

@@ -102,6 +102,7 @@ def test_session_list_imports_the_json_store_and_nothing_it_does_not_use(tmp_pat
         "praisonmem.core.sessions.stores.names",
         "praisonmem.core.sessions.workspace", "praisonmem.core.sessions.scopes",
         "praisonmem.core.io.fastjson", "orjson", "json",  # the one JSON reader, and the writer of --json
+        "praisonmem.core.io.gcpolicy",  # the collector kept out of the way of 100,000 rows
         "praisonmem.core.io.cache", "praisonmem.core.sessions.listcache",  # the rows kept between calls
         "praisonmem.core.io.digest"}  # history ids (the scope of each history_* file), without OpenSSL
 
@@ -113,6 +114,7 @@ def test_session_show_imports_neither_the_listing_nor_the_writers(tmp_path, fixt
         "praisonmem.cli.commands.session", "praisonmem.cli.progress", "praisonmem.cli.prompts",
         "praisonmem.cli.render", "praisonmem.cli.render.transcript",
         "praisonmem.core.io.jsonfile", "praisonmem.core.io.parallel", "praisonmem.core.io.fastjson", "orjson", "json",
+        "praisonmem.core.io.gcpolicy",  # fastjson's, for a large file
         "praisonmem.core.sessions.documents", "praisonmem.core.sessions.view", "praisonmem.core.sessions.crypto",
         "praisonmem.core.sessions.stores", "praisonmem.core.sessions.stores.home",
         "praisonmem.core.sessions.stores.jsondir", "praisonmem.core.sessions.stores.unified",
@@ -139,9 +141,10 @@ def test_the_entry_point_freezes_what_the_imports_built(tmp_path):
     out of its way before the command runs (gc.freeze); what the command creates is collected as ever."""
     code = ("import gc, sys\n"
             "import praisonmem.cli.app as app\n"
-            "import praisonmem\n"
-            "print(praisonmem.CLI)\n"
-            "app.main = lambda: print(gc.get_freeze_count() > 0, gc.isenabled(), app.FREEZE_BUILT, praisonmem.CLI)\n"
+            "from praisonmem.core.io import gcpolicy\n"
+            "print(gcpolicy.start_up_frozen())\n"
+            "app.main = lambda: print(gc.get_freeze_count() > 0, gc.isenabled(), app.FREEZE_BUILT,\n"
+            "                         gcpolicy.start_up_frozen())\n"
             "from praisonmem.__main__ import entry\n"
             "entry()\n")
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
@@ -220,6 +223,7 @@ def test_memory_store_imports_the_file_store_and_not_the_search_or_openssl(tmp_p
         "praisonmem.core.memory.filememory", "praisonmem.core.memory.filememory_config",
         "praisonmem.core.memory.filememory_io", "praisonmem.core.memory.ops", "praisonmem.core.memory.providers",
         "praisonmem.core.io.jsonfile", "praisonmem.core.io.fastjson", "orjson", "json", "praisonmem.core.io.timeutil",
+        "praisonmem.core.io.gcpolicy",  # no collection over a large store while it is rewritten
         "praisonmem.core.result", "praisonmem.core.io.cache",  # a write drops the file's cached search index
         "praisonmem.core.io.digest"}  # the new id
 
@@ -236,7 +240,7 @@ def test_check_imports_neither_the_secret_rules_nor_sqlite_nor_the_session_write
         "praisonmem.core.check.rules", "praisonmem.core.check.secrets", "praisonmem.core.check.walk",
         "praisonmem.core.secrets", "praisonmem.core.secrets.levels",  # --level's choices, not the rules
         "praisonmem.core.io.jsonfile", "praisonmem.core.io.fastjson", "orjson", "json", "praisonmem.core.io.timeutil",
-        "praisonmem.core.io.parallel", "praisonmem.core.learn", "praisonmem.core.memory", "praisonmem.core.result",
+        "praisonmem.core.io.gcpolicy", "praisonmem.core.io.parallel", "praisonmem.core.learn", "praisonmem.core.memory", "praisonmem.core.result",
         "praisonmem.core.sessions.documents", "praisonmem.core.sessions.stores",
         "praisonmem.core.sessions.stores.home", "praisonmem.core.sessions.stores.jsondir",
         "praisonmem.core.sessions.stores.unified",  # the REPL/TUI files, checked by their own rules

@@ -114,9 +114,7 @@ def list_command(
         warn(f"{result.unreadable} unreadable session file(s) listed with \"unreadable\": true")
     if result.missing:
         warn(result.missing)
-    from operator import itemgetter, not_
-
-    showing(sum(map(not_, map(itemgetter("unreadable"), result.rows))), result.total, "sessions")  # C, not a step a row
+    showing(sum(1 for row in result.rows if not row["unreadable"]), result.total, "sessions")
     if result.project is not None and not out.machine:
         project = result.project
         note(f"project:{project.project_id} is this directory's praisonai project store ({project.source}"

@@ -22,19 +22,37 @@ without walking it.
 
 from __future__ import annotations
 
-import gc
 import math
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
-from itertools import compress
-from operator import not_
+from types import ModuleType
 from typing import Any
 
-import orjson
+from praisonmem.core.io import gcpolicy
+
+
+def _import_orjson() -> ModuleType:
+    """``import orjson``, with Ctrl-C held back in the main thread until it is done: orjson's module init imports
+    standard-library modules and uses what they return unchecked, so a KeyboardInterrupt raised inside one of
+    those imports (by the SIGINT handler, or the CLI's SIGALRM that raises an unanswered Ctrl-C again) crashes
+    the process with SIGSEGV instead of ending it. A signal that comes meanwhile stays pending and is handled
+    right after the import, so the command still ends as interrupted."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():  # Python raises KeyboardInterrupt only there
+        import orjson
+
+        return orjson
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGALRM})
+    try:
+        import orjson
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+    return orjson
+
+
+orjson = _import_orjson()  # the one import of orjson: other modules use fastjson.orjson
 
 REFUSED = object()
-BIG = 1 << 20
 SMALL = 1e-4
 DASHES = 4096  # up to this many '-' in a document, each is looked at rather than searching for "e-"
 INT_MIN, INT_MAX = -(2**63), 2**64 - 1
@@ -75,9 +93,9 @@ def loads_proven(raw: bytes) -> tuple[Any, frozenset[int]] | Any:
 
 def _orjson_loads(raw: bytes) -> Any:
     try:
-        if len(raw) < BIG:  # the common small file, without a context manager's few microseconds
+        if len(raw) < gcpolicy.LARGE:  # the common small file, without a context manager's few microseconds
             return orjson.loads(raw)
-        with quiet_gc(len(raw)):
+        with gcpolicy.quiet_gc(len(raw)):
             return orjson.loads(raw)
     except (orjson.JSONDecodeError, RecursionError):
         return REFUSED
@@ -93,55 +111,6 @@ def _shallow(raw: bytes, doc: Any) -> bool:
     except orjson.JSONEncodeError:
         return False
     return True
-
-
-@contextmanager
-def quiet_gc(size: int) -> Iterator[None]:
-    """No cyclic garbage collection while a large document is built: decoded JSON has no cycles, and the
-    collector's passes over the growing heap cost as much as the decoding (14 MB: 60 ms of 150)."""
-    if size < BIG or not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
-
-
-@contextmanager
-def no_gc() -> Iterator[None]:
-    """No cyclic garbage collection in the block, nor a pass over what it leaves alive just after it: what
-    was allocated goes to the oldest generation (``freeze`` then ``unfreeze``, both O(1)) instead of the
-    young one, whose next pass would walk a 60,000-item store still referenced by the caller's frame."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        to_oldest()
-        gc.enable()
-
-
-# Below this many young objects a young collection costs less than what unfreezing brings back in the console
-# script: the full pass at exit over everything its start-up froze (≈ 8 ms; session list of a small home).
-YOUNG_MANY = 10_000
-
-
-def to_oldest() -> None:
-    """What the collector holds as young now goes to its oldest generation (``freeze`` then ``unfreeze``, both
-    O(1)), so no young collection walks it; still collectable as ever. Only for many young objects
-    (:data:`YOUNG_MANY`). ``unfreeze`` releases every frozen object, so this is done only when nothing is frozen,
-    or in praisonmem's own console script (``praisonmem.CLI``), whose start-up froze its imports only for speed:
-    a program importing praisonmem that froze its own objects (a pre-fork server) keeps them frozen, and its
-    young objects stay young."""
-    if gc.get_count()[0] < YOUNG_MANY:
-        return
-    if gc.get_freeze_count() == 0 or getattr(sys.modules.get("praisonmem"), "CLI", False):
-        gc.freeze()
-        gc.unfreeze()
 
 
 def dumps_indented(doc: Any, known: frozenset[int] | set[int] = frozenset()) -> bytes | None:
@@ -168,8 +137,8 @@ def plain(doc: Any, known: frozenset[int] | set[int] = frozenset()) -> bool:
             children = value
         else:
             children = (value,)
-        if known:  # skip the vouched-for members without a Python step each
-            children = compress(children, map(not_, map(known.__contains__, map(id, children))))
+        if known:  # the members vouched for are not visited
+            children = [child for child in children if id(child) not in known]
         for child in children:
             t = type(child)
             if t is str or t is bool or child is None:

@@ -26,7 +26,7 @@ R = TypeVar("R")
 
 # Below this many files the pool costs more than it saves: forking the workers and sending results back
 # takes 20-40 ms on 2 cores; reading and decoding 1,000 session files serially about as long, so the
-# pool loses at 1,000 files and breaks even near 2,000 (measured: issue 13).
+# pool loses at 1,000 files and breaks even near 2,000 (measured on a 2-core machine).
 MIN_ITEMS = 2000
 MAX_WORKERS = 8
 CHUNKS_PER_WORKER = 4
@@ -123,13 +123,16 @@ def _stop(pool: Any) -> None:
     """Kill and reap every worker, even if Ctrl-C is pressed again meanwhile (or the CLI raises it again:
     ``cli/interrupts.py``). Not ``pool.terminate()``: it first takes the task queue's lock, which an idle
     worker holds while it waits for a task, and so can wait forever. The pool's maintenance thread is
-    stopped first, so no worker is started again behind this."""
+    stopped first, so no worker is started again behind this. Private attributes of ``multiprocessing.pool``,
+    each pinned by ``tests/test_private_apis.py``."""
     from multiprocessing import pool as mp_pool
 
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGALRM})
     try:
         pool._state = mp_pool.TERMINATE
         pool._worker_handler._state = mp_pool.TERMINATE
+        # it sleeps until a worker exits or a result comes: with idle workers, only this wakes it to stop
+        pool._change_notifier.put(None)
         pool._worker_handler.join()
         for worker in pool._pool:
             worker.kill()

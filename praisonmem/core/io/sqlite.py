@@ -1,6 +1,6 @@
 """Opening SQLite files safely: read-only for readers, a bounded busy timeout for writers.
 
-A read-only open is not free of side effects (spec-11 §2.8, measured on SQLite 3.40): on a WAL
+A read-only open is not free of side effects (measured on SQLite 3.40): on a WAL
 database that no connection has open, ``mode=ro`` makes the reader the first connection, so it
 rebuilds the wal-index: it creates ``-wal`` and ``-shm`` (and leaves them), or rewrites a ``-shm``
 a killed writer left. ``immutable=1`` changes nothing but reads only the main file, so it misses

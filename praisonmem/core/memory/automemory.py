@@ -1,4 +1,4 @@
-"""AutoMemory's pattern extraction (praisonaiagents ``memory/auto_memory.py``, spec §5), no LLM.
+"""AutoMemory's pattern extraction (praisonaiagents 1.7.17 ``memory/auto_memory.py``), no LLM.
 
 ``extract`` returns what ``AutoMemory(memory).process_interaction(text, store=False)``
 returns; ``planned_writes`` says what ``store=True`` would write (an entity for a

@@ -1,4 +1,4 @@
-"""The ``episodic`` commands: dated episodes, one FileMemory file per local day (spec §4.2).
+"""The ``episodic`` commands: dated episodes, one FileMemory file per local day.
 
 "Today" is the local date (:func:`praisonmem.core.io.timeutil.local_now`), as the library's
 ``get_episodic``/``delete_episodic`` windows count it.

@@ -269,7 +269,7 @@ class FileMemoryStore:
     @contextmanager
     def writing(self) -> Iterator[None]:
         """Create a new user like FileMemory does, and hold praisonmem's per-user lock."""
-        from praisonmem.core.io.fastjson import no_gc
+        from praisonmem.core.io.gcpolicy import no_gc
 
         jsonfile.makedirs(self.episodic_dir)
         # No cyclic collection while the files are decoded, changed and written: they hold no cycles, and a

@@ -1,5 +1,5 @@
 """Memory that older praisonaiagents releases left where 1.7.17 does not look, and the fix for each
-(``praisonmem migrate`` and ``check`` list them; spec-11 §6):
+(``praisonmem migrate`` and ``check`` list them):
 
 * **Episodic files named by a raw date** (before 1.7.15: ``episodic/2026-3-5.json``). 1.7.17 reads only
   the normalised name (``2026-03-05.json``), so the entries are invisible, and its ``cleanup_episodic``,

@@ -1,4 +1,4 @@
-"""SqliteMemoryAdapter-compatible memory (praisonaiagents ``memory/adapters/sqlite_adapter.py``, spec §6).
+"""SqliteMemoryAdapter-compatible memory (praisonaiagents 1.7.17 ``memory/adapters/sqlite_adapter.py``).
 
 Files live beside the FileMemory base, in ``<cwd>/.praisonai/``:
 ``short_term[_<user>].db`` and ``long_term[_<user>].db``, one table each

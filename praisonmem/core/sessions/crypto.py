@@ -1,4 +1,4 @@
-"""Encrypted sessions: praisonaiagents' ``EncryptedSessionStore`` (1.7.5+, spec-11 §4).
+"""Encrypted sessions: praisonaiagents' ``EncryptedSessionStore`` (praisonaiagents 1.7.5 and later).
 
 The wrapper encrypts, per message, the ``content`` (always, even ``""``), the ``metadata``
 when it is not empty (stored as exactly ``{"__enc__": <token>}`` of its JSON) and the

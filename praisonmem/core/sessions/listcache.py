@@ -81,9 +81,9 @@ class Memo:
             return {}
         payload, by = memoryview(entry.payload)[1:], entry.payload[:1]
         try:  # orjson reads what it wrote exactly (encoded() checked that), faster than fastjson's checks allow
-            if by == b"o" and fastjson.orjson is not None:
+            if by == b"o":
                 doc = fastjson.orjson.loads(payload)
-            elif by in (b"o", b"j"):
+            elif by == b"j":
                 doc = json.loads(bytes(payload))
             else:
                 return {}
@@ -106,12 +106,10 @@ def encoded(doc: dict[str, Any]) -> bytes:
     same values (not so for NaN or infinities, which orjson writes as null; it refuses integers beyond 64 bits and
     lone surrogates), so that orjson can read it without further checks; else ``j``, the standard library."""
     try:
-        import orjson
-
-        payload = orjson.dumps(doc)
-        if orjson.loads(payload) == doc:
+        payload = fastjson.orjson.dumps(doc)
+        if fastjson.orjson.loads(payload) == doc:
             return b"o" + payload
-    except (ImportError, TypeError, ValueError):
+    except (TypeError, ValueError):
         pass
     return b"j" + json.dumps(doc, ensure_ascii=True, separators=(",", ":")).encode("ascii")
 

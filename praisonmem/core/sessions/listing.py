@@ -28,7 +28,7 @@ from praisonmem.core.sessions.stores import Scanned, SessionStore
 from praisonmem.core.sessions.stores.locate import open_store
 from praisonmem.core.sessions.stores.names import PROJECT, UNIFIED
 from praisonmem.core.sessions.stores.unified import last_session
-from praisonmem.core.io.fastjson import BIG, quiet_gc, to_oldest
+from praisonmem.core.io.gcpolicy import quiet_gc, to_oldest
 from praisonmem.core.sessions import listcache
 from praisonmem.core.sessions.workspace import Scope, scope_of
 
@@ -120,7 +120,7 @@ def list_sessions(
     """
     wanted = choice(Scope, scope, "scope")
     order = choice(SortKey, sort, "sort key")
-    with quiet_gc(BIG):  # 100,000 rows: the collector's passes over them cost more than building them
+    with quiet_gc():  # 100,000 rows: the collector's passes over them cost more than building them
         result = _list(paths, workspace, agent, user, wanted, order, limit, store, progress, cache)
         to_oldest()  # and the first young collection after it would traverse them all (100 ms at 100,000 rows)
     return result

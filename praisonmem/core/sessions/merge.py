@@ -1,4 +1,4 @@
-"""Uniting two histories of one agent, keeping the library's compaction structure (spec §2.2, §2.6).
+"""Uniting two histories of one agent, keeping the library's compaction structure.
 
 Used by ``session adopt --merge`` and for an agent with both name-only files.
 praisonaiagents keeps ``messages`` as the active window, ``[summary, *recent]``

@@ -1,7 +1,7 @@
 """Upsonic messages: a plain view of pydantic-ai parts, and conversion to and from PraisonAI sessions.
 
 Upsonic stores ``ModelRequest`` / ``ModelResponse`` lists (``kind`` and
-``part_kind`` discriminators, spec §5). :func:`parts` flattens them into plain
+``part_kind`` discriminators, as upsonic 0.77.3 serialises them). :func:`parts` flattens them into plain
 dicts for rendering; :func:`to_praisonai` and :func:`from_praisonai` map
 conversations between the frameworks:
 

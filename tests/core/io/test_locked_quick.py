@@ -1,5 +1,6 @@
 """``jsonfile.locked_quick``: the sidecar flock taken without filelock keeps filelock's rule for a sidecar that is
-deleted while a writer waits for it (the writer must not end up holding a lock on a file nobody else can see)."""
+deleted while a writer waits for it (the writer must not end up holding a lock on a file nobody else can see);
+and ``jsonfile.flock_polled`` is the one place that polls a flock."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 
 from praisonmem.core.errors import LockTimeout
 from praisonmem.core.io import jsonfile
+from tests.conftest import REPO
 
 
 def hold(lock_path) -> int:
@@ -85,3 +87,15 @@ def test_an_uncontended_sidecar_is_locked_at_once_and_released(tmp_path, timeout
             fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
     fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
     os.close(probe)
+
+
+def test_flock_polled_is_the_one_flock_poller():
+    # a second poller would drift from the first (its poll interval, timeout message, errors); every other
+    # module calls jsonfile.flock_polled, and takes a flock without LOCK_NB only to release it (LOCK_UN)
+    pollers = sorted(p.relative_to(REPO).as_posix() for p in (REPO / "praisonmem").rglob("*.py")
+                     if "LOCK_NB" in p.read_text(encoding="utf-8"))
+    assert pollers == ["praisonmem/core/io/jsonfile.py"]
+    takers = [f"{p.relative_to(REPO)}: {line.strip()}" for p in (REPO / "praisonmem").rglob("*.py")
+              if p.name != "jsonfile.py" for line in p.read_text(encoding="utf-8").splitlines()
+              if "fcntl.flock(" in line and "LOCK_UN" not in line]
+    assert takers == []

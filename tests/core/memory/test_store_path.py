@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from praisonmem.core.errors import LockTimeout
-from praisonmem.core.io import fastjson, jsonfile
+from praisonmem.core.io import fastjson, gcpolicy, jsonfile
 from praisonmem.core.memory.filememory import FileMemoryStore, user_lock
 from tests.conftest import REPO
 
@@ -90,8 +90,8 @@ def test_rewriting_a_large_store_runs_no_cyclic_collection(tmp_path):
     user = tmp_path / "memory" / "bob"
     user.mkdir(parents=True)
     tagged = [{**item, "metadata": {"tags": ["ui"]}} for item in items(8000)]  # objects the collector tracks
-    (user / "long_term.json").write_bytes(jsonfile.serialise(tagged))  # over fastjson.BIG
-    assert (user / "long_term.json").stat().st_size > fastjson.BIG
+    (user / "long_term.json").write_bytes(jsonfile.serialise(tagged))  # over gcpolicy.LARGE
+    assert (user / "long_term.json").stat().st_size > gcpolicy.LARGE
     store = FileMemoryStore(tmp_path / "memory", "bob")
     gc.collect()
     passes: list[int] = []
@@ -103,20 +103,20 @@ def test_rewriting_a_large_store_runs_no_cyclic_collection(tmp_path):
         gc.callbacks.remove(callback)
     assert gc.isenabled()
     # none while the 8,000 items were alive (24,000 tracked objects); a pass over the few left after is cheaper
-    # than promoting them (fastjson.to_oldest)
-    assert passes in ([], [passes[0]]) and all(young < fastjson.YOUNG_MANY for young in passes)
+    # than promoting them (gcpolicy.to_oldest)
+    assert passes in ([], [passes[0]]) and all(young < gcpolicy.YOUNG_MANY for young in passes)
 
 
 def test_no_gc_leaves_the_collector_as_it_found_it():
     gc.disable()
     try:
-        with fastjson.no_gc():
+        with gcpolicy.no_gc():
             assert not gc.isenabled()
         assert not gc.isenabled()
     finally:
         gc.enable()
     with pytest.raises(KeyError):
-        with fastjson.no_gc():
+        with gcpolicy.no_gc():
             raise KeyError
     assert gc.isenabled()
 
@@ -138,25 +138,24 @@ def test_the_exponent_scan_finds_every_digit_followed_by_e_minus(raw, dashes):
         assert fastjson._exponent_minus(raw) == digit_e_minus(raw)
 
 
-def test_no_gc_keeps_frozen_what_the_caller_froze_and_the_cli_promotes_its_young_objects(monkeypatch):
-    import praisonmem
-
+def test_no_gc_keeps_frozen_what_the_caller_froze_and_the_cli_promotes_its_young_objects():
     gc.collect()
     gc.freeze()
     try:
         frozen = gc.get_freeze_count()
-        many = 2 * fastjson.YOUNG_MANY
-        with fastjson.no_gc():
+        many = 2 * gcpolicy.YOUNG_MANY
+        with gcpolicy.no_gc():
             young = [[i] for i in range(many)]
         assert gc.get_freeze_count() == frozen  # a program's own frozen objects stay frozen
-        monkeypatch.setattr(praisonmem, "CLI", True)  # praisonmem's console script froze its imports for speed
-        with fastjson.no_gc():
+        gcpolicy.configure(frozen=True)  # as praisonmem's console script, which froze its imports for speed
+        with gcpolicy.no_gc():
             young += [[i] for i in range(100)]
         assert gc.get_freeze_count() == frozen  # a few young objects: not worth a pass over the unfrozen at exit
         gc.collect()
         before = gc.get_count()[0]
-        with fastjson.no_gc():
+        with gcpolicy.no_gc():
             young += [[i] for i in range(many)]
         assert gc.get_freeze_count() == 0 and gc.get_count()[0] < before + many  # gone to the oldest generation
     finally:
+        gcpolicy.configure(frozen=False)
         gc.unfreeze()

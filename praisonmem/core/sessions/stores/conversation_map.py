@@ -1,5 +1,5 @@
 """The lossless mapping between a PraisonAI JSON session document and PraisonAI's SQL conversation rows
-(``praison_sessions`` / ``praison_messages``; spec-12 §7).
+(``praison_sessions`` / ``praison_messages``), the rules below.
 
 * **Columns are a projection**, as faithful as the column types allow: what the real store's
   ``get_session``/``get_messages``, an Agent resuming through ``db=`` and SQL users see.
@@ -188,7 +188,8 @@ def _plain_metadata(md: Any, rid: str) -> bool:
 
 
 def plain_message(m: Any, created_at: float, rid: str) -> bool:
-    """The columns rebuild this message exactly (spec-12 §7.3), so it needs no ``msg`` envelope."""
+    """The columns rebuild this message exactly (its keys, their order and their types), so it needs no ``msg``
+    envelope."""
     if not isinstance(m, dict):
         return False
     want = ["role", "content", "timestamp", "metadata"]
@@ -394,7 +395,7 @@ def rows_to_doc(session_id: str, srow: dict[str, Any], mrows: list[dict[str, Any
 
 
 def foreign_doc(session_id: str, srow: dict[str, Any], mrows: list[dict[str, Any]]) -> str:
-    """A session the real store wrote, as a document in the library's layout (spec-12 §7.5)."""
+    """A session the real store wrote (no ``_praisonmem`` layout kept), as a document in the library's layout."""
     times = [r["created_at"] for r in mrows if isinstance(r["created_at"], (int, float))]
     first = min(times) if times else None
     created = epoch_iso(srow["created_at"]) or epoch_iso(first) or epoch_iso(0.0)
