@@ -170,8 +170,8 @@ class JsonDirStore:
     ``label`` names the store in listings (``json``; the praisonai CLI's per-project stores are
     ``project:<id>``). ``foreign`` recognises documents in the directory that another store owns
     (the REPL/TUI's unified files share ``sessions/``): this store neither lists, finds nor writes them;
-    with ``foreign_label`` its scans hand them over under that label (the home's scan, so that the
-    owner need not read the directory again).
+    :meth:`scan_shared` hands them to that store's fold (the home's scan, so that the owner need not read
+    the directory again).
     """
 
     directory: Path
@@ -179,7 +179,6 @@ class JsonDirStore:
     paths: Paths | None = None  # where the directory came from, to refuse a home that is not a directory
     label: str = JSON
     foreign: Callable[[Any], bool] | None = None  # a module-level function (scans pickle it)
-    foreign_label: str | None = None
     # The temp names its writes have listed, per directory: each listed once for all of them (this store's life is
     # one command's), not once per session file written.
     listed: jsonfile.Listed = field(default_factory=dict, compare=False, repr=False)
