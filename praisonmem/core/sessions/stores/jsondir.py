@@ -314,16 +314,11 @@ class JsonDirStore:
                 kept[name] = [key_text(key), sid, value]
         if kept.keys() != known.keys() or any(kept[name] is not known[name] for name in kept):
             memo.keep(directory, kept, snapshot)
-        mine = fold.empty()
-        for part in out:
-            if part is not None:  # None: another store's file
-                mine = fold.put(mine, part)
+        # an Each fold's parts are lists, whose concatenation is one part (one call for 100,000 files)
+        mine = fold.put(fold.empty(), [result for part in out if part is not None for result in part])
         if partner is None:
             return mine, None
-        acc = partner[1].empty()
-        for part in theirs:
-            acc = partner[1].put(acc, part)
-        return mine, acc
+        return mine, partner[1].put(partner[1].empty(), [result for part in theirs for result in part])
 
     def find(self, name: str, *, allow_prefix: bool = False) -> str:
         """Resolve SESSION: a path to a ``.json`` file, a raw session id, or a file stem.
