@@ -7,7 +7,7 @@ scans (:mod:`praisonmem.core.check.secrets`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -43,8 +43,9 @@ class SessionFindings:
         return []
 
     def add(self, acc: list[Searched], item: Scanned) -> list[Searched]:
-        if item.doc is None:
-            acc.append(Searched([], item))
+        if item.doc is None:  # its reason as a plain error: a CorruptFile does not survive pickling back from a worker
+            reason = getattr(item.error, "message", None) or str(item.error)
+            acc.append(Searched([], replace(item, error=PraisonMemError(reason))))
         else:
             found = [finding(h, store=item.store, file=item.where, session=item.session_id)
                      for h in hits(item.doc, self.level, opaque=is_encrypted)]
