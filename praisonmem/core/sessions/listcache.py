@@ -9,7 +9,7 @@ changed for longer than the cache's granularity when it was read (git's racy-ent
 from a file changed in the same tick is not kept at all); unreadable files and sessions with spilled
 turns waiting are read every time, as are the REPL/TUI files beside them (the JSON directory's scan hands those
 to that store). The JSON directory store does the bookkeeping
-(:meth:`~praisonmem.core.sessions.stores.jsondir.JsonDirStore.scan_shared` with a memo); ``sessions.db`` is
+(:func:`~praisonmem.core.sessions.stores.jsondir.scan_shared` with a memo); ``sessions.db`` is
 read with SQL and needs none.
 
 praisonmem's own writes to sessions (delete, rename and retitle, prune) drop the entry (even with

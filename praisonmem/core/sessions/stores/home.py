@@ -24,6 +24,7 @@ from praisonmem.core.errors import AmbiguousName, NotFound, PraisonMemError, Usa
 from praisonmem.core.io import jsonfile
 from praisonmem.core.layout import TRANSCRIPT_DB
 from praisonmem.core.sessions.stores import Fold, OutsideStore, Scanned, SessionStore, Transaction
+from praisonmem.core.sessions.stores import jsondir
 from praisonmem.core.sessions.stores.jsondir import JsonDirStore
 from praisonmem.core.sessions.stores.names import PROJECT
 
@@ -219,7 +220,7 @@ class Home:
              memo: Memo | None = None) -> A:
         """``fold`` store by store, each store's result merged after those of the stores before it, every item
         with the home's ref. The JSON directory that shares ``sessions/`` with the REPL/TUI store reads it once
-        for both: it hands that store's documents to that store's fold (:meth:`~.jsondir.JsonDirStore.scan_shared`),
+        for both: it hands that store's documents to that store's fold (:func:`~.jsondir.scan_shared`),
         whose result is merged in that store's place."""
         stores = list(self.stores.values())
         partners = _partners(stores)
@@ -232,8 +233,8 @@ class Home:
             partner = partners.get(store.label)
             if partner is not None:
                 assert isinstance(store, JsonDirStore)
-                found[store.label], theirs = store.scan_shared(mine, (partner, InStore(fold, partner)),
-                                                               progress=progress, memo=adapted)
+                found[store.label], theirs = jsondir.scan_shared(store, mine, (partner, InStore(fold, partner)),
+                                                                 progress=progress, memo=adapted)
                 assert theirs is not None
                 found[partner] = theirs
             else:
@@ -384,8 +385,6 @@ def refs_named(store: SessionStore, prefix: str) -> list[Any]:
     if isinstance(store, Home):
         return [store._located(s, ref) for s in store.stores.values() for ref in refs_named(s, prefix)]
     if isinstance(store, JsonDirStore):
-        from praisonmem.core.sessions.stores import jsondir
-
         return jsondir.refs_named(store, prefix)
     return [ref for ref in store.refs() if store.name(ref).startswith(prefix)]
 

@@ -170,7 +170,7 @@ class JsonDirStore:
     ``label`` names the store in listings (``json``; the praisonai CLI's per-project stores are
     ``project:<id>``). ``foreign`` recognises documents in the directory that another store owns
     (the REPL/TUI's unified files share ``sessions/``): this store neither lists, finds nor writes them;
-    :meth:`scan_shared` hands them to that store's fold (the home's scan, so that the owner need not read
+    :func:`scan_shared` hands them to that store's fold (the home's scan, so that the owner need not read
     the directory again).
     """
 
@@ -238,11 +238,11 @@ class JsonDirStore:
 
     def scan(self, fold: Fold[A], *, progress: Callable[[int, int], None] | None = None,
              memo: Memo | None = None) -> A:
-        """``fold`` over every session file in name order (see :meth:`scan_shared`); the documents ``foreign``
+        """``fold`` over every session file in name order (see :func:`scan_shared`); the documents ``foreign``
         recognises are left out."""
-        return self.scan_shared(fold, None, progress=progress, memo=memo)[0]
+        return self._scan_shared(fold, None, progress=progress, memo=memo)[0]
 
-    def scan_shared(self, fold: Fold[A], partner: tuple[str, Fold[B]] | None, *,
+    def _scan_shared(self, fold: Fold[A], partner: tuple[str, Fold[B]] | None, *,
                     progress: Callable[[int, int], None] | None = None,
                     memo: Memo | None = None) -> tuple[A, B | None]:
         """``fold`` over every session file in name order and, with ``partner`` (a label and a fold), that fold
@@ -262,7 +262,7 @@ class JsonDirStore:
 
     def _recalled(self, fold: Any, partner: tuple[str, Any] | None, files: list[str], waiting: dict[str, int],
                   memo: Memo, progress: Callable[[int, int], None] | None) -> tuple[Any, Any]:
-        """:meth:`scan_shared` through ``memo``, for folds that split ``add`` into ``part`` and ``put``
+        """:func:`scan_shared` through ``memo``, for folds that split ``add`` into ``part`` and ``put``
         (:class:`~praisonmem.core.sessions.stores.Each`): a file whose key (stat, taken before it is read) is the
         one kept, and whose session has no spilled turns waiting, gets its kept part; the others are read (in
         the pool) and their parts kept when the file had settled before this call began (the racy-entry
@@ -789,6 +789,13 @@ def _part_each(paths: list[str], *, fold: Any, partner: tuple[str, Any] | None, 
             value = encode(part) if encode is not None and not spilled else None
             out.append((sid, None, value, key, None) if value is not None else (sid, part, None, key, None))
     return out
+
+
+def scan_shared(store: JsonDirStore, fold: Fold[A], partner: tuple[str, Fold[B]] | None, *,
+                progress: Callable[[int, int], None] | None = None, memo: Memo | None = None) -> tuple[A, B | None]:
+    """``store``'s scan with ``fold`` and, with ``partner`` (a label and a fold), that fold over the documents its
+    ``foreign`` recognises: see :meth:`JsonDirStore._scan_shared` (a function, not a method: no other store has it)."""
+    return store._scan_shared(fold, partner, progress=progress, memo=memo)
 
 
 def refs_named(store: JsonDirStore, prefix: str) -> list[str]:
