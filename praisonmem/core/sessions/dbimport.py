@@ -24,7 +24,7 @@ from praisonmem.core.io import jsonfile
 from praisonmem.core.paths import Paths
 from praisonmem.core.result import Action, Outcome, Plan
 from praisonmem.core.sessions.documents import library_form
-from praisonmem.core.sessions.stores import Scanned, SessionStore
+from praisonmem.core.sessions.stores import Each, Scanned, SessionStore
 from praisonmem.core.sessions.stores.locate import open_store
 from praisonmem.core.sessions.stores.names import TRANSCRIPT
 
@@ -56,7 +56,7 @@ def db_import_candidates(paths: Paths) -> tuple[list[Candidate], list[str]] | No
         return None
     chosen: dict[str, Candidate] = {}
     notes = []
-    for file, _, doc in open_store(paths, "json").scan(_loaded):
+    for file, _, doc in open_store(paths, "json").scan(Each(_loaded)):
         if doc is None:
             notes.append(f"{file}: not imported: it does not load")
             continue

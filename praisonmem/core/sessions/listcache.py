@@ -7,8 +7,9 @@ the times, ``model``, ``total_tokens``, ``cost``, ``agent_id``, ``source``, ``pa
 text: counts only. A row is used only when the file's key now is the recorded one and the file had not
 changed for longer than the cache's granularity when it was read (git's racy-entry rule: a row read
 from a file changed in the same tick is not kept at all); unreadable files and sessions with spilled
-turns waiting are read every time. The JSON directory store does the bookkeeping
-(:meth:`~praisonmem.core.sessions.stores.jsondir.JsonDirStore.scan` with a memo); ``sessions.db`` is
+turns waiting are read every time, as are the REPL/TUI files beside them (the JSON directory's scan hands those
+to that store). The JSON directory store does the bookkeeping
+(:func:`~praisonmem.core.sessions.stores.jsondir.scan_shared` with a memo); ``sessions.db`` is
 read with SQL and needs none.
 
 praisonmem's own writes to sessions (delete, rename and retitle, prune) drop the entry (even with
@@ -46,28 +47,22 @@ Known = dict[str, Any]  # file name -> [key_text(key), session id, kept value] (
 
 
 class Memo:
-    """What :meth:`~praisonmem.core.sessions.stores.SessionStore.scan` may keep of ``fn``'s results per
-    session file between calls. ``encode`` turns one session's results into a JSON value (``None``: keep
-    nothing); ``decode(value, where, session_id, ref, store)`` gives the results again for that session
-    (``None``: the value is not one it kept, so the file is read); ``kind``/``version`` name the cache
-    entries; ``ref_of`` turns a store's ref into the caller's (a home's :class:`Located`).
-
-    ``classified``, shared by every store of one scan: per (directory, ``foreign`` predicate) of a JSON store
-    that leaves another store's documents out, the session files it listed and those it established, in this
-    scan, as its own (a kept row whose key still matches, or a document it read that is not foreign); the
-    store sharing the directory (the REPL/TUI's) then reads only the others."""
+    """What :meth:`~praisonmem.core.sessions.stores.SessionStore.scan` may keep of a session's part of an
+    :class:`~praisonmem.core.sessions.stores.Each` fold (``fn``'s results) per session file between calls.
+    ``encode`` turns one session's results into a JSON value (``None``: keep nothing); ``decode(value, where,
+    session_id, ref, store)`` gives the results again for that session (``None``: the value is not one it kept,
+    so the file is read); ``kind``/``version`` name the cache entries; ``ref_of`` turns a store's ref into the
+    caller's (a home's :class:`Located`)."""
 
     def __init__(self, cache: Cache, encode: Callable[[list[Any]], Any],
                  decode: Callable[[Any, str, str, Any, str], list[Any] | None], kind: str = KIND,
-                 version: int = VERSION, ref_of: Callable[[Any], Any] | None = None,
-                 classified: dict[tuple[str, Any], tuple[list[str], set[str]]] | None = None) -> None:
+                 version: int = VERSION, ref_of: Callable[[Any], Any] | None = None) -> None:
         self.cache, self.encode, self.kind, self.version = cache, encode, kind, version
         self._decode, self.ref_of = decode, ref_of
-        self.classified = {} if classified is None else classified
 
     def adapted(self, ref_of: Callable[[Any], Any]) -> Memo:
         """The same memo for a store inside a home, whose refs are ``ref_of(the store's ref)``."""
-        return Memo(self.cache, self.encode, self._decode, self.kind, self.version, ref_of, self.classified)
+        return Memo(self.cache, self.encode, self._decode, self.kind, self.version, ref_of)
 
     def decode(self, value: Any, where: str, session_id: str, ref: Any, store: str) -> list[Any] | None:
         return self._decode(value, where, session_id, ref if self.ref_of is None else self.ref_of(ref), store)

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from praisonmem.core.paths import Paths
 from praisonmem.core.sessions.documents import LIST_FIELDS, library_form, summarise, unreadable_row
 from praisonmem.core.errors import PraisonMemError
-from praisonmem.core.sessions.stores import Scanned, SessionStore
+from praisonmem.core.sessions.stores import Each, Scanned, SessionStore
 from praisonmem.core.sessions.stores.locate import open_store
 from praisonmem.core.sessions.stores.names import PROJECT, UNIFIED
 from praisonmem.core.sessions.stores.unified import last_session
@@ -134,7 +134,7 @@ def _list(paths: Paths, workspace: Callable[[], str], agent: str | None, user: s
     sql = _sql_store(home, store)
     if sql is not None:
         return _sql_list(sql, scope_fn, agent=agent, user=user, scope=wanted, sort=order, limit=limit)
-    summaries = home.scan(summary_rows, progress=progress, memo=listcache.memo(cache))
+    summaries = home.scan(Each(summary_rows), progress=progress, memo=listcache.memo(cache))
     project, current = _current_project(home)
     last = last_session(paths.sessions_dir)
     good: list[Summary] = []

@@ -11,7 +11,7 @@ document's chat, which lives only inside its snapshots, is searched too (``secti
 
 A search keeps only what it shows: the scan's workers score every message but send back, per
 chunk of sessions, only the hits that can still be among the ``limit`` shown (small tuples, see
-:func:`keep_top`) and the number of the others; snippets and highlights are made only for the hits
+:class:`SearchFold`) and the number of the others; snippets and highlights are made only for the hits
 returned. One session's contents are lower-cased in one call, and a session none of whose texts
 holds a query word is done with after that one test.
 """
@@ -20,8 +20,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable
-from dataclasses import dataclass
-from functools import partial
+from dataclasses import dataclass, field
 from itertools import compress, repeat
 from operator import contains
 from typing import Any
@@ -68,41 +67,26 @@ def search(
     progress: Callable[[int, int], None] | None = None,
     key: Key | None = None,
 ) -> SearchResult:
+    from praisonmem.core.sessions.sieve import sieve_for
+
     needle = query.strip().lower()
     if not needle:
         raise UsageError("query must not be empty")
     terms = [t for t in needle.split() if t]
-    keep = partial(keep_top, limit=limit) if limit else None
     home = open_store(paths, store)
-    fn = partial(session_hits, needle=needle, terms=terms, key=key)
+    fold = SearchFold(needle, terms, key, limit, sieve_for(terms))
     sql = _sql_store(home, store)
-    found: list[Any] | None = None
     if sql is not None and all(t.isascii() for t in terms):  # SQL's case folding equals Python's for ASCII
-        found = sql.scan(fn, progress=progress, reduce=keep, only=sql.matching(terms))
-    elif keep is not None:
-        from praisonmem.core.sessions.stores.searchscan import scan_home, sieve_for
-
-        found = scan_home(home, fn, reduce=keep, limit=limit, sieve=sieve_for(terms), progress=progress)
-    if found is None:
-        found = home.scan(fn, progress=progress, reduce=keep)
-    hits: list[Hit] = []
-    unreadable: list[tuple[str, str]] = []
-    opaque = opaque_sessions = 0
-    total = 0
-    for item in found:
-        if type(item) is int:
-            total += item
-        elif type(item) is dict and "opaque" in item:
-            opaque, opaque_sessions = opaque + item["opaque"], opaque_sessions + 1
-        elif type(item) is dict:
-            unreadable.append((item["file"], item["error"]))
-        else:
-            hits.append(item)
-    total += len(hits)
+        found = sql.scan(fold, progress=progress, only=sql.matching(terms))
+    else:
+        found = home.scan(fold, progress=progress)
+    hits = fold.hits(found)
+    total = found.dropped + len(hits)
     _order(hits)
     if limit:
         del hits[limit:]
-    return SearchResult([hit_record(hit, needle, terms) for hit in hits], total, unreadable, opaque, opaque_sessions)
+    return SearchResult([hit_record(hit, needle, terms) for hit in hits], total, found.unreadable, found.opaque,
+                        found.opaque_sessions)
 
 
 def _order(hits: list[Hit]) -> None:
@@ -112,27 +96,112 @@ def _order(hits: list[Hit]) -> None:
     hits.sort(key=lambda h: h[0], reverse=True)
 
 
-def keep_top(items: list[Any], *, limit: int) -> list[Any]:
-    """What of ``items`` (hits, unreadable records, counts of hits left out, in scan order) can matter
-    for the first ``limit`` hits: the counts summed into one, every unreadable record, and the best
-    ``limit`` hits, ordered as :func:`search` orders them (ties in scan order). Applying it to a
-    prefix and then to that result plus the rest gives what applying it to the whole gives, so the
-    workers apply it as their results grow."""
-    hits = [item for item in items if type(item) is tuple]
-    if len(hits) <= limit and len(hits) == len(items):
-        return items
-    dropped = sum(item for item in items if type(item) is int)
-    errors = [item for item in items if type(item) is dict]
-    if len(hits) > limit:
-        # Rank the distinct `when` values (newest first) so one tuple compares in C; the position
-        # makes ties keep scan order.
-        rank = {when: r for r, when in enumerate(sorted({h[1] for h in hits}, reverse=True))}
-        best = heapq.nsmallest(limit, ((-h[0], rank[h[1]], h[2], h[3], i) for i, h in enumerate(hits)))
-        dropped += len(hits) - limit
-        hits = [hits[k[4]] for k in best]
-    else:
-        _order(hits)
-    return [dropped, *errors, *hits] if dropped else [*errors, *hits]
+@dataclass
+class Found:
+    """What a search found in a run of sessions, in scan order: the hits that can still be among the ``limit``
+    shown (ties in scan order), the number of the others (``dropped``), the files that could not be read (file,
+    reason), and the encrypted messages no key opened (``opaque``) with the number of their sessions. The
+    other fields are :class:`SearchFold`'s bookkeeping, no part of the result."""
+
+    hits: list[Hit] = field(default_factory=list)
+    dropped: int = 0
+    unreadable: list[tuple[str, str]] = field(default_factory=list)
+    opaque: int = 0
+    opaque_sessions: int = 0
+    ahead: list[list[Hit]] = field(default_factory=list, compare=False)  # hits before ``hits``, the last run first
+    fresh: int = field(default=0, compare=False)  # hits added since the last cut
+    bound: int = field(default=0, compare=False)  # cut once ``fresh`` reaches it
+    floor: tuple[float, str] | None = field(default=None, compare=False)  # see session_hits
+
+
+NO_CUT = 1 << 62  # no --limit: every hit is kept
+CUT_AT = 4096  # hits gathered, at most, before the best are kept and the others counted
+
+
+@dataclass(frozen=True)
+class SearchFold:
+    """The scan of a search (a :class:`~praisonmem.core.sessions.stores.Fold` into :class:`Found`; module level:
+    it runs in worker processes). With a ``limit``, a partial result keeps only the hits that can still be
+    among the first ``limit`` and counts the others: cutting a run's hits, then that and the next run's, gives
+    what cutting both runs' hits at once gives. Cuts come often until the best score is among the kept hits
+    (then ``floor`` lets older sessions send only their count, :func:`session_hits`), then rarely. The JSON
+    directory folds a chunk's files last first (names often grow with time, so the newest come first and the
+    floor rises early) and skips the messages of files ``sieve`` rules out."""
+
+    needle: str
+    terms: list[str]
+    key: Key | None = None
+    limit: int = 0
+    sieve: Any = None  # a sieve.Sieve, or None
+
+    last_first = True
+
+    @property
+    def rules_out(self) -> Callable[[bytes], bool] | None:
+        return None if self.sieve is None else self.sieve.rules_out
+
+    def empty(self) -> Found:
+        return Found(bound=self._least())
+
+    def add(self, acc: Found, item: Scanned) -> Found:
+        one = session_hits(item, needle=self.needle, terms=self.terms, key=self.key, floor=acc.floor)
+        acc.hits += one.hits
+        acc.unreadable += one.unreadable
+        return self._counted(acc, one)
+
+    def add_first(self, item: Scanned, acc: Found) -> Found:
+        """``merge(add(empty(), item), acc)``, the item's hits put before ``acc``'s without copying them."""
+        one = session_hits(item, needle=self.needle, terms=self.terms, key=self.key, floor=acc.floor)
+        if one.hits:
+            acc.ahead.append(one.hits)
+        if one.unreadable:
+            acc.unreadable[:0] = one.unreadable
+        return self._counted(acc, one)
+
+    def merge(self, a: Found, b: Found) -> Found:
+        a.hits += self.hits(b)
+        a.unreadable += b.unreadable
+        return self._counted(a, b)
+
+    def hits(self, acc: Found) -> list[Hit]:
+        """Every hit ``acc`` holds, in its order."""
+        if acc.ahead:
+            acc.hits = [hit for run in reversed(acc.ahead) for hit in run] + acc.hits
+            acc.ahead = []
+        return acc.hits
+
+    def _counted(self, acc: Found, other: Found) -> Found:
+        acc.dropped += other.dropped
+        acc.opaque += other.opaque
+        acc.opaque_sessions += other.opaque_sessions
+        acc.fresh += len(other.hits) + sum(map(len, other.ahead))
+        if acc.fresh >= acc.bound:
+            self._cut(acc)
+        return acc
+
+    def _least(self) -> int:
+        return min(CUT_AT, max(64, 4 * self.limit)) if self.limit else NO_CUT
+
+    def _cut(self, acc: Found) -> None:
+        """Keep the best ``limit`` hits, ordered as :func:`search` orders them (ties in scan order), and count
+        the others."""
+        hits = self.hits(acc)
+        limit = self.limit
+        if len(hits) > limit:
+            # Rank the distinct `when` values (newest first) so one tuple compares in C; the position
+            # makes ties keep scan order.
+            rank = {when: r for r, when in enumerate(sorted({h[1] for h in hits}, reverse=True))}
+            best = heapq.nsmallest(limit, ((-h[0], rank[h[1]], h[2], h[3], i) for i, h in enumerate(hits)))
+            acc.dropped += len(hits) - limit
+            acc.hits = hits = [hits[k[4]] for k in best]
+        else:
+            _order(hits)
+        acc.fresh = 0
+        settled = False
+        if limit and len(hits) >= limit:
+            acc.floor = (hits[limit - 1][0], hits[limit - 1][1])
+            settled = acc.floor[0] >= hits[0][0]  # only a newer session raises it now
+        acc.bound = max(CUT_AT if settled else self._least(), 2 * len(hits))
 
 
 def _sql_store(home: Any, store: str | None) -> Any:
@@ -142,15 +211,14 @@ def _sql_store(home: Any, store: str | None) -> Any:
 
 
 def session_hits(item: Scanned, *, needle: str, terms: list[str], key: Key | None = None,
-                 floor: tuple[float, str] | None = None) -> list[Any]:
-    """The hits in one session (as :data:`Hit` tuples), or the record of why it could not be read, then
-    (when it has encrypted messages no key opened) their count; may run in a worker. With ``floor``, the
-    score and ``when`` of hits already found that enough others beat or equal: a session older than
-    ``floor``'s, when ``floor``'s score is the best there is, can only add to the count, so it gives
-    its number of hits instead of them."""
+                 floor: tuple[float, str] | None = None) -> Found:
+    """The hits in one session (as :data:`Hit` tuples), or why it could not be read, and its encrypted messages no
+    key opened; may run in a worker. With ``floor``, the score and ``when`` of hits already found that enough
+    others beat or equal: a session older than ``floor``'s, when ``floor``'s score is the best there is, can
+    only add to the count, so it gives its number of hits instead of them."""
     if item.doc is None:
         assert item.error is not None
-        return [{"file": item.where, "error": item.error.message}]
+        return Found(unreadable=[(item.where, item.error.message)])
     doc = item.doc
     cipher = key.cipher() if key else None
     opaque = 0
@@ -186,7 +254,7 @@ def session_hits(item: Scanned, *, needle: str, terms: list[str], key: Key | Non
                 content = jsonfile.dumps(content, compact=True)
             if isinstance(content, str) and content:
                 texts.append((2, index, message, content))
-    tail: list[Any] = [{"file": str(item.where), "opaque": opaque}] if opaque else []
+    tail = Found(opaque=opaque, opaque_sessions=1) if opaque else Found()
     if not texts:
         return tail
     # One call lower-cases every content of the session: str.lower works per character (final sigma
@@ -204,16 +272,16 @@ def session_hits(item: Scanned, *, needle: str, terms: list[str], key: Key | Non
     held = [list(map(contains, parts, repeat(term))) for term in terms]
     words = held[0] if len(held) == 1 else list(map(sum, zip(*held)))
     if floor is not None and when < floor[1] and floor[0] >= 2.0 + len(terms):
-        count = len(words) - words.count(0)
-        return [count, *tail] if count else tail
+        tail.dropped = len(words) - words.count(0)
+        return tail
     sid, where, label = item.session_id, str(item.where), item.store
-    found: list[Any] = []
+    found = tail.hits
     for i in compress(range(len(parts)), words):
         section, index, message, content = texts[i]
         points = (2.0 if needle in parts[i] else 0.0) + words[i]
         found.append((points, when, section, index, content, message.get("role"), message.get("timestamp"),
                       updated, sid, where, label))
-    return found + tail
+    return tail
 
 
 def hit_record(hit: Hit, needle: str, terms: list[str]) -> dict[str, Any]:

@@ -138,14 +138,35 @@ def period_of(when: float | None, by: GroupBy) -> str | None:
 # ---------------------------------------------------------------- reading
 
 
-def home_item(item: Any) -> list[tuple[str, Any]]:
-    """One home session's usage, or why it could not be read (runs in a worker process for large homes)."""
-    if item.doc is None:
-        error = item.error
-        reason = error.reason if isinstance(error, CorruptFile) else getattr(error, "message", str(error))
-        return [("unreadable", {"store": item.store, "file": item.where, "error": reason})]
-    sid = item.session_id if isinstance(item.session_id, str) else str(item.doc.get("session_id") or item.where)
-    return [("usage", praisonai_usage(item.doc, store=item.store, session_id=sid))]
+@dataclass
+class HomeUsage:
+    """What a scan of a home's sessions found: each readable session's usage and each unreadable one's record,
+    in scan order."""
+
+    usage: list[SessionUsage] = field(default_factory=list)
+    unreadable: list[dict[str, str]] = field(default_factory=list)
+
+
+class UsageFold:
+    """The scan of a home's sessions for their usage (module level: it runs in worker processes for large homes)."""
+
+    def empty(self) -> HomeUsage:
+        return HomeUsage()
+
+    def add(self, acc: HomeUsage, item: Any) -> HomeUsage:
+        if item.doc is None:
+            error = item.error
+            reason = error.reason if isinstance(error, CorruptFile) else getattr(error, "message", str(error))
+            acc.unreadable.append({"store": item.store, "file": item.where, "error": reason})
+        else:
+            sid = item.session_id if isinstance(item.session_id, str) else str(item.doc.get("session_id") or item.where)
+            acc.usage.append(praisonai_usage(item.doc, store=item.store, session_id=sid))
+        return acc
+
+    def merge(self, a: HomeUsage, b: HomeUsage) -> HomeUsage:
+        a.usage += b.usage
+        a.unreadable += b.unreadable
+        return a
 
 
 HOME_ORDER = sessions.LIBRARY_LABELS  # the home's stores in Home's order: a tie goes to the first
@@ -175,10 +196,8 @@ def read_home(paths: Paths, store: str | None,
     from praisonmem.core.sessions import open_store
 
     home = open_store(paths, store)
-    found = home.scan(home_item, progress=progress)
-    items = [value for kind, value in found if kind == "usage"]
-    bad = [value for kind, value in found if kind == "unreadable"]
-    return items, bad, home.absent(), list(getattr(home, "stores", {}) or [home.label])
+    found = home.scan(UsageFold(), progress=progress)
+    return found.usage, found.unreadable, home.absent(), list(getattr(home, "stores", {}) or [home.label])
 
 
 def read_elsewhere(paths: Paths, where: str, progress: Callable[[int, int], None] | None = None

@@ -8,6 +8,7 @@ import os
 import pytest
 
 from praisonmem.core.paths import resolve
+from praisonmem.core.sessions.stores import Each
 from praisonmem.core.sessions.stores.locate import open_store
 from praisonmem.core.sessions.listing import summary_rows
 from praisonmem.core.sessions.stores.home import cli_stores
@@ -22,7 +23,7 @@ def test_the_gateway_home_has_a_project_store_the_unified_files_and_the_runs(gat
 
 def test_on_its_own_the_unified_store_scans_its_files(gateway_home):
     unified = next(s for s in cli_stores(resolve(gateway_home.home, env={})) if isinstance(s, UnifiedStore))
-    rows = unified.scan(summary_rows)
+    rows = unified.scan(Each(summary_rows))
     assert sorted((r["session_id"], r["store"], r["message_count"], str(ref)) for r, ref in rows) == [
         ("db5b5fab", "unified", 1, str(gateway_home.sessions / "db5b5fab.json")),
         ("tui0001a", "unified", 2, str(gateway_home.sessions / "tui0001a.json")),
@@ -33,7 +34,7 @@ def test_on_its_own_the_unified_store_scans_its_files(gateway_home):
 def test_in_the_home_each_store_lists_its_own_and_the_json_store_leaves_the_unified_files(gateway_home):
     home = open_store(resolve(gateway_home.home, env={}))
     assert list(home.stores) == ["json", "sessions.db", "project:8ccfb8a2", "unified", "legacy-run"]
-    found = sorted((ref.store, r["session_id"]) for r, ref in home.scan(summary_rows) if ref.store != "sessions.db")
+    found = sorted((ref.store, r["session_id"]) for r, ref in home.scan(Each(summary_rows)) if ref.store != "sessions.db")
     assert found == [("json", "bot_slack_7"), ("json", "bot_telegram_42"), ("json", "enc-1"), ("json", "gw-legacy"),
                      ("legacy-run", "run_20261128_110000_ec9910"), ("project:8ccfb8a2", "proj-sess-1"),
                      ("unified", "db5b5fab"), ("unified", "tui0001a"), ("unified", "tui0002b")]
@@ -47,9 +48,9 @@ def test_the_home_scan_reads_each_unified_file_once_and_in_the_unified_stores_pl
     paths = resolve(gateway_home.home, env={})
     home = open_store(paths)
     alone = [(label, r["session_id"], str(ref)) for label, store in home.stores.items()
-             for r, ref in store.scan(summary_rows)]  # each store on its own, in member order
+             for r, ref in store.scan(Each(summary_rows))]  # each store on its own, in member order
     monkeypatch.setattr(unified, "read_unified", lambda path: pytest.fail(f"{path} read again"))
-    shared = [(ref.store, r["session_id"], str(ref.ref)) for r, ref in open_store(paths).scan(summary_rows)]
+    shared = [(ref.store, r["session_id"], str(ref.ref)) for r, ref in open_store(paths).scan(Each(summary_rows))]
     assert shared == alone  # the same rows, in member order: json, sessions.db, project:<id>, unified, legacy-run
     assert [label for label, _, _ in shared] == sorted(
         (label for label, _, _ in shared),
@@ -57,5 +58,5 @@ def test_the_home_scan_reads_each_unified_file_once_and_in_the_unified_stores_pl
     assert [sid for label, sid, _ in shared if label == "unified"] == ["db5b5fab", "tui0001a", "tui0002b"]
     # narrowed to the unified store, it reads its files itself
     monkeypatch.undo()
-    narrowed = open_store(paths, "unified").scan(summary_rows)
+    narrowed = open_store(paths, "unified").scan(Each(summary_rows))
     assert [r["session_id"] for r, _ in narrowed] == ["db5b5fab", "tui0001a", "tui0002b"]

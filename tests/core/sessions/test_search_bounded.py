@@ -36,6 +36,8 @@ def test_the_workers_cut_keeps_the_best_hits_and_counts_the_rest():
                                            ("paris", "lisbon paris", "nothing", "paris lisbon", "paris")]}
     item = Scanned(where="x.json", session_id="x", doc=doc, error=None, store="json")
     every = session_search.session_hits(item, needle="lisbon paris", terms=["lisbon", "paris"])
-    assert len(every) == 4  # "nothing" has no hit
-    kept = session_search.keep_top(every, limit=2)
-    assert kept[0] == 2 and [hit[3] for hit in kept[1:]] == [1, 3]  # the two whole-query hits, in place order
+    assert len(every.hits) == 4 and every.dropped == 0  # "nothing" has no hit
+    fold = session_search.SearchFold("lisbon paris", ["lisbon", "paris"], limit=2)
+    kept = fold.empty()
+    fold._cut(fold.add(kept, item))
+    assert kept.dropped == 2 and [hit[3] for hit in kept.hits] == [1, 3]  # the two whole-query hits, in place order

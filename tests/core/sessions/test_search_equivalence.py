@@ -22,7 +22,7 @@ from praisonmem.core.io import jsonfile, parallel
 from praisonmem.core.paths import resolve
 from praisonmem.core.sessions import search as new
 from praisonmem.core.sessions.documents import gateway_chat, is_encrypted, messages_of
-from praisonmem.core.sessions.stores import Scanned
+from praisonmem.core.sessions.stores import Each, Scanned
 from praisonmem.core.sessions.stores.locate import open_store
 
 # ---------------------------------------------------------------- the search before (reference)
@@ -34,7 +34,7 @@ def old_search(paths, query, *, limit=20, store=None):
     needle = query.strip().lower()
     terms = [t for t in needle.split() if t]
     hits, unreadable = [], []
-    for item in open_store(paths, store).scan(partial(old_session_hits, needle=needle, terms=terms)):
+    for item in open_store(paths, store).scan(Each(partial(old_session_hits, needle=needle, terms=terms))):
         if "error" in item:
             unreadable.append((item["file"], item["error"]))
         else:
@@ -208,9 +208,7 @@ def test_a_generated_home_gives_exactly_the_old_results(tmp_path, monkeypatch, p
 
 
 def test_the_cut_inside_a_chunk_keeps_scan_order_among_ties(tmp_path, monkeypatch):
-    from praisonmem.core.sessions.stores import jsondir
-
-    monkeypatch.setattr(jsondir, "REDUCE_AT", 5)  # cut after every few sessions
+    monkeypatch.setattr(new, "CUT_AT", 5)  # cut after every few hits
     rng = random.Random(7)
     sessions = tmp_path / "home" / "sessions"
     sessions.mkdir(parents=True)

@@ -1,13 +1,11 @@
-"""``session search``'s own pass over JSON directories (``searchscan``): the same results as the search at
-7bf9d34, which let every store of the home scan its own files, with each file read once and the messages
-of a file whose bytes rule out a hit never looked at.
-
-The reference is that search, verbatim (``reduced_search``, with its ``session_hits``); the homes are full
-of what could make a byte pre-check wrong: JSON escapes of every kind (``\\uXXXX`` spelling ASCII letters,
-``\\/``, ``\\n``, quotes), characters whose lowering is ASCII (U+0130, the Kelvin sign) or depends on its
-neighbours (final sigma), encrypted messages (with and without the key), gateway snapshots with structured
-contents, REPL/TUI files (one with malformed ``messages``, which both stores report; one whose keys are
-escaped, which neither searches), project stores and unreadable files.
+"""``session search``'s pre-check of a session file's bytes (:mod:`praisonmem.core.sessions.sieve`) and its cut as it
+folds (:class:`~praisonmem.core.sessions.search.SearchFold`: the newest sessions first, older ones sending only their
+count) change no result: the same as a reference that reads every file in full, scores every message and sorts and
+cuts once at the end (``full_search``, with its own ``old_session_hits``), on homes full of what could make a byte
+pre-check wrong: JSON escapes of every kind (``\\uXXXX`` spelling ASCII letters, ``\\/``, ``\\n``, quotes),
+characters whose lowering is ASCII (U+0130, the Kelvin sign) or depends on its neighbours (final sigma), encrypted
+messages (with and without the key), gateway snapshots with structured contents, REPL/TUI files (one with malformed
+``messages``, one whose keys are escaped), project stores and unreadable files.
 """
 
 from __future__ import annotations
@@ -25,39 +23,30 @@ from hypothesis import strategies as st
 from praisonmem.core.io import jsonfile, parallel
 from praisonmem.core.paths import resolve
 from praisonmem.core.sessions import crypto, search as new
-from praisonmem.core.sessions.stores import searchscan
+from praisonmem.core.sessions import sieve as searchsieve
 from praisonmem.core.sessions.documents import gateway_chat, is_encrypted
-from praisonmem.core.sessions.stores import Scanned
+from praisonmem.core.sessions.stores import Each, Scanned
 from praisonmem.core.sessions.stores.locate import open_store
 
 KEY = crypto.Key("YWRvcHQtdGVzdC1rZXktMzItYnl0ZXMtbG9uZy4uLi4=", "test")
 
-# ---------------------------------------------------------------- the search at 7bf9d34 (reference)
+# ---------------------------------------------------------------- every file read in full (reference)
 
 
-def reduced_search(paths, query, *, limit=20, store=None, key=None):
+def full_search(paths, query, *, limit=20, store=None, key=None):
     needle = query.strip().lower()
     terms = [t for t in needle.split() if t]
-    keep = partial(new.keep_top, limit=limit) if limit else None
-    home = open_store(paths, store)
-    scan = home.scan
-    sql = new._sql_store(home, store)
-    if sql is not None and all(t.isascii() for t in terms):
-        scan = partial(sql.scan, only=sql.matching(terms))
-    found = scan(partial(old_session_hits, needle=needle, terms=terms, key=key), progress=None, reduce=keep)
+    found = open_store(paths, store).scan(Each(partial(old_session_hits, needle=needle, terms=terms, key=key)))
     hits, unreadable = [], []
     opaque = opaque_sessions = 0
-    total = 0
-    for item in found:
-        if type(item) is int:
-            total += item
-        elif type(item) is dict and "opaque" in item:
-            opaque, opaque_sessions = opaque + item["opaque"], opaque_sessions + 1
-        elif type(item) is dict:
-            unreadable.append((item["file"], item["error"]))
+    for record in found:
+        if "error" in record:
+            unreadable.append((record["file"], record["error"]))
+        elif "opaque" in record:
+            opaque, opaque_sessions = opaque + record["opaque"], opaque_sessions + 1
         else:
-            hits.append(item)
-    total += len(hits)
+            hits.append(record["hit"])
+    total = len(hits)
     new._order(hits)
     if limit:
         del hits[limit:]
@@ -124,7 +113,7 @@ def old_session_hits(item: Scanned, *, needle: str, terms: list[str], key=None) 
         if points:
             found.append((points, when, section, index, content, message.get("role"), message.get("timestamp"),
                           updated, sid, where, label))
-    return found + tail
+    return [{"hit": hit} for hit in found] + tail
 
 
 # ---------------------------------------------------------------- homes full of traps for a byte check
@@ -222,7 +211,7 @@ def trap_home(root: Path, count: int, seed: int) -> Path:
 
 
 def same(paths, query, limit, store=None, key=None):
-    want = reduced_search(paths, query, limit=limit, store=store, key=key)
+    want = full_search(paths, query, limit=limit, store=store, key=key)
     got = new.search(paths, query, limit=limit, store=store, key=key)
     assert (got.total, got.opaque, got.opaque_sessions) == (want.total, want.opaque, want.opaque_sessions), query
     assert got.unreadable == want.unreadable, (query, limit)
@@ -250,7 +239,8 @@ def test_a_home_full_of_traps_gives_exactly_the_old_results(tmp_path, monkeypatc
     assert stores == {"json", "unified", "project:8ccfb8a2"}
     assert totals["zzz"] == 0 and all(totals[q] for q in ("zebra", "k", "i", "\u0307", "σ", "/", "1.5}", ":1.5", "\x07"))
     unreadable = new.search(paths, "zebra").unreadable
-    assert [Path(f).name for f, _ in unreadable].count("u-bad.json") == 2  # both stores report it, as before
+    assert [Path(f).name for f, _ in unreadable].count("u-bad.json") == 1  # read once, reported once
+    assert {h["session_id"]: h["store"] for h in new.search(paths, "paris zebra", limit=0).hits}["u-esc"] == "unified"
 
 
 def test_the_fixture_homes_give_exactly_the_old_results(fixture_home, gateway_home):
@@ -294,7 +284,7 @@ def test_a_file_whose_bytes_rule_out_a_hit_is_parsed_but_not_searched(tmp_path, 
 def test_the_characters_lowering_to_ascii_are_all_found():
     want = sorted(chr(i).encode() for i in range(0x80, 0x110000)
                   if not 0xD800 <= i < 0xE000 and any(ord(c) < 128 for c in chr(i).lower()))
-    assert list(searchscan.ascii_lowering()) == want and len(want) >= 2
+    assert list(searchsieve.ascii_lowering()) == want and len(want) >= 2
 
 
 def test_the_shape_decoder_accepts_only_what_the_standard_library_reads_alike():
@@ -318,8 +308,8 @@ def test_the_shape_decoder_accepts_only_what_the_standard_library_reads_alike():
 
 def test_no_sieve_for_words_an_escape_could_spell():
     for word in ("a/b", "\"", "\\", "\x08", "σ", "xς"):
-        assert searchscan.sieve_for([word]) is None
-    assert searchscan.sieve_for(["paris", "日本"]) is not None
+        assert searchsieve.sieve_for([word]) is None
+    assert searchsieve.sieve_for(["paris", "日本"]) is not None
 
 
 # ---------------------------------------------------------------- the pre-check is exact (property)
@@ -343,7 +333,7 @@ def test_a_file_the_sieve_rules_out_holds_no_hit(active, archived, words, seed):
     rng = random.Random(seed)
     needle = " ".join(words).strip().lower()
     terms = needle.split()
-    sieve = searchscan.sieve_for(terms)
+    sieve = searchsieve.sieve_for(terms)
     if sieve is None or not terms:
         return
     doc = {"session_id": "s", "messages": active, "archived_messages": archived}
@@ -361,9 +351,7 @@ def test_a_file_the_sieve_rules_out_holds_no_hit(active, archived, words, seed):
 
 @pytest.mark.parametrize("pool", [False, True], ids=["serial", "pool"])
 def test_cutting_every_few_results_while_searching_backwards_changes_nothing(tmp_path, monkeypatch, pool):
-    from praisonmem.core.sessions.stores import jsondir
-
-    monkeypatch.setattr(jsondir, "REDUCE_AT", 5)
+    monkeypatch.setattr(new, "CUT_AT", 5)
     if pool:
         monkeypatch.setattr(parallel, "MIN_ITEMS", 1)
         monkeypatch.setattr(parallel, "workers_for", lambda count: 2)
@@ -394,7 +382,7 @@ def test_sessions_older_than_the_shown_hits_send_only_their_count(tmp_path, monk
 
     def counting(item, **kw):
         found = hits(item, **kw)
-        built.append(sum(type(h) is tuple for h in found))
+        built.append(len(found.hits))
         return found
 
     monkeypatch.setattr(new, "session_hits", counting)

@@ -38,7 +38,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from praisonmem.core.errors import UsageError
 
@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 
 Ref = Any  # opaque to callers; str(ref) is the file that holds the session
 R = TypeVar("R")
+A = TypeVar("A")
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,72 @@ class Scanned:
     ref: Ref = None  # to act on it later; None when the whole store could not be read
     store: str = ""  # the label of the store holding it
     spilled: int = 0  # turns waiting for it in the spill dir
+
+
+class Fold(Protocol[A]):
+    """What a scan computes over a store's sessions (:meth:`SessionStore.scan`): ``add`` folds one session into a
+    partial result, ``merge`` joins the partial results of two runs of sessions, the first run's before the
+    second's. ``merge`` is associative and ``empty()`` its identity, and ``add(acc, item)`` is
+    ``merge(acc, add(empty(), item))``, so a store may fold its sessions in any chunks (in worker processes: a
+    fold is pickled, so it is a module-level class) and merge the chunks' results in order: the result is that
+    of one fold over every session in scan order. ``add`` and ``merge`` may change their first argument and
+    return it; a caller uses only what they return.
+
+    Two optional members let a store save work without changing the result: ``last_first`` (a fold that
+    profits from seeing the last sessions of a chunk first, as a search, whose newest sessions raise early the
+    bar a hit must pass) has the JSON directory call ``add_first(item, acc)``, ``merge(add(empty(), item),
+    acc)``, over a chunk's files from the last; ``rules_out(raw)`` true for a session file's bytes says that
+    adding its document, whatever it holds, changes nothing when it is a valid session, so the file is only
+    checked to be one."""
+
+    def empty(self) -> A: ...
+
+    def add(self, acc: A, item: Scanned) -> A: ...
+
+    def merge(self, a: A, b: A) -> A: ...
+
+
+@dataclass(frozen=True)
+class Each(Generic[R]):
+    """The fold of ``fn``'s results over every session, concatenated in scan order (``fn`` module-level, or a
+    ``partial`` of such a function). ``part`` and ``put`` split ``add`` in two for a store that keeps a session's
+    part between scans (``session list``'s memo)."""
+
+    fn: Callable[[Scanned], list[R]]
+
+    def empty(self) -> list[R]:
+        return []
+
+    def add(self, acc: list[R], item: Scanned) -> list[R]:
+        acc.extend(self.fn(item))
+        return acc
+
+    def merge(self, a: list[R], b: list[R]) -> list[R]:
+        a.extend(b)
+        return a
+
+    def part(self, item: Scanned) -> list[R]:
+        return self.fn(item)
+
+    def put(self, acc: list[R], part: list[R]) -> list[R]:
+        acc.extend(part)
+        return acc
+
+
+def fold_in(fold: Fold[A], acc: A, items: Iterable[Scanned]) -> A:
+    """``items`` folded into ``acc`` in order."""
+    add = fold.add
+    for item in items:
+        acc = add(acc, item)
+    return acc
+
+
+def merged(fold: Fold[A], parts: Iterable[A]) -> A:
+    """The partial results ``parts`` (in scan order) merged into one."""
+    out = fold.empty()
+    for part in parts:
+        out = fold.merge(out, part)
+    return out
 
 
 class Transaction(Protocol):
@@ -142,18 +209,12 @@ class SessionStore(Protocol):
     def parse(self, ref: Ref, raw: bytes) -> dict[str, Any]:
         """The validated document in bytes :meth:`read_bytes` returned."""
 
-    def scan(self, fn: Callable[[Scanned], list[R]], *,
-             progress: Callable[[int, int], None] | None = None,
-             reduce: Callable[[list[R]], list[R]] | None = None,
-             memo: Memo | None = None) -> list[R]:
-        """``fn`` over every session, concatenated in :meth:`refs` order (maybe in worker processes, so
-        ``fn`` must be picklable: a module-level function or a ``partial`` of one). With ``reduce`` (as
-        picklable), only ``reduce`` of that: a store may apply it to parts as they grow (in its
-        workers, so less travels back), which ``reduce`` allows by keeping
-        ``reduce(reduce(a) + b) == reduce(a + b)``. With ``memo`` (:class:`~..listcache.Memo`; not
-        with ``reduce``), a store may keep ``fn``'s results per session in praisonmem's cache and give
-        them again while the session is unchanged (the JSON directory does; a database needs none), so
-        ``fn``'s results must depend only on the session's document, place and id."""
+    def scan(self, fold: Fold[A], *, progress: Callable[[int, int], None] | None = None,
+             memo: Memo | None = None) -> A:
+        """``fold`` over every session in :meth:`refs` order (maybe in chunks, in worker processes: :class:`Fold`).
+        With ``memo`` (:class:`~..listcache.Memo`, for an :class:`Each` fold), a store may keep each session's
+        part in praisonmem's cache and give it again while the session is unchanged (the JSON directory does;
+        a database needs none), so a part must depend only on the session's document, place and id."""
 
     def holds(self, ref: Ref, doc: dict[str, Any]) -> bool:
         """The session is stored exactly as writing ``doc`` would store it."""

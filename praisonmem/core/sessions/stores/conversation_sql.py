@@ -38,11 +38,11 @@ from praisonmem.core.errors import (CorruptFile, IOFailure, NotFound, PraisonMem
                                     UsageError)
 from praisonmem.core.io import jsonfile, pgurl
 from praisonmem.core.sessions.documents import validate
-from praisonmem.core.sessions.stores import PlainStore, Scanned, ambiguous
+from praisonmem.core.sessions.stores import Fold, PlainStore, Scanned, ambiguous
 from praisonmem.core.sessions.stores.conversation_map import doc_to_rows, epoch_iso, rows_to_doc
 from praisonmem.core.sessions.stores.names import CONVERSATIONS, DEFAULT_PREFIX, DEFAULT_SCHEMA
 
-R = TypeVar("R")
+A = TypeVar("A")
 SESSION_COLUMNS = ("session_id", "user_id", "agent_id", "name", "state", "metadata", "created_at", "updated_at")
 MESSAGE_COLUMNS = ("id", "session_id", "role", "content", "tool_calls", "tool_call_id", "metadata", "created_at")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # fullmatch: the library's table-prefix rule
@@ -466,14 +466,11 @@ class ConversationStore(PlainStore):
     def parse(self, ref: ConvRef, raw: bytes) -> dict[str, Any]:
         return validate(jsonfile.parse_object(raw, where(ref)), where(ref))
 
-    def scan(self, fn: Callable[[Scanned], list[R]], *,
-             progress: Callable[[int, int], None] | None = None,
-             reduce: Callable[[list[R]], list[R]] | None = None,
-             memo: Any = None, only: Sequence[str] | None = None) -> list[R]:
-        """``fn`` over every session (``only``: these ids), in id order, read in batches of short read
-        transactions (see :meth:`raw_batches`); ``reduce`` after each batch (a database needs no ``memo``:
-        listing is SQL)."""
-        out: list[R] = []
+    def scan(self, fold: Fold[A], *, progress: Callable[[int, int], None] | None = None, memo: Any = None,
+             only: Sequence[str] | None = None) -> A:
+        """``fold`` over every session (``only``: these ids), in id order, read in batches of short read
+        transactions (see :meth:`raw_batches`; a database needs no ``memo``: listing is SQL)."""
+        acc = fold.empty()
         if only is None:
             with self.backend.reading() as conn:
                 ids = [r[0] for r in conn.execute(self._sql("SELECT session_id FROM {s} ORDER BY session_id"))]
@@ -490,14 +487,12 @@ class ConversationStore(PlainStore):
                 try:
                     doc = self.parse(ref, self._text(sid, *found[sid]))
                 except PraisonMemError as exc:
-                    out += fn(Scanned(self.where, sid, None, exc, ref=ref, store=self.label))
+                    acc = fold.add(acc, Scanned(self.where, sid, None, exc, ref=ref, store=self.label))
                 else:
-                    out += fn(Scanned(self.where, sid, doc, None, ref=ref, store=self.label))
-            if reduce is not None:
-                out = reduce(out)
+                    acc = fold.add(acc, Scanned(self.where, sid, doc, None, ref=ref, store=self.label))
             if progress:
                 progress(min(start + BATCH, len(ids)), len(ids))
-        return out if reduce is None else reduce(out)
+        return acc
 
     def raw_batches(self, refs: Sequence[ConvRef]) -> Iterator[tuple[ConvRef, bytes | PraisonMemError]]:
         """Each session's document bytes (or why it cannot be read), read in batches, each batch its own short

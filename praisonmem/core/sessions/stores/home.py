@@ -16,13 +16,15 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from praisonmem.core.errors import AmbiguousName, NotFound, PraisonMemError, UsageError
 from praisonmem.core.io import jsonfile
 from praisonmem.core.layout import TRANSCRIPT_DB
-from praisonmem.core.sessions.stores import OutsideStore, Scanned, SessionStore, Transaction
+from praisonmem.core.sessions.stores import Fold, OutsideStore, Scanned, SessionStore, Transaction
+from praisonmem.core.sessions.stores import jsondir
 from praisonmem.core.sessions.stores.jsondir import JsonDirStore
 from praisonmem.core.sessions.stores.names import PROJECT
 
@@ -30,7 +32,7 @@ if TYPE_CHECKING:
     from praisonmem.core.paths import Paths
     from praisonmem.core.sessions.listcache import Memo
 
-R = TypeVar("R")
+A = TypeVar("A")
 
 
 def member_stores(paths: Paths) -> list[SessionStore]:
@@ -214,30 +216,32 @@ class Home:
     def parse(self, ref: Located, raw: bytes) -> dict[str, Any]:
         return self._store(ref).parse(ref.ref, raw)
 
-    def scan(self, fn: Callable[[Scanned], list[R]], *,
-             progress: Callable[[int, int], None] | None = None,
-             reduce: Callable[[list[R]], list[R]] | None = None,
-             memo: Memo | None = None) -> list[R]:
-        """Store by store, in member order. A plain scan reads ``sessions/`` once for the JSON and the REPL/TUI
-        stores (the JSON store's scan hands the REPL/TUI's files over: :func:`~.unified.shared_scans`);
-        a reduced or remembered one (search's top N, list's cache) lets each store scan its own files, since
-        what it cuts or keeps is per store."""
-        if reduce is None and memo is None:
-            from praisonmem.core.sessions.stores.unified import shared_scans
-
-            found: dict[str, list[R]] = {label: [] for label in self.stores}
-            for store in shared_scans(list(self.stores.values())):
-                for label, result in store.scan(partial(_in_store, fn=fn, store=store.label), progress=progress):
-                    found[label].append(result)
-            return [result for results in found.values() for result in results]
-        out: list[R] = []
-        for store in self.stores.values():
-            wrapped = partial(_in_own_store, fn=fn, store=store.label)
-            if reduce is not None:
-                out = reduce(out + store.scan(wrapped, progress=progress, reduce=reduce))
+    def scan(self, fold: Fold[A], *, progress: Callable[[int, int], None] | None = None,
+             memo: Memo | None = None) -> A:
+        """``fold`` store by store, each store's result merged after those of the stores before it, every item
+        with the home's ref. The JSON directory that shares ``sessions/`` with the REPL/TUI store reads it once
+        for both: it hands that store's documents to that store's fold (:func:`~.jsondir.scan_shared`),
+        whose result is merged in that store's place."""
+        stores = list(self.stores.values())
+        partners = _partners(stores)
+        found: dict[str, A] = {}
+        for store in stores:
+            if store.label in found:
+                continue
+            mine = InStore(fold, store.label)
+            adapted = None if memo is None else memo.adapted(partial(Located, store.label))
+            partner = partners.get(store.label)
+            if partner is not None:
+                assert isinstance(store, JsonDirStore)
+                found[store.label], theirs = jsondir.scan_shared(store, mine, (partner, InStore(fold, partner)),
+                                                                 progress=progress, memo=adapted)
+                assert theirs is not None
+                found[partner] = theirs
             else:
-                assert memo is not None
-                out += store.scan(wrapped, progress=progress, memo=memo.adapted(partial(Located, store.label)))
+                found[store.label] = store.scan(mine, progress=progress, memo=adapted)
+        out = fold.empty()
+        for store in stores:
+            out = fold.merge(out, found[store.label])
         return out
 
     def holds(self, ref: Located, doc: dict[str, Any]) -> bool:
@@ -326,18 +330,53 @@ class HomeTransaction:
             tx.forget_replaced()
 
 
-def _in_store(item: Scanned, *, fn: Callable[[Scanned], list[R]], store: str) -> list[tuple[str, R]]:
-    """``fn`` over a store's item with the home's ref, each result with the label of the store holding the session
-    (the item's own, when the store scanned it for another) (may run in a worker process)."""
-    label = item.store or store
-    return [(label, result) for result in fn(Scanned(item.where, item.session_id, item.doc, item.error,
-                                                     None if item.ref is None else Located(label, item.ref), label,
-                                                     item.spilled))]
+def _partners(stores: list[SessionStore]) -> dict[str, str]:
+    """The JSON directory stores that leave another store's documents to it, each with the label of the store
+    in the same directory that takes them (the REPL/TUI's files in ``sessions/``)."""
+    from praisonmem.core.sessions.stores.unified import UnifiedStore
+
+    unified = {s.directory: s.label for s in stores if isinstance(s, UnifiedStore)}
+    return {s.label: unified[s.directory] for s in stores
+            if isinstance(s, JsonDirStore) and s.foreign is not None and s.directory in unified}
 
 
-def _in_own_store(item: Scanned, *, fn: Callable[[Scanned], list[R]], store: str) -> list[R]:
-    """``fn`` over a store's own item with the home's ref (may run in a worker process)."""
-    return fn(_located_item(item, store=store))
+@dataclass(frozen=True)
+class InStore(Generic[A]):
+    """``fold`` over a member store's sessions, each item with the home's ref (a :class:`Located`) and that
+    store's label; every optional member of a fold passed on (module level: scans pickle it)."""
+
+    fold: Fold[A]
+    store: str
+
+    def empty(self) -> A:
+        return self.fold.empty()
+
+    def add(self, acc: A, item: Scanned) -> A:
+        return self.fold.add(acc, _located_item(item, store=self.store))
+
+    def merge(self, a: A, b: A) -> A:
+        return self.fold.merge(a, b)
+
+    def add_first(self, item: Scanned, acc: A) -> A:
+        item = _located_item(item, store=self.store)
+        first = getattr(self.fold, "add_first", None)
+        if first is not None:
+            return first(item, acc)
+        return self.fold.merge(self.fold.add(self.fold.empty(), item), acc)
+
+    @property
+    def last_first(self) -> bool:
+        return getattr(self.fold, "last_first", False)
+
+    @property
+    def rules_out(self) -> Callable[[bytes], bool] | None:
+        return getattr(self.fold, "rules_out", None)
+
+    def part(self, item: Scanned) -> Any:
+        return self.fold.part(_located_item(item, store=self.store))  # type: ignore[attr-defined]
+
+    def put(self, acc: A, part: Any) -> A:
+        return self.fold.put(acc, part)  # type: ignore[attr-defined]
 
 
 def refs_named(store: SessionStore, prefix: str) -> list[Any]:
@@ -346,8 +385,6 @@ def refs_named(store: SessionStore, prefix: str) -> list[Any]:
     if isinstance(store, Home):
         return [store._located(s, ref) for s in store.stores.values() for ref in refs_named(s, prefix)]
     if isinstance(store, JsonDirStore):
-        from praisonmem.core.sessions.stores import jsondir
-
         return jsondir.refs_named(store, prefix)
     return [ref for ref in store.refs() if store.name(ref).startswith(prefix)]
 

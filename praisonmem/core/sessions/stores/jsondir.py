@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from praisonmem.core.errors import IOFailure, NotFound, PraisonMemError, Refused, io_failure
-from praisonmem.core.io import jsonfile, parallel
+from praisonmem.core.io import fastjson, jsonfile, parallel
 from praisonmem.core.sessions.documents import library_message, messages_of, not_a_session, session_id_of, validate
-from praisonmem.core.sessions.stores import OutsideStore, Scanned, ambiguous
+from praisonmem.core.sessions.stores import Fold, OutsideStore, Scanned, ambiguous, merged
 from praisonmem.core.sessions.stores.names import JSON, safe_file_stem, session_file_name
 
 if TYPE_CHECKING:
@@ -36,7 +36,8 @@ if TYPE_CHECKING:
     from praisonmem.core.sessions.stores.index import IndexWriter
     from praisonmem.core.sessions.listcache import Memo
 
-R = TypeVar("R")
+A = TypeVar("A")
+B = TypeVar("B")
 
 
 def session_paths(directory: Path | str) -> list[str]:
@@ -169,8 +170,8 @@ class JsonDirStore:
     ``label`` names the store in listings (``json``; the praisonai CLI's per-project stores are
     ``project:<id>``). ``foreign`` recognises documents in the directory that another store owns
     (the REPL/TUI's unified files share ``sessions/``): this store neither lists, finds nor writes them;
-    with ``foreign_label`` its scans hand them over under that label (the home's scan, so that the
-    owner need not read the directory again).
+    :func:`scan_shared` hands them to that store's fold (the home's scan, so that the owner need not read
+    the directory again).
     """
 
     directory: Path
@@ -178,7 +179,6 @@ class JsonDirStore:
     paths: Paths | None = None  # where the directory came from, to refuse a home that is not a directory
     label: str = JSON
     foreign: Callable[[Any], bool] | None = None  # a module-level function (scans pickle it)
-    foreign_label: str | None = None
     # The temp names its writes have listed, per directory: each listed once for all of them (this store's life is
     # one command's), not once per session file written.
     listed: jsonfile.Listed = field(default_factory=dict, compare=False, repr=False)
@@ -236,30 +236,40 @@ class JsonDirStore:
         """The validated document in bytes read from ``ref``."""
         return validate(jsonfile.parse_object(raw, ref), ref)
 
-    def scan(self, fn: Callable[[Scanned], list[R]], *,
-             progress: Callable[[int, int], None] | None = None,
-             reduce: Callable[[list[R]], list[R]] | None = None,
-             memo: Memo | None = None) -> list[R]:
-        """``fn`` over every session file, concatenated in name order; forked workers read large directories
-        (``fn`` must be picklable: a module-level function or a ``partial`` of one). ``reduce`` (see
-        :meth:`~praisonmem.core.sessions.stores.SessionStore.scan`) runs in the workers as results grow;
-        with ``memo``, files unchanged since a call that kept their results are not read (:meth:`_recalled`)."""
+    def scan(self, fold: Fold[A], *, progress: Callable[[int, int], None] | None = None,
+             memo: Memo | None = None) -> A:
+        """``fold`` over every session file in name order (see :func:`scan_shared`); the documents ``foreign``
+        recognises are left out."""
+        return self._scan_shared(fold, None, progress=progress, memo=memo)[0]
+
+    def _scan_shared(self, fold: Fold[A], partner: tuple[str, Fold[B]] | None, *,
+                    progress: Callable[[int, int], None] | None = None,
+                    memo: Memo | None = None) -> tuple[A, B | None]:
+        """``fold`` over every session file in name order and, with ``partner`` (a label and a fold), that fold
+        over the documents ``foreign`` recognises, as the store of that label would give them: the directory is
+        read once for both (its other store, the REPL/TUI's, would read every file again only to find its
+        few). Forked workers fold large directories in chunks (:class:`~praisonmem.core.sessions.stores.Fold`);
+        with ``memo``, files unchanged since a call that kept their parts are not read (:meth:`_recalled`)."""
         self._check_home()
         files = session_paths(self.directory)
         waiting = self._spill_counts() if files else {}
-        if memo is not None and reduce is None:
-            return self._recalled(fn, files, waiting, memo, progress)
-        return parallel.map_chunks(partial(_scan_chunk, fn=fn, waiting=waiting, label=self.label, foreign=self.foreign,
-                                           foreign_label=self.foreign_label, reduce=reduce), files, progress=progress)
+        if memo is not None:
+            return self._recalled(fold, partner, files, waiting, memo, progress)
+        parts = parallel.map_chunks(partial(_fold_chunk, fold=fold, partner=partner, waiting=waiting,
+                                            label=self.label, foreign=self.foreign), files, progress=progress)
+        mine = merged(fold, (part for part, _ in parts))
+        return mine, None if partner is None else merged(partner[1], (part for _, part in parts))
 
-    def _recalled(self, fn: Callable[[Scanned], list[R]], files: list[str], waiting: dict[str, int], memo: Memo,
-                  progress: Callable[[int, int], None] | None) -> list[R]:
-        """:meth:`scan` through ``memo``: a file whose key (stat, taken before it is read) is the one kept,
-        and whose session has no spilled turns waiting, gets its kept results; the others are read (in
-        the pool) and their results kept when the file had settled before this call began (the racy-entry
+    def _recalled(self, fold: Any, partner: tuple[str, Any] | None, files: list[str], waiting: dict[str, int],
+                  memo: Memo, progress: Callable[[int, int], None] | None) -> tuple[Any, Any]:
+        """:func:`scan_shared` through ``memo``, for folds that split ``add`` into ``part`` and ``put``
+        (:class:`~praisonmem.core.sessions.stores.Each`): a file whose key (stat, taken before it is read) is the
+        one kept, and whose session has no spilled turns waiting, gets its kept part; the others are read (in
+        the pool) and their parts kept when the file had settled before this call began (the racy-entry
         rule, :func:`~praisonmem.core.io.cache.settled`). The entry is rewritten only when it changed. The
-        workers send back what the memo keeps of a file rather than ``fn``'s results when it has that (less to
-        send), and the results are decoded from it here, as for a kept file."""
+        workers send back what the memo keeps of a part rather than the part when it has that (less to send),
+        and the part is decoded from it here, as for a kept file. A file the memo vouches for is this store's;
+        only the files read can be the partner's, whose parts are never kept."""
         from praisonmem.core.io.cache import key_of, now_ns, settled
         from praisonmem.core.sessions.listcache import key_text
 
@@ -267,9 +277,9 @@ class JsonDirStore:
         directory = str(self.directory)
         known = memo.recall(directory) if files else {}
         kept: dict[str, Any] = {}
-        out: list[list[R] | None] = [None] * len(files)
-        misses: list[tuple[int, str, Any]] = []
-        own: set[str] = set()  # files this scan established as this store's (not another store's document)
+        out: list[Any] = [None] * len(files)
+        theirs: list[Any] = []
+        misses: list[tuple[int, str]] = []
         cut = len(directory) + 1
         for i, path in enumerate(files):
             name = path[cut:] if path.startswith(directory) else os.path.basename(path)
@@ -280,34 +290,35 @@ class JsonDirStore:
             record = known.get(name)  # used when well formed and its key is the file's now (Memo.recall)
             if key is not None and type(record) is list and len(record) == 3 and type(record[1]) is str \
                     and record[0] == key_text(key) and not waiting.get(record[1]):
-                results = memo.decode(record[2], path, record[1], path, self.label)
-                if results is not None:
-                    out[i] = results
+                part = memo.decode(record[2], path, record[1], path, self.label)
+                if part is not None:
+                    out[i] = part
                     kept[name] = record
-                    own.add(path)
                     continue
             misses.append((i, name))
-        read = parallel.map_chunks(partial(_scan_each, fn=fn, waiting=waiting, label=self.label, foreign=self.foreign,
-                                           encode=memo.encode), [files[i] for i, _ in misses], progress=progress)
-        for (i, name), (sid, results, value, key) in zip(misses, read):
+        read = parallel.map_chunks(partial(_part_each, fold=fold, partner=partner, waiting=waiting, label=self.label,
+                                           foreign=self.foreign, encode=memo.encode),
+                                   [files[i] for i, _ in misses], progress=progress)
+        for (i, name), (sid, part, value, key, their) in zip(misses, read):
             path = files[i]
             if value is not None:
-                results = memo.decode(value, path, sid, path, self.label)
-                if results is None:  # not what the memo keeps after all: read it again, here
-                    [(sid, results, value, key)] = _scan_each([path], fn=fn, waiting=waiting, label=self.label,
-                                                              foreign=self.foreign)
-            out[i] = results
-            # A session of this store, or a file it reported unreadable: that is nobody else's (the scan without
-            # a memo reports it once, as this store's), so the REPL/TUI store does not report it again.
-            if sid is not None or results:
-                own.add(path)
-                if value is not None and key is not None and settled(key, snapshot):
-                    kept[name] = [key_text(key), sid, value]
+                part = memo.decode(value, path, sid, path, self.label)
+                if part is None:  # not what the memo keeps after all: read it again, here
+                    [(sid, part, value, key, their)] = _part_each([path], fold=fold, partner=partner,
+                                                                  waiting=waiting, label=self.label,
+                                                                  foreign=self.foreign)
+            out[i] = part
+            if their is not None:
+                theirs.append(their)
+            elif sid is not None and value is not None and key is not None and settled(key, snapshot):
+                kept[name] = [key_text(key), sid, value]
         if kept.keys() != known.keys() or any(kept[name] is not known[name] for name in kept):
             memo.keep(directory, kept, snapshot)
-        if self.foreign is not None:
-            memo.classified[(directory, self.foreign)] = (files, own)
-        return [result for results in out for result in results]  # type: ignore[union-attr]
+        # an Each fold's parts are lists, whose concatenation is one part (one call for 100,000 files)
+        mine = fold.put(fold.empty(), [result for part in out if part is not None for result in part])
+        if partner is None:
+            return mine, None
+        return mine, partner[1].put(partner[1].empty(), [result for part in theirs for result in part])
 
     def find(self, name: str, *, allow_prefix: bool = False) -> str:
         """Resolve SESSION: a path to a ``.json`` file, a raw session id, or a file stem.
@@ -682,61 +693,109 @@ class Transaction:
         """Nothing: an atomic replace leaves no copy of the old file in the directory."""
 
 
-REDUCE_AT = 4096  # results a chunk gathers before ``reduce`` cuts them
+TRIES = 64  # a chunk whose first files all pass ``rules_out`` stops asking (the test costs a few percent of a file)
 
 
-def _scan_chunk(paths: list[str], *, fn: Callable[[Scanned], list[R]], waiting: dict[str, int], label: str = JSON,
-                foreign: Callable[[Any], bool] | None = None, foreign_label: str | None = None,
-                reduce: Callable[[list[R]], list[R]] | None = None) -> list[R]:
-    """``fn`` over a chunk of session files (runs in a worker process for large directories), ``reduce``
-    applied whenever the results grow past :data:`REDUCE_AT` (or twice what it last kept) and at the end;
-    a document ``foreign`` recognises is another store's: left out, or handed over under ``foreign_label``."""
-    out: list[R] = []
-    bound = REDUCE_AT
-    for path in paths:
-        if reduce is not None and len(out) >= bound:
-            out = reduce(out)
-            bound = max(REDUCE_AT, 2 * len(out))
+def _fold_chunk(paths: list[str], *, fold: Fold[A], partner: tuple[str, Fold[B]] | None, waiting: dict[str, int],
+                label: str = JSON, foreign: Callable[[Any], bool] | None = None) -> list[tuple[A, B | None]]:
+    """``fold`` over a chunk of session files (runs in a worker process for large directories) and ``partner``'s
+    fold over the documents ``foreign`` recognises (another store's: without ``partner``, left out): the two
+    partial results, in a list of one (:func:`~praisonmem.core.io.parallel.map_chunks` concatenates lists).
+    A file whose bytes the folds rule out (``rules_out``) is parsed only as far as telling whether it is a valid
+    session (an invalid one is reported all the same); with ``last_first`` the files are folded last first."""
+    theirs_label, theirs_fold = partner if partner is not None else (label, None)
+    folds = [fold] if theirs_fold is None else [fold, theirs_fold]
+    rules_out = _rules_out(folds)
+    mine = fold.empty()
+    theirs = None if theirs_fold is None else theirs_fold.empty()
+    backwards = all(getattr(f, "last_first", False) for f in folds)
+    add_mine = _adder(fold, backwards)
+    add_theirs = None if theirs_fold is None else _adder(theirs_fold, backwards)
+    tried = 0
+    for seen, path in enumerate(reversed(paths) if backwards else paths, 1):
         try:
-            doc = load(path)
+            raw = jsonfile.read_bytes(path)
+            skip = rules_out is not None and rules_out(raw)
+            # a file folded needs its exact values; one that is not, only what the checks below look at
+            doc = fastjson.loads_shape(raw) if skip else fastjson.REFUSED
+            if type(doc) is not dict:
+                doc = jsonfile.parse_object(raw, path)
+            validate(doc, path)
         except PraisonMemError as exc:
-            out += fn(Scanned(path, None, None, exc, ref=path, store=label))
-        else:
-            if foreign is not None and foreign(doc):
-                if foreign_label is not None:
-                    out += fn(Scanned(path, session_id_of(doc, name_of(path)), doc, None, ref=path, store=foreign_label))
-                continue
-            sid = session_id_of(doc, name_of(path))
-            out += fn(Scanned(path, sid, doc, None, ref=path, store=label, spilled=waiting.get(sid, 0)))
-    return out if reduce is None else reduce(out)
+            mine = add_mine(mine, Scanned(path, None, None, exc, ref=path, store=label))
+            continue
+        if skip:
+            continue
+        if rules_out is not None:
+            tried += 1
+            if tried == TRIES and tried == seen:  # nothing ruled out so far: most files pass
+                rules_out = None
+        if foreign is not None and foreign(doc):
+            if add_theirs is not None:
+                theirs = add_theirs(theirs, Scanned(path, session_id_of(doc, name_of(path)), doc, None, ref=path,
+                                                    store=theirs_label))
+            continue
+        sid = session_id_of(doc, name_of(path))
+        mine = add_mine(mine, Scanned(path, sid, doc, None, ref=path, store=label, spilled=waiting.get(sid, 0)))
+    return [(mine, theirs)]
 
 
-def _scan_each(paths: list[str], *, fn: Callable[[Scanned], list[R]], waiting: dict[str, int], label: str = JSON,
-               foreign: Callable[[Any], bool] | None = None, encode: Callable[[list[R]], Any] | None = None
-               ) -> list[tuple[str | None, list[R] | None, Any, Any]]:
-    """Per file of a chunk: its session id (``None``: unreadable, or another store's file, which is left out and
-    never remembered; only an unreadable one has results), ``fn``'s results, ``encode(results)`` (what a memo keeps of them; when there is that, for a
-    readable session with no spilled turns waiting, it is sent instead of the results) and the file's
-    :class:`~praisonmem.core.io.cache.FileKey`, taken before it is read (may run in a worker)."""
+def _rules_out(folds: list[Any]) -> Callable[[bytes], bool] | None:
+    """What rules a file out for every one of ``folds`` (``None``: nothing does)."""
+    tests = [getattr(f, "rules_out", None) for f in folds]
+    if any(t is None for t in tests):
+        return None
+    if all(t == tests[0] for t in tests):
+        return tests[0]
+    return lambda raw: all(t(raw) for t in tests)
+
+
+def _adder(fold: Any, backwards: bool) -> Callable[[Any, Scanned], Any]:
+    """``fold.add``, or (``backwards``: the items come last first) its ``add_first`` with ``add``'s arguments."""
+    if not backwards:
+        return fold.add
+    first = fold.add_first
+    return lambda acc, item: first(item, acc)
+
+
+def _part_each(paths: list[str], *, fold: Any, partner: tuple[str, Any] | None, waiting: dict[str, int],
+               label: str = JSON, foreign: Callable[[Any], bool] | None = None,
+               encode: Callable[[Any], Any] | None = None) -> list[tuple[str | None, Any, Any, Any, Any]]:
+    """Per file of a chunk: its session id (``None``: unreadable, or another store's file), its part of ``fold``
+    (``fold.part``; ``None`` for another store's file), ``encode(part)`` (what a memo keeps of it; when there is
+    that, for a readable session with no spilled turns waiting, it is sent instead of the part), the file's
+    :class:`~praisonmem.core.io.cache.FileKey`, taken before it is read, and, for a document ``foreign``
+    recognises, ``partner``'s part of it (else ``None``; without ``partner`` such a file has no part at all)
+    (may run in a worker)."""
     from praisonmem.core.io import cache
 
-    out: list[tuple[str | None, list[R] | None, Any, Any]] = []
+    theirs_label, theirs_fold = partner if partner is not None else (label, None)
+    out: list[tuple[str | None, Any, Any, Any, Any]] = []
     for path in paths:
         key = cache.key_of(path)
         try:
             doc = load(path)
         except PraisonMemError as exc:
-            out.append((None, fn(Scanned(path, None, None, exc, ref=path, store=label)), None, key))
+            out.append((None, fold.part(Scanned(path, None, None, exc, ref=path, store=label)), None, key, None))
         else:
             if foreign is not None and foreign(doc):
-                out.append((None, [], None, key))
+                their = None if theirs_fold is None else theirs_fold.part(
+                    Scanned(path, session_id_of(doc, name_of(path)), doc, None, ref=path, store=theirs_label))
+                out.append((None, None, None, key, their))
                 continue
             sid = session_id_of(doc, name_of(path))
             spilled = waiting.get(sid, 0)
-            results = fn(Scanned(path, sid, doc, None, ref=path, store=label, spilled=spilled))
-            value = encode(results) if encode is not None and not spilled else None
-            out.append((sid, None, value, key) if value is not None else (sid, results, None, key))
+            part = fold.part(Scanned(path, sid, doc, None, ref=path, store=label, spilled=spilled))
+            value = encode(part) if encode is not None and not spilled else None
+            out.append((sid, None, value, key, None) if value is not None else (sid, part, None, key, None))
     return out
+
+
+def scan_shared(store: JsonDirStore, fold: Fold[A], partner: tuple[str, Fold[B]] | None, *,
+                progress: Callable[[int, int], None] | None = None, memo: Memo | None = None) -> tuple[A, B | None]:
+    """``store``'s scan with ``fold`` and, with ``partner`` (a label and a fold), that fold over the documents its
+    ``foreign`` recognises: see :meth:`JsonDirStore._scan_shared` (a function, not a method: no other store has it)."""
+    return store._scan_shared(fold, partner, progress=progress, memo=memo)
 
 
 def refs_named(store: JsonDirStore, prefix: str) -> list[str]:

@@ -22,10 +22,10 @@ from praisonmem.core.errors import AmbiguousName, CorruptFile, NotFound, Praison
 from praisonmem.core.io import jsonfile
 from praisonmem.core.layout import PROJECTS, RUN_EVENTS, RUN_FILES, RUN_METADATA
 from praisonmem.core.sessions.documents import session_id_of
-from praisonmem.core.sessions.stores import PlainStore, Scanned
+from praisonmem.core.sessions.stores import Fold, PlainStore, Scanned
 from praisonmem.core.sessions.stores.names import RUN
 
-R = TypeVar("R")
+A = TypeVar("A")
 RUN_KEYS = ("session_id", "run_id", "trace_id", "created_at", "updated_at")  # SessionMetadata.from_dict needs them
 
 
@@ -143,21 +143,17 @@ class RunStore(PlainStore):
         both = jsonfile.parse_object(raw, ref)
         return run_document(both.get("metadata") or {}, both.get("events") or [])
 
-    def scan(self, fn: Callable[[Scanned], list[R]], *,
-             progress: Callable[[int, int], None] | None = None,
-             reduce: Callable[[list[R]], list[R]] | None = None,
-             memo: Any = None) -> list[R]:
-        """``fn`` over every session (few files: never remembered, so ``memo`` is not used; ``reduce`` at the
-        end)."""
-        out: list[R] = []
+    def scan(self, fold: Fold[A], *, progress: Callable[[int, int], None] | None = None, memo: Any = None) -> A:
+        """``fold`` over every session (few files: never remembered, so ``memo`` is not used)."""
+        acc = fold.empty()
         for ref in self.refs():
             try:
                 doc = self.read(ref)
             except PraisonMemError as exc:
-                out += fn(Scanned(str(ref), None, None, exc, ref=ref, store=self.label))
+                acc = fold.add(acc, Scanned(str(ref), None, None, exc, ref=ref, store=self.label))
             else:
-                out += fn(Scanned(str(ref), self.session_id(ref, doc), doc, None, ref=ref, store=self.label))
-        return out if reduce is None else reduce(out)
+                acc = fold.add(acc, Scanned(str(ref), self.session_id(ref, doc), doc, None, ref=ref, store=self.label))
+        return acc
 
     def holds(self, ref: Path, doc: dict[str, Any]) -> bool:
         return False

@@ -7,7 +7,7 @@ scans (:mod:`praisonmem.core.check.secrets`).
 
 from __future__ import annotations
 
-from functools import partial
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -18,17 +18,44 @@ from praisonmem.core.layout import PROJECTS
 from praisonmem.core.paths import Paths
 from praisonmem.core.secrets import Level, ScanReport, finding, hits, level_of, scan_quarantined
 from praisonmem.core.sessions.documents import is_encrypted
+from praisonmem.core.sessions.stores import Scanned
 from praisonmem.core.sessions.stores.locate import open_store
 from praisonmem.core.sessions.stores.names import JSON
 
 
-def _session_findings(item: Any, *, level: str) -> list[Any]:
-    """One session's findings (module level: the JSON store scans in worker processes); one that cannot be
-    read or parsed is handed back, to be searched as raw bytes."""
-    if item.doc is None:
-        return [("unparsed", item)]
-    return [finding(h, store=item.store, file=item.where, session=item.session_id)
-            for h in hits(item.doc, level, opaque=is_encrypted)]
+@dataclass
+class Searched:
+    """One session's findings, or (``unparsed``) the session its store could not read as one, to be searched as
+    raw bytes."""
+
+    findings: list[dict[str, Any]]
+    unparsed: Scanned | None = None
+
+
+@dataclass(frozen=True)
+class SessionFindings:
+    """The fold of a secret scan over a store's sessions: per session with findings or that could not be read,
+    its :class:`Searched`, in scan order (module level: the JSON store scans in worker processes)."""
+
+    level: str
+
+    def empty(self) -> list[Searched]:
+        return []
+
+    def add(self, acc: list[Searched], item: Scanned) -> list[Searched]:
+        if item.doc is None:  # its reason as a plain error: a CorruptFile does not survive pickling back from a worker
+            reason = getattr(item.error, "message", None) or str(item.error)
+            acc.append(Searched([], replace(item, error=PraisonMemError(reason))))
+        else:
+            found = [finding(h, store=item.store, file=item.where, session=item.session_id)
+                     for h in hits(item.doc, self.level, opaque=is_encrypted)]
+            if found:
+                acc.append(Searched(found))
+        return acc
+
+    def merge(self, a: list[Searched], b: list[Searched]) -> list[Searched]:
+        a.extend(b)
+        return a
 
 
 def _scan_unparsed(home: Any, item: Any, level: Level, report: ScanReport) -> None:
@@ -75,11 +102,11 @@ def scan_sessions(paths: Paths, names: list[str] | None = None, *, level: Level 
                                 for h in hits(doc, level, opaque=is_encrypted)]
         counted = len(refs)
     elif home.absent() is None:
-        for row in home.scan(partial(_session_findings, level=level.value)):
-            if isinstance(row, tuple):
-                _scan_unparsed(home, row[1], level, report)
+        for searched in home.scan(SessionFindings(level.value)):
+            if searched.unparsed is not None:
+                _scan_unparsed(home, searched.unparsed, level, report)
             else:
-                report.findings.append(row)
+                report.findings += searched.findings
         counted = len(home.refs())
     else:
         counted = 0

@@ -44,10 +44,10 @@ from praisonmem.core.errors import (CorruptFile, NotFound, PraisonMemError, Refu
 from praisonmem.core.io import jsonfile
 from praisonmem.core.io.sqlite import connect_existing, connect_ro, require_store_tables, residue, translate
 from praisonmem.core.sessions.documents import validate
-from praisonmem.core.sessions.stores import PlainStore, Scanned, ambiguous
+from praisonmem.core.sessions.stores import Fold, PlainStore, Scanned, ambiguous
 from praisonmem.core.sessions.stores.names import TRANSCRIPT
 
-R = TypeVar("R")
+A = TypeVar("A")
 LABEL = TRANSCRIPT
 TABLE = "sessions"
 COLUMNS = ("session_id", "data", "agent_name", "gateway_session_id", "agent_id", "updated_at")
@@ -155,31 +155,25 @@ class TranscriptDbStore(PlainStore):
     def parse(self, ref: Row, raw: bytes) -> dict[str, Any]:
         return validate(jsonfile.parse_object(raw, where(ref)), where(ref))
 
-    def scan(self, fn: Callable[[Scanned], list[R]], *,
-             progress: Callable[[int, int], None] | None = None,
-             reduce: Callable[[list[R]], list[R]] | None = None,
-             memo: Any = None) -> list[R]:
-        """Every row, read in one transaction (``memo`` is not needed: the database is read with SQL)."""
-        out = self._scan(fn, progress)
-        return out if reduce is None else reduce(out)
-
-    def _scan(self, fn: Callable[[Scanned], list[R]], progress: Callable[[int, int], None] | None) -> list[R]:
+    def scan(self, fold: Fold[A], *, progress: Callable[[int, int], None] | None = None, memo: Any = None) -> A:
+        """``fold`` over every row, read in one transaction (``memo`` is not needed: the database is read with
+        SQL)."""
         try:
             rows = self._snapshot()
         except PraisonMemError as exc:
-            return fn(Scanned(str(self.db), None, None, exc, store=self.label))
-        out: list[R] = []
+            return fold.add(fold.empty(), Scanned(str(self.db), None, None, exc, store=self.label))
+        acc = fold.empty()
         for done, sid in enumerate(sorted(rows), 1):
             ref = Row(self.db, sid)
             try:
                 doc = self.parse(ref, rows[sid])
             except PraisonMemError as exc:
-                out += fn(Scanned(str(self.db), sid, None, exc, ref=ref, store=self.label))
+                acc = fold.add(acc, Scanned(str(self.db), sid, None, exc, ref=ref, store=self.label))
             else:
-                out += fn(Scanned(str(self.db), sid, doc, None, ref=ref, store=self.label))
+                acc = fold.add(acc, Scanned(str(self.db), sid, doc, None, ref=ref, store=self.label))
             if progress:
                 progress(done, len(rows))
-        return out
+        return acc
 
     def holds(self, ref: Row, doc: dict[str, Any]) -> bool:
         return self._snapshot().get(ref.session_id) == serialise(doc).encode("utf-8")

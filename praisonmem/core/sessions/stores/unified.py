@@ -7,7 +7,7 @@ an atomic rename would lose its update. Its loader rejects unknown keys, so a wr
 keys. A retitle and a delete are done in that protocol; a rename is refused (the TUI names a session by its file,
 keeps the same id in its project store and in its forks' ``parent_id``/``children_ids``, and has no rename of
 its own). ``.last_session`` (the id ``/continue`` resumes) is read, never changed. The JSON store's scan of
-``sessions/`` hands these files over (:func:`shared_scans`), so the directory is read once.
+``sessions/`` hands these files over (:meth:`~.home.Home.scan`), so the directory is read once.
 """
 
 from __future__ import annotations
@@ -28,34 +28,14 @@ from praisonmem.core.io import jsonfile
 from praisonmem.core.io.inputfile import file_kind
 from praisonmem.core.layout import JSON, LAST_SESSION
 from praisonmem.core.sessions.documents import UNIFIED_KEYS, is_unified, session_id_of, validate
-from praisonmem.core.sessions.stores import PlainStore, Scanned
+from praisonmem.core.sessions.stores import Fold, PlainStore, Scanned
 from praisonmem.core.sessions.stores.names import UNIFIED
 from praisonmem.core.sessions.stores.projects import read_text
 
 if TYPE_CHECKING:
-    from praisonmem.core.sessions.stores import SessionStore
     from praisonmem.core.sessions.stores.index import IndexWriter
 
-R = TypeVar("R")
-
-
-def shared_scans(stores: list[SessionStore]) -> list[SessionStore]:
-    """The stores a home's scan reads: the REPL/TUI's files are handed over by the JSON store's scan of their
-    directory (which reads and parses every file there anyway) instead of each being read a second time (measured:
-    the unified store's own pass was 19 % of ``session list`` on 10,000 JSON sessions)."""
-    from dataclasses import replace
-
-    from praisonmem.core.sessions.stores.jsondir import JsonDirStore
-
-    unified = {s.directory: s for s in stores if isinstance(s, UnifiedStore)}
-    out: list[SessionStore] = []
-    for store in stores:
-        if isinstance(store, JsonDirStore) and store.foreign is not None and store.directory in unified:
-            out.append(replace(store, foreign_label=unified.pop(store.directory).label))
-        elif not (isinstance(store, UnifiedStore) and any(isinstance(s, JsonDirStore) and s.foreign is not None
-                                                          and s.directory == store.directory for s in stores)):
-            out.append(store)
-    return out
+A = TypeVar("A")
 
 
 def unified_bytes(doc: dict[str, Any]) -> bytes:
@@ -64,8 +44,10 @@ def unified_bytes(doc: dict[str, Any]) -> bytes:
 
 
 def _looks_unified(raw: bytes) -> bool:
-    """Cheap necessary condition before parsing: both keys a unified document must have appear."""
-    return b'"current_model"' in raw and b'"workspace"' in raw
+    """Cheap necessary condition before parsing: both keys a unified document must have appear, or a ``\\u``
+    escape may spell them (the JSON store's scan hands over such a document by its parsed keys, so this store
+    must find it too)."""
+    return (b'"current_model"' in raw and b'"workspace"' in raw) or b"\\u" in raw
 
 
 def read_unified(path: Path | str) -> dict[str, Any] | None:
@@ -106,7 +88,7 @@ def last_session(directory: Path) -> str | None:
 @dataclass(frozen=True)
 class UnifiedStore(PlainStore):
     """The REPL/TUI sessions in ``sessions/``. A ref is the file's path (``<session_id>.json``, not sanitised), a
-    ``str`` as the JSON store's (whose scan of the same directory hands these files over, see :func:`shared_scans`)."""
+    ``str`` as the JSON store's (whose scan of the same directory hands these files over, see :meth:`~.home.Home.scan`)."""
 
     directory: Path
     label: str = UNIFIED
@@ -184,32 +166,19 @@ class UnifiedStore(PlainStore):
             raise CorruptFile(str(ref), "no longer a REPL/TUI session")
         return validate(doc, ref)
 
-    def scan(self, fn: Callable[[Scanned], list[R]], *,
-             progress: Callable[[int, int], None] | None = None,
-             reduce: Callable[[list[R]], list[R]] | None = None,
-             memo: Any = None) -> list[R]:
-        """``fn`` over every session (few files: never remembered; ``reduce`` at the end). With ``memo``, the files
-        the JSON store's scan of this directory has just established as its own are not read again."""
-        out: list[R] = []
-        for path in self._unclassified(memo):
+    def scan(self, fold: Fold[A], *, progress: Callable[[int, int], None] | None = None, memo: Any = None) -> A:
+        """``fold`` over every session (few files: never remembered, so ``memo`` is not used). In a home, the JSON
+        store's scan of the directory hands these files to ``fold`` instead (:meth:`~.home.Home.scan`)."""
+        acc = fold.empty()
+        for path in self._files():
             doc = read_unified(path)
             if doc is not None:
                 try:
-                    out += fn(Scanned(path, self.session_id(path, doc), validate(doc, path), None, ref=path,
-                                      store=self.label))
+                    acc = fold.add(acc, Scanned(path, self.session_id(path, doc), validate(doc, path), None, ref=path,
+                                                store=self.label))
                 except PraisonMemError as exc:
-                    out += fn(Scanned(path, None, None, exc, ref=path, store=self.label))
-        return out if reduce is None else reduce(out)
-
-    def _unclassified(self, memo: Any) -> list[str]:
-        """The files that may be REPL/TUI sessions: all of them, or (``memo``'s record of the JSON store's scan in
-        the same listing, :class:`~praisonmem.core.sessions.listcache.Memo`) those it did not take as its own."""
-        classified = getattr(memo, "classified", None)
-        found = classified.get((str(self.directory), is_unified)) if classified else None
-        if found is None:
-            return self._files()
-        files, own = found
-        return [path for path in files if path not in own]
+                    acc = fold.add(acc, Scanned(path, None, None, exc, ref=path, store=self.label))
+        return acc
 
     def holds(self, ref: str, doc: dict[str, Any]) -> bool:
         try:
