@@ -9,6 +9,7 @@ the man pages are checked against it.
 from __future__ import annotations
 
 import os
+from typing import Any
 
 EXIT_OK = 0
 EXIT_PROBLEMS = 1
@@ -46,6 +47,18 @@ class PraisonMemError(Exception):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled as its class, message and attributes, whatever its __init__ takes: an error a scan worker sends
+        # back that could not be rebuilt would kill the pool's result thread, and the scan would wait for ever.
+        return _rebuilt, (type(self), self.message, dict(self.__dict__))
+
+
+def _rebuilt(cls: type[PraisonMemError], message: str, state: dict[str, Any]) -> PraisonMemError:
+    error = cls.__new__(cls, message)
+    Exception.__init__(error, message)
+    error.__dict__.update(state)
+    return error
 
 
 class UsageError(PraisonMemError):

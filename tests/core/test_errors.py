@@ -42,3 +42,36 @@ def test_io_failure_is_one_line_naming_the_path_and_what_was_being_done():
                              then="nothing changed").message == "/x: write failed: No space left on device; nothing changed"
     assert errors.io_failure("/d", IsADirectoryError(21, "Is a directory")).message == "/d: is a directory, not a file"
     assert errors.io_failure("/x", OSError(5, "I/O error")).exit_code == errors.EXIT_IO
+
+
+def _corrupt(path: str) -> None:
+    raise errors.CorruptFile(path, "not JSON")
+
+
+def test_every_error_crosses_a_process_boundary_whole():
+    """A scan's worker hands errors back to the parent: one that pickles but cannot be rebuilt (an ``__init__``
+    taking other arguments than its message) kills the pool's result thread, and the scan waits for ever."""
+    import pickle
+    from pathlib import Path
+
+    from praisonmem.core.backup.archive import BadEntry
+    from praisonmem.core.backup.nofollow import LinkInTheWay
+    from praisonmem.core.sessions.stores import OutsideStore
+
+    made = [errors.CorruptFile("/h/sessions/a.json", "not JSON"), errors.NotRegularFile("/h/p", "a named pipe"),
+            BadEntry("../x", "climbs out"), LinkInTheWay(Path("/h/memory"), "refusing to write through it"),
+            OutsideStore("x.json", ["/h/sessions"]), errors.UsageError("bad"), errors.AuthFailed("no")]
+    for error in made:
+        back = pickle.loads(pickle.dumps(error))
+        assert (type(back), back.message, str(back), vars(back)) == (type(error), error.message, str(error),
+                                                                     vars(error))
+        assert back.exit_code == error.exit_code
+
+
+def test_an_error_raised_in_a_worker_reaches_the_parent():
+    import multiprocessing
+
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        with pytest.raises(errors.CorruptFile) as raised:
+            pool.apply_async(_corrupt, ("/h/sessions/a.json",)).get(timeout=30)
+    assert (raised.value.path, raised.value.reason) == ("/h/sessions/a.json", "not JSON")
