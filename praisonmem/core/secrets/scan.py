@@ -78,24 +78,6 @@ def finding(hit: Hit, *, store: str, file: str, session: str | None, record: str
             "excerpt": hit.excerpt}
 
 
-def read_raw(path: str | Path) -> bytes:
-    """A file's bytes for a raw search: a regular file only, at most the input limit (a larger one is not
-    scanned, and so fails the gate)."""
-    from praisonmem.core.io.inputfile import read_regular
-
-    return read_regular(path, what="file")
-
-
-def finding(hit: Hit, *, store: str, file: str, session: str | None, record: str | None = None) -> dict[str, Any]:
-    """A finding's record; names that hold a secret themselves (a session id that is an e-mail address) are
-    masked too."""
-    record = record if record is not None else session
-    session, record = (None if v is None else masked(v) for v in (session, record))
-    return {"store": store, "file": masked(file), "session": session, "record": record,
-            "field": masked(hit.path), "message_index": hit.message_index, "archived": hit.archived, "kind": hit.kind,
-            "excerpt": hit.excerpt}
-
-
 def scan_quarantined(directories: list[Path], level: Level, report: ScanReport, *, store: str) -> None:
     """The copies the library keeps of files that did not parse (``x.json.corrupt-<ms>``, a database's
     ``x.db.corrupt-<ms>``): no store reads them, backups archive them, so they are searched as raw bytes."""
