@@ -28,6 +28,7 @@ class State:
     home_must_exist: bool = False  # a --home that does not exist fails the command (a typo must fail a script)
     _paths: Paths | None = field(default=None, repr=False)
     _settings: Settings | None = field(default=None, repr=False)
+    _cache: Cache | None = field(default=None, repr=False)
 
     @property
     def settings(self) -> Settings:
@@ -72,18 +73,21 @@ class State:
             return self
         import dataclasses
 
-        return dataclasses.replace(self, home=home, _paths=None, home_must_exist=False)
+        return dataclasses.replace(self, home=home, _paths=None, _cache=None, home_must_exist=False)
 
     @property
     def cache(self) -> Cache:
-        """praisonmem's cache (off with ``--no-cache``, ``cache = false`` or ``PRAISONMEM_CACHE=0``)."""
-        from praisonmem.cli.output import note
-        from praisonmem.core.io.cache import Cache
+        """praisonmem's cache (off with ``--no-cache``, ``cache = false`` or ``PRAISONMEM_CACHE=0``): one per
+        command, so what it has to say about its directory is said once."""
+        if self._cache is None:
+            from praisonmem.cli.output import note
+            from praisonmem.core.io.cache import Cache
 
-        enabled = bool(self.setting("cache", False if self.no_cache else None))
-        directory = self.setting("cache_dir")
-        return Cache(directory, enabled=enabled, note=note) if directory is not None else \
-            Cache.default(enabled=enabled, note=note)
+            enabled = bool(self.setting("cache", False if self.no_cache else None))
+            directory = self.setting("cache_dir")
+            self._cache = Cache(directory, enabled=enabled, note=note) if directory is not None else \
+                Cache.default(enabled=enabled, note=note)
+        return self._cache
 
     @property
     def lock_timeout(self) -> float:

@@ -103,13 +103,15 @@ class Cache:
     """One cache directory. Not ``enabled`` (``--no-cache``): every load misses and every save is skipped,
     but :meth:`drop` still forgets entries (a write that changes a source never leaves a stale copy of
     what it removed). ``directory=None``: no cache at all. ``note`` says why a cache dir is not used (once
-    per directory and process)."""
+    per cache)."""
 
     def __init__(self, directory: str | os.PathLike[str] | None, *, enabled: bool = True,
                  note: Callable[[str], None] | None = None) -> None:
         self.directory = Path(directory) if directory is not None else None
         self.enabled = enabled and self.directory is not None
         self.note = note
+        self._noted = False
+        self._swept: set[str] = set()  # kinds whose dead writers' temp files this cache has removed
 
     @classmethod
     def default(cls, *, enabled: bool = True, note: Callable[[str], None] | None = None) -> Cache:
@@ -151,6 +153,9 @@ class Cache:
             with self._kind_dir(kind, create=True) as fd:
                 if fd is None:
                     return False
+                if kind not in self._swept:
+                    self._swept.add(kind)
+                    _sweep_dead_writers(fd)
                 _replace(fd, _entry_name(source), data)
         except OSError:
             return False
@@ -209,13 +214,10 @@ class Cache:
         return None
 
     def _refuse(self, problem: str) -> None:
-        shown = os.path.abspath(self.directory or "")
-        if self.note is not None and shown not in _NOTED:
-            _NOTED.add(shown)
+        if self.note is not None and not self._noted:
+            self._noted = True
+            shown = os.path.abspath(self.directory or "")
             self.note(f"not using the cache dir {shown}: it {problem}, so its entries cannot be trusted")
-
-
-_NOTED: set[str] = set()  # cache dirs already said to be unusable in this process
 
 
 def _entry_name(source: str | os.PathLike[str]) -> str:
@@ -291,10 +293,45 @@ def _decode(data: bytes, kind: str, version: int, source: str) -> Entry | None:
     return Entry(payload, key, snapshot)
 
 
+def _temp_name(name: str) -> str:
+    return f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+
+
+def _sweep_dead_writers(directory: int) -> None:
+    """Remove the temp files of writers that were killed before their rename (``_temp_name``'s pattern, whose
+    process no longer runs). Entries have no lock, so a live process's temp file is left alone."""
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for name in names:
+        parts = name.split(".")
+        # "", entry stem, "bin", pid, hex, "tmp"
+        if len(parts) != 6 or parts[0] or parts[2] != "bin" or parts[5] != "tmp" or not parts[3].isdigit():
+            continue
+        pid = int(parts[3])
+        if pid == os.getpid() or _alive(pid):
+            continue
+        try:
+            os.unlink(name, dir_fd=directory)
+        except OSError:
+            pass
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True  # someone else's process (or a pid no process can have): not ours to judge
+    return True
+
+
 def _replace(directory: int, name: str, data: bytes) -> None:
     """A new file beside ``name`` in the directory open at ``directory`` (0600, never following a link), renamed
     over it. No fsync: a torn entry after a crash fails its length or CRC check and is rebuilt."""
-    tmp = f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+    tmp = _temp_name(name)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=directory)
     try:
         with os.fdopen(fd, "wb") as handle:

@@ -112,10 +112,8 @@ def test_a_cache_dir_others_can_write_is_not_used_with_one_note(cli, project, mo
     shared.mkdir()
     os.chmod(shared, 0o777)
     monkeypatch.setenv("PRAISONMEM_CACHE_DIR", str(shared))
-    cachemod._NOTED.clear()
     result = cli("memory", "search", "dark", "--user-id", "u", "--json")
     assert result.exit_code == 0 and result.stdout == search(cli, "--no-cache")
     assert result.stderr == (f"praisonmem: not using the cache dir {shared}: it can be written by others (group or "
                              "other write permission), so its entries cannot be trusted\n")
     assert list(shared.iterdir()) == [] and stat.S_IMODE(shared.stat().st_mode) == 0o777
-    cachemod._NOTED.clear()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import stat
 
 import pytest
@@ -193,15 +195,14 @@ def test_a_cache_dir_others_can_write_is_not_used_and_said_once(tmp_path, source
     os.chmod(root, mode)
     before = tree_of(root)
     said = []
-    for _ in range(2):  # the note once per directory and process, however many caches are made on it
-        other = Cache(root, note=said.append)
+    other = Cache(root, note=said.append)
+    for _ in range(2):  # the note once per cache, however often it is used
         assert other.load(KIND, VERSION, source, key) is None
         assert not other.save(KIND, VERSION, source, b"new", key=key, snapshot_ns=key.ctime_ns + 2 * GRANULARITY_NS)
         other.drop(KIND, source)
     assert said == [f"not using the cache dir {root}: it can be written by others (group or other write "
                     "permission), so its entries cannot be trusted"]
     assert tree_of(root) == before and stat.S_IMODE(root.stat().st_mode) == mode
-    cachemod._NOTED.clear()
 
 
 def test_a_cache_dir_that_is_not_the_users_is_not_used(tmp_path, source, monkeypatch):
@@ -216,7 +217,6 @@ def test_a_cache_dir_that_is_not_the_users_is_not_used(tmp_path, source, monkeyp
     assert not other.save(KIND, VERSION, source, b"new", key=key, snapshot_ns=key.ctime_ns + 2 * GRANULARITY_NS)
     assert said == [f"not using the cache dir {root}: it is not yours, so its entries cannot be trusted"]
     assert tree_of(root) == before
-    cachemod._NOTED.clear()
 
 
 def test_no_link_inside_the_cache_dir_is_followed(tmp_path, source):
@@ -230,3 +230,24 @@ def test_no_link_inside_the_cache_dir_is_followed(tmp_path, source):
     assert not cache.save(KIND, VERSION, source, b"new", key=key, snapshot_ns=key.ctime_ns + 2 * GRANULARITY_NS)
     cache.drop(KIND, source)
     assert tree_of(elsewhere) == before and (root / KIND).is_symlink()
+
+
+def test_a_killed_writers_temp_file_is_removed_by_the_next_save_and_a_live_ones_is_kept(tmp_path, source):
+    cache, key = saved(tmp_path, source)
+    kind_dir = tmp_path / "cache" / KIND
+    entry = cache.entry_path(KIND, source).name
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        left = kind_dir / f".{entry}.{dead.pid}.0badc0de.tmp"  # what a save killed before its rename leaves
+        running = kind_dir / f".{entry}.{live.pid}.0badc0de.tmp"  # a save under way in another process
+        other = kind_dir / "notes.tmp"  # not a name this cache makes
+        for path in (left, running, other):
+            path.write_bytes(b"partial")
+        fresh_cache = Cache(tmp_path / "cache")
+        assert fresh_cache.save(KIND, VERSION, source, b"new", key=key, snapshot_ns=key.ctime_ns + 2 * GRANULARITY_NS)
+        assert sorted(p.name for p in kind_dir.iterdir()) == sorted([entry, running.name, other.name])
+    finally:
+        live.kill()
+        live.wait()
