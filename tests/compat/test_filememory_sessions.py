@@ -275,3 +275,42 @@ def test_check_secrets_scans_summaries_and_saved_sessions(cli, tmp_path, monkeyp
     cli("memory", "sessions", "delete", "leaky", "--user-id", "alice", "--yes")
     again = cli("check", "--secrets", "--json").json()
     assert [f["record"] for f in again["findings"]] == ["alice/summaries"]
+
+
+def test_control_characters_in_a_saved_session_reach_no_terminal(cli, tmp_path, monkeypatch):
+    project = tmp_path / "project"
+    project.mkdir()
+    run_library("""
+        from praisonaiagents.memory.file_memory import FileMemory
+        fm = FileMemory(user_id="alice")
+        fm.save_session("evil\\x1b]0;owned\\x07", conversation_history=[
+            {"role": "user\\x1b[2J", "content": "line one\\n\\x1b[31mred\\x1b[0m"}])
+        fm.add_summary("sum\\x1b[5mmary", "short_term", 1)
+    """, home=tmp_path / "h", cwd=project)
+    monkeypatch.chdir(project)
+    name = "evil\x1b]0;owned\x07"
+    listed = cli("memory", "sessions", "--user-id", "alice")
+    shown = cli("memory", "sessions", "show", name, "--user-id", "alice")
+    summaries = cli("memory", "list", "--type", "summary", "--user-id", "alice")
+    for result in (listed, shown, summaries):
+        assert result.exit_code == 0 and "\x1b" not in result.stdout and "\x07" not in result.stdout
+    assert "line one\n" in shown.stdout  # a body keeps its newlines
+    assert json.loads(cli("memory", "sessions", "show", name, "--user-id", "alice", "--json").stdout)[
+        "conversation_history"][0]["content"] == "line one\n\x1b[31mred\x1b[0m"
+    deleted = cli("memory", "sessions", "delete", name, "--user-id", "alice", "--yes")
+    assert deleted.exit_code == 0 and "\x1b" not in deleted.stdout + deleted.stderr
+    assert not (user_dir(project) / "sessions" / f"{name}.json").exists()
+
+
+def test_summaries_that_are_not_objects_are_listed_as_stored_and_never_matched(cli, written):
+    project, said = written
+    path = user_dir(project) / "summaries.json"
+    stored = json.loads(path.read_bytes()) + ["a bare string", 7]
+    path.write_text(json.dumps(stored, indent=2, ensure_ascii=False), encoding="utf-8")
+    rows = cli("memory", "list", "--type", "summary", "--user-id", "alice", "--json").json()
+    assert [r["item"] for r in rows] == stored
+    table = cli("memory", "list", "--type", "summary", "--user-id", "alice")
+    assert table.exit_code == 0 and table.stdout.splitlines()[-2:] == ['summary\t\t\t\t"a bare string"',
+                                                                       "summary\t\t\t\t7"]
+    assert [h["item"] for h in cli("memory", "search", "bare", "--type", "summary", "--user-id", "alice",
+                                   "--json").json()] == []

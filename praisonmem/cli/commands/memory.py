@@ -186,6 +186,10 @@ def list_command(
     table = []
     for row in rows:
         item = row["item"]
+        if not isinstance(item, dict):  # a summaries.json entry that is no object: shown as it is stored
+            import json
+
+            item = {"summary": json.dumps(item, ensure_ascii=False)}
         if row["type"] == "entity":
             details = ", ".join(f"{k}={v}" for k, v in (item.get("attributes") or {}).items())
             rels = "; ".join(f"{r.get('type')} → {r.get('target')}" for r in item.get("relationships") or []
