@@ -314,3 +314,16 @@ def test_summaries_that_are_not_objects_are_listed_as_stored_and_never_matched(c
                                                                        "summary\t\t\t\t7"]
     assert [h["item"] for h in cli("memory", "search", "bare", "--type", "summary", "--user-id", "alice",
                                    "--json").json()] == []
+
+
+def test_reads_change_nothing_not_even_a_lock_file(cli, written):
+    project, _ = written
+    before = snapshot(project)
+    for args in (["memory", "sessions"], ["memory", "sessions", "--json"], ["memory", "sessions", "show", "standup"],
+                 ["memory", "sessions", "show", "retro", "--json"], ["memory", "sessions", "delete", "retro",
+                                                                      "--dry-run"],
+                 ["memory", "list", "--type", "summary"], ["memory", "search", "tea", "--type", "summary"],
+                 ["memory", "delete", "nope", "--type", "summary", "--dry-run"], ["check"], ["check", "--secrets"]):
+        result = cli(*args, "--user-id", "alice") if args[0] == "memory" else cli(*args)
+        assert result.exit_code in (0, 3), (args, result.stderr)
+    assert snapshot(project) == before
