@@ -187,6 +187,9 @@ class Mem0HistoryProvider(Provider):
     def open(cls, paths: Paths, user_id: str | None, timeout: float, db: str | None = None) -> Mem0HistoryProvider:
         return cls(db_path(db), timeout)
 
+    def scope(self) -> str:
+        return f"in {self.db.path}"  # the database names no user
+
     def types(self, values: list[str] | None) -> list[str]:
         if values:
             raise Unsupported(f"provider '{self.name}' holds memory events only: --type does not apply; nothing read")

@@ -81,7 +81,7 @@ def plan_delete_memory(provider: Provider, memory_id: str, *, type_: str | None 
     tier = parse_types([type_])[0] if type_ is not None else None
     where = provider.locate(memory_id, tier)
     if where is None:
-        raise NotFound(f"no memory '{memory_id}' for user '{provider.user_id}' ({provider.name} provider)")
+        raise NotFound(f"no memory '{memory_id}' {provider.scope()} ({provider.name} provider)")
 
     def run(dry_run: bool, progress: Any) -> Outcome:
         result = where if dry_run else provider.delete(memory_id, where["type"] if where["type"] != "memory" else None)

@@ -147,6 +147,10 @@ class Provider:
         self.require("delete", "delete")
         return self._delete(memory_id, tier)
 
+    def scope(self) -> str:
+        """Whose memory it is, for a message: ``for user 'alice'``."""
+        return f"for user '{self.user_id}'"
+
     def describe(self, where: dict[str, Any]) -> str:
         """What ``delete`` would remove, in the confirmation's words."""
         return f"{where['type']} memory '{where['id']}'"

@@ -130,9 +130,8 @@ def saved_sessions(store: FileMemoryStore) -> list[dict[str, Any]]:
             continue
         except PraisonMemError as exc:
             raw, doc, error = b"", None, exc
-        if error is not None:
-            reason = getattr(error, "reason", error.message)
-            rows.append({**summary(stem, path, raw, {}, store.user_id), "unreadable": f"{path}: {reason}"})
+        if error is not None:  # its message names the file
+            rows.append({**summary(stem, path, raw, {}, store.user_id), "unreadable": error.message})
         else:
             rows.append(summary(stem, path, raw, doc, store.user_id))
     rows.sort(key=lambda r: r["saved_at_iso"] if isinstance(r["saved_at_iso"], str) else "", reverse=True)
