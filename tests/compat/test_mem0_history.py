@@ -259,3 +259,55 @@ def test_check_secrets_scans_history_and_messages(cli, tmp_path, monkeypatch):
     cli("memory", "delete", "k1", "--provider", "mem0-history", "--yes")
     again = cli("check", "--secrets", "--json").json()
     assert [(f["record"].split("/")[0], f["kind"]) for f in again["findings"]] == [("messages", "aws_access_key_id")]
+
+
+MEMORY = """
+    import json, os, sys
+    from tests.compat import fakellm
+    fakellm.forbid_network()
+    fakellm.start()
+    from mem0 import Memory
+    here = os.getcwd()
+    url = os.environ["OPENAI_BASE_URL"]
+    m = Memory.from_config({
+        "vector_store": {"provider": "chroma", "config": {"collection_name": "pmtest", "path": here + "/chroma"}},
+        "embedder": {"provider": "openai", "config": {"model": "text-embedding-3-small", "embedding_dims": 64,
+                                                       "openai_base_url": url}},
+        "llm": {"provider": "openai", "config": {"model": "gpt-4o-mini", "openai_base_url": url}},
+        "history_db_path": here + "/history.db",
+    })
+    if sys.argv[1] == "write":
+        ids = []
+        for text in ("I like green tea", "I live in Lisbon"):
+            ids.append(m.add([{"role": "user", "content": text}], user_id="alice", infer=False)["results"][0]["id"])
+        m.update(ids[0], "I like black tea")
+        m.delete(ids[0])
+    else:
+        ids = json.loads(sys.argv[2])
+    print(json.dumps({"ids": ids, "history": {i: m.history(i) for i in ids}, "outside": fakellm.OUTSIDE}))
+"""
+
+
+def test_mem0s_own_memory_writes_the_history_praisonmem_reads_and_forgets(cli, tmp_path):
+    def run(*args: str) -> dict:
+        proc = subprocess.run([sys.executable, "-c", textwrap.dedent(MEMORY), *args], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=300,
+                              env=dict(os.environ, PYTHONPATH=str(REPO), LITELLM_LOCAL_MODEL_COST_MAP="True",
+                                       **OFFLINE))
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        got = json.loads(proc.stdout.strip().splitlines()[-1])
+        assert got["outside"] == []
+        return got
+
+    said = run("write")
+    forgotten, kept = said["ids"]
+    path = tmp_path / "history.db"
+    events = [r["item"] for r in listed(cli, path)]
+    assert [e for e in events if e["memory_id"] == forgotten] == said["history"][forgotten]
+    assert [e for e in events if e["memory_id"] == kept] == said["history"][kept]
+    assert [e["event"] for e in said["history"][forgotten]] == ["ADD", "UPDATE", "DELETE"]
+    result = cli("memory", "delete", forgotten, "--provider", "mem0-history", "--db", path, "--yes")
+    assert result.exit_code == 0, result.stderr
+    after = run("read", json.dumps(said["ids"]))
+    assert after["history"] == {forgotten: [], kept: said["history"][kept]}
+    assert text_in_files(tmp_path, "green tea", "black tea") == []
