@@ -327,3 +327,20 @@ def test_reads_change_nothing_not_even_a_lock_file(cli, written):
         result = cli(*args, "--user-id", "alice") if args[0] == "memory" else cli(*args)
         assert result.exit_code in (0, 3), (args, result.stderr)
     assert snapshot(project) == before
+
+
+def test_delete_waits_for_another_praisonmem_writer_then_gives_up_and_keeps_the_file(cli, written):
+    from tests.helpers import hold_flock
+
+    project, _ = written
+    lock = user_dir(project) / ".praisonmem.lock"
+    holder = hold_flock(lock, 30)
+    try:
+        before = files(project)
+        result = cli("--lock-timeout", "0.3", "memory", "sessions", "delete", "standup", "--user-id", "alice", "--yes")
+    finally:
+        holder.kill()
+        holder.wait()
+    assert (result.exit_code, result.stdout, result.stderr.count("\n")) == (4, "", 1), result.stderr
+    assert files(project) == before
+    assert cli("memory", "sessions", "delete", "standup", "--user-id", "alice", "--yes").exit_code == 0
