@@ -42,7 +42,7 @@ def stores(ctx: Any, incomplete: str) -> list[str]:
 
 
 def memory_types(ctx: Any, incomplete: str) -> list[str]:
-    return [t for t in ("short", "long", "entity", "episodic") if t.startswith(incomplete)]
+    return [t for t in ("short", "long", "entity", "episodic", "summary") if t.startswith(incomplete)]
 
 
 def providers(ctx: Any, incomplete: str) -> list[str]:

@@ -78,7 +78,8 @@ ENTITIES = "entities.json"
 SUMMARIES = "summaries.json"
 MEMORY_FILES = (MEMORY_CONFIG, SHORT_TERM, LONG_TERM, ENTITIES, SUMMARIES)
 EPISODIC = "episodic"
-MEMORY_SUBDIRS = (EPISODIC, "sessions", "checkpoints")  # a user's directories of one JSON file per date, name or id
+SAVED_SESSIONS = "sessions"  # a user's FileMemory.save_session files: sessions/<name>.json
+MEMORY_SUBDIRS = (EPISODIC, SAVED_SESSIONS, "checkpoints")  # a user's directories of one JSON file per date, name or id
 NESTING = 4  # how deep a pre-1.6.58 user id with '/' (``team/alice``) is looked for
 MEMORY_LOCK = ".praisonmem"  # praisonmem's writer lock of a FileMemory user: <user dir>/.praisonmem.lock
 

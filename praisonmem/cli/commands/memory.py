@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
 from praisonmem.cli.options import (
     DryRunFlag,
@@ -28,13 +29,28 @@ app = typer.Typer(help="Store, search and manage agent memories (FileMemory, SQL
                        "    praisonmem memory search \"dark mode\" --user-id alice", no_args_is_help=True)
 
 TypeOption = Annotated[list[str] | None, typer.Option("--type", metavar="TYPE", autocompletion=complete_memory_types,
-                                                      help="short, long, entity or episodic (repeatable).")]
+                                                      help="short, long, entity, episodic (repeatable; default: "
+                                                           "these four), or summary.")]
+FilterOption = Annotated[list[str] | None, typer.Option("--filter", metavar="KEY=VALUE",
+                                                        help="Only items whose metadata (entities: attributes; "
+                                                             "mem0-history: the event's columns) has KEY equal to "
+                                                             "VALUE (repeatable).")]
+HistoryDbOption = Annotated[str | None, typer.Option("--db", metavar="PATH",
+                                                     help="mem0's history.db (--provider mem0-history; default "
+                                                          "$MEM0_DIR/history.db, else ~/.mem0/history.db).")]
+MEM0_HISTORY = "mem0-history"
 
 
-def _provider(state: State, name: str | None, user: str | None) -> Any:
+def _provider(state: State, name: str | None, user: str | None, db: str | None = None) -> Any:
     """The chosen provider (flag > environment > config > file) for the chosen user."""
-    return memory.open_provider(state.setting("provider", name), user_id=state.setting("user_id", user),
-                                paths=state.paths, timeout=state.lock_timeout, cache=state.cache)
+    chosen = state.setting("provider", name)
+    if chosen == MEM0_HISTORY and user is not None:
+        raise UsageError("mem0's history.db records no user: --user-id does not apply to --provider mem0-history "
+                         "(--filter actor_id=NAME or memory_id=ID narrows it)")
+    if db is not None and chosen != MEM0_HISTORY:
+        raise UsageError(f"--db applies to --provider {MEM0_HISTORY} only")
+    return memory.open_provider(chosen, user_id=state.setting("user_id", user), paths=state.paths,
+                                timeout=state.lock_timeout, cache=state.cache, db=db)
 
 
 def _say(provider: Any) -> None:
@@ -89,11 +105,10 @@ def search_command(
     query: Annotated[str, typer.Argument(metavar="QUERY", help="What to look for (case-insensitive).")],
     type_: TypeOption = None,
     limit: LimitOption = 10,
-    filter_: Annotated[list[str] | None, typer.Option("--filter", metavar="KEY=VALUE",
-                                                      help="Only items whose metadata (entities: attributes) "
-                                                           "has KEY equal to VALUE (repeatable).")] = None,
+    filter_: FilterOption = None,
     user_id: UserIdOption = None,
     provider: ProviderOption = None,
+    db: HistoryDbOption = None,
     as_json: JsonFlag = False,
     as_ndjson: NdjsonFlag = False,
 ) -> None:
@@ -104,7 +119,10 @@ def search_command(
     item's importance. Entities match on name and attributes; episodic memory
     covers the last 7 local days. Ties keep the order short, long, entity,
     episodic; an empty query matches everything, as in the library. --json
-    gives [{"type", "score", "item"}].
+    gives [{"type", "score", "item"}]. --type summary searches the user's
+    summaries.json (scored like episodic items), which FileMemory.search does
+    not; --provider mem0-history searches the old and new text of mem0's
+    memory events.
 
     Example:
 
@@ -112,12 +130,16 @@ def search_command(
     """
     filters = parse_pairs(filter_, "--filter")
     state = state_of(ctx)
-    chosen = _provider(state, provider, user_id)
+    chosen = _provider(state, provider, user_id, db)
     hits = memory.search_memory(chosen, query, types=type_, limit=limit, filters=filters)
     _say(chosen)
     _looked(state, state.setting("provider", provider))
     out = state.output(as_json, as_ndjson)
-    if not out.records(hits):
+    if out.records(hits):
+        return
+    if chosen.name == MEM0_HISTORY:
+        _history_table(out, [h["item"] for h in hits], [h["score"] for h in hits])
+    else:
         out.table(["TYPE", "SCORE", "ID", "TEXT"],
                   [[h["type"], "" if h["score"] is None else f"{h['score']:.3f}", str(h["item"].get("id", "")),
                     memory.item_text(h["item"])] for h in hits], truncate=["TEXT"],
@@ -128,31 +150,46 @@ def search_command(
 def list_command(
     ctx: typer.Context,
     type_: TypeOption = None,
+    filter_: FilterOption = None,
     user_id: UserIdOption = None,
     provider: ProviderOption = None,
+    db: HistoryDbOption = None,
     as_json: JsonFlag = False,
     as_ndjson: NdjsonFlag = False,
 ) -> None:
-    """List every memory of the chosen tiers (default: all), in file order.
+    """List every memory of the chosen tiers (default: short, long, entity and
+    episodic), in file order.
 
     Entities are shown with their attributes and relationships; episodic items
-    with their date.
+    with their date. --type summary lists the user's summaries.json (the
+    summaries FileMemory.add_summary wrote; "memory users" counts them).
+    --provider mem0-history lists mem0's memory events (history.db: ADD,
+    UPDATE and DELETE, with the old and new text), oldest first.
 
     Example:
 
-        praisonmem memory list --type entity --user-id alice
+        praisonmem memory list --type summary --user-id alice
+        praisonmem memory list --provider mem0-history --filter event=DELETE
     """
+    filters = parse_pairs(filter_, "--filter")
     state = state_of(ctx)
-    chosen = _provider(state, provider, user_id)
-    rows = memory.list_memory(chosen, types=type_)
+    chosen = _provider(state, provider, user_id, db)
+    rows = memory.list_memory(chosen, types=type_, filters=filters)
     _say(chosen)
     _looked(state, state.setting("provider", provider))
     out = state.output(as_json, as_ndjson)
     if out.records(rows):
         return
+    if chosen.name == MEM0_HISTORY:
+        _history_table(out, [r["item"] for r in rows])
+        return
     table = []
     for row in rows:
         item = row["item"]
+        if not isinstance(item, dict):  # a summaries.json entry that is no object: shown as it is stored
+            import json
+
+            item = {"summary": json.dumps(item, ensure_ascii=False)}
         if row["type"] == "entity":
             details = ", ".join(f"{k}={v}" for k, v in (item.get("attributes") or {}).items())
             rels = "; ".join(f"{r.get('type')} → {r.get('target')}" for r in item.get("relationships") or []
@@ -174,22 +211,30 @@ def delete_command(
     ctx: typer.Context,
     memory_id: Annotated[str, typer.Argument(metavar="ID", help="The memory's id (an entity's name or id).")],
     type_: Annotated[str | None, typer.Option("--type", metavar="TYPE", autocompletion=complete_memory_types,
-                                              help="Only look in short, long, entity or episodic memory.")] = None,
+                                              help="Only look in short, long, entity, episodic or summary "
+                                                   "memory.")] = None,
     user_id: UserIdOption = None,
     provider: ProviderOption = None,
+    db: HistoryDbOption = None,
     yes: YesFlag = False,
     dry_run: DryRunFlag = False,
     as_json: JsonFlag = False,
 ) -> int:
     """Delete one memory by id: short-term, then long-term, then entities, then
     episodic (last 30 days), like FileMemory.delete_memory; --type narrows it.
+    --type summary deletes one summary of summaries.json (only there).
+
+    With --provider mem0-history, ID is a history event's id (that event) or a
+    memory_id (every event of that memory): deleted in one transaction with
+    secure_delete, then the database is vacuumed when free pages still hold
+    old text, so the deleted text stays in no page.
 
     Example:
 
         praisonmem memory delete b38ae04c7880287b --yes
     """
     state = state_of(ctx)
-    plan = memory.plan_delete_memory(_provider(state, provider, user_id), memory_id, type_=type_)
+    plan = memory.plan_delete_memory(_provider(state, provider, user_id, db), memory_id, type_=type_)
     return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run)
 
 
@@ -254,6 +299,19 @@ def users_command(
             warn(problem)
 
 
+def _history_table(out: Any, events: list[dict[str, Any]], scores: list[float] | None = None) -> None:
+    """mem0's memory events: what happened to which memory, when, and the text before and after."""
+    rows = [[e["event"] or "", e["id"] or "", e["memory_id"] or "",
+             fmt_time(e["updated_at"] or e["created_at"], short=out.tty), e["actor_id"] or "", e["role"] or "",
+             e["old_memory"] or "", e["new_memory"] or ""] for e in events]
+    headers = ["EVENT", "ID", "MEMORY-ID", "WHEN", "ACTOR", "ROLE", "OLD", "NEW"]
+    if scores is not None:
+        headers.insert(1, "SCORE")
+        for row, score in zip(rows, scores):
+            row.insert(1, f"{score:.3f}")
+    out.table(headers, rows, truncate=["OLD", "NEW"], optional=["ACTOR", "ROLE", "WHEN"])
+
+
 def _user_cell(user_id: str) -> str:
     """A user as the table shows it: quoted when spaces around it would otherwise be invisible."""
     if not user_id:
@@ -303,3 +361,101 @@ def extract_command(
     outcome = memory.extract_memories(state.paths, state.setting("user_id", user_id), text, assistant=assistant,
                                       store=store, timeout=state.lock_timeout, cache=state.cache)
     return render_outcome(state.output(as_json), outcome)
+
+
+class _ListByDefault(TyperGroup):
+    """``memory sessions [--user-id U]`` means ``memory sessions list [--user-id U]``."""
+
+    def parse_args(self, ctx, args):  # type: ignore[no-untyped-def]
+        if not args or (args[0].startswith("-") and args[0] not in ("--help", "-h")):
+            args = ["list", *args]
+        return super().parse_args(ctx, args)
+
+
+sessions_app = typer.Typer(cls=_ListByDefault, help="FileMemory's saved sessions (FileMemory.save_session): list "
+                                                    "them, show or delete one.\n\nExample:\n\n"
+                                                    "    praisonmem memory sessions --user-id alice")
+app.add_typer(sessions_app, name="sessions")
+SessionNameArgument = Annotated[str, typer.Argument(metavar="NAME", help="The name it was saved under "
+                                                                       "(sessions/NAME.json).")]
+
+
+@sessions_app.command("list")
+def sessions_list_command(
+    ctx: typer.Context,
+    user_id: UserIdOption = None,
+    as_json: JsonFlag = False,
+    as_ndjson: NdjsonFlag = False,
+) -> None:
+    """List the user's saved sessions, newest first (as list_sessions orders
+    them): name, when it was saved, its messages, short-term items and size.
+
+    A file that does not parse is listed as unreadable, with a warning.
+
+    Example:
+
+        praisonmem memory sessions --user-id alice --json
+    """
+    state = state_of(ctx)
+    rows = memory.list_saved_sessions(state.paths, state.setting("user_id", user_id), timeout=state.lock_timeout)
+    _looked(state, "file")
+    for row in rows:
+        if row["unreadable"]:
+            warn(row["unreadable"])
+    out = state.output(as_json, as_ndjson)
+    if out.records(rows):
+        return
+    out.table(["NAME", "SAVED", "MESSAGES", "SHORT-TERM", "SIZE"],
+              [[r["name"], fmt_time(r["saved_at"], short=out.tty) if r["unreadable"] is None else "unreadable",
+                fmt_value(r["messages"]), fmt_value(r["short_term"]), str(r["size"])] for r in rows],
+              truncate=["NAME"])
+
+
+@sessions_app.command("show")
+def sessions_show_command(
+    ctx: typer.Context,
+    name: SessionNameArgument,
+    user_id: UserIdOption = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Show one saved session: its conversation as a transcript (as session
+    show prints one), or its short-term items when it saved no conversation.
+    --json prints the file exactly as stored.
+
+    Example:
+
+        praisonmem memory sessions show standup --user-id alice
+    """
+    state = state_of(ctx)
+    saved = memory.show_saved_session(state.paths, state.setting("user_id", user_id), name,
+                                      timeout=state.lock_timeout)
+    out = state.output(as_json)
+    if out.machine:
+        out.json_text(saved.raw.decode("utf-8", "replace"))
+        return
+    from praisonmem.cli.render.savedsession import render_saved_session
+
+    render_saved_session(out, saved)
+
+
+@sessions_app.command("delete")
+def sessions_delete_command(
+    ctx: typer.Context,
+    name: SessionNameArgument,
+    user_id: UserIdOption = None,
+    yes: YesFlag = False,
+    dry_run: DryRunFlag = False,
+    as_json: JsonFlag = False,
+) -> int:
+    """Delete one saved session: its sessions/NAME.json only (as
+    FileMemory.delete_session), under praisonmem's per-user writer lock, with
+    any temp file an interrupted save_session of it left.
+
+    Example:
+
+        praisonmem memory sessions delete standup --user-id alice --yes
+    """
+    state = state_of(ctx)
+    plan = memory.plan_delete_saved_session(state.paths, state.setting("user_id", user_id), name,
+                                            timeout=state.lock_timeout)
+    return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run)

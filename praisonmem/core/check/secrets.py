@@ -1,6 +1,7 @@
 """``check --secrets``: the secret scan of :mod:`praisonmem.core.secrets` over each home's session stores (their own
 scan, :func:`praisonmem.core.sessions.scan_secrets`) and learn entries, the FileMemory items (short and long term,
-entities, episodic) of every user under the memory dir and the SQLite memory files beside it, and an Upsonic
+entities, episodic, summaries, saved sessions) of every user under the memory dir and the SQLite memory files
+beside it, mem0's ``history.db`` (``$MEM0_DIR`` or ``~/.mem0``), and an Upsonic
 database's user traits and sessions when one is given. Reading only: nothing is locked or written (FileMemory files
 are read as ``check`` reads them)."""
 
@@ -11,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from praisonmem.core import secrets, sessions
 from praisonmem.core.errors import PraisonMemError
-from praisonmem.core.layout import ENTITIES, JSON, LONG_TERM, SHORT_TERM
+from praisonmem.core.layout import ENTITIES, JSON, LONG_TERM, SAVED_SESSIONS, SHORT_TERM, SUMMARIES
 from praisonmem.core.paths import Paths
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ def scan_secrets(paths: Paths, homes: list[str] | None = None, *, level: str = "
 
 
 def scan_memory(base: Path, level: Level, report: ScanReport) -> None:
-    """FileMemory items of every user under ``base``."""
+    """FileMemory items of every user under ``base``, their summaries and saved sessions."""
     from praisonmem.core.memory import FileMemoryStore, file_users
 
     for user in file_users(base):
@@ -42,13 +43,20 @@ def scan_memory(base: Path, level: Level, report: ScanReport) -> None:
         places: list[tuple[str, Path]] = [(tier, mem.path(name)) for tier, name in FILE_MEMORY_TIERS]
         places.append(("entities", mem.path(ENTITIES)))
         places += [(f"episodic/{d}", mem.episodic_dir / f"{d}.json") for d in mem.episodic_dates()]
+        places.append(("summaries", mem.path(SUMMARIES)))
+        saved = mem.user_dir / SAVED_SESSIONS
+        if saved.is_dir():
+            places += [(f"{SAVED_SESSIONS}/{p.name[:-len(JSON)]}", p) for p in sorted(saved.glob(f"*{JSON}"))
+                       if p.is_file() and not p.is_symlink()]
         for tier, path in places:
+            one_document = tier.startswith(f"{SAVED_SESSIONS}/")  # a saved session: one object
             try:
-                value = mem.read(path, {} if tier == "entities" else [])
+                value = mem.read(path, {} if tier == "entities" or one_document else [])
             except PraisonMemError:
                 report.scan_raw(path, None, level, store="memory", record=f"{user}/{tier}")
                 continue
-            report.scanned["memory_items"] = report.scanned.get("memory_items", 0) + len(value)
+            counted = "memory_saved_sessions" if one_document else "memory_items"
+            report.scanned[counted] = report.scanned.get(counted, 0) + (1 if one_document else len(value))
             for h in secrets.hits(value, level, opaque=sessions.is_encrypted):
                 report.findings.append(secrets.finding(h, store="memory", file=str(path), session=None,
                                                        record=f"{user}/{tier}"))
@@ -75,6 +83,24 @@ def scan_sqlite_memory(project_dir: Path, level: Level, report: ScanReport) -> N
                                       opaque=sessions.is_encrypted):
                     report.findings.append(secrets.finding(h, store="memory", file=str(path), session=None,
                                                            record=f"{suffix or '-'}/{tier}/{row['id']}"))
+
+
+def scan_mem0_history(db: Path, level: Level, report: ScanReport) -> None:
+    """mem0's ``history.db`` (read-only): each event's old and new text (a DELETE keeps the deleted text) and the
+    messages it keeps."""
+    from praisonmem.core.memory import mem0_history_texts
+
+    if not db.is_file():
+        return
+    try:
+        rows = mem0_history_texts(db)
+    except PraisonMemError as exc:
+        report.unreadable.append(exc.message)
+        return
+    report.scanned["mem0_history_rows"] = report.scanned.get("mem0_history_rows", 0) + len(rows)
+    for record, values in rows:
+        for h in secrets.hits(values, level, opaque=sessions.is_encrypted):
+            report.findings.append(secrets.finding(h, store="mem0", file=str(db), session=None, record=record))
 
 
 def scan_learn(learn_dir: Path, level: Level, report: ScanReport) -> None:
@@ -146,6 +172,9 @@ def scan_everything(paths: Paths, *, level: Level | str = "standard", upsonic: A
         scan_learn_dbs(where, level, report, learn_dbs)
     scan_memory(paths.memory_dir, level, report)
     scan_sqlite_memory(paths.project_dir, level, report)
+    from praisonmem.core.memory import mem0_history_db
+
+    scan_mem0_history(mem0_history_db(), level, report)
     memory_dirs = [paths.memory_dir, paths.project_dir]
     if paths.memory_dir.is_dir():
         memory_dirs[1:1] = sorted(p for p in paths.memory_dir.iterdir() if p.is_dir())

@@ -139,12 +139,14 @@ class Checker:
             return False, None
         except PraisonMemError as exc:
             reason = getattr(exc, "reason", exc.message)
-            self.add("error", path, f"{reason}: {self._consequence(path, exc)}", "parse")
+            self.add("error", path, f"{reason}: {self._consequence(path, exc, memory_file)}", "parse")
             return False, None
 
     @staticmethod
-    def _consequence(path: Path, exc: PraisonMemError) -> str:
+    def _consequence(path: Path, exc: PraisonMemError, memory_file: bool = False) -> str:
         """What the library does with a file ``check`` could not read for the reason ``exc`` gives."""
+        if memory_file and path.parent.name == layout.SAVED_SESSIONS:  # a FileMemory user's sessions/, not a home's
+            return "FileMemory.resume_session reads it as an empty saved session"
         if path.parent.name == layout.SESSIONS and path.name.endswith(layout.JSON):
             return _session_consequence(exc)
         if path.name in layout.MEMORY_FILES or path.parent.name == layout.EPISODIC:

@@ -6,7 +6,9 @@ The commands, one function each: :mod:`.ops` (``store_memory``, ``search_memory`
 ``available_providers``). Under them, one module per kind of store: :mod:`.filememory` (with
 :mod:`.filememory_io`, its locked reads, :mod:`.filememory_config`, what each ``config.json``
 value does, and :mod:`.search`, its search: from the cached index or by reading every file),
-:mod:`.sqlitememory`, and :mod:`.automemory` (AutoMemory's pattern extraction).
+:mod:`.sqlitememory`, :mod:`.savedsessions` (``FileMemory.save_session``'s files: ``memory sessions``),
+:mod:`.mem0history` (mem0's ``history.db``: the ``mem0-history`` provider) and :mod:`.automemory` (AutoMemory's
+pattern extraction).
 :mod:`.layouts` finds what older releases left where 1.7.17 does not look, each with its fix (``migrate``).
 
 Names are loaded on first use (:mod:`praisonmem.core.lazy`); a submodule is not part of the API.
@@ -27,12 +29,15 @@ _EXPORTS = {
     "filememory": ("ENTITY_KEYS", "ITEM_KEYS", "MEMORY_FILES", "NESTING", "SUBDIRS", "FileMemoryStore",
                    "legacy_user_reason", "looks_like_user", "sanitise_user_id", "user_lock"),
     "filememory_io": ("read_last", "read_settled", "read_shared"),
+    "mem0history": ("Mem0HistoryProvider",),
+    "savedsessions": ("SavedSession", "list_saved_sessions", "plan_delete_saved_session", "show_saved_session"),
     "layouts": ("EpisodicMerge", "SqliteSplit", "raw_date_merges", "shared_splits"),
     "sqlitememory": ("SqliteMemoryStore",),
 }
 # A name that is also a submodule's would be shadowed by the submodule once it is imported.
 _ALIASES = {"available_providers": ("providers", "available"), "file_users": ("filememory", "users"),
-            "config_problem": ("filememory_config", "problem"), "sqlite_users": ("sqlitememory", "users")}
+            "config_problem": ("filememory_config", "problem"), "sqlite_users": ("sqlitememory", "users"),
+            "mem0_history_db": ("mem0history", "default_db"), "mem0_history_texts": ("mem0history", "texts")}
 __getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS, _ALIASES)
 
 
@@ -44,6 +49,11 @@ if TYPE_CHECKING:
     from praisonmem.core.memory.filememory import users as file_users
     from praisonmem.core.memory.filememory_config import problem as config_problem
     from praisonmem.core.memory.filememory_io import read_last, read_settled, read_shared
+    from praisonmem.core.memory.mem0history import Mem0HistoryProvider
+    from praisonmem.core.memory.mem0history import default_db as mem0_history_db
+    from praisonmem.core.memory.mem0history import texts as mem0_history_texts
+    from praisonmem.core.memory.savedsessions import (SavedSession, list_saved_sessions, plan_delete_saved_session,
+                                                      show_saved_session)
     from praisonmem.core.memory.layouts import EpisodicMerge, SqliteSplit, raw_date_merges, shared_splits
     from praisonmem.core.memory.sqlitememory import SqliteMemoryStore
     from praisonmem.core.memory.sqlitememory import users as sqlite_users

@@ -215,6 +215,10 @@ class FileMemoryStore:
     def entities(self) -> dict[str, Any]:
         return check_entities(self.path(ENTITIES), self.read(self.path(ENTITIES), {}))
 
+    def summaries(self) -> list[Any]:
+        """``summaries.json`` as stored (``add_summary``'s objects, oldest first); absent: ``[]``."""
+        return self.read(self.path(SUMMARIES), [])
+
     def episodes(self, day: str) -> list[dict[str, Any]]:
         """The items of one episodic file, by its (normalised or legacy raw) date."""
         return self.read_items(self.episodic_dir / f"{day}.json")
@@ -247,7 +251,7 @@ class FileMemoryStore:
         """Items per tier; a file that does not parse counts as ``None`` and is named."""
         out: dict[str, Any] = {"unreadable": []}
         readers = {"short_term": lambda: self.items("short_term"), "long_term": lambda: self.items("long_term"),
-                   "entities": self.entities, "summaries": lambda: self.read(self.path(SUMMARIES), [])}
+                   "entities": self.entities, "summaries": self.summaries}
         for key, reader in readers.items():
             try:
                 out[key] = len(reader())
@@ -443,6 +447,26 @@ class FileMemoryStore:
             if tier == "entity":
                 return None
             return self._delete_episodic_locked(memory_id, local_dates(DELETE_DAYS))
+
+    def locate_summary(self, summary_id: str) -> dict[str, Any] | None:
+        """Where ``delete_summary`` would find the id, reading only."""
+        if any(isinstance(s, dict) and s.get("id") == summary_id for s in self.summaries()):
+            return {"type": "summary", "id": summary_id}
+        return None
+
+    def delete_summary(self, summary_id: str) -> dict[str, Any] | None:
+        """Remove the first summary with this id from ``summaries.json`` (re-read under the lock; the others kept
+        byte for byte as the library's serialisation writes them); ``None`` when there is none."""
+        if not self.path(SUMMARIES).is_file():
+            return None
+        with self.writing():
+            found = self.summaries()
+            for index, summary in enumerate(found):
+                if isinstance(summary, dict) and summary.get("id") == summary_id:
+                    del found[index]
+                    self._write(self.path(SUMMARIES), found)
+                    return {"type": "summary", "id": summary_id, "item": summary}
+        return None
 
     def find_episode(self, memory_id: str, date: str | None = None) -> str:
         """The day holding episode ``memory_id``: ``date``, or without it today and the 29 days before (as

@@ -23,8 +23,9 @@ def check_importance(value: float | None) -> float | None:
 
 
 def item_text(item: dict[str, Any]) -> str:
-    """What an item says, whichever provider stored it (FileMemory ``content``, SQLite ``text``, entity ``name``)."""
-    for key in ("content", "text", "memory", "name"):
+    """What an item says, whichever provider stored it (FileMemory ``content``, SQLite ``text``, entity ``name``,
+    a summary's ``summary``)."""
+    for key in ("content", "text", "memory", "summary", "name"):
         if isinstance(item.get(key), str):
             return item[key]
     return ""
@@ -45,14 +46,15 @@ def search_memory(provider: Provider, query: str, *, types: list[str] | None = N
     """``memory search``: ``[{type, score, item}]`` as the provider ranks them, then ``filters`` on the item's
     metadata (an entity's attributes), at most ``limit`` (0 = all)."""
     kinds = provider.types(types)
+    if filters:
+        provider.check_filters(filters)
     hits = provider.search(query, kinds, limit if limit and not filters else 10**9)
     if filters:
-        hits = [h for h in hits if _matches(h["item"], filters)]
+        hits = [h for h in hits if _matches(provider.fields(h["item"]), filters)]
     return hits[:limit] if limit else hits
 
 
-def _matches(item: dict[str, Any], filters: dict[str, str]) -> bool:
-    meta = item.get("metadata") if isinstance(item.get("metadata"), dict) else item.get("attributes")
+def _matches(meta: Any, filters: dict[str, str]) -> bool:
     if not isinstance(meta, dict):
         return False
     for key, wanted in filters.items():
@@ -64,9 +66,14 @@ def _matches(item: dict[str, Any], filters: dict[str, str]) -> bool:
     return True
 
 
-def list_memory(provider: Provider, *, types: list[str] | None = None) -> list[dict[str, Any]]:
-    """``memory list``: every item of the chosen types, in file order."""
-    return provider.list(provider.types(types))
+def list_memory(provider: Provider, *, types: list[str] | None = None, filters: dict[str, str] | None = None
+                ) -> list[dict[str, Any]]:
+    """``memory list``: every item of the chosen types, in file order; ``filters`` as :func:`search_memory`'s."""
+    kinds = provider.types(types)
+    if filters:
+        provider.check_filters(filters)
+    rows = provider.list(kinds)
+    return [r for r in rows if _matches(provider.fields(r["item"]), filters)] if filters else rows
 
 
 def plan_delete_memory(provider: Provider, memory_id: str, *, type_: str | None = None) -> Plan:
@@ -74,16 +81,16 @@ def plan_delete_memory(provider: Provider, memory_id: str, *, type_: str | None 
     tier = parse_types([type_])[0] if type_ is not None else None
     where = provider.locate(memory_id, tier)
     if where is None:
-        raise NotFound(f"no memory '{memory_id}' for user '{provider.user_id}' ({provider.name} provider)")
+        raise NotFound(f"no memory '{memory_id}' {provider.scope()} ({provider.name} provider)")
 
     def run(dry_run: bool, progress: Any) -> Outcome:
         result = where if dry_run else provider.delete(memory_id, where["type"] if where["type"] != "memory" else None)
         if result is None:
             raise NotFound(f"memory '{memory_id}' disappeared before it could be deleted")
         return Outcome([Change(Action.deleted, f"{result['type']} memory {memory_id}", dry_run=dry_run,
-                               fields=result)])
+                               fields=result)], [] if dry_run else list(provider.notes))
 
-    return Plan(f"Delete {where['type']} memory '{memory_id}'?", run)
+    return Plan(f"Delete {provider.describe(where)}?", run)
 
 
 def plan_reset_memory(provider: Provider, tier: ResetTier | str = ResetTier.short) -> Plan:

@@ -35,7 +35,12 @@ if TYPE_CHECKING:
     from praisonmem.core.paths import Paths
 
 ENTRY_POINT_GROUP = "praisonmem.providers"
-BUILTIN = ("file", "sqlite")
+BUILTIN = ("file", "sqlite", "mem0-history")
+# Built-in providers in modules of their own, imported only when used: name -> (module, class). Each class has
+# ``open(paths, user_id, timeout, **options)``, given the options of open_provider the command passed.
+LAZY_BUILTINS = {
+    "mem0-history": ("praisonmem.core.memory.mem0history", "Mem0HistoryProvider"),
+}
 REQUIRED = ("store_short_term", "search_short_term", "store_long_term", "search_long_term", "get_all_memories")
 OPTIONAL = ("reset_short_term", "reset_long_term", "delete_memory")
 TIERS = ("short_term", "long_term")
@@ -51,7 +56,9 @@ class ResetTier(StrEnum):
 
 RESET_TIERS = {ResetTier.short: ("short_term",), ResetTier.long: ("long_term",), ResetTier.all: TIERS}
 TYPE_NAMES = {"short": "short_term", "short_term": "short_term", "long": "long_term", "long_term": "long_term",
-              "entity": "entity", "entities": "entity", "episodic": "episodic"}
+              "entity": "entity", "entities": "entity", "episodic": "episodic", "summary": "summary",
+              "summaries": "summary"}
+SUMMARY = "summary"  # FileMemory's summaries.json: named by --type only (FileMemory.search does not look there)
 
 
 class Unsupported(Refused):
@@ -85,13 +92,14 @@ class UsersReport:
 
 
 def parse_types(values: list[str] | None) -> list[str]:
-    """``--type short|long|entity|episodic`` (repeatable) → the library's type names."""
+    """``--type short|long|entity|episodic|summary`` (repeatable) → the library's type names (default: the
+    four ``FileMemory.search`` covers)."""
     if not values:
         return list(TYPES)
     out = []
     for value in values:
         if value not in TYPE_NAMES:
-            raise UsageError(f"--type must be short, long, entity or episodic, got '{value}'")
+            raise UsageError(f"--type must be short, long, entity, episodic or summary, got '{value}'")
         if TYPE_NAMES[value] not in out:
             out.append(TYPE_NAMES[value])
     return out
@@ -139,6 +147,21 @@ class Provider:
         self.require("delete", "delete")
         return self._delete(memory_id, tier)
 
+    def scope(self) -> str:
+        """Whose memory it is, for a message: ``for user 'alice'``."""
+        return f"for user '{self.user_id}'"
+
+    def describe(self, where: dict[str, Any]) -> str:
+        """What ``delete`` would remove, in the confirmation's words."""
+        return f"{where['type']} memory '{where['id']}'"
+
+    def fields(self, item: dict[str, Any]) -> Any:
+        """What ``--filter KEY=VALUE`` compares with: an item's metadata (an entity's attributes)."""
+        return item.get("metadata") if isinstance(item.get("metadata"), dict) else item.get("attributes")
+
+    def check_filters(self, filters: dict[str, str]) -> None:
+        """A ``--filter`` key the provider can never match is a usage error (none here: metadata is free-form)."""
+
     def reset_tiers(self, tier: ResetTier) -> tuple[str, ...]:
         """The tiers ``reset(tier)`` clears, each one supported (else :class:`Unsupported`)."""
         tiers = RESET_TIERS[tier]
@@ -178,7 +201,7 @@ class FileProvider(Provider):
     name = "file"
     supports = ["store_short_term", "store_long_term", "search", "list", "entities", "episodic", "delete",
                 "reset_short_term", "reset_long_term", "reset_all", "users"]
-    kinds = TYPES
+    kinds = (*TYPES, SUMMARY)
     counts = ("short_term", "long_term", "entities", "episodic", "summaries")
 
     def __init__(self, memory_dir: Path, user_id: str | None, timeout: float, cache: Cache | None = None) -> None:
@@ -191,9 +214,13 @@ class FileProvider(Provider):
         return self.store_.add_short_term(text, metadata, 0.5 if importance is None else importance)
 
     def _search(self, query, types, limit):
-        from praisonmem.core.memory.search import search
+        from praisonmem.core.memory.search import search, search_summaries
 
-        return search(self.store_, query, types, limit)
+        hits = search(self.store_, query, [t for t in types if t != SUMMARY], limit) if set(types) - {SUMMARY} \
+            else []
+        if SUMMARY in types:  # after the library's own hits, which keep its order
+            hits = sorted(hits + search_summaries(self.store_, query), key=lambda h: h["score"], reverse=True)
+        return hits[:limit]
 
     def _list(self, types):
         out: list[dict[str, Any]] = []
@@ -206,12 +233,18 @@ class FileProvider(Provider):
             for date in self.store_.episodic_dates():
                 out += [{"type": "episodic", "date": date, "item": normalised_item(i)}
                         for i in self.store_.episodes(date)]
+        if SUMMARY in types:
+            out += [{"type": SUMMARY, "item": s} for s in self.store_.summaries()]
         return out
 
     def _locate(self, memory_id, tier):
+        if tier == SUMMARY:
+            return self.store_.locate_summary(memory_id) if self.store_.exists() else None
         return self.store_.locate(memory_id, tier)
 
     def _delete(self, memory_id, tier):
+        if tier == SUMMARY:
+            return self.store_.delete_summary(memory_id)
         return self.store_.delete(memory_id, tier)
 
     def _reset(self, tier, dry_run):
@@ -400,6 +433,17 @@ class PluginProvider(Provider):
 BUILTINS: dict[str, type[Provider]] = {"file": FileProvider, "sqlite": SqliteProvider}
 
 
+def builtin(name: str) -> type[Provider] | None:
+    """The built-in provider class ``name`` (a lazy one imported now), or ``None``."""
+    if name in LAZY_BUILTINS:
+        import importlib
+
+        module, attr = LAZY_BUILTINS[name]
+        found: type[Provider] = getattr(importlib.import_module(module), attr)
+        return found
+    return BUILTINS.get(name)
+
+
 def plugin_supports(adapter: Any) -> list[str]:
     have = [m for m in REQUIRED + OPTIONAL if callable(getattr(adapter, m, None))]
     supports = [m for m in ("store_short_term", "store_long_term") if m in have]
@@ -426,7 +470,7 @@ def provider_names() -> list[str]:
 
 def available() -> list[ProviderInfo]:
     """Every provider with what it supports; a plug-in that fails to load says why."""
-    infos = [ProviderInfo(name, "builtin", list(cls.supports)) for name, cls in BUILTINS.items()]
+    infos = [ProviderInfo(name, "builtin", list(builtin(name).supports)) for name in BUILTIN]
     for ep in _entry_points():
         if ep.name in BUILTIN:
             continue
@@ -445,10 +489,13 @@ def available() -> list[ProviderInfo]:
 
 
 def open_provider(name: str, *, user_id: str | None, paths: Paths, timeout: float,
-                  cache: Cache | None = None) -> Provider:
+                  cache: Cache | None = None, **options: Any) -> Provider:
     """The provider ``name`` for ``user_id``. SQLite keeps the library's own user rule (a blank id means the
     unsuffixed files); the others FileMemory's (blank means ``default``; separators and ``..`` refused).
-    ``cache``: praisonmem's cache, which the file provider's search uses (and its writes clear)."""
+    ``cache``: praisonmem's cache, which the file provider's search uses (and its writes clear); ``options``: those
+    of a lazily imported built-in (``db`` for ``mem0-history``), ``None`` meaning not given."""
+    if name in LAZY_BUILTINS:
+        return builtin(name).open(paths, user_id, timeout, **{k: v for k, v in options.items() if v is not None})
     if name == "file":
         return FileProvider(paths.memory_dir, user_id, timeout, cache)
     if name == "sqlite":
@@ -470,7 +517,7 @@ def open_provider(name: str, *, user_id: str | None, paths: Paths, timeout: floa
 
 def provider_users(name: str, paths: Paths, timeout: float) -> UsersReport:
     """``memory users``: the users a provider holds, with item counts."""
-    cls = BUILTINS.get(name)
+    cls = builtin(name)
     if cls is None:
         raise Unsupported(f"provider '{name}' cannot list its users")
     return cls.users(paths, timeout)

@@ -363,6 +363,21 @@ def search_files(store: FileMemoryStore, query: str, types: list[str], limit: in
             for score, kind, raw in found[:limit]]
 
 
+def search_summaries(store: FileMemoryStore, query: str) -> list[dict[str, Any]]:
+    """``--type summary``, which ``FileMemory.search`` does not cover: each summary's text scored as an episodic
+    item's is (no importance), best first, ties in file order."""
+    query_lower = query.lower()
+    query_words = set(query_lower.split())
+    found = []
+    for raw in store.summaries():
+        if isinstance(raw, dict) and isinstance(raw.get("summary"), str):
+            score = score_match(raw["summary"], query_lower, query_words)
+            if score > 0:
+                found.append({"type": "summary", "score": score, "item": raw})
+    found.sort(key=lambda hit: hit["score"], reverse=True)
+    return found
+
+
 def score_match(text: str, query_lower: str, query_words: set[str]) -> float:
     """FileMemory.search's relevance: 1.0 for the whole query, else 0.8 × the share of query words."""
     text_lower = text.lower()

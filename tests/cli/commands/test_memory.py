@@ -166,7 +166,7 @@ def test_extract_of_nothing_memorable_says_so(cli, project):
     (["memory", "store", "x", "--importance", "2"], "--importance must be between 0 and 1, got 2"),
     (["memory", "store", "x", "--meta", "novalue"], "--meta must be KEY=VALUE, got 'novalue'"),
     (["memory", "search", "x", "--filter", "=v"], "--filter must be KEY=VALUE, got '=v'"),
-    (["memory", "search", "x", "--type", "bogus"], "--type must be short, long, entity or episodic"),
+    (["memory", "search", "x", "--type", "bogus"], "--type must be short, long, entity, episodic or summary, got 'bogus'"),
     (["memory", "reset", "--short", "--long"], "give one of --short, --long, --all"),
     (["episodic", "get", "--date", "2026-01-01", "--days-back", "3"], "give --date or --days-back, not both"),
 ])
