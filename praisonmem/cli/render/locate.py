@@ -10,7 +10,7 @@ from praisonmem.cli.output import Output, fmt_time
 from praisonmem.core import locate
 
 STORE_HEADERS = ("PATH", "KIND", "LIBRARY", "HOLDS", "SIZE", "MODIFIED", "FLAGS", "COMMAND")
-STORE_OPTIONAL = ("LIBRARY", "MODIFIED", "COMMAND")  # dropped first listed first while the rest does not fit
+STORE_OPTIONAL = ("LIBRARY", "MODIFIED")  # dropped, first listed first, while the rest does not fit (never a command)
 SERVER_HEADERS = ("URL", "KIND", "SOURCE", "REACHABLE", "COMMAND")
 UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
 
@@ -45,12 +45,14 @@ def reachable(server: locate.Server) -> str:
 
 def render_report(out: Output, report: locate.Report) -> None:
     if report.stores:
-        out.table(STORE_HEADERS, [store_row(s, out.tty) for s in report.stores], optional=STORE_OPTIONAL)
+        hidden = () if any(s.flags for s in report.stores) else ("FLAGS",)
+        out.table(STORE_HEADERS, [store_row(s, out.tty) for s in report.stores], optional=STORE_OPTIONAL,
+                  hidden=hidden)
     if report.servers:
         if report.stores:
             out.line("")
         out.table(SERVER_HEADERS, [[s.url, s.kind, s.source, reachable(s), s.command or ""] for s in report.servers],
-                  optional=("COMMAND", "SOURCE"))
+                  optional=("SOURCE",))
     flagged = sum(1 for s in report.stores if s.flags)
     parts = [f"{len(report.stores)} store(s)", f"{flagged} flagged", f"{len(report.servers)} server(s)"]
     if report.skipped:

@@ -90,7 +90,8 @@ def mem0(env: Mapping[str, str], user_home: Path) -> tuple[list[Root], list[Name
 
 def configured(settings: object, env: Mapping[str, str]) -> tuple[list[Named], list[Server]]:
     """The local stores and the servers that praisonmem's settings (``store``, ``upsonic.db``) and PraisonAI's
-    environment (``PRAISONAI_CONVERSATION_STORE``/``_URL``, ``POSTGRES_URL``, ``MYSQL_*``) name."""
+    environment (``PRAISONAI_CONVERSATION_STORE``/``_URL``, ``POSTGRES_URL``, ``MYSQL_*``, ``PRAISONAI_STATE_URL``)
+    name."""
     from praisonmem.core.io import pgurl
 
     files: list[Named] = []
@@ -116,6 +117,7 @@ def configured(settings: object, env: Mapping[str, str]) -> tuple[list[Named], l
 
 
 def _environment(env: Mapping[str, str], files: list[Named], servers: list[Server]) -> None:
+    _state(env, servers)
     store = (env.get("PRAISONAI_CONVERSATION_STORE") or "").strip().lower()
     url = env.get("PRAISONAI_CONVERSATION_URL")
     url_source = "env PRAISONAI_CONVERSATION_URL"
@@ -134,6 +136,16 @@ def _environment(env: Mapping[str, str], files: list[Named], servers: list[Serve
         return
     if url:
         servers.append(_server(url, "conversation", url_source))
+
+
+def _state(env: Mapping[str, str], servers: list[Server]) -> None:
+    """praisonai's state store: ``PRAISONAI_STATE_URL``, else ``REDIS_URL`` when ``PRAISONAI_STATE_STORE`` names
+    Redis or Valkey."""
+    store = (env.get("PRAISONAI_STATE_STORE") or "").strip().lower()
+    if env.get("PRAISONAI_STATE_URL"):
+        servers.append(_server(env["PRAISONAI_STATE_URL"], "state", "env PRAISONAI_STATE_URL"))
+    elif store in ("redis", "valkey") and env.get("REDIS_URL"):
+        servers.append(_server(env["REDIS_URL"], "state", "env REDIS_URL"))
 
 
 def _mysql_from_parts(env: Mapping[str, str]) -> str:
@@ -165,6 +177,8 @@ def _server(url: str, role: str, source: str) -> Server:
         reach = command("upsonic", "sessions", "--db", shown)
     elif role == "conversation" and kind in ("postgresql", "mysql"):
         reach = command("session", "list", "--store", shown)
+    elif role == "state" and kind in ("redis", "rediss"):
+        reach = command("state", "list", "--store", shown)
     else:
         reach = None
     return Server(shown, f"{role}-{kind}", library, source, reach, _url=url)
