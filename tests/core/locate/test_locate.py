@@ -233,3 +233,36 @@ def test_a_live_postgres_and_a_mysql_from_its_parts(cli, pg, monkeypatch):
     from urllib.parse import urlsplit
 
     assert urlsplit(pg.rw_url).password not in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("state", ["crashed", "live"])
+def test_a_wal_database_a_writer_has_open_or_left_is_counted_and_left_alone(cli, tmp_path, state):
+    from tests.realhomes import copy_gateway_home
+    from tests.sqlitestate import crashed_wal, live_wal
+
+    gateway = copy_gateway_home(tmp_path / "g", project=False)
+    db = gateway.db
+    insert = ("INSERT INTO sessions (session_id, data, agent_name, gateway_session_id, agent_id, updated_at) "
+              "VALUES ('new-one', '{}', NULL, NULL, NULL, 0)")
+    names = ["sessions.db", "sessions.db-wal", "sessions.db-shm"]
+
+    def run() -> tuple[dict, int, dict, dict]:
+        before = snapshot(gateway.home)
+        result = cli("locate", str(gateway.home / "sessions"), "--depth", "0", "--json")
+        assert result.exit_code == 0, result.stderr
+        size = sum((db.parent / n).stat().st_size for n in names)
+        store = [s for s in json.loads(result.stdout)["stores"] if s["kind"] == "gateway-transcripts"][0]
+        return store, size, before, snapshot(gateway.home)
+
+    if state == "crashed":
+        crashed_wal(db, insert)
+        store, size, before, after = run()
+    else:
+        with live_wal(db, insert):
+            store, size, before, after = run()
+        # a reader beside a live writer shares its -shm, whose read marks every reader updates (SQLite's own)
+        for snap in (before, after):
+            del snap["sessions/sessions.db-shm"]
+    assert store["holds"] == {"sessions": 9}  # the committed frames still in -wal are read
+    assert store["size"] == size  # the database and its sidecars together
+    assert after == before
