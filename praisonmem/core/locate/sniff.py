@@ -9,9 +9,10 @@ conversation store's file ``session`` and ``messages``, a FileMemory item ``id``
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 
-HEAD = 4096  # bytes read of a JSON file to classify it
+HEAD = 1024  # bytes read of a JSON file to classify it: its first keys come long before
 ENCRYPTED = b'"praisonai:enc:v1:'  # EncryptedSessionStore's value prefix
 
 
@@ -45,71 +46,48 @@ def read_head(path: str, size: int = HEAD) -> bytes | None:
         os.close(fd)
 
 
+# A JSON token that matters to the shape: a whole string, or a structural character (numbers and literals are
+# skipped); a string the head cuts does not match, so it ends the scan.
+TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\],]')
+
+
 def shape(head: bytes) -> Shape:
     """The :class:`Shape` of a document's first bytes (a cut string or a partial key at the end is ignored)."""
-    text = head.decode("utf-8", "replace")
-    at = 0
-    length = len(text)
-    while at < length and text[at] in " \t\r\n\ufeff":
-        at += 1
-    if at >= length or text[at] not in "{[":
+    text = head.decode("utf-8", "replace").lstrip(" \t\r\n\ufeff")
+    if not text or text[0] not in "{[":
         return Shape(head=head)
-    found = Shape(outer=text[at], head=head)
-    # depth of the container holding the keys we keep: 1 for an outer object, 2 for an outer array's objects
-    base = 1 if found.outer == "{" else 2
-    stack: list[str] = []
+    found = Shape(outer=text[0], head=head)
+    base = 1 if found.outer == "{" else 2  # the depth of the object whose keys are kept
+    stack: list[str] = []  # the open containers
     expect_key = False
     target: list[str] | None = None
-    seen_first_outer = False
-    inner_done = False
-    while at < length:
-        char = text[at]
-        if char == '"':
-            end = _string_end(text, at + 1)
-            if end < 0:
-                break
+    inner_done = first_done = False
+    for match in TOKEN.finditer(text):
+        token = match.group()
+        depth = len(stack)
+        if token[0] == '"':
             if expect_key:
-                key = _unescape(text[at + 1:end])
-                depth = len(stack)
-                if depth == base and not seen_first_outer:
-                    found.keys.append(key)
+                if depth == base and not first_done:
+                    found.keys.append(_unescape(token[1:-1]))
                 elif depth == base + 1 and target is not None:
-                    target.append(key)
+                    target.append(_unescape(token[1:-1]))
                 expect_key = False
-            at = end + 1
-            continue
-        if char in "{[":
-            stack.append(char)
-            depth = len(stack)
-            if char == "{" and depth == base + 1 and not inner_done and target is None:
+        elif token in "{[":
+            stack.append(token)
+            if token == "{" and depth + 1 == base + 1 and not inner_done and not first_done:
                 target = found.inner
-            expect_key = char == "{"
-        elif char in "}]":
-            depth = len(stack)
+            expect_key = token == "{"
+        elif token in "}]":
             if depth == base + 1 and target is not None:
                 target, inner_done = None, True
             if depth == base and found.outer == "[":
-                seen_first_outer = True  # only the first element's keys
-            if stack:
-                stack.pop()
+                first_done = True  # only the first element's keys
+                break
+            stack.pop()
             expect_key = False
-        elif char == ",":
-            expect_key = bool(stack) and stack[-1] == "{"
-        at += 1
+        else:  # a comma: a key follows only inside an object
+            expect_key = stack[-1] == "{"
     return found
-
-
-def _string_end(text: str, at: int) -> int:
-    """Where the string starting at ``at`` (after its quote) ends; -1 when the head cuts it."""
-    while at < len(text):
-        char = text[at]
-        if char == "\\":
-            at += 2
-            continue
-        if char == '"':
-            return at
-        at += 1
-    return -1
 
 
 def _unescape(raw: str) -> str:

@@ -29,6 +29,7 @@ FILEMEMORY_FILES = ("config.json", "short_term.json", "long_term.json", "entitie
 FILEMEMORY_CONFIG = "short_term_limit"
 ORPHAN_USER = re.compile(r"agent-[0-9a-f]{12}\Z")  # Agent(memory=True) without a user_id: a new one every run
 LEARN_STORES = ("persona", "insights", "threads", "patterns", "decisions", "feedback", "improvements")
+LEARN_FILES = tuple(f"{store}.json" for store in LEARN_STORES)
 UPSONIC_SESSION = ("session_id", "session_type")
 UPSONIC_USER = ("user_id", "user_memory")
 UPSONIC_COUNT_LIMIT = 4 << 20  # an Upsonic JSON table is parsed for its count only up to this size
@@ -134,12 +135,16 @@ def _classify(path: str, files: dict[str, os.DirEntry[str]], dirs: list[str], ct
     in_db = _databases(path, files, dirs, ctx, claimed)
     if claimed == {""}:  # the directory itself is a store (Chroma): summed, not entered
         return set(dirs)
-    rest = {name: entry for name, entry in files.items() if name not in in_db}
-    if _filememory_user(path, rest, dirs, ctx):
-        return set(dirs)
-    if _learn_user(path, rest, ctx) or _upsonic_json(path, rest, ctx):
+    rest = {name: entry for name, entry in files.items() if name not in in_db} if in_db else files
+    jsons = sorted(name for name in rest if name.endswith(".json"))  # one pass over the names: most dirs have none
+    if not jsons:
         return claimed
-    _sessions(path, rest, ctx)
+    heads = Heads(path)
+    if _filememory_user(path, rest, dirs, ctx, heads):
+        return set(dirs)
+    if _learn_user(path, rest, ctx, heads) or _upsonic_json(path, rest, jsons, ctx, heads):
+        return claimed
+    _sessions(path, rest, jsons, ctx, heads)
     return claimed
 
 
@@ -181,22 +186,32 @@ def _databases(path: str, files: dict[str, os.DirEntry[str]], dirs: list[str], c
     return used
 
 
-def _heads(path: str, names: Iterable[str]) -> Iterable[tuple[str, sniff.Shape]]:
-    for name in names:
-        head = sniff.read_head(os.path.join(path, name))
-        if head is not None:
-            yield name, sniff.shape(head)
+class Heads:
+    """The shapes of one directory's JSON files, each file read once (several kinds look at the same ones)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.shapes: dict[str, sniff.Shape | None] = {}
+
+    def __call__(self, names: Iterable[str]) -> Iterable[tuple[str, sniff.Shape]]:
+        for name in names:
+            if name not in self.shapes:
+                head = sniff.read_head(os.path.join(self.path, name))
+                self.shapes[name] = None if head is None else sniff.shape(head)
+            found = self.shapes[name]
+            if found is not None:
+                yield name, found
 
 
 def _has(keys: list[str], wanted: tuple[str, ...]) -> bool:
     return all(k in keys for k in wanted)
 
 
-def _sessions(path: str, files: dict[str, os.DirEntry[str]], ctx: Context) -> None:
+def _sessions(path: str, files: dict[str, os.DirEntry[str]], jsons: list[str], ctx: Context, heads: Heads) -> None:
     """A directory of praisonaiagents session files, or of praisonai's JSON conversation store."""
-    candidates = sorted(n for n in files if n.endswith(".json") and not n.startswith((".", "_")))
+    candidates = [n for n in jsons if not n.startswith((".", "_"))]
     sessions = conversations = encrypted = misses = 0
-    for _, shape in _heads(path, candidates):
+    for _, shape in heads(candidates):
         if shape.outer == "{" and _has(shape.keys, SESSION_KEYS):
             sessions += 1
             encrypted += sniff.ENCRYPTED in shape.head
@@ -233,13 +248,14 @@ def _conversation_index(path: str) -> bool:
     return shape.outer == "{" and (not shape.keys or "session_id" in shape.inner or not shape.inner)
 
 
-def _filememory_user(path: str, files: dict[str, os.DirEntry[str]], dirs: list[str], ctx: Context) -> bool:
+def _filememory_user(path: str, files: dict[str, os.DirEntry[str]], dirs: list[str], ctx: Context,
+                     heads: Heads) -> bool:
     """A FileMemory user directory (``<base>/<user>/``): grouped into its base's row after the walk."""
     present = [n for n in FILEMEMORY_FILES if n in files]
     if not present:
         return False
     recognised = False
-    for name, shape in _heads(path, present[:3]):
+    for name, shape in heads(present[:3]):
         if name == "config.json":
             recognised = shape.outer == "{" and FILEMEMORY_CONFIG in shape.keys
         else:
@@ -257,12 +273,12 @@ def _filememory_user(path: str, files: dict[str, os.DirEntry[str]], dirs: list[s
     return True
 
 
-def _learn_user(path: str, files: dict[str, os.DirEntry[str]], ctx: Context) -> bool:
+def _learn_user(path: str, files: dict[str, os.DirEntry[str]], ctx: Context, heads: Heads) -> bool:
     """A learn user's directory (``<home>/learn/<scope>/<user>/<store>.json``): grouped under ``learn/``."""
-    present = [f"{s}.json" for s in LEARN_STORES if f"{s}.json" in files]
+    present = [name for name in LEARN_FILES if name in files]
     if not present:
         return False
-    for _, shape in _heads(path, present[:2]):
+    for _, shape in heads(present[:2]):
         if shape.outer == "{" and (not shape.keys or _has(shape.inner, ("id", "content"))):
             break
     else:
@@ -276,11 +292,12 @@ def _learn_user(path: str, files: dict[str, os.DirEntry[str]], ctx: Context) -> 
     return True
 
 
-def _upsonic_json(path: str, files: dict[str, os.DirEntry[str]], ctx: Context) -> bool:
+def _upsonic_json(path: str, files: dict[str, os.DirEntry[str]], jsons: list[str], ctx: Context,
+                  heads: Heads) -> bool:
     """Upsonic's JSONStorage: one ``<table>.json`` array per table."""
     counts: dict[str, int | None] = {}
     sized = Sized()
-    for name, shape in _heads(path, sorted(n for n in files if n.endswith(".json"))[:GIVE_UP]):
+    for name, shape in heads(jsons[:GIVE_UP]):
         if shape.outer != "[":
             continue
         what = "sessions" if _has(shape.keys, UPSONIC_SESSION) else "users" if _has(shape.keys, UPSONIC_USER) \
