@@ -46,13 +46,29 @@ def read_head(path: str, size: int = HEAD) -> bytes | None:
         os.close(fd)
 
 
+# The key sets that decide what a document is (see the walk): once the keys read complete one, the rest of the
+# head is not scanned. ``("{", ...)``: the outer object's keys; ``("[", ...)``: the first element's.
+SIGNATURES: tuple[tuple[str, frozenset[str]], ...] = (
+    ("{", frozenset({"session_id", "messages"})), ("{", frozenset({"session", "messages"})),
+    ("{", frozenset({"short_term_limit"})), ("[", frozenset({"session_id", "session_type"})),
+    ("[", frozenset({"user_id", "user_memory"})), ("[", frozenset({"id", "content"})),
+    ("[", frozenset({"id", "summary"})), ("[", frozenset({"id", "name"})),
+)
+
+
+def _decided(found: Shape) -> bool:
+    keys = set(found.keys)
+    return any(outer == found.outer and wanted <= keys for outer, wanted in SIGNATURES)
+
+
 # A JSON token that matters to the shape: a whole string, or a structural character (numbers and literals are
 # skipped); a string the head cuts does not match, so it ends the scan.
 TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\],]')
 
 
 def shape(head: bytes) -> Shape:
-    """The :class:`Shape` of a document's first bytes (a cut string or a partial key at the end is ignored)."""
+    """The :class:`Shape` of a document's first bytes (a cut string or a partial key at the end is ignored); the scan
+    stops once the keys complete one of the :data:`SIGNATURES`."""
     text = head.decode("utf-8", "replace").lstrip(" \t\r\n\ufeff")
     if not text or text[0] not in "{[":
         return Shape(head=head)
@@ -69,6 +85,8 @@ def shape(head: bytes) -> Shape:
             if expect_key:
                 if depth == base and not first_done:
                     found.keys.append(_unescape(token[1:-1]))
+                    if _decided(found):
+                        break
                 elif depth == base + 1 and target is not None:
                     target.append(_unescape(token[1:-1]))
                 expect_key = False

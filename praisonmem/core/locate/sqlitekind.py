@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -226,7 +226,7 @@ RULES: tuple[Callable[[Tables, Path], list[Found]], ...] = (
     _transcripts, _index, _conversations, _memory, _learn, _storage, _upsonic, _mem0, _knowledge, _chroma)
 
 
-def sidecars(path: str, names: set[str]) -> list[str]:
+def sidecars(path: str, names: Collection[str]) -> list[str]:
     """The sidecar files of a database among a directory's file ``names``."""
     base = os.path.basename(path)
     return [base + s for s in SIDECARS if base + s in names]

@@ -70,11 +70,11 @@ def walk(root: str, depth: int, ctx: Context) -> None:
         listing = _list(path, ctx)
         if listing is None:
             continue
-        files, dirs = listing
-        ctx.report.files_visited += len(files)
-        if VENV_MARK in files and path != root:
+        ctx.report.files_visited += len(listing.files)
+        if VENV_MARK in listing.files and path != root:
             continue
-        claimed = _classify(path, files, dirs, ctx)
+        claimed = _classify(path, listing, ctx)
+        dirs = listing.dirs
         if level < depth:
             for name in sorted(dirs, reverse=True):
                 if name not in SKIP_DIRS and name not in claimed:
@@ -82,23 +82,48 @@ def walk(root: str, depth: int, ctx: Context) -> None:
     _group(ctx)
 
 
-def _list(path: str, ctx: Context) -> tuple[dict[str, os.DirEntry[str]], list[str]] | None:
+@dataclass
+class Listing:
+    """One directory: its regular files, its subdirectories (no link among either), and the names of the files
+    that may be databases or JSON documents (sorted), picked out while listing: one pass over the names."""
+
+    files: dict[str, os.DirEntry[str]]
+    dirs: list[str]
+    dbs: list[str]
+    jsons: list[str]
+
+
+DB_TAILS = frozenset("bBeE3")  # the last characters of SQLITE suffixes, a cheap first test
+
+
+def _list(path: str, ctx: Context) -> Listing | None:
     files: dict[str, os.DirEntry[str]] = {}
     dirs: list[str] = []
+    dbs: list[str] = []
+    jsons: list[str] = []
     try:
         with os.scandir(path) as entries:
             for entry in entries:
                 try:
                     if entry.is_dir(follow_symlinks=False):
                         dirs.append(entry.name)
-                    elif entry.is_file(follow_symlinks=False):
-                        files[entry.name] = entry
+                        continue
+                    if not entry.is_file(follow_symlinks=False):
+                        continue
                 except OSError:
                     continue
+                name = entry.name
+                files[name] = entry
+                if name.endswith(".json"):
+                    jsons.append(name)
+                elif name[-1] in DB_TAILS and name.lower().endswith(sqlitekind.SUFFIXES):
+                    dbs.append(name)
     except OSError as exc:
         ctx.report.skipped.append(Skipped(path, _reason(exc)))
         return None
-    return files, dirs
+    dbs.sort()
+    jsons.sort()
+    return Listing(files, dirs, dbs, jsons)
 
 
 def _reason(exc: OSError) -> str:
@@ -121,24 +146,24 @@ def tree_size(path: str, into: Sized, ctx: Context, limit: int = 32) -> None:
         listing = _list(here, ctx)
         if listing is None:
             continue
-        files, dirs = listing
-        ctx.report.files_visited += len(files)
-        for entry in files.values():
+        ctx.report.files_visited += len(listing.files)
+        for entry in listing.files.values():
             _stat(entry, into)
         if level < limit:
-            stack.extend((os.path.join(here, d), level + 1) for d in dirs)
+            stack.extend((os.path.join(here, d), level + 1) for d in listing.dirs)
 
 
-def _classify(path: str, files: dict[str, os.DirEntry[str]], dirs: list[str], ctx: Context) -> set[str]:
+def _classify(path: str, listing: Listing, ctx: Context) -> set[str]:
     """Report the stores directly in ``path``; the subdirectories that belong to one (not to be walked again)."""
     claimed: set[str] = set()
-    in_db = _databases(path, files, dirs, ctx, claimed)
+    files, dirs = listing.files, listing.dirs
+    in_db = _databases(path, files, listing.dbs, ctx, claimed) if listing.dbs else set()
     if claimed == {""}:  # the directory itself is a store (Chroma): summed, not entered
         return set(dirs)
-    rest = {name: entry for name, entry in files.items() if name not in in_db} if in_db else files
-    jsons = sorted(name for name in rest if name.endswith(".json"))  # one pass over the names: most dirs have none
-    if not jsons:
+    if not listing.jsons:  # most directories
         return claimed
+    rest = {name: entry for name, entry in files.items() if name not in in_db} if in_db else files
+    jsons = [name for name in listing.jsons if name not in in_db]
     heads = Heads(path)
     if _filememory_user(path, rest, dirs, ctx, heads):
         return set(dirs)
@@ -148,16 +173,13 @@ def _classify(path: str, files: dict[str, os.DirEntry[str]], dirs: list[str], ct
     return claimed
 
 
-def _databases(path: str, files: dict[str, os.DirEntry[str]], dirs: list[str], ctx: Context,
+def _databases(path: str, files: dict[str, os.DirEntry[str]], candidates: list[str], ctx: Context,
                claimed: set[str]) -> set[str]:
     """Classify the SQLite files; the names of the files that belong to a database (it and its sidecars)."""
     from praisonmem.core.errors import PraisonMemError
 
-    names = set(files)
     used: set[str] = set()
-    for name in sorted(files):
-        if not name.lower().endswith(sqlitekind.SUFFIXES):
-            continue
+    for name in candidates:
         full = os.path.join(path, name)
         if not sqlitekind.is_sqlite(full):
             continue
@@ -169,7 +191,7 @@ def _databases(path: str, files: dict[str, os.DirEntry[str]], dirs: list[str], c
         if not found:
             continue
         sized = Sized()
-        members = [name, *sqlitekind.sidecars(name, names)]
+        members = [name, *sqlitekind.sidecars(name, files)]
         used.update(members)
         for member in members:
             _stat(files[member], sized)
@@ -375,9 +397,8 @@ def one_file(path: str, ctx: Context) -> bool:
     listing = _list(parent, ctx)
     if listing is None:
         return False
-    files, dirs = listing
-    keep = {n: e for n, e in files.items() if n == name or n in sqlitekind.sidecars(name, set(files))}
+    keep = {n: e for n, e in listing.files.items() if n == name or n in sqlitekind.sidecars(name, listing.files)}
     before = len(ctx.report.stores)
     claimed: set[str] = set()
-    _databases(parent, keep, dirs, ctx, claimed)
+    _databases(parent, keep, [name], ctx, claimed)
     return len(ctx.report.stores) > before
