@@ -8,7 +8,9 @@ SQLite database and another app's database. Depth 4 at most, no link, no .git: t
 find does. In interleaved rounds:
 
 * praisonmem: ``locate TREE --json`` (HOME is empty: the tree's stores only);
-* find: ``sh -c 'find TREE -type f | wc -l'``.
+* find: ``sh -c 'find TREE -type f | wc -l'``;
+* python walk: a bare ``os.scandir`` walk counting the regular files, in ``python -S`` (what any Python walk
+  costs: start-up and the per-entry loop; reported beside the row, in the JSON).
 
 Goal (README.md, Finding every store): <= 2.0x find. Checked: locate visits exactly the files find counts (the
 core's own count, once, untimed), reports the same stores every run (same bytes), and finds the sessions
@@ -73,6 +75,20 @@ def make_tree(data_dir: Path, files: int) -> Path:
     return tree
 
 
+BARE_WALK = r"""
+import os, sys
+stack, count = [sys.argv[1]], 0
+while stack:
+    with os.scandir(stack.pop()) as entries:
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(entry.path)
+            elif entry.is_file(follow_symlinks=False):
+                count += 1
+print(count)
+"""
+
+
 def visited(tree: Path, env: dict[str, str]) -> int:
     """The files the core's walk visits (untimed, in a process with the benchmark's environment)."""
     code = ("import json, sys\nfrom praisonmem.core.locate import locate\nfrom praisonmem.core.config import Settings\n"
@@ -102,8 +118,13 @@ def body(ctx: Context) -> list[Row]:
         assert int(result.stdout) == counted
         return {"find": result.sample}
 
+    def python_walk() -> dict[str, Sample]:
+        result = _bench.run([_bench.PYTHON, "-S", "-c", BARE_WALK, str(tree)], env=ctx.env)
+        assert int(result.stdout) == counted
+        return {"python walk": result.sample}
+
     load_before = _bench.load_line()
-    samples = _bench.interleave([praisonmem, find], ctx.rounds)
+    samples = _bench.interleave([praisonmem, find, python_walk], ctx.rounds)
     details = _bench.details(samples, load_before, files=files, output_sha256=ctx.digest(expected))
     return [_bench.ratio_row(f"locate, {files:,}-file tree (vs find | wc -l)", samples, "praisonmem", "find", 2.0,
                              checked=f"{counted:,} files visited, as find counts; the same 3 stores every run",
