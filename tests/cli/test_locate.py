@@ -132,3 +132,23 @@ def test_an_unreadable_directory_is_one_warning_line_and_exit_1(cli, tree, monke
     assert result.exit_code == 1
     assert result.stderr == f"praisonmem: warning: cannot read {blocked}: permission denied\n"
     assert result.stdout.splitlines()[-1] == "1 store(s), 0 flagged, 0 server(s), 1 path(s) not read"
+
+
+def test_a_crafted_name_reaches_no_terminal_and_a_view_is_not_counted(cli, tmp_path):
+    import sqlite3
+
+    root = tmp_path / "t"
+    odd = root / "evil\x1b[2Jname"
+    odd.mkdir(parents=True)
+    shutil.copy(UPSONIC_DB, odd / "u.db")
+    conn = sqlite3.connect(root / "views.db")  # a view by the store's name would run its own query on every read
+    conn.execute("CREATE TABLE t (session_id TEXT, session_type TEXT)")
+    conn.execute("CREATE VIEW upsonic_sessions AS WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) "
+                 "SELECT n AS session_id, n AS session_type FROM r")
+    conn.commit()
+    conn.close()
+    piped = cli("locate", str(root))
+    assert piped.exit_code == 0
+    assert "\x1b" not in piped.stdout and "\\x1b[2Jname" in piped.stdout
+    document = json.loads(cli("locate", str(root), "--json").stdout)
+    assert [(s["path"], s["kind"]) for s in document["stores"]] == [(f"{odd}/u.db", "upsonic-sqlite")]
