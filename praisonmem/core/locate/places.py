@@ -74,6 +74,24 @@ def homes(data: Path, source: str, env: Mapping[str, str], user_home: Path) -> t
     return roots, absent
 
 
+def state_and_memory(paths: object, absent: list[Named]) -> list[Root]:
+    """The state dir when it is not the home's own (a fresh XDG install keeps the spill dir there), and a FileMemory
+    dir chosen by ``--memory-dir``, ``PRAISONMEM_MEMORY_DIR`` or the config (``absent`` when it is not there)."""
+    roots = []
+    data = Path(os.path.abspath(paths.data.path))  # type: ignore[attr-defined]
+    state = Path(os.path.abspath(paths.state.path))  # type: ignore[attr-defined]
+    if state != data and state.is_dir():
+        roots.append(Root(state, (), "state dir"))
+    memory = paths.memory  # type: ignore[attr-defined]
+    if not memory.source.startswith("default"):
+        where = Path(os.path.abspath(memory.path))
+        if where.is_dir():
+            roots.append(Root(where.parent, (), memory.source))  # the walk finds the users under the base
+        else:
+            absent.append(Named(where, "filememory", "praisonaiagents", memory.source))
+    return roots
+
+
 def mem0(env: Mapping[str, str], user_home: Path) -> tuple[list[Root], list[Named]]:
     """mem0's directory (``$MEM0_DIR``, else ``~/.mem0``) and, when ``MEM0_DIR`` moved it, the default one."""
     default = user_home / MEM0_DEFAULT
@@ -128,6 +146,11 @@ def _environment(env: Mapping[str, str], files: list[Named], servers: list[Serve
             url, url_source = env["MYSQL_URL"], "env MYSQL_URL"
         if not url:
             url, url_source = _mysql_from_parts(env), "env MYSQL_HOST/MYSQL_PORT/MYSQL_USER/MYSQL_DATABASE"
+    if store == "json":  # JSONConversationStore: a directory, ./praisonai_conversations by default
+        path = Path(os.path.abspath(Path(url or "praisonai_conversations").expanduser()))
+        files.append(Named(path, "conversation-json", "praisonai",
+                           url_source if url else "env PRAISONAI_CONVERSATION_STORE"))
+        return
     if store in SQLITE_FAMILY:
         value = url or CONVERSATION_DEFAULT
         path = Path(value[len("sqlite:///") - 1:]) if value.lower().startswith("sqlite:///") else Path(value)

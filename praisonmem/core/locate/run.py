@@ -41,6 +41,7 @@ def locate(paths: Any, settings: Any, dirs: Sequence[str] = (), *, depth: int = 
     roots = check_dirs(dirs or ["."])
     report = Report()
     home_roots, absent = places.homes(paths.data.path, paths.data.source, env, user_home)
+    home_roots += places.state_and_memory(paths, absent)
     mem0_roots, mem0_absent = places.mem0(env, user_home)
     named, report.servers = places.configured(settings, env)
     for root in [*home_roots, *mem0_roots]:

@@ -266,3 +266,28 @@ def test_a_wal_database_a_writer_has_open_or_left_is_counted_and_left_alone(cli,
     assert store["holds"] == {"sessions": 9}  # the committed frames still in -wal are read
     assert store["size"] == size  # the database and its sidecars together
     assert after == before
+
+
+def test_a_chosen_memory_dir_the_xdg_state_dir_and_a_json_conversation_store(cli, tmp_path, monkeypatch):
+    fixtures = Path(__file__).resolve().parents[2] / "fixtures" / "praisonai-1.7.17"
+    memory = tmp_path / "elsewhere" / ".praisonai" / "memory"
+    shutil.copytree(fixtures / "project" / ".praisonai" / "memory", memory)
+    state = tmp_path / "xdg-state"
+    shutil.copytree(fixtures / "home" / "state", state / "praisonai" / "state")
+    monkeypatch.setenv("XDG_STATE_HOME", str(state))  # no home exists: the state dir is XDG's
+    monkeypatch.setenv("PRAISONMEM_MEMORY_DIR", str(memory))
+    monkeypatch.setenv("PRAISONAI_CONVERSATION_STORE", "json")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = cli("locate", str(empty), "--json")
+    assert result.exit_code == 0, result.stderr
+    got = [(s["path"], s["kind"], s["flags"], s["holds"]) for s in json.loads(result.stdout)["stores"]]
+    assert got == [
+        (str(Path.cwd() / "praisonai_conversations"), "conversation-json", ["absent"], {}),
+        (str(memory), "filememory", [], {"users": 2, "users_with_saved_sessions": 1}),
+        (str(state / "praisonai" / "state" / "session_spill"), "session-dir", [], {"sessions": 1}),
+    ]
+    monkeypatch.setenv("PRAISONMEM_MEMORY_DIR", str(tmp_path / "nothing-here"))
+    stores = json.loads(cli("locate", str(empty), "--json").stdout)["stores"]
+    assert (str(tmp_path / "nothing-here"), "filememory", ["absent"]) in [(s["path"], s["kind"], s["flags"])
+                                                                        for s in stores]
