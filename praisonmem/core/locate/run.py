@@ -44,6 +44,7 @@ def locate(paths: Any, settings: Any, dirs: Sequence[str] = (), *, depth: int = 
     home_roots += places.state_and_memory(paths, absent)
     mem0_roots, mem0_absent = places.mem0(env, user_home)
     named, report.servers = places.configured(settings, env)
+    walked = frozenset(str(root.path) for root in [*home_roots, *mem0_roots])
     for root in [*home_roots, *mem0_roots]:
         walk(str(root.path), depth, Context(report, flags=root.flags, timeout=timeout))
     for item in named:
@@ -55,7 +56,8 @@ def locate(paths: Any, settings: Any, dirs: Sequence[str] = (), *, depth: int = 
     for item in [*absent, *mem0_absent]:
         report.stores.append(Store(str(item.path), item.kind, item.library, flags=[ABSENT]))
     for root_dir in roots:
-        walk(root_dir, depth, Context(report, timeout=timeout))
+        if root_dir not in walked:
+            walk(root_dir, depth, Context(report, timeout=timeout, walked=walked))
     report.stores = _merged(report.stores)
     if connect:
         for server in report.servers:

@@ -42,6 +42,7 @@ class Context:
     report: Report
     flags: tuple[str, ...] = ()
     timeout: float = 5.0
+    walked: frozenset[str] = frozenset()  # roots walked already (a home inside a DIR): not entered again
     memory_users: dict[str, list[tuple[str, int, float | None, bool]]] = field(default_factory=dict)
     learn_users: dict[str, list[tuple[int, int, float | None]]] = field(default_factory=dict)
 
@@ -70,15 +71,17 @@ def walk(root: str, depth: int, ctx: Context) -> None:
         listing = _list(path, ctx)
         if listing is None:
             continue
-        ctx.report.files_visited += len(listing.files)
         if VENV_MARK in listing.files and path != root:
             continue
+        ctx.report.files_visited += len(listing.files)
         claimed = _classify(path, listing, ctx)
         dirs = listing.dirs
         if level < depth:
             for name in sorted(dirs, reverse=True):
                 if name not in SKIP_DIRS and name not in claimed:
-                    stack.append((os.path.join(path, name), level + 1))
+                    child = os.path.join(path, name)
+                    if child not in ctx.walked:
+                        stack.append((child, level + 1))
     _group(ctx)
 
 

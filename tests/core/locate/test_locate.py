@@ -291,3 +291,33 @@ def test_a_chosen_memory_dir_the_xdg_state_dir_and_a_json_conversation_store(cli
     stores = json.loads(cli("locate", str(empty), "--json").stdout)["stores"]
     assert (str(tmp_path / "nothing-here"), "filememory", ["absent"]) in [(s["path"], s["kind"], s["flags"])
                                                                         for s in stores]
+
+
+def test_a_dir_holding_the_homes_walks_each_once_and_keeps_their_flags(cli, on_machine):
+    root, facts = on_machine
+    from_home = json.loads(cli("locate", "--json").stdout)["stores"]
+    whole = json.loads(cli("locate", str(root), "--json").stdout)["stores"]
+    assert [s for s in whole if s["path"].startswith(str(root / "home"))] == \
+        [s for s in from_home if s["path"].startswith(str(root / "home"))]
+    assert rows(json.dumps({"stores": whole}), root) == sorted(expected(facts) + [
+        ("outside/upsonic.db", "upsonic-sqlite", "upsonic", {"sessions": 1, "users": 1}, []),
+        ("outside/upsonic_json_db", "upsonic-json", "upsonic", {"sessions": 1, "users": 1}, []),
+        ("work/decoys/unreadable/upsonic.db", "upsonic-sqlite", "upsonic", {"sessions": 1, "users": 1}, [])],
+        key=lambda row: (row[0], row[1]))
+
+
+def test_each_file_is_visited_once(on_machine):
+    import stat
+
+    from praisonmem.core.config import Settings
+    from praisonmem.core.locate import locate
+    from praisonmem.core.paths import resolve
+
+    root, _ = on_machine
+    expected_files = 0
+    for here, dirs, files in os.walk(root):  # links are not followed, as by locate
+        dirs[:] = [d for d in dirs if d not in (".git", "node_modules", "__pycache__")
+                   and not (Path(here) / d / "pyvenv.cfg").exists()]
+        expected_files += sum(1 for f in files if stat.S_ISREG(os.lstat(Path(here) / f).st_mode))
+    report = locate(resolve(), Settings(), [str(root)])
+    assert report.files_visited == expected_files  # the homes inside the DIR are not walked a second time
