@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from praisonmem.core.locate.model import ABSENT, ORPHAN, UNREACHABLE, Server, command
+from praisonmem.core.locate.model import ORPHAN, UNREACHABLE, Server, command
 
 CONFIGURED_HOME = ("--home", "PRAISONAI_HOME", "config home")
 MEM0_ENV, MEM0_DEFAULT, MEM0_HISTORY = "MEM0_DIR", ".mem0", "history.db"

@@ -23,7 +23,6 @@ from tests.oracles import oracle_env, require_oracle
 from tests.realhomes import copy_conversations_db, copy_gateway_home
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
-ORPHAN = "agent-c0ffee123456"  # replaced by the id the library draws (see build)
 
 LIBRARIES = r'''
 import json, os, sys, asyncio
