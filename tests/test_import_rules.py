@@ -36,6 +36,7 @@ COMMAND_PACKAGES = {  # command group -> the one core package its module talks t
     "backup": "backup",
     "config": "config",
     "usage": "usage",
+    "locate": "locate",
     "completion": "completion",
 }
 SHARED_CORE = {"errors", "result", "paths", "config"}  # what every command module may import besides its package

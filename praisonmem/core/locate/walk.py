@@ -1,0 +1,407 @@
+"""The walk: every directory under a root (``os.scandir``, no link followed, bounded depth), each one's SQLite files
+classified by their tables (:mod:`.sqlitekind`) and its JSON files by their first bytes (:mod:`.sniff`).
+
+Never entered: a symbolic link (to a directory or a file: a link may lead out of the tree, or round in a loop),
+``.git``, ``node_modules``, ``__pycache__``, a virtualenv (a directory holding ``pyvenv.cfg``); only regular files
+are opened (a FIFO or a device never is), with ``O_NOFOLLOW|O_NONBLOCK``. A directory that cannot be read is
+:class:`~.model.Skipped`. A store that is a whole directory (Chroma, a FileMemory user) is summed, not entered.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from praisonmem.core.locate import sniff, sqlitekind
+from praisonmem.core.locate.model import ORPHAN, Report, Skipped, Store, command, session_dir_command
+
+SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__"})
+VENV_MARK = "pyvenv.cfg"
+GIVE_UP = 16  # JSON files read in one directory without a store's document before it is taken for another app's
+SESSION_KEYS = ("session_id", "messages")
+CONVERSATION_KEYS = ("session", "messages")
+CONVERSATION_INDEX = "_sessions_index.json"
+FILEMEMORY_FILES = ("config.json", "short_term.json", "long_term.json", "entities.json", "summaries.json")
+FILEMEMORY_CONFIG = "short_term_limit"
+ORPHAN_USER = re.compile(r"agent-[0-9a-f]{12}\Z")  # Agent(memory=True) without a user_id: a new one every run
+LEARN_STORES = ("persona", "insights", "threads", "patterns", "decisions", "feedback", "improvements")
+LEARN_FILES = tuple(f"{store}.json" for store in LEARN_STORES)
+UPSONIC_SESSION = ("session_id", "session_type")
+UPSONIC_USER = ("user_id", "user_memory")
+UPSONIC_COUNT_LIMIT = 4 << 20  # an Upsonic JSON table is parsed for its count only up to this size
+
+
+@dataclass
+class Context:
+    """What a walk knows beyond the tree: the flags every store it finds gets, and where results go."""
+
+    report: Report
+    flags: tuple[str, ...] = ()
+    timeout: float = 5.0
+    walked: frozenset[str] = frozenset()  # roots walked already (a home inside a DIR): not entered again
+    memory_users: dict[str, list[tuple[str, int, float | None, bool]]] = field(default_factory=dict)
+    learn_users: dict[str, list[tuple[int, int, float | None]]] = field(default_factory=dict)
+
+    def add(self, store: Store) -> None:
+        store.flag(*self.flags)
+        self.report.stores.append(store)
+
+
+@dataclass
+class Sized:
+    size: int = 0
+    modified: float | None = None
+    files: int = 0
+
+    def add(self, size: int, mtime: float) -> None:
+        self.size += size
+        self.files += 1
+        self.modified = mtime if self.modified is None or mtime > self.modified else self.modified
+
+
+def walk(root: str, depth: int, ctx: Context) -> None:
+    """Classify every directory under ``root`` down to ``depth`` levels below it."""
+    stack = [(root, 0)]
+    while stack:
+        path, level = stack.pop()
+        listing = _list(path, ctx)
+        if listing is None:
+            continue
+        if VENV_MARK in listing.files and path != root:
+            continue
+        ctx.report.files_visited += len(listing.files)
+        claimed = _classify(path, listing, ctx)
+        dirs = listing.dirs
+        if level < depth:
+            for name in sorted(dirs, reverse=True):
+                if name not in SKIP_DIRS and name not in claimed:
+                    child = os.path.join(path, name)
+                    if child not in ctx.walked:
+                        stack.append((child, level + 1))
+    _group(ctx)
+
+
+@dataclass
+class Listing:
+    """One directory: its regular files, its subdirectories (no link among either), and the names of the files
+    that may be databases or JSON documents (sorted), picked out while listing: one pass over the names."""
+
+    files: dict[str, os.DirEntry[str]]
+    dirs: list[str]
+    dbs: list[str]
+    jsons: list[str]
+
+
+DB_TAILS = frozenset("bBeE3")  # the last characters of SQLITE suffixes, a cheap first test
+
+
+def _list(path: str, ctx: Context) -> Listing | None:
+    files: dict[str, os.DirEntry[str]] = {}
+    dirs: list[str] = []
+    dbs: list[str] = []
+    jsons: list[str] = []
+    try:
+        with os.scandir(path) as entries:
+            for entry in entries:
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        dirs.append(entry.name)
+                        continue
+                    if not entry.is_file(follow_symlinks=False):
+                        continue
+                except OSError:
+                    continue
+                name = entry.name
+                files[name] = entry
+                if name.endswith(".json"):
+                    jsons.append(name)
+                elif name[-1] in DB_TAILS and name.lower().endswith(sqlitekind.SUFFIXES):
+                    dbs.append(name)
+    except OSError as exc:
+        ctx.report.skipped.append(Skipped(path, _reason(exc)))
+        return None
+    dbs.sort()
+    jsons.sort()
+    return Listing(files, dirs, dbs, jsons)
+
+
+def _reason(exc: OSError) -> str:
+    return (exc.strerror or type(exc).__name__).lower()
+
+
+def _stat(entry: os.DirEntry[str], into: Sized) -> None:
+    try:
+        st = entry.stat(follow_symlinks=False)
+    except OSError:
+        return
+    into.add(st.st_size, st.st_mtime)
+
+
+def tree_size(path: str, into: Sized, ctx: Context, limit: int = 32) -> None:
+    """Every regular file under ``path`` (no link followed) added to ``into``."""
+    stack = [(path, 0)]
+    while stack:
+        here, level = stack.pop()
+        listing = _list(here, ctx)
+        if listing is None:
+            continue
+        ctx.report.files_visited += len(listing.files)
+        for entry in listing.files.values():
+            _stat(entry, into)
+        if level < limit:
+            stack.extend((os.path.join(here, d), level + 1) for d in listing.dirs)
+
+
+def _classify(path: str, listing: Listing, ctx: Context) -> set[str]:
+    """Report the stores directly in ``path``; the subdirectories that belong to one (not to be walked again)."""
+    claimed: set[str] = set()
+    files, dirs = listing.files, listing.dirs
+    in_db = _databases(path, files, listing.dbs, ctx, claimed) if listing.dbs else set()
+    if claimed == {""}:  # the directory itself is a store (Chroma): summed, not entered
+        return set(dirs)
+    if not listing.jsons:  # most directories
+        return claimed
+    rest = {name: entry for name, entry in files.items() if name not in in_db} if in_db else files
+    jsons = [name for name in listing.jsons if name not in in_db]
+    heads = Heads(path)
+    if _filememory_user(path, rest, dirs, ctx, heads):
+        return set(dirs)
+    if _learn_user(path, rest, ctx, heads) or _upsonic_json(path, rest, jsons, ctx, heads):
+        return claimed
+    _sessions(path, rest, jsons, ctx, heads)
+    return claimed
+
+
+def _databases(path: str, files: dict[str, os.DirEntry[str]], candidates: list[str], ctx: Context,
+               claimed: set[str]) -> set[str]:
+    """Classify the SQLite files; the names of the files that belong to a database (it and its sidecars)."""
+    from praisonmem.core.errors import PraisonMemError
+
+    used: set[str] = set()
+    for name in candidates:
+        full = os.path.join(path, name)
+        if not sqlitekind.is_sqlite(full):
+            continue
+        try:
+            found = sqlitekind.classify(Path(full), timeout=ctx.timeout)
+        except PraisonMemError as exc:
+            ctx.report.skipped.append(Skipped(full, exc.message.removeprefix(f"{full}: ")))
+            continue
+        if not found:
+            continue
+        sized = Sized()
+        members = [name, *sqlitekind.sidecars(name, files)]
+        used.update(members)
+        for member in members:
+            _stat(files[member], sized)
+        whole = [f for f in found if f.whole_dir]
+        if whole:
+            claimed.add("")
+            whole_size = Sized()
+            tree_size(path, whole_size, ctx)
+            ctx.report.files_visited -= len(files)  # the top directory's files were counted by the walk
+            sized = whole_size
+        for f in found:
+            ctx.add(Store(path if f.whole_dir else full, f.kind, f.library, sized.size, sized.modified, f.holds,
+                          f.command))
+    return used
+
+
+class Heads:
+    """The shapes of one directory's JSON files, each file read once (several kinds look at the same ones)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.shapes: dict[str, sniff.Shape | None] = {}
+
+    def __call__(self, names: Iterable[str]) -> Iterable[tuple[str, sniff.Shape]]:
+        for name in names:
+            if name not in self.shapes:
+                head = sniff.read_head(os.path.join(self.path, name))
+                self.shapes[name] = None if head is None else sniff.shape(head)
+            found = self.shapes[name]
+            if found is not None:
+                yield name, found
+
+
+def _has(keys: list[str], wanted: tuple[str, ...]) -> bool:
+    return all(k in keys for k in wanted)
+
+
+def _sessions(path: str, files: dict[str, os.DirEntry[str]], jsons: list[str], ctx: Context, heads: Heads) -> None:
+    """A directory of praisonaiagents session files, or of praisonai's JSON conversation store."""
+    candidates = [n for n in jsons if not n.startswith((".", "_"))]
+    sessions = conversations = encrypted = misses = 0
+    for _, shape in heads(candidates):
+        if shape.outer == "{" and _has(shape.keys, SESSION_KEYS):
+            sessions += 1
+            encrypted += sniff.ENCRYPTED in shape.head
+        elif shape.outer == "{" and _has(shape.keys, CONVERSATION_KEYS):
+            conversations += 1
+        else:
+            misses += 1
+        if misses >= GIVE_UP and not (sessions or conversations):
+            return
+    indexed = CONVERSATION_INDEX in files and _conversation_index(os.path.join(path, CONVERSATION_INDEX))
+    if not (sessions or conversations or indexed):
+        return
+    sized = Sized()
+    for entry in files.values():
+        _stat(entry, sized)
+    here = Path(path)
+    if conversations >= sessions and (conversations or indexed):
+        ctx.add(Store(path, "conversation-json", "praisonai", sized.size, sized.modified,
+                      {"sessions": conversations}, command("session", "list", "--store", path)))
+        return
+    holds: dict[str, Any] = {"sessions": sessions}
+    if encrypted:
+        holds["encrypted"] = encrypted
+    project = here.parent.name == "projects" and here.parent.parent.name == "sessions"
+    ctx.add(Store(path, "project-sessions" if project else "session-dir", "praisonai" if project else "praisonaiagents",
+                  sized.size, sized.modified, holds, session_dir_command(path)))
+
+
+def _conversation_index(path: str) -> bool:
+    head = sniff.read_head(path)
+    if head is None:
+        return False
+    shape = sniff.shape(head)
+    return shape.outer == "{" and (not shape.keys or "session_id" in shape.inner or not shape.inner)
+
+
+def _filememory_user(path: str, files: dict[str, os.DirEntry[str]], dirs: list[str], ctx: Context,
+                     heads: Heads) -> bool:
+    """A FileMemory user directory (``<base>/<user>/``): grouped into its base's row after the walk."""
+    present = [n for n in FILEMEMORY_FILES if n in files]
+    if not present:
+        return False
+    recognised = False
+    for name, shape in heads(present[:3]):
+        if name == "config.json":
+            recognised = shape.outer == "{" and FILEMEMORY_CONFIG in shape.keys
+        else:
+            recognised = shape.outer == "[" and "id" in shape.keys and bool(
+                {"content", "summary", "name"} & set(shape.keys))
+        if recognised:
+            break
+    if not recognised:
+        return False
+    sized = Sized()
+    tree_size(path, sized, ctx)
+    ctx.report.files_visited -= len(files)
+    parent, user = os.path.split(path)
+    ctx.memory_users.setdefault(parent, []).append((user, sized.size, sized.modified, "sessions" in dirs))
+    return True
+
+
+def _learn_user(path: str, files: dict[str, os.DirEntry[str]], ctx: Context, heads: Heads) -> bool:
+    """A learn user's directory (``<home>/learn/<scope>/<user>/<store>.json``): grouped under ``learn/``."""
+    present = [name for name in LEARN_FILES if name in files]
+    if not present:
+        return False
+    for _, shape in heads(present[:2]):
+        if shape.outer == "{" and (not shape.keys or _has(shape.inner, ("id", "content"))):
+            break
+    else:
+        return False
+    sized = Sized()
+    for name, entry in files.items():
+        if name.endswith((".json", ".lock")):
+            _stat(entry, sized)
+    root = os.path.dirname(os.path.dirname(path))
+    ctx.learn_users.setdefault(root, []).append((len(present), sized.size, sized.modified))
+    return True
+
+
+def _upsonic_json(path: str, files: dict[str, os.DirEntry[str]], jsons: list[str], ctx: Context,
+                  heads: Heads) -> bool:
+    """Upsonic's JSONStorage: one ``<table>.json`` array per table."""
+    counts: dict[str, int | None] = {}
+    sized = Sized()
+    for name, shape in heads(jsons[:GIVE_UP]):
+        if shape.outer != "[":
+            continue
+        what = "sessions" if _has(shape.keys, UPSONIC_SESSION) else "users" if _has(shape.keys, UPSONIC_USER) \
+            else "table" if name.startswith("upsonic_") and not shape.keys else None
+        if what is None:
+            continue
+        _stat(files[name], sized)
+        if what != "table":
+            counts[what] = _array_length(files[name])
+    if not counts:
+        return False
+    holds = {k: v for k, v in counts.items() if v is not None}
+    ctx.add(Store(path, "upsonic-json", "upsonic", sized.size, sized.modified, holds,
+                  command("upsonic", "sessions", "--db", path)))
+    return True
+
+
+def _array_length(entry: os.DirEntry[str]) -> int | None:
+    try:
+        if entry.stat(follow_symlinks=False).st_size > UPSONIC_COUNT_LIMIT:
+            return None
+    except OSError:
+        return None
+    data = sniff.read_head(entry.path, UPSONIC_COUNT_LIMIT + 1)
+    if data is None:
+        return None
+    import json
+
+    try:
+        value = json.loads(data)
+    except ValueError:
+        return None
+    return len(value) if isinstance(value, list) else None
+
+
+def _group(ctx: Context) -> None:
+    """FileMemory users into one row per base directory (a per-run orphan its own row); learn users per root."""
+    for base, users in sorted(ctx.memory_users.items()):
+        kept = [u for u in users if not ORPHAN_USER.match(u[0])]
+        for user, size, modified, _ in sorted(u for u in users if ORPHAN_USER.match(u[0])):
+            store = Store(os.path.join(base, user), "filememory-user", "praisonaiagents", size, modified,
+                          {"users": 1}, command("--memory-dir", base, "memory", "list", "--user-id", user))
+            store.flag(ORPHAN)
+            ctx.add(store)
+        if kept:
+            sized = Sized()
+            for _, size, modified, _ in kept:
+                sized.size += size
+                if modified is not None:
+                    sized.add(0, modified)
+            holds = {"users": len(kept)}
+            saved = sum(1 for u in kept if u[3])
+            if saved:
+                holds["users_with_saved_sessions"] = saved
+            ctx.add(Store(base, "filememory", "praisonaiagents", sized.size, sized.modified, holds,
+                          command("--memory-dir", base, "memory", "users")))
+    ctx.memory_users.clear()
+    for root, users in sorted(ctx.learn_users.items()):
+        sized = Sized()
+        for _, size, modified in users:
+            sized.size += size
+            if modified is not None:
+                sized.add(0, modified)
+        reach = None
+        if os.path.basename(root) == "learn":
+            reach = command("--home", os.path.dirname(root), "learn", "list", "--backend", "file")
+        ctx.add(Store(root, "learn-files", "praisonaiagents", sized.size, sized.modified,
+                      {"users": len(users), "stores": sum(u[0] for u in users)}, reach))
+    ctx.learn_users.clear()
+
+
+def one_file(path: str, ctx: Context) -> bool:
+    """Classify one database a setting names (and its sidecars); whether it is a store."""
+    parent, name = os.path.split(path)
+    listing = _list(parent, ctx)
+    if listing is None:
+        return False
+    keep = {n: e for n, e in listing.files.items() if n == name or n in sqlitekind.sidecars(name, listing.files)}
+    before = len(ctx.report.stores)
+    claimed: set[str] = set()
+    _databases(parent, keep, [name], ctx, claimed)
+    return len(ctx.report.stores) > before
