@@ -31,6 +31,7 @@ COMMAND_PACKAGES = {  # command group -> the one core package its module talks t
     "episodic": "memory",
     "learn": "learn",
     "upsonic": "upsonic",
+    "state": "state",
     "check": "check",
     "migrate": "migrate",
     "backup": "backup",
