@@ -41,6 +41,26 @@ UPSERT = (f'INSERT INTO "{TABLE}" (key, data, updated_at) VALUES (?, ?, strftime
           "ON CONFLICT(key) DO UPDATE SET data = excluded.data, updated_at = strftime('%s', 'now')")
 
 
+LEARN_TABLES = {TABLE: COLUMNS}  # the library's schema, as a backup or check expects it
+
+
+def inspect_db(path: Path) -> tuple[dict[str, Any], list[str], bool]:
+    """``check``'s look at a ``learn.db`` (read-only, no byte changed): each store's object, what does not parse,
+    and whether a praisonmem write left its scrub unfinished (:data:`SCRUB_KEY`). A file that is not the library's
+    database raises as a read does."""
+    backend = SqliteBackend(path)
+    rows = backend.rows()
+    stores: dict[str, Any] = {}
+    unreadable: list[str] = []
+    for key, raw in rows.items():
+        if key in STORES:
+            try:
+                stores[key] = store_object(raw, backend._where(key))
+            except ValueError as exc:
+                unreadable.append(str(exc))
+    return stores, unreadable, SCRUB_KEY in rows
+
+
 def db_path(text: str) -> Path:
     """``--db``: a path or ``sqlite:///PATH``, read as the library reads ``db_url`` (the prefix stripped, nothing
     unquoted, ``~`` expanded)."""
