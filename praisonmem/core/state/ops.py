@@ -11,7 +11,7 @@ from praisonmem.core.io import inputfile, outfile
 from praisonmem.core.io.safetext import json_safe
 from praisonmem.core.result import Action, Change, Outcome, Plan
 from praisonmem.core.state.model import DEFAULT_PREFIX, Kind, KindFilter, StateKey
-from praisonmem.core.state.redis import Raw, RedisState, decode_record, encode_record, glob_escape
+from praisonmem.core.state.redis import READERS, Raw, RedisState, decode_record, encode_record, glob_escape
 
 EXPORT_FORMAT = "praisonmem-redis-state"
 EXPORT_VERSION = 1
@@ -129,22 +129,25 @@ def plan_delete(url: str, keys: list[str], *, prefix: str | None = None, session
 def export_to(url: str, output: str, *, prefix: str | None = None, stdout: BinaryIO | None = None
               ) -> dict[str, Any]:
     """``state export``: a header line, then one JSON line per key (type, TTL, expiry instant, value byte for
-    byte), written to ``output`` (``-``: stdout); what was written."""
+    byte), written to ``output`` (``-``: stdout); what was written, and the keys of a type it cannot hold (a
+    stream, a module's type), left out."""
     store = open_state(url, prefix)
     try:
-        raws = store.read(store.scan())
-        if not raws:
+        found = store.read(store.scan())
+        if not found:
             _refuse_foreign(store)
         now = store.now_ms()
     finally:
         store.close()
+    raws = [raw for raw in found if raw.type in READERS]
+    left_out = [f"{raw.key.decode('utf-8', 'replace')} (a {raw.type})" for raw in found if raw.type not in READERS]
     header = {"format": EXPORT_FORMAT, "version": EXPORT_VERSION, "prefix": store.prefix, "exported_at": now,
               "keys": len(raws)}
     lines = [json.dumps(header, ensure_ascii=False)]
     lines += [json.dumps(encode_record(raw, now), ensure_ascii=False) for raw in raws]
     outfile.write(output, ("".join(json_safe(line) + "\n" for line in lines)).encode("utf-8"), stdout=stdout)
     return {"output": output, "store": store.label, "prefix": store.prefix, "keys": len(raws),
-            "with_ttl": sum(1 for raw in raws if raw.pttl >= 0)}
+            "with_ttl": sum(1 for raw in raws if raw.pttl >= 0), "left_out": left_out}
 
 
 def read_export(file: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
