@@ -2,8 +2,9 @@
 
 * Keys are found with ``SCAN … MATCH <prefix>* COUNT 500`` (the prefix's glob characters escaped), never
   ``KEYS``: a big keyspace is walked in bounded steps, the single-threaded server never stalls.
-* A read is pipelined: ``TYPE`` of a batch, then ``TYPE``, ``PTTL`` and the value of each key (no ``MULTI``: a
-  read-only ACL user may not run it); a key whose type changed in between is read again.
+* A read is pipelined (no ``MULTI``: a read-only ACL user may not run it): ``GET`` and ``PTTL`` of each key of a
+  batch; a key that is not a string is read by its ``TYPE`` (``TYPE``, ``PTTL``, its value, ``TYPE`` again: one
+  whose type changed in between is read again).
 * A delete is compare-and-delete: ``WATCH`` the keys, read each again and compare with what was planned (and
   shown, and confirmed), then ``MULTI``/``DEL``/``EXEC``; a writer that changed any of them, before or after
   the ``WATCH``, makes it refuse (exit 4) with nothing deleted.
@@ -100,21 +101,22 @@ class RedisState:
         return found
 
     def _read_batch(self, keys: list[bytes]) -> list[Raw]:
+        """Optimistically ``GET`` and ``PTTL`` each key (the store's keys are strings, nearly all); a key that is
+        not a string (``WRONGTYPE``) is read by its type on its own."""
         with self.client("nothing read") as client:
             pipe = client.pipeline(transaction=False)
             for key in keys:
-                pipe.type(key)
-            types = [_type(t) for t in pipe.execute()]
-            pipe = client.pipeline(transaction=False)
-            for key, kind in zip(keys, types):
-                self._queue(pipe, key, kind)
+                pipe.get(key)
+                pipe.pttl(key)
             replies = pipe.execute(raise_on_error=False)
             out: list[Raw] = []
-            for key, kind in zip(keys, types):
-                count = 3 if kind in READERS else 2
-                got, replies = replies[:count], replies[count:]
-                raw = self._settled(key, kind, got)
-                out.append(raw if raw is not None else self._read_one(client, key))
+            for key, value, pttl in zip(keys, replies[::2], replies[1::2]):
+                if isinstance(value, Exception) or isinstance(pttl, Exception):
+                    out.append(self._read_one(client, key))
+                elif value is None or pttl == -2:  # gone meanwhile
+                    out.append(Raw(key, "none", -2, None))
+                else:
+                    out.append(Raw(key, "string", int(pttl), value))
             return out
 
     @staticmethod
