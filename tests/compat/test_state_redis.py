@@ -141,14 +141,14 @@ def test_the_run_and_trace_writers_keys_are_grouped_by_session(cli, lib, redis_d
         ("run:s1:r1", "run", "s1", "r1", None, "completed"),
         ("run:s1:r2", "run", "s1", "r2", None, "running"),
         ("run:s2:r1", "run", "s2", "r1", None, "running"),
-        ("span:sp1", "span", None, None, "t1", "ok"),
         ("trace:t1", "trace", "s1", "r1", "t1", "ok"),
-        ("trace:t2", "trace", "s2", "r1", "t2", "running")]
+        ("trace:t2", "trace", "s2", "r1", "t2", "running"),
+        ("span:sp1", "span", None, None, "t1", "ok")]
     runs = {r["run_id"]: r for r in seen["s1"]}
     assert rows[0]["updated_at"] == runs["r1"]["ended_at"] and rows[1]["updated_at"] == runs["r2"]["started_at"]
     assert state(cli, redis_db, "show", "run:s1:r1", "--json").json()["value"] == runs["r1"]
     s1 = state(cli, redis_db, "list", "--session", "s1", "--json").json()
-    assert [r["name"] for r in s1] == ["run:s1:r1", "run:s1:r2", "span:sp1", "trace:t1"]
+    assert [r["name"] for r in s1] == ["run:s1:r1", "run:s1:r2", "trace:t1", "span:sp1"]
     assert [r["name"] for r in state(cli, redis_db, "list", "--kind", "trace", "--json").json()] == [
         "trace:t1", "trace:t2"]
     assert [r["name"] for r in state(cli, redis_db, "list", "--kind", "run", "--session", "s2", "--json").json()] == [

@@ -60,13 +60,15 @@ def _refuse_foreign(store: RedisState) -> None:
 
 def list_keys(url: str, *, prefix: str | None = None, kind: KindFilter = KindFilter.all,
               session: str | None = None) -> list[StateKey]:
-    """``state list``: the keys, described (read-only: no key is written, no TTL touched)."""
+    """``state list``: the keys, described, grouped by kind (runs, traces, spans, agent records, learn stores,
+    the rest) and by key within each; read-only: no key is written, no TTL touched."""
     store = open_state(url, prefix)
     try:
         found = [item for _, item in _selected(store, kind, session)]
         if not found and kind is KindFilter.all and session is None:
             _refuse_foreign(store)
-        return found
+        order = list(Kind)
+        return sorted(found, key=lambda item: (order.index(item.kind), item.key))  # grouped by kind
     finally:
         store.close()
 
