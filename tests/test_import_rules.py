@@ -31,6 +31,7 @@ COMMAND_PACKAGES = {  # command group -> the one core package its module talks t
     "episodic": "memory",
     "learn": "learn",
     "upsonic": "upsonic",
+    "state": "state",
     "check": "check",
     "migrate": "migrate",
     "backup": "backup",
@@ -165,10 +166,11 @@ def test_session_commands_reach_session_files_only_through_the_store(path):
 
 
 PGURL = PACKAGE / "core" / "io" / "pgurl.py"
+REDISURL = PACKAGE / "core" / "io" / "redisurl.py"
 
 
-def driver_imports(tree: ast.AST) -> list[tuple[int, bool]]:
-    """Every ``import psycopg…`` in a module: its line, and whether it runs when the module is imported
+def driver_imports(tree: ast.AST, driver: str = "psycopg") -> list[tuple[int, bool]]:
+    """Every ``import <driver>…`` in a module: its line, and whether it runs when the module is imported
     (at the top level, not in a function or under ``if TYPE_CHECKING``)."""
     found = []
 
@@ -181,7 +183,7 @@ def driver_imports(tree: ast.AST) -> list[tuple[int, bool]]:
             else:
                 names = ([a.name for a in child.names] if isinstance(child, ast.Import)
                          else [child.module or ""] if isinstance(child, ast.ImportFrom) else [])
-                if any(n.split(".")[0] == "psycopg" for n in names):
+                if any(n.split(".")[0] == driver for n in names):
                     found.append((child.lineno, eager))
                 visit(child, eager)
 
@@ -200,7 +202,20 @@ def test_the_postgres_driver_is_imported_only_by_pgurl_and_only_when_used(path):
         assert found == []
 
 
+@pytest.mark.parametrize("path", modules("core") + modules("cli"), ids=lambda p: str(p.relative_to(REPO)))
+def test_redis_py_is_imported_only_by_redisurl_and_only_when_used(path):
+    """redis-py is an extra: only core/io/redisurl.py imports it, inside :func:`driver`, when a
+    redis:// URL is opened; every Redis store reaches it through redisurl."""
+    found = driver_imports(ast.parse(path.read_text(encoding="utf-8")), "redis")
+    if path == REDISURL:
+        assert found and not any(eager for _, eager in found)
+    else:
+        assert found == []
+
+
 def test_the_driver_rule_catches_an_eager_import():
+    assert driver_imports(ast.parse("import redis\n"), "redis") == [(1, True)]
+    assert driver_imports(ast.parse("import redisx\n"), "redis") == []
     assert driver_imports(ast.parse("import psycopg\n")) == [(1, True)]
     assert driver_imports(ast.parse("def f():\n    from psycopg.rows import dict_row\n")) == [(2, False)]
     assert driver_imports(ast.parse("if TYPE_CHECKING:\n    import psycopg\n")) == [(2, False)]

@@ -57,6 +57,8 @@ MEMORY = "memory"  # the FileMemory base inside a project's .praisonai/
 TRANSCRIPT_DB = "sessions.db"  # SqliteTranscriptStore's database, in the sessions dir
 INDEX_DB = "sessions_index.db"  # SqliteSessionStore's search index, beside a JSON directory's files
 DATABASES = (TRANSCRIPT_DB, INDEX_DB)  # the databases the session stores keep
+LEARN_DB = "learn.db"  # LearnConfig(backend="sqlite")'s database, when the home holds it: <home>/learn/learn.db
+STORE_DATABASES = (*DATABASES, LEARN_DB)  # every database a backup takes as a snapshot, by its name
 DB_SIDECARS = ("-wal", "-shm", "-journal")
 PROJECTS = "projects"  # the praisonai CLI's per-project stores: projects/<id>/
 RUN_PREFIX = "run_"  # an old SessionManager run: run_<date>_<time>_<hex>/
@@ -97,7 +99,7 @@ SKIPPED_SUFFIXES = (LOCK, TEMP)  # no backup holds these
 
 def is_db_sidecar(name: str) -> bool:
     """``sessions.db-wal`` and the like: part of a database, never archived or restored on its own."""
-    return any(name == f"{db}{suffix}" for db in DATABASES for suffix in DB_SIDECARS)
+    return any(name == f"{db}{suffix}" for db in STORE_DATABASES for suffix in DB_SIDECARS)
 
 
 # ---------------------------------------------------------------- the temp files praisonmem makes
@@ -171,8 +173,9 @@ def memory_user(parts: Sequence[str]) -> tuple[str, ...] | None:
 
 
 def learn_path_ok(parts: Sequence[str]) -> bool:
-    """``<scope>/<user>/<store>.json`` (or its ``.archive.json``), the library's scopes and stores only."""
-    return len(parts) == 3 and parts[0] in LEARN_SCOPES and parts[2] in LEARN_FILES
+    """``<scope>/<user>/<store>.json`` (or its ``.archive.json``), the library's scopes and stores only; or the
+    sqlite backend's ``learn.db``."""
+    return len(parts) == 3 and parts[0] in LEARN_SCOPES and parts[2] in LEARN_FILES or tuple(parts) == (LEARN_DB,)
 
 
 def file_reason(root: str, parts: Sequence[str]) -> str | None:
@@ -182,7 +185,7 @@ def file_reason(root: str, parts: Sequence[str]) -> str | None:
     if parts[-1].endswith(SKIPPED_SUFFIXES):
         return "a lock or temp file, which backups never hold"
     if root == LEARN and not learn_path_ok(parts):
-        return "not a learn store (<scope>/<user>/<store>.json of " + ", ".join(LEARN_STORES) + ")"
+        return ("not a learn store (<scope>/<user>/<store>.json of " + ", ".join(LEARN_STORES) + f", or {LEARN_DB})")
     if root == MEMORY and memory_user(parts) is None:
         return (f"not a file FileMemory writes ({', '.join(MEMORY_FILES)}, or a .json file in "
                 f"{', '.join(d + '/' for d in MEMORY_SUBDIRS[:-1])} or {MEMORY_SUBDIRS[-1]}/, in a user directory "
@@ -247,7 +250,7 @@ class Kind(StrEnum):
     """What a file of the layout is (:func:`classify`)."""
 
     session = "session"  # <id>.json in sessions/ or a project store: the JSON store's or the REPL/TUI's
-    database = "database"  # sessions.db, sessions_index.db
+    database = "database"  # sessions.db, sessions_index.db, learn/learn.db
     database_sidecar = "database_sidecar"  # their -wal, -shm, -journal
     run_file = "run_file"  # a file of an old run directory
     session_dir_file = "session_dir_file"  # any other file of a session directory (.last_session, copies)
@@ -304,6 +307,8 @@ def _kind(root: str, parts: tuple[str, ...]) -> Kind:
             return Kind.run_file
         return Kind.session if name.endswith(JSON) else Kind.session_dir_file
     if root == LEARN:
+        if parts == (LEARN_DB,):
+            return Kind.database
         return Kind.learn_archive if name.endswith(LEARN_ARCHIVE) else Kind.learn_store
     return Kind.memory_file if root == MEMORY else Kind.spill
 

@@ -32,7 +32,7 @@ from typing import IO, Any, Literal
 
 from praisonmem.core.backup import sqlite
 from praisonmem.core.errors import Refused
-from praisonmem.core.layout import DATABASES, ROOT_NAMES, SESSIONS, layout_reason
+from praisonmem.core.layout import DATABASES, LEARN, LEARN_DB, ROOT_NAMES, SESSIONS, layout_reason
 from praisonmem.core.result import Progress
 
 MANIFEST = "manifest.json"
@@ -286,9 +286,10 @@ def _member_problem(tar: tarfile.TarFile, member: tarfile.TarInfo, roots: set[st
 
 
 def is_database(name: str) -> bool:
-    """A session store's database (``sessions.db``, ``sessions_index.db``) by its path in the archive, marked
-    as a snapshot or not: restore puts it where the stores open it, so it is checked as one either way."""
-    return name.startswith(ROOT_NAMES[SESSIONS].prefix) and name.rpartition("/")[2] in DATABASES
+    """A store's database (``sessions.db``, ``sessions_index.db``, ``learn/learn.db``) by its path in the archive,
+    marked as a snapshot or not: restore puts it where the stores open it, so it is checked as one either way."""
+    return (name.startswith(ROOT_NAMES[SESSIONS].prefix) and name.rpartition("/")[2] in DATABASES
+            or name == ROOT_NAMES[LEARN].prefix + LEARN_DB)
 
 
 def _database_problem(source: IO[bytes], name: str, want: dict[str, Any]) -> Problem | None:

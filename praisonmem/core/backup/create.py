@@ -8,7 +8,8 @@ Layout inside the archive (so that ``restore --to DIR`` yields a usable
                                        sessions_index.db as snapshots (:mod:`.sqlite`); projects/<id>/…
                                        (the praisonai CLI's project stores) and run_*/… (its old runs)
     home/state/session_spill/…
-    home/learn/<scope>/<user>/…        read under the learn-store lock
+    home/learn/<scope>/<user>/…        read under the learn-store lock; learn.db (the library's sqlite
+                                       backend, when the home holds it) as a snapshot
     memory/<user>/…
 
 The manifest records the praisonmem version, the source roots, and each file's
@@ -56,8 +57,8 @@ from praisonmem.core.backup.archive import FORMAT, MANIFEST, read_manifest
 from praisonmem.core.errors import IOFailure, NotFound, PraisonMemError, TargetExists, UsageError, io_failure
 from praisonmem.core.io import fastjson, jsonfile, outfile
 from praisonmem.core.io.safetext import json_safe
-from praisonmem.core.layout import (DATABASES, JSON, LEARN, MEMORY, ROOT_NAMES, SESSIONS, SKIPPED_SUFFIXES, Kind, Root, archive_kind,
-                                    dir_ok, file_reason, is_db_sidecar)
+from praisonmem.core.layout import (JSON, LEARN, LEARN_DB, MEMORY, ROOT_NAMES, SESSIONS, SKIPPED_SUFFIXES, STORE_DATABASES, Kind,
+                                    Root, archive_kind, dir_ok, file_reason, is_db_sidecar)
 from praisonmem.core.paths import Paths
 from praisonmem.core.result import Progress
 
@@ -157,12 +158,12 @@ def _tree(root: str, prefix: str, top: Path, inside: tuple[str, ...]) -> tuple[l
             elif not stat.S_ISREG(st.st_mode):
                 left.append(LeftOut(name, path, "not a regular file" if not link else
                                     f"a symbolic link to {real}, which is not a regular file"))
-            elif item.name.endswith(SKIPPED_SUFFIXES) or (root == SESSIONS and is_db_sidecar(item.name)):
+            elif item.name.endswith(SKIPPED_SUFFIXES) or (root in (SESSIONS, LEARN) and is_db_sidecar(item.name)):
                 continue
             elif (reason := file_reason(root, at)) is not None:
                 left.append(LeftOut(name, path, reason))
             else:
-                found.append((Path(real) if link and item.name in DATABASES else path, at))
+                found.append((Path(real) if link and item.name in STORE_DATABASES else path, at))
 
     try:
         top_stat = os.stat(top)
@@ -201,9 +202,22 @@ def collect(paths: Paths, include: tuple[str, ...]) -> tuple[list[Entry], dict[s
         for name, top, around in tree:
             roots[name] = os.path.abspath(top)
             found, skipped = _entries(ROOT_NAMES[name], top, _inside(*around, top))
-            entries += found
-            left += skipped
+            entries += [e for e in found if not _foreign_learn_db(e)]
+            left += skipped + [LeftOut(e.name, e.source, f"a {LEARN_DB} without the learn_store table the library "
+                                                         "writes (another program's)") for e in found
+                               if _foreign_learn_db(e)]
     return entries, roots, left
+
+
+def _foreign_learn_db(entry: Entry) -> bool:
+    """A ``learn/learn.db`` of another program, as ``learn`` itself leaves it alone (read-only; one SQLite cannot
+    read at all is kept, to be archived marked damaged)."""
+    if entry.name != ROOT_NAMES[LEARN].prefix + LEARN_DB:
+        return False
+    try:
+        return not learn.holds_store(entry.source)
+    except PraisonMemError:
+        return False
 
 
 def _read(entry: Entry, timeout: float) -> tuple[bytes, str | None] | None:

@@ -44,7 +44,7 @@ from praisonmem.core.backup.archive import (
 from praisonmem.core.backup.nofollow import LinkInTheWay, Place, link_in, open_dir
 from praisonmem.core.errors import PraisonMemError, ProblemsFound, Refused, UsageError, io_failure
 from praisonmem.core.io import jsonfile
-from praisonmem.core.layout import DATABASES, RESTORE_TEMP, Kind, Lock, archive_kind, is_db_sidecar, lock_of, split
+from praisonmem.core.layout import RESTORE_TEMP, STORE_DATABASES, Kind, Lock, archive_kind, is_db_sidecar, lock_of, split
 from praisonmem.core.paths import Paths
 from praisonmem.core.result import Action, Change, Outcome, Plan, Progress
 
@@ -168,7 +168,7 @@ def plan_items(archive: Path, paths: Paths, *, to: Path | None, on_conflict: Res
             raise LinkInTheWay(link, "nothing written")
         target = place.target
         item = RestoreItem(entry["path"], place, "restore", entry["size"], entry["sha256"], entry["mtime"],
-                           database=entry.get("sqlite") is True or target.name in DATABASES)
+                           database=entry.get("sqlite") is True or target.name in STORE_DATABASES)
         if entry["path"] in damaged:
             item.action, item.detail = "fail", f"{damaged[entry['path']]}; not restored (tar -xzf the archive to see it)"
         elif is_db_sidecar(target.name):

@@ -37,7 +37,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from praisonmem.core.errors import LockTimeout, Refused, io_failure
-from praisonmem.core.layout import TRANSCRIPT_DB
+from praisonmem.core.layout import LEARN_DB, TRANSCRIPT_DB
 
 HEADER = b"SQLite format 3\x00"
 PENDING_BYTE = 0x40000000  # SQLite's lock bytes: PENDING, RESERVED, then the 510-byte SHARED range
@@ -100,6 +100,10 @@ def _schema(name: str) -> tuple[dict[str, tuple[str, ...] | None], tuple[str, ..
 
     if name == TRANSCRIPT_DB:
         return sessions.transcript_tables, tuple(sessions.transcript_tables)
+    if name == LEARN_DB:
+        from praisonmem.core import learn
+
+        return learn.LEARN_TABLES, tuple(learn.LEARN_TABLES)
     return sessions.index_tables, ("session_fts", "session_meta")
 
 

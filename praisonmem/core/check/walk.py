@@ -436,6 +436,29 @@ class Checker:
                 self.leftover_temp(path)
             elif path.name.endswith(layout.JSON):
                 self.learn_file(path)
+            elif path.name == layout.LEARN_DB and path.parent == root:
+                self.learn_db(path)
+
+    def learn_db(self, path: Path) -> None:
+        """The sqlite backend's ``learn.db`` (read-only, no byte changed): the library's table, each store's row
+        as a store file is checked, and a scrub a killed praisonmem write left unfinished."""
+        self.report.files_checked += 1
+        try:
+            stores, unreadable, pending = learn.inspect_db(path)
+        except PraisonMemError as exc:
+            self.add("error", path, f"{getattr(exc, 'reason', exc.message)}: the library cannot load its learn "
+                                    "stores from it", "learn.unreadable_db")
+            return
+        for problem in unreadable:
+            self.add("error", path, f"{problem.removeprefix(f'{path}: ')}: the library loads that store as empty, and its "
+                                    "next write of it replaces the row", "learn.corrupt_row")
+        for doc in stores.values():
+            rules.learn_store(doc, self.reporter(path))
+        if pending:
+            self.add("warning", path, "a praisonmem write was interrupted before it cleared the text it removed out "
+                                      "of the database's files: old page versions (in the file or its -wal) may "
+                                      "still hold it; praisonmem's next learn write on it finishes that",
+                     "learn.scrub_pending")
 
     def learn_file(self, path: Path) -> None:
         ok, doc = self._parse(path)

@@ -10,7 +10,8 @@ never ``KEYS``). A write is compare-and-write: ``WATCH`` the key, re-read it, th
 ``EXEC``, so a writer that changed the key in between makes ``EXEC`` fail and nothing is written (exit 4); an
 expiry a user set stays as it was. A key of another type, or a value that is not the library's JSON object, is
 reported by a read and refused by a write. redis-py (the ``redis`` extra) is imported only here, when a Redis
-store is opened. A URL's password never reaches a message: every one names the URL masked.
+store is opened. A URL's password never reaches a message: every one names the URL masked (:mod:`praisonmem.core.io.redisurl`
+connects and maps redis-py's errors).
 """
 
 from __future__ import annotations
@@ -19,31 +20,19 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from praisonmem.core.errors import (AuthFailed, ConnectionFailed, CorruptFile, IOFailure, PraisonMemError, Refused,
-                                    UsageError)
-from praisonmem.core.io import pgurl
+from praisonmem.core.errors import CorruptFile
+from praisonmem.core.io import redisurl
 from praisonmem.core.learn.model import STORES, Edit, Entry, check_names, serialise, sorted_entries, store_object
 
 DEFAULT_URL = "redis://localhost:6379"  # LearnManager's, when db_url is not set
 DEFAULT_PREFIX = "praison:learn:"
-SCHEMES = ("redis", "rediss", "unix")
-INSTALL_HINT = "Redis support needs redis-py: pip install 'praisonmem[redis]'"
-TIMEOUT = 10.0  # seconds to connect and for each reply
+SCHEMES = redisurl.SCHEMES
+INSTALL_HINT = redisurl.INSTALL_HINT
 
 
 def check_url(url: str) -> str:
-    scheme = url.split("://", 1)[0].lower() if "://" in url else ""
-    if scheme not in SCHEMES:
-        raise UsageError(f"--url must be a redis://, rediss:// or unix:// URL, not {pgurl.redact(url)!r}")
+    redisurl.parse(url)
     return url
-
-
-def _driver() -> Any:
-    try:
-        import redis
-    except ImportError:
-        raise IOFailure(INSTALL_HINT) from None
-    return redis
 
 
 class RedisBackend:
@@ -54,7 +43,7 @@ class RedisBackend:
     def __init__(self, url: str, prefix: str = DEFAULT_PREFIX) -> None:
         self.url = check_url(url)
         self.prefix = prefix
-        self.label = pgurl.redact(url)
+        self.label = redisurl.parse(url)
         self._client: Any = None
 
     def __str__(self) -> str:
@@ -66,26 +55,10 @@ class RedisBackend:
     @contextmanager
     def _errors(self, then: str) -> Iterator[Any]:
         """The client, with redis-py's failures as one-line errors naming the URL masked."""
-        redis = _driver()
-        try:
+        with redisurl.errors(self.label, then, conflict="another writer changed the learn store meanwhile"):
             if self._client is None:
-                self._client = redis.Redis.from_url(self.url, socket_timeout=TIMEOUT, socket_connect_timeout=TIMEOUT,
-                                                    decode_responses=False)
+                self._client = redisurl.connect(self.url)
             yield self._client
-        except PraisonMemError:
-            raise
-        except redis.exceptions.AuthenticationError as exc:
-            raise AuthFailed(f"{self.label}: Redis refused the credentials ({_reason(exc)}); {then}") from None
-        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as exc:
-            raise ConnectionFailed(f"{self.label}: cannot reach Redis ({_reason(exc)}); {then}") from None
-        except redis.exceptions.WatchError:
-            raise Refused(f"{self.label}: another writer changed the learn store meanwhile; {then}") from None
-        except redis.exceptions.NoPermissionError as exc:
-            raise Refused(f"{self.label}: Redis refused the command ({_reason(exc)}); {then}") from None
-        except redis.exceptions.RedisError as exc:
-            raise IOFailure(f"{self.label}: Redis failed ({_reason(exc)}); {then}") from None
-        except ValueError as exc:  # redis-py's URL parser
-            raise UsageError(f"{self.label}: not a Redis URL redis-py reads ({_reason(exc)})") from None
 
     def _read(self, stores: tuple[str, ...]) -> dict[str, tuple[bytes, bytes | None]]:
         """Each store's key type and value, in one round trip; a key that is not there is left out."""
@@ -159,8 +132,3 @@ class RedisBackend:
             pipe.execute()
         return []
 
-
-def _reason(exc: BaseException) -> str:
-    """redis-py's message on one line, any password it may echo masked."""
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return pgurl.mask(text)

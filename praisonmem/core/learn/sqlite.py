@@ -12,7 +12,10 @@ creates it or its table. A write is the library's own upsert (``INSERT … ON CO
 ``updated_at``) inside one ``BEGIN IMMEDIATE`` that first re-reads the row, with ``secure_delete`` on; a row that
 does not parse is refused, never overwritten (the library would read it as an empty store). A write that removed
 text then checkpoints the WAL and vacuums when free pages still hold old bytes, so no deleted entry's text stays
-in the files. A view, a trigger or missing columns where ``learn_store`` should be are refused (exit 4).
+in the files. That write commits, with its change, a row :data:`SCRUB_KEY` (the library loads only its stores'
+keys), removed once the scrub is done: a write killed in between leaves it, and the next praisonmem write on the
+database finishes the scrub first. A view, a trigger or missing columns where ``learn_store`` should be are
+refused (exit 4).
 """
 
 from __future__ import annotations
@@ -31,8 +34,31 @@ COLUMNS = ("key", "data", "created_at", "updated_at")
 FILE_NAME = "learn.db"
 URL_PREFIX = "sqlite:///"
 # SQLiteBackend.save's statement, word for word in effect: the row's updated_at is SQLite's clock, as the library's
+# A learn_store row praisonmem keeps while an entry's earlier text may still sit in old page versions (the main file
+# before a checkpoint, -wal, free pages); "{}" so that a reader of every row sees an empty object.
+SCRUB_KEY = "praisonmem:scrub_pending"
 UPSERT = (f'INSERT INTO "{TABLE}" (key, data, updated_at) VALUES (?, ?, strftime(\'%s\', \'now\')) '
           "ON CONFLICT(key) DO UPDATE SET data = excluded.data, updated_at = strftime('%s', 'now')")
+
+
+LEARN_TABLES = {TABLE: COLUMNS}  # the library's schema, as a backup or check expects it
+
+
+def inspect_db(path: Path) -> tuple[dict[str, Any], list[str], bool]:
+    """``check``'s look at a ``learn.db`` (read-only, no byte changed): each store's object, what does not parse,
+    and whether a praisonmem write left its scrub unfinished (:data:`SCRUB_KEY`). A file that is not the library's
+    database raises as a read does."""
+    backend = SqliteBackend(path)
+    rows = backend.rows()
+    stores: dict[str, Any] = {}
+    unreadable: list[str] = []
+    for key, raw in rows.items():
+        if key in STORES:
+            try:
+                stores[key] = store_object(raw, backend._where(key))
+            except ValueError as exc:
+                unreadable.append(str(exc))
+    return stores, unreadable, SCRUB_KEY in rows
 
 
 def db_path(text: str) -> Path:
@@ -137,25 +163,42 @@ class SqliteBackend:
             conn.execute("PRAGMA secure_delete=ON")  # what the write frees is zeroed, not left in free space
             conn.execute("BEGIN IMMEDIATE")
             try:
+                pending = scrub_pending(conn)  # a killed write's scrub, finished below whatever this one does
                 row = conn.execute(f'SELECT CAST(data AS BLOB) FROM "{TABLE}" WHERE key = ?', (store,)).fetchone()
-                if row is None and not create:
-                    conn.execute("ROLLBACK")
-                    return []
                 data = {} if row is None else self._parse(row[0] or b"", store)
-                if not change(data):
+                if (row is None and not create) or not change(data):
                     conn.execute("ROLLBACK")
-                    return []
+                    return finish_scrub(conn, self.db) if pending else []
                 conn.execute(UPSERT, (store, serialise(data).decode("utf-8")))
+                if row is not None:  # the row's earlier text must not linger: marked until it is scrubbed
+                    conn.execute(UPSERT, (SCRUB_KEY, "{}"))
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
-            return [] if row is None else scrub(conn, self.db)  # the row's earlier text must not linger
+            return finish_scrub(conn, self.db) if row is not None or pending else []
         except sqlite3.Error as exc:
             raise translate(exc, self.db, timeout) from exc
         finally:
             conn.close()
+
+
+def scrub_pending(conn: sqlite3.Connection) -> bool:
+    """Whether a praisonmem write was killed before it scrubbed what it removed (:data:`SCRUB_KEY` is there)."""
+    return conn.execute(f'SELECT 1 FROM "{TABLE}" WHERE key = ?', (SCRUB_KEY,)).fetchone() is not None
+
+
+def finish_scrub(conn: sqlite3.Connection, db: Path) -> list[str]:
+    """:func:`scrub`, then the marker removed (and its own page version checkpointed away); the marker stays
+    when the scrub could not be finished (a reader held the WAL), so the next write tries again."""
+    notes = scrub(conn, db)
+    if not notes:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute(f'DELETE FROM "{TABLE}" WHERE key = ?', (SCRUB_KEY,))
+        conn.execute("COMMIT")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the marker's page: it holds no entry's text
+    return notes
 
 
 def scrub(conn: sqlite3.Connection, db: Path) -> list[str]:

@@ -74,7 +74,7 @@ NOT_MEMORY = ("not a file FileMemory writes (config.json, short_term.json, long_
               "summaries.json, or a .json file in episodic/, sessions/ or checkpoints/, in a user directory at most "
               "4 levels deep)")
 NOT_LEARN = ("not a learn store (<scope>/<user>/<store>.json of persona, insights, threads, patterns, decisions, "
-             "feedback, improvements)")
+             "feedback, improvements, or learn.db)")
 
 
 @pytest.mark.parametrize("name, reason", [

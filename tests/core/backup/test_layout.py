@@ -43,7 +43,7 @@ def test_every_name_a_store_writes_is_admitted(name):
     ("memory/a/b/c/d/e/episodic/2026-11-30.json", NOT_MEMORY),
     ("memory/u/episodic/notes.txt", NOT_MEMORY),
     ("home/learn/private/u/persona.json.bak", "not a learn store (<scope>/<user>/<store>.json of persona, insights, "
-                                              "threads, patterns, decisions, feedback, improvements)"),
+                                              "threads, patterns, decisions, feedback, improvements, or learn.db)"),
     ("/etc/passwd", "an absolute path"),
     ("memory/../x.json", "a path with '..'"),
     ("memory/u/x\0.json", "a path with a NUL byte"),
