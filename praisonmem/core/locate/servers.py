@@ -1,7 +1,7 @@
 """``--connect``: whether each configured server answers, within :data:`TIMEOUT` seconds, and why not in one line.
 
-PostgreSQL goes through :mod:`praisonmem.core.io.pgurl`; PyMySQL and redis-py are imported only when such a URL
-is configured. Each reason is masked (:func:`praisonmem.core.io.pgurl.mask`): no password reaches the output.
+PostgreSQL goes through :mod:`praisonmem.core.io.pgurl`, Redis through :mod:`praisonmem.core.io.redisurl`; PyMySQL
+is imported only when such a URL is configured. Each reason is masked (:func:`praisonmem.core.io.pgurl.mask`): no password reaches the output.
 """
 
 from __future__ import annotations
@@ -71,12 +71,11 @@ def _mysql(url: str) -> None:
 
 
 def _redis(url: str) -> None:
+    from praisonmem.core.io import redisurl
+
+    client = redisurl.connect(url, timeout=TIMEOUT)
     try:
-        import redis
-    except ImportError:
-        raise RuntimeError("redis-py is not installed (pip install 'praisonmem[redis]')") from None
-    client = redis.Redis.from_url(url, socket_connect_timeout=TIMEOUT, socket_timeout=TIMEOUT)
-    try:
-        client.ping()
+        with redisurl.errors(redisurl.parse(url), "not reachable"):
+            client.ping()
     finally:
         client.close()
