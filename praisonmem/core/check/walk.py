@@ -493,6 +493,36 @@ class Checker:
             return rules.memory_items(doc, path.name, report)
         return []
 
+    def conversation_json_dir(self, root: Path) -> None:
+        """praisonai's JSON conversation store: each session file the library's ``get_session`` must load, the
+        index its ``list_sessions`` walks (one that lies: what the library then does), and the temp files killed
+        writes left."""
+        from praisonmem.core.sessions.stores.conversation_json import LIBRARY_TEMP, ConversationJsonStore
+
+        store = ConversationJsonStore(root)
+        for ref in store.refs():
+            self._count("sessions")
+            try:
+                store.read(ref)
+            except PraisonMemError as exc:
+                self.add("error", ref.where, f"{getattr(exc, 'reason', exc.message)}: the library's get_session "
+                         "fails on it, and so does its list_sessions for the whole store while it is indexed; "
+                         "praisonmem never overwrites it", "conversation.parse")
+        for problem in store.index_problems():
+            where, _, message = problem.partition(": ")
+            self.add("warning", where, message + "; praisonmem's next write to the store repairs the index",
+                     "conversation.index")
+        import re
+
+        for entry in _entries(root):
+            if entry.name.endswith(layout.TEMP) and entry.is_file():
+                if re.fullmatch(LIBRARY_TEMP, entry.name):
+                    self.add("warning", entry, "temp file the library's JSONConversationStore left when its atomic "
+                             "write was killed before the rename: it holds what was being written",
+                             "leftover.temp")
+                else:
+                    self.leftover_temp(entry)
+
     # -------------------------------------------------------- dispatch
 
     def path(self, path: Path) -> None:
@@ -547,6 +577,7 @@ CHECKS: dict[str, Callable[[Checker, Path], object]] = {
     "learn_dir": Checker.learn_dir, "memory_base": Checker.memory_base, "memory_user": Checker.memory_user,
     "transcript_db": Checker.transcript_db, "session_file": Checker.session_file, "memory_file": Checker.memory_file,
     "spill_file": Checker.spill_file, "learn_file": Checker.learn_file,
+    "conversation_json_dir": Checker.conversation_json_dir,
 }
 
 
@@ -674,6 +705,10 @@ def classify(path: Path) -> str:
         if path.name.endswith(layout.JSON):
             return "session_file"
     elif path.is_dir():
+        from praisonmem.core.sessions.stores.conversation_json import recognise
+
+        if recognise(path):
+            return "conversation_json_dir"
         if path.name == layout.SESSIONS:
             return "sessions_dir"
         if path.name == layout.SPILL:

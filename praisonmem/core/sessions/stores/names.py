@@ -13,6 +13,7 @@ UNIFIED = "unified"  # the REPL/TUI's files
 RUN = "legacy-run"  # the old SessionManager's run directories
 PROJECT = "project:"  # + the project id: a praisonai CLI per-project store
 CONVERSATIONS = "conversations"  # PraisonAI's SQL conversation store
+CONVERSATION_JSON = "conversations-json"  # PraisonAI's JSON conversation store (JSONConversationStore)
 LABELS = (JSON, TRANSCRIPT, UNIFIED, RUN)  # and project:<id>: the labels of a home's stores
 LIBRARY_LABELS = (JSON, TRANSCRIPT)  # the stores praisonaiagents itself keeps in a home, in the home's order
 
@@ -20,6 +21,10 @@ LIBRARY_LABELS = (JSON, TRANSCRIPT)  # the stores praisonaiagents itself keeps i
 DEFAULT_PREFIX = "praison_"
 DEFAULT_SCHEMA = "public"
 DEFAULT_FILE = "praisonai_conversations.db"  # the sqlite family's file when no URL is set
+# The JSON conversation store's: its default directory, its index file, and the --store form that names one.
+CONVERSATION_DIR = "praisonai_conversations"
+CONVERSATION_INDEX = "_sessions_index.json"
+JSONCONV = "jsonconv:"
 
 
 def safe_file_stem(session_id: str) -> str:
