@@ -11,12 +11,15 @@ so every session command works here as on the SQL store.
 * **Reading** takes no lock and writes nothing; the session files are the truth (a file the index misses is
   listed too: it is the user's data, and ``get_session`` loads it). ``check`` reports an index that lies.
 * **Writing**: the library's cross-process protection is none (a ``threading.Lock`` inside one process), so
-  praisonmem holds its own flock on ``_sessions_index.json.lock`` over every change, re-reads under it, writes
-  each file as the library does (``json.dump(indent=2, default=str)``, or without indent where the store is
-  compact; a temp file in the same dir, fsync, ``os.replace``) and the index last. An index that does not parse
-  or is not the library's shape is never overwritten (exit 4). A kill at any point leaves files that are each
-  whole; the next write finishes the index from the files (:func:`repair_index`), as finishing the library's
-  own interrupted ``create_session``/``delete_session`` would.
+  praisonmem holds its own flock on ``_sessions_index.json.lock`` over every change and re-reads under it. Each
+  change writes the index first (naming the session as it will be), then the session file, each as the library
+  writes it (``json.dump(indent=2, default=str)``, or without indent where the store is compact; a temp file in
+  the same dir, fsync, ``os.replace``). A kill between the two leaves an index ahead of the files: the library
+  then skips an entry without a file and does not list a file without an entry; the same command run again
+  finishes the file, and any praisonmem write first repairs the index from the files (:func:`repair_index`), as
+  finishing the library's own interrupted ``create_session``/``delete_session`` would; ``check`` reports it. An
+  index that does not parse or is not the library's shape is never overwritten (exit 4). A running app keeps
+  its index in memory and rewrites it whole on its next change: stop it while praisonmem writes.
 * **Fields**: a written session keeps every value the change did not touch as the file held it (a message's
   ``metadata: null``, an int time, an unknown key), so the library reads back exactly the change. A session
   praisonmem brings in from another store carries the map's ``_praisonmem`` layout envelope (in
@@ -169,11 +172,11 @@ def _columns(raw: bytes, foreign: bool, titled_by_name: bool, library: bool = Fa
     if foreign:  # a library session: its times are the document's (the row copy is the time as read)
         for key in ("created_at", "updated_at"):
             srow[key] = iso_epoch(doc.get(key)) if iso_epoch(doc.get(key)) is not None else srow[key]
-        if titled_by_name:  # and its title is its name, not a metadata key
-            md = srow["metadata"]
-            if isinstance(md, dict):
-                md.pop("title", None)
-            srow["name"] = title_of(doc)
+    if titled_by_name:  # a library session's title is its name, not a metadata key
+        md = srow["metadata"]
+        if isinstance(md, dict):
+            md.pop("title", None)
+        srow["name"] = title_of(doc)
     return sid, srow, mrows
 
 
@@ -242,26 +245,33 @@ def doc_to_file(raw: bytes, base: dict[str, Any] | None, base_id: str | None) ->
     with it (what the columns lose rides along)."""
     library = base is None and _from_library(raw)
     foreign = base is not None and _foreign(base)
-    titled = (base is not None and _titled_by_name(base)) or (library and _row_of(raw).get("title_is_name") is True)
-    sid, srow, mrows = _columns(raw, foreign, titled, library)
-    old = None
-    if base is not None and base_id is not None:
-        try:
-            old_text = file_to_text(base_id, base)
-            o_sid, osrow, omrows = _columns(old_text.encode("utf-8", "surrogatepass"), foreign, titled)
-            old = (osrow, omrows)
-        except (PraisonMemError, ValueError, TypeError, KeyError, AttributeError):
-            old = None
     if foreign or library:
-        plain = _merged(sid, (srow, mrows), base, old, envelope=False)
+        titled = (base is not None and _titled_by_name(base)) or \
+            (library and _row_of(raw).get("title_is_name") is True)
+        sid, srow, mrows = _columns(raw, foreign, titled, library)
+        plain = _merged(sid, (srow, mrows), base, _old(base, base_id, foreign, titled), envelope=False)
         try:
             again = file_to_text(sid, plain)
             if _canonical(json.loads(again)) == _canonical(json.loads(raw.decode("utf-8", "surrogatepass"))):
                 return sid, plain
         except (PraisonMemError, ValueError, TypeError, KeyError, AttributeError):
             pass
-    return sid, _merged(sid, (srow, mrows), base if base is not None and not _foreign(base) else None, old,
-                        envelope=True)
+        base = None  # the library's plain fields cannot hold it: written whole, with the map's envelope
+    sid, srow, mrows = _columns(raw, False, False)
+    return sid, _merged(sid, (srow, mrows), base, _old(base, base_id, False, False), envelope=True)
+
+
+def _old(base: dict[str, Any] | None, base_id: str | None, foreign: bool, titled: bool
+         ) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+    """The rows the ``base`` file's document maps to (what an unchanged value of the new rows equals)."""
+    if base is None or base_id is None:
+        return None
+    try:
+        text = file_to_text(base_id, base)
+        _, osrow, omrows = _columns(text.encode("utf-8", "surrogatepass"), foreign, titled)
+    except (PraisonMemError, ValueError, TypeError, KeyError, AttributeError):
+        return None
+    return osrow, omrows
 
 
 def _row_of(raw: bytes) -> dict[str, Any]:
@@ -499,8 +509,7 @@ class ConversationJsonStore(PlainStore):
     def transaction(self, refs: Sequence[ConvRef], timeout: float = jsonfile.LOCK_TIMEOUT
                     ) -> Iterator[ConvJsonTransaction]:
         """Hold praisonmem's lock on the store (``_sessions_index.json.lock``), check the index parses, sweep
-        the temp files killed writes left, then change files through the :class:`ConvJsonTransaction`; the index
-        is written last, also after a failure (it names exactly the files there are)."""
+        the temp files killed writes left, then change files through the :class:`ConvJsonTransaction`."""
         if self.directory.exists() and not self.directory.is_dir():
             raise UsageError(f"{self.directory}: not a directory")
         with jsonfile.locked(self.index_path, timeout):
@@ -527,14 +536,16 @@ class ConversationJsonStore(PlainStore):
 
 
 class ConvJsonTransaction:
-    """Changes under the store's lock: every read a re-read; the index follows at :meth:`finish`."""
+    """Changes under the store's lock: every read a re-read. Each change writes the index first (repaired, then
+    naming the session as it will be), then the session file, so a kill between the two leaves an index ahead of
+    the files, which the same command run again finishes (its file written or removed) and any write repairs."""
 
     def __init__(self, store: ConversationJsonStore, index: dict[str, Any] | None, pretty: bool) -> None:
         self.store = store
-        self.index = index
+        self.index = index  # as read under the lock
         self.pretty = pretty
         self.notes: list[str] = []
-        self.entries: dict[str, dict[str, Any] | None] = {}  # id -> its new index entry (None: deleted)
+        self.ahead: dict[str, Any] | None = None  # the index as this transaction last wrote it
         self.read_files: dict[str, dict[str, Any]] = {}  # what this transaction read, for renames' values
         self.changed = False
 
@@ -567,7 +578,8 @@ class ConvJsonTransaction:
         sid = ref.session_id
         if not valid_id(sid):
             raise UsageError(f"session id {sid[:80]!r} cannot be a JSON conversation-store file name (the "
-                             "library's ids: letters, digits, '_-:.', at most 128, no '..'); nothing written")
+                             "library's ids: letters, digits, '_-:.', at most 128, no '..'); nothing written (give "
+                             "it such an id with 'session rename' first)")
         current = self.read(ref)
         problem = unsealed(current, self.store.parse(ref, raw))
         if problem:
@@ -580,11 +592,45 @@ class ConvJsonTransaction:
             raise UsageError(f"{ref}: the document's session_id is {doc_sid!r}")
         path = self.store._file(sid)
         pretty = self.pretty if current is None else self._pretty_of(path)
-        self.store.directory.mkdir(parents=True, exist_ok=True)
-        jsonfile.replace_atomically(path, dumps(data, pretty), listed=self.store.listed)
-        self.entries[sid] = index_entry(data["session"])
+        body = dumps(data, pretty)
+        self._index_to(sid, index_entry(data["session"]), after=base_id if current is None else None)
+        jsonfile.replace_atomically(path, body, listed=self.store.listed)
         self.read_files[sid] = data
+
+    def delete(self, ref: ConvRef) -> None:
+        if not self.store.exists(ref):
+            raise NotFound(f"{ref}: no such session")
+        self._index_to(ref.session_id, None)
+        jsonfile.delete_locked(self.store._file(ref.session_id))
+        jsonfile.fsync_dir(self.store.directory)
+
+    def _index_to(self, sid: str, entry: dict[str, Any] | None, *, after: str | None = None) -> None:
+        """Write the index naming ``sid`` with ``entry`` (``None``: not at all; a new one ``after`` the session it
+        is renamed from, so it takes that one's place), repaired first, before the file changes."""
         self.changed = True
+        if self.ahead is None:
+            self.ahead = self._repaired()
+        sessions = self.ahead["sessions"]
+        if entry is None:
+            sessions.pop(sid, None)
+        elif sid in sessions:
+            sessions[sid] = {**sessions[sid], **entry}  # the library's own keys kept, in their order
+        else:
+            items = list(sessions.items())
+            at = next((i + 1 for i, (k, _) in enumerate(items) if k == after), len(items))
+            items.insert(at, (sid, entry))
+            self.ahead["sessions"] = dict(items)
+        self._put(self.ahead)
+
+    def _repaired(self) -> dict[str, Any]:
+        new, said = repair_index(self.store, self.index)
+        if said:
+            self.notes.append(f"repaired {CONVERSATION_INDEX}: {said}")
+        return new
+
+    def _put(self, index: dict[str, Any]) -> None:
+        self.store.directory.mkdir(parents=True, exist_ok=True)
+        jsonfile.replace_atomically(self.store.index_path, dumps(index, self.pretty), listed=self.store.listed)
 
     def _pretty_of(self, path: Path) -> bool:
         try:
@@ -607,15 +653,6 @@ class ConvJsonTransaction:
                 continue
         return None, None
 
-    def delete(self, ref: ConvRef) -> None:
-        path = self.store._file(ref.session_id)
-        if not self.store.exists(ref):
-            raise NotFound(f"{ref}: no such session")
-        jsonfile.delete_locked(path)
-        jsonfile.fsync_dir(self.store.directory)
-        self.entries[ref.session_id] = None
-        self.changed = True
-
     def carry_spill(self, old_id: str, new_id: str, *, keep: bool = False) -> None:
         """Nothing: a conversation store has no spill dir."""
 
@@ -627,41 +664,23 @@ class ConvJsonTransaction:
         return None
 
     def forget_replaced(self) -> None:
-        """Nothing more: each file is replaced atomically and the index holds no message text."""
+        """Nothing more: each file is replaced atomically, and the index holds no message text."""
 
     def finish(self, *, failed: bool = False) -> None:
-        """Write the index (last): this transaction's entries, and the repair that makes it name exactly the
-        session files there are; after a failure only when a file changed (a refusal writes nothing)."""
-        if (failed or self.index is None) and not self.changed and (failed or not self.store.ids()):
+        """After a transaction that changed nothing and did not fail, the repair of an index that lies (a refusal
+        writes nothing)."""
+        if self.changed or failed or (self.index is None and not self.store.ids()):
             return
-        new, repaired = repair_index(self.store, self.index, self.entries)
-        if repaired:
-            self.notes.append(f"repaired {CONVERSATION_INDEX}: {repaired}")
+        new = self._repaired()
         if new != self.index or self.index is None:
-            self.store.directory.mkdir(parents=True, exist_ok=True)
-            jsonfile.replace_atomically(self.store.index_path, dumps(new, self.pretty), listed=self.store.listed)
+            self._put(new)
 
 
-def repair_index(store: ConversationJsonStore, index: dict[str, Any] | None,
-                 entries: dict[str, dict[str, Any] | None]) -> tuple[dict[str, Any], str | None]:
-    """The index with ``entries`` applied (a renamed session's entry where the old one was) and then naming exactly
-    the session files there are (an entry without a file dropped, a file without one added from its session, as
-    finishing the library's interrupted create/delete would), and what the repair changed (``None``: nothing)."""
-    old = dict(index["sessions"]) if index is not None else {}
-    added = [i for i, e in entries.items() if e is not None and i not in old]
-    removed = [i for i, e in entries.items() if e is None and i in old]
-    sessions: dict[str, Any] = {}
-    pending = list(added)
-    for sid, entry in old.items():
-        if sid in removed:
-            if len(removed) == 1 and len(added) == 1:  # a rename: the new id where the old one was
-                sessions[pending.pop()] = entries[added[0]]
-            continue
-        if sid in entries and entries[sid] is not None:
-            entry = {**entry, **entries[sid]}  # type: ignore[dict-item]
-        sessions[sid] = entry
-    for sid in pending:
-        sessions[sid] = entries[sid]
+def repair_index(store: ConversationJsonStore, index: dict[str, Any] | None) -> tuple[dict[str, Any], str | None]:
+    """The index naming exactly the session files there are (an entry without a file dropped, a file without one
+    added from its session, as finishing the library's interrupted create/delete would; a file that does not parse
+    stays out, as the library cannot list it), and what that changed (``None``: nothing)."""
+    sessions = dict(index["sessions"]) if index is not None else {}
     files = set(store.ids())
     dropped = [i for i in sessions if i not in files]
     for sid in dropped:
@@ -671,13 +690,13 @@ def repair_index(store: ConversationJsonStore, index: dict[str, Any] | None,
         try:
             data = store.load(ConvRef("", sid))
         except PraisonMemError:
-            continue  # a file that does not parse stays out, as the library cannot list it
+            continue
         sessions[sid] = index_entry(data["session"])
         found.append(sid)
     out = dict(index) if index is not None else {}
     out["sessions"] = sessions
-    said = "; ".join(p for p in (f"added {len(found)} session file(s) it missed ({', '.join(found[:5])})" if found else "",
+    said = "; ".join(p for p in (f"added {len(found)} session file(s) it missed ({', '.join(found[:5])})" if found
+                                 else "",
                                  f"dropped {len(dropped)} entr(ies) with no file ({', '.join(dropped[:5])})"
                                  if dropped else "") if p)
     return out, said or None
-
