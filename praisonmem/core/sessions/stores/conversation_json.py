@@ -512,6 +512,7 @@ class ConversationJsonStore(PlainStore):
         the temp files killed writes left, then change files through the :class:`ConvJsonTransaction`."""
         if self.directory.exists() and not self.directory.is_dir():
             raise UsageError(f"{self.directory}: not a directory")
+        self.read_index()  # an index that will be refused: refused before even the lock file is made
         with jsonfile.locked(self.index_path, timeout):
             index, pretty = self.read_index()
             jsonfile.sweep_leftovers(self.index_path, listed=self.listed)
