@@ -129,13 +129,10 @@ def scan_upsonic(store: Any, level: Level, report: ScanReport) -> None:
 def scan_conversation_json(paths: Paths, home: str | None, level: Level, report: ScanReport) -> bool:
     """praisonai's JSON conversation store, when ``home`` (a PATH) is one, or, with no PATH, the library's default
     ``./praisonai_conversations`` when it is one (``session scan --store``'s scan); whether ``home`` was one."""
-    from praisonmem.core.sessions.stores.conversation_json import recognise
-    from praisonmem.core.sessions.stores.names import CONVERSATION_DIR, JSONCONV
-
-    directory = Path(home) if home is not None else Path(CONVERSATION_DIR)
-    if not (directory.is_dir() and recognise(directory)):
+    directory = Path(home) if home is not None else Path(sessions.CONVERSATION_DIR)
+    if not (directory.is_dir() and sessions.is_conversation_dir(directory)):
         return False
-    sessions.scan_secrets(paths, level=level.value, store=f"{JSONCONV}{directory}", report=report)
+    sessions.scan_secrets(paths, level=level.value, store=f"{sessions.JSONCONV}{directory}", report=report)
     return home is not None
 
 

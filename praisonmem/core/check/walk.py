@@ -497,9 +497,7 @@ class Checker:
         """praisonai's JSON conversation store: each session file the library's ``get_session`` must load, the
         index its ``list_sessions`` walks (one that lies: what the library then does), and the temp files killed
         writes left."""
-        from praisonmem.core.sessions.stores.conversation_json import LIBRARY_TEMP, ConversationJsonStore
-
-        store = ConversationJsonStore(root)
+        store = sessions.ConversationJsonStore(root)
         for ref in store.refs():
             self._count("sessions")
             try:
@@ -516,7 +514,7 @@ class Checker:
 
         for entry in _entries(root):
             if entry.name.endswith(layout.TEMP) and entry.is_file():
-                if re.fullmatch(LIBRARY_TEMP, entry.name):
+                if re.fullmatch(sessions.conversation_temp, entry.name):
                     self.add("warning", entry, "temp file the library's JSONConversationStore left when its atomic "
                              "write was killed before the rename: it holds what was being written",
                              "leftover.temp")
@@ -705,9 +703,7 @@ def classify(path: Path) -> str:
         if path.name.endswith(layout.JSON):
             return "session_file"
     elif path.is_dir():
-        from praisonmem.core.sessions.stores.conversation_json import recognise
-
-        if recognise(path):
+        if sessions.is_conversation_dir(path):
             return "conversation_json_dir"
         if path.name == layout.SESSIONS:
             return "sessions_dir"

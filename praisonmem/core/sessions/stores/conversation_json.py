@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -47,44 +46,13 @@ from praisonmem.core.sessions.stores import Fold, PlainStore, Scanned, ambiguous
 from praisonmem.core.sessions.stores.conversation_map import (NS, RESERVED, doc_to_rows, dumps_style, iso_epoch,
                                                               rows_to_doc)
 from praisonmem.core.sessions.stores.conversation_sql import MESSAGE_COLUMNS, SESSION_COLUMNS, ConvRef
-from praisonmem.core.sessions.stores.names import CONVERSATION_JSON, CONVERSATION_INDEX
+from praisonmem.core.sessions.stores.names import CONVERSATION_INDEX, CONVERSATION_JSON, is_conversation_file, valid_id
 
 A = TypeVar("A")
-_ID = re.compile(r"[A-Za-z0-9_\-:.]{1,128}")  # fullmatch: the library's _ID_RE
-SHAPE = ("session", "messages")
 ROW_COLUMNS = [c for c in SESSION_COLUMNS if c != "session_id"]
 LIBRARY_TEMP = r"\.conv-[a-z0-9_]{8}\.tmp"  # the library's _atomic_write_json temp (tempfile.mkstemp)
 NULL = "\x00null"  # a row's flag: its metadata was null in the library's file
 PLAIN_STATE = "\x00state"  # a library session's state column, without praisonmem's additions
-
-
-def valid_id(session_id: Any) -> bool:
-    """The library's ``_validate_id``: a file name in the store's dir, never the index."""
-    return (isinstance(session_id, str) and ".." not in session_id and session_id != CONVERSATION_INDEX[:-5]
-            and _ID.fullmatch(session_id) is not None)
-
-
-def is_conversation_file(data: Any) -> bool:
-    return isinstance(data, dict) and list(data) == list(SHAPE) and isinstance(data["session"], dict) \
-        and isinstance(data["messages"], list)
-
-
-def recognise(directory: Path, sample: int = 3) -> bool:
-    """``directory`` is a JSON conversation store: it has the index, or its first session files have the
-    store's shape (read-only; a directory of praisonaiagents session files has neither)."""
-    if (directory / CONVERSATION_INDEX).is_file():
-        return True
-    try:
-        names = sorted(n for n in os.listdir(directory) if n.endswith(".json"))
-    except OSError:
-        return False
-    for name in names[:sample]:
-        try:
-            if is_conversation_file(jsonfile.read(directory / name)):
-                return True
-        except PraisonMemError:
-            continue
-    return False
 
 
 def dumps(data: Any, pretty: bool) -> bytes:

@@ -31,8 +31,9 @@ from typing import TYPE_CHECKING
 
 from praisonmem.core.errors import UsageError
 from praisonmem.core.layout import SPILL_DIR, TRANSCRIPT_DB
-from praisonmem.core.sessions.stores.names import (CONVERSATION_DIR, DEFAULT_FILE, DEFAULT_PREFIX, DEFAULT_SCHEMA,
-                                                   JSONCONV, LABELS, PROJECT)
+from praisonmem.core.sessions.stores.names import (CONVERSATION_DIR, CONVERSATION_INDEX, DEFAULT_FILE, DEFAULT_PREFIX,
+                                                   DEFAULT_SCHEMA, JSONCONV, LABELS, PROJECT,
+                                                   is_conversation_file)
 
 if TYPE_CHECKING:
     from praisonmem.core.paths import Paths
@@ -132,10 +133,29 @@ def conversation_dir(text: str) -> Path | None:
         return None
     path = Path(text).expanduser()
     if path.is_dir():
-        from praisonmem.core.sessions.stores.conversation_json import recognise
-
-        return path if recognise(path) else None
+        return path if recognise_conversation_dir(path) else None
     return path if not path.exists() and path.name == CONVERSATION_DIR else None
+
+
+def recognise_conversation_dir(directory: Path, sample: int = 3) -> bool:
+    """``directory`` is a JSON conversation store: it has the index, or its first session files have the
+    store's shape (read-only; a directory of praisonaiagents session files has neither)."""
+    from praisonmem.core.errors import PraisonMemError
+    from praisonmem.core.io import jsonfile
+
+    if (directory / CONVERSATION_INDEX).is_file():
+        return True
+    try:
+        names = sorted(n for n in os.listdir(directory) if n.endswith(".json"))
+    except OSError:
+        return False
+    for name in names[:sample]:
+        try:
+            if is_conversation_file(jsonfile.read(directory / name)):
+                return True
+        except PraisonMemError:
+            continue
+    return False
 
 
 def sqlite_kind(path: Path, prefix: str) -> str:

@@ -5,6 +5,9 @@ home's own file and directory names are :mod:`praisonmem.core.layout`'s.
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 from praisonmem.core.layout import TRANSCRIPT_DB
 
 JSON = "json"  # the JSON directory (DefaultSessionStore)
@@ -34,3 +37,18 @@ def safe_file_stem(session_id: str) -> str:
 
 def session_file_name(session_id: str) -> str:
     return f"{safe_file_stem(session_id)}.json"
+
+
+_CONVERSATION_ID = re.compile(r"[A-Za-z0-9_\-:.]{1,128}")  # fullmatch: JSONConversationStore's _ID_RE
+
+
+def valid_id(session_id: Any) -> bool:
+    """A session id ``JSONConversationStore`` takes (its ``_validate_id``): a file name in its dir, never its index."""
+    return (isinstance(session_id, str) and ".." not in session_id and session_id != CONVERSATION_INDEX[:-5]
+            and _CONVERSATION_ID.fullmatch(session_id) is not None)
+
+
+def is_conversation_file(data: Any) -> bool:
+    """A ``JSONConversationStore`` session file's shape: ``{"session": {...}, "messages": [...]}``."""
+    return isinstance(data, dict) and list(data) == ["session", "messages"] and isinstance(data["session"], dict) \
+        and isinstance(data["messages"], list)
