@@ -90,6 +90,9 @@ def coherent(directory: Path) -> None:
         assert {k: entry[k] for k in ("user_id", "agent_id", "name", "created_at")} == \
             {k: session[k] for k in ("user_id", "agent_id", "name", "created_at")}
     assert [p.name for p in directory.iterdir() if p.name.endswith(".tmp")] == []
+    for path in directory.glob("*.json"):  # each file as the library serialises it
+        text = path.read_text(encoding="ascii")
+        assert text == json.dumps(json.loads(text), indent=2, default=str), path.name
 
 
 def iso(epoch: float) -> str:
