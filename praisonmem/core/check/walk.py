@@ -510,16 +510,9 @@ class Checker:
             where, _, message = problem.partition(": ")
             self.add("warning", where, message + "; praisonmem's next write to the store repairs the index",
                      "conversation.index")
-        import re
-
         for entry in _entries(root):
             if entry.name.endswith(layout.TEMP) and entry.is_file():
-                if re.fullmatch(sessions.conversation_temp, entry.name):
-                    self.add("warning", entry, "temp file the library's JSONConversationStore left when its atomic "
-                             "write was killed before the rename: it holds what was being written",
-                             "leftover.temp")
-                else:
-                    self.leftover_temp(entry)
+                self.leftover_temp(entry)
 
     # -------------------------------------------------------- dispatch
 
@@ -611,6 +604,9 @@ def _temp_origin(name: str, writer: str) -> tuple[str, str | None]:
     if layout.is_restore_temp(name):
         return ("temp file of a backup restore that was killed before its rename: it holds the file being restored; "
                 "the next restore writing into this directory removes it once the process that made it is gone", None)
+    if re.fullmatch(layout.CONVERSATION_TEMP, name):
+        return ("temp file praisonai's JSONConversationStore left when its atomic write was killed before the "
+                "rename: it holds what was being written", None)
     if re.fullmatch(layout.LIBRARY_TEMP, name):
         return ("temp file the library's session store left when its atomic write was killed before the rename: it "
                 "holds what was being written", None)

@@ -67,8 +67,7 @@ _ALIASES = {"describe_workspace": ("workspace", "describe"), "search_sessions": 
             "session_key": ("crypto", "key_from"), "migrate_between": ("storemigrate", "migrate"),
             "forget_listing": ("listcache", "forget"), "transcript_tables": ("stores.sqlite_transcript", "TABLES"),
             "index_tables": ("stores.index", "TABLES"),
-            "is_conversation_dir": ("stores.locate", "recognise_conversation_dir"),
-            "conversation_temp": ("stores.conversation_json", "LIBRARY_TEMP")}
+            "is_conversation_dir": ("stores.locate", "recognise_conversation_dir")}
 __getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS, _ALIASES)
 
 
@@ -102,7 +101,6 @@ if TYPE_CHECKING:
     from praisonmem.core.sessions.stores.names import (CONVERSATION_DIR, JSONCONV, LIBRARY_LABELS, safe_file_stem,
                                                        session_file_name)
     from praisonmem.core.sessions.stores.conversation_json import ConversationJsonStore
-    from praisonmem.core.sessions.stores.conversation_json import LIBRARY_TEMP as conversation_temp
     from praisonmem.core.sessions.stores.locate import recognise_conversation_dir as is_conversation_dir
     from praisonmem.core.sessions.stores.locate import open_store, store_location
     from praisonmem.core.sessions.storemigrate import MigrateReport

@@ -50,7 +50,6 @@ from praisonmem.core.sessions.stores.names import CONVERSATION_INDEX, CONVERSATI
 
 A = TypeVar("A")
 ROW_COLUMNS = [c for c in SESSION_COLUMNS if c != "session_id"]
-LIBRARY_TEMP = r"\.conv-[a-z0-9_]{8}\.tmp"  # the library's _atomic_write_json temp (tempfile.mkstemp)
 NULL = "\x00null"  # a row's flag: its metadata was null in the library's file
 PLAIN_STATE = "\x00state"  # a library session's state column, without praisonmem's additions
 
