@@ -263,3 +263,13 @@ def test_a_write_killed_at_any_call_is_finished_by_the_rerun(tmp_path, cli, monk
                   if args[1] != "migrate" else args, in_home=True)
     count = crash.run(store_state, done=done, removed=removed, normalise=normalise or (lambda s: s))
     assert count >= 10
+
+
+def test_a_secret_in_a_title_leaves_no_copy_in_the_index_once_redacted(cli, tmp_path):
+    store = make_store(tmp_path / "convs")
+    assert cli("session", "rename", "chat-2", "--title", f"token {SECRET}", "--store", store).exit_code == 0
+    assert SECRET in json.loads((store / INDEX).read_text())["sessions"]["chat-2"]["name"]
+    result = cli("session", "redact", "chat-2", "--yes", "--store", store)
+    assert result.exit_code == 0, result.stderr
+    assert json.loads((store / INDEX).read_text())["sessions"]["chat-2"]["name"] == "token [REDACTED:openai_api_key]"
+    assert [p.name for p in store.iterdir() if SECRET.encode() in p.read_bytes()] == ["chat-1.json"]
