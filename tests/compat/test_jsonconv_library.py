@@ -228,7 +228,8 @@ def test_secrets_are_found_by_session_scan_and_check_secrets(store, cli, monkeyp
     scan = cli("session", "scan", "--store", store, "--json")
     assert scan.exit_code == 1
     found = json.loads(scan.stdout)
-    assert [(f["store"], f["session"], f["kind"]) for f in found] == [("conversations-json", "chat-1", "openai_api_key")]
+    assert [(f["store"], f["session"], f["kind"]) for f in found] == \
+        [("conversations-json", "chat-1", "openai_api_key")]
     checked = cli("check", "--secrets", store, "--json")
     assert checked.exit_code == 1
     assert [(f["session"], f["kind"]) for f in json.loads(checked.stdout)["findings"]] == [("chat-1", "openai_api_key")]

@@ -115,6 +115,10 @@ def file_to_text(sid: str, data: dict[str, Any]) -> str:
     return dumps_style(doc, "indent2")
 
 
+def _loads(raw: bytes) -> Any:
+    return json.loads(raw.decode("utf-8", "surrogatepass"))  # as the map reads a document's bytes
+
+
 def _null_metadata(obj: Any, key: str) -> bool:
     md = obj.get("metadata") if isinstance(obj, dict) else None
     env = md.get(RESERVED) if isinstance(md, dict) else None
@@ -122,9 +126,12 @@ def _null_metadata(obj: Any, key: str) -> bool:
     return isinstance(env, dict) and "metadata" in env and env["metadata"] is None
 
 
-def _columns(raw: bytes, foreign: bool, titled_by_name: bool, library: bool = False) -> tuple[str, dict[str, Any], list[dict[str, Any]]]:
+def _columns(raw: bytes, foreign: bool, titled_by_name: bool, library: bool = False
+             ) -> tuple[str, dict[str, Any], list[dict[str, Any]]]:
+    """The map's rows for a document, with the flags a plain (envelope-free) file needs: which metadata were null,
+    a library session's state, times and title as its columns hold them."""
     sid, srow, mrows = doc_to_rows(raw, postgres=False)
-    doc = json.loads(raw)
+    doc = _loads(raw)
     srow[NULL] = _null_metadata(doc, "row")
     seq = [m for key in ("archived_messages", "messages") if isinstance(doc.get(key), list)
            for m in doc[key] if isinstance(m, dict)]
@@ -219,7 +226,7 @@ def doc_to_file(raw: bytes, base: dict[str, Any] | None, base_id: str | None) ->
         plain = _merged(sid, (srow, mrows), base, _old(base, base_id, foreign, titled), envelope=False)
         try:
             again = file_to_text(sid, plain)
-            if _canonical(json.loads(again)) == _canonical(json.loads(raw.decode("utf-8", "surrogatepass"))):
+            if _canonical(json.loads(again)) == _canonical(_loads(raw)):
                 return sid, plain
         except (PraisonMemError, ValueError, TypeError, KeyError, AttributeError):
             pass
@@ -244,7 +251,7 @@ def _old(base: dict[str, Any] | None, base_id: str | None, foreign: bool, titled
 def _row_of(raw: bytes) -> dict[str, Any]:
     """The copy of a library session's columns a document made of it carries (empty: none)."""
     try:
-        row = json.loads(raw)["metadata"][RESERVED]["row"]
+        row = _loads(raw)["metadata"][RESERVED]["row"]
     except (ValueError, TypeError, KeyError):
         return {}
     return row if isinstance(row, dict) else {}
@@ -443,7 +450,8 @@ class ConversationJsonStore(PlainStore):
             return [f"{exc.message} (the library cannot open this store)"]
         ids = set(self.ids())
         if index is None:
-            return [f"{self.index_path}: missing, so the library lists none of the {len(ids)} session(s)"] if ids else []
+            return [f"{self.index_path}: missing, so the library lists none of the {len(ids)} session(s)"] \
+                if ids else []
         listed = index["sessions"]
         out = []
         gone = [i for i in listed if i not in ids]
@@ -609,7 +617,7 @@ class ConvJsonTransaction:
 
     def _rename_source(self, raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
         try:
-            doc = json.loads(raw)
+            doc = _loads(raw)
             first = [m for m in doc.get("messages") or [] if isinstance(m, dict)]
         except (ValueError, AttributeError):
             return None, None
