@@ -111,6 +111,7 @@ TEMP_RANDOM = r"[a-z0-9_]{8}"  # the random part tempfile.mkstemp puts in a name
 TEMP_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789_"  # what a temp name's random part is drawn from
 OWN_TEMP = rf"\.(?P<target>.+)\.{TEMP_RANDOM}\.tmp"  # an atomic replace of <target> (FileMemory's too)
 LIBRARY_TEMP = rf"tmp{TEMP_RANDOM}\.tmp"  # the library session store's atomic write
+CONVERSATION_TEMP = rf"\.conv-{TEMP_RANDOM}\.tmp"  # praisonai's JSONConversationStore's atomic write
 # A restore's: .<name>.restore-<pid>-<8 hex>.tmp beside its target; no other writer names one so.
 RESTORE_TEMP = r"(?s)\..+\.restore-(?P<pid>[0-9]+)-[0-9a-f]{8}\.tmp"
 

@@ -152,6 +152,16 @@ def scan_upsonic(store: Any, level: Level, report: ScanReport) -> None:
                                                    session=row.get("session_id")))
 
 
+def scan_conversation_json(paths: Paths, home: str | None, level: Level, report: ScanReport) -> bool:
+    """praisonai's JSON conversation store, when ``home`` (a PATH) is one, or, with no PATH, the library's default
+    ``./praisonai_conversations`` when it is one (``session scan --store``'s scan); whether ``home`` was one."""
+    directory = Path(home) if home is not None else Path(sessions.CONVERSATION_DIR)
+    if not (directory.is_dir() and sessions.is_conversation_dir(directory)):
+        return False
+    sessions.scan_secrets(paths, level=level.value, store=f"{sessions.JSONCONV}{directory}", report=report)
+    return home is not None
+
+
 def scan_everything(paths: Paths, *, level: Level | str = "standard", upsonic: Any = None,
                     homes: list[str] | None = None) -> ScanReport:
     """``check --secrets``: sessions (every store), spilled turns and learn entries of the home (or of each of
@@ -163,6 +173,8 @@ def scan_everything(paths: Paths, *, level: Level | str = "standard", upsonic: A
     report = secrets.ScanReport(level.value, sessions.is_encrypted)
     learn_dbs: set[Path] = set()
     for home in homes or [None]:
+        if scan_conversation_json(paths, home, level, report):
+            continue
         if home is not None and not Path(home).is_dir():
             raise UsageError(f"{home}: not a directory (with --secrets, each PATH is a PraisonAI home)")
         where = paths if home is None else resolve(home, paths.memory_dir)

@@ -518,6 +518,27 @@ class Checker:
             return rules.memory_items(doc, path.name, report)
         return []
 
+    def conversation_json_dir(self, root: Path) -> None:
+        """praisonai's JSON conversation store: each session file the library's ``get_session`` must load, the
+        index its ``list_sessions`` walks (one that lies: what the library then does), and the temp files killed
+        writes left."""
+        store = sessions.ConversationJsonStore(root)
+        for ref in store.refs():
+            self._count("sessions")
+            try:
+                store.read(ref)
+            except PraisonMemError as exc:
+                self.add("error", ref.where, f"{getattr(exc, 'reason', exc.message)}: the library's get_session "
+                         "fails on it, and so does its list_sessions for the whole store while it is indexed; "
+                         "praisonmem never overwrites it", "conversation.parse")
+        for problem in store.index_problems():
+            where, _, message = problem.partition(": ")
+            self.add("warning", where, message + "; praisonmem's next write to the store repairs the index",
+                     "conversation.index")
+        for entry in _entries(root):
+            if entry.name.endswith(layout.TEMP) and entry.is_file():
+                self.leftover_temp(entry)
+
     # -------------------------------------------------------- dispatch
 
     def path(self, path: Path) -> None:
@@ -572,6 +593,7 @@ CHECKS: dict[str, Callable[[Checker, Path], object]] = {
     "learn_dir": Checker.learn_dir, "memory_base": Checker.memory_base, "memory_user": Checker.memory_user,
     "transcript_db": Checker.transcript_db, "session_file": Checker.session_file, "memory_file": Checker.memory_file,
     "spill_file": Checker.spill_file, "learn_file": Checker.learn_file,
+    "conversation_json_dir": Checker.conversation_json_dir,
 }
 
 
@@ -607,6 +629,9 @@ def _temp_origin(name: str, writer: str) -> tuple[str, str | None]:
     if layout.is_restore_temp(name):
         return ("temp file of a backup restore that was killed before its rename: it holds the file being restored; "
                 "the next restore writing into this directory removes it once the process that made it is gone", None)
+    if re.fullmatch(layout.CONVERSATION_TEMP, name):
+        return ("temp file praisonai's JSONConversationStore left when its atomic write was killed before the "
+                "rename: it holds what was being written", None)
     if re.fullmatch(layout.LIBRARY_TEMP, name):
         return ("temp file the library's session store left when its atomic write was killed before the rename: it "
                 "holds what was being written", None)
@@ -699,6 +724,8 @@ def classify(path: Path) -> str:
         if path.name.endswith(layout.JSON):
             return "session_file"
     elif path.is_dir():
+        if sessions.is_conversation_dir(path):
+            return "conversation_json_dir"
         if path.name == layout.SESSIONS:
             return "sessions_dir"
         if path.name == layout.SPILL:

@@ -35,7 +35,8 @@ _EXPORTS = {
                   "messages_of", "metadata_of", "session_key_rules", "summarise", "title_of", "tool_calls_of",
                   "unified_rules", "validate", "with_session_id"),
     "stores": ("SessionStore",),
-    "stores.names": ("LIBRARY_LABELS", "safe_file_stem", "session_file_name"),
+    "stores.names": ("CONVERSATION_DIR", "JSONCONV", "LIBRARY_LABELS", "safe_file_stem", "session_file_name"),
+    "stores.conversation_json": ("ConversationJsonStore",),
     "stores.locate": ("open_store", "store_location"),
     "storemigrate": ("MigrateReport",),
     "stores.sqlite_transcript": ("inspect_db", "json_files_beside"),
@@ -65,7 +66,8 @@ _ALIASES = {"describe_workspace": ("workspace", "describe"), "search_sessions": 
             "index_behind": ("stores.indextext", "behind"), "describe_repair": ("stores.repair", "describe"),
             "session_key": ("crypto", "key_from"), "migrate_between": ("storemigrate", "migrate"),
             "forget_listing": ("listcache", "forget"), "transcript_tables": ("stores.sqlite_transcript", "TABLES"),
-            "index_tables": ("stores.index", "TABLES")}
+            "index_tables": ("stores.index", "TABLES"),
+            "is_conversation_dir": ("stores.locate", "recognise_conversation_dir")}
 __getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS, _ALIASES)
 
 
@@ -96,7 +98,10 @@ if TYPE_CHECKING:
     from praisonmem.core.sessions.stores.repair import index_repairs, transcript_residue
     from praisonmem.core.sessions.stores.index import read_rows as read_index
     from praisonmem.core.sessions.dbimport import db_import_candidates, plan_db_import
-    from praisonmem.core.sessions.stores.names import LIBRARY_LABELS, safe_file_stem, session_file_name
+    from praisonmem.core.sessions.stores.names import (CONVERSATION_DIR, JSONCONV, LIBRARY_LABELS, safe_file_stem,
+                                                       session_file_name)
+    from praisonmem.core.sessions.stores.conversation_json import ConversationJsonStore
+    from praisonmem.core.sessions.stores.locate import recognise_conversation_dir as is_conversation_dir
     from praisonmem.core.sessions.stores.locate import open_store, store_location
     from praisonmem.core.sessions.storemigrate import MigrateReport
     from praisonmem.core.sessions.storemigrate import migrate as migrate_between

@@ -2,7 +2,11 @@
 
 ``--store`` takes a label of the home's stores (``json``, ``sessions.db``) or a *location*:
 
-* a directory: the JSON store of that directory (praisonaiagents' session files);
+* a directory: the JSON store of that directory (praisonaiagents' session files), or PraisonAI's JSON
+  conversation store (:mod:`~.conversation_json`) when it has that store's ``_sessions_index.json`` or its
+  session files have that store's shape; ``jsonconv:DIR`` names one whatever DIR holds (an empty or new
+  directory, a migrate target), as does a new directory called ``praisonai_conversations`` (the library's
+  default);
 * ``sqlite:///PATH`` or a file path: by its tables, PraisonAI's SQL conversation store
   (``<prefix>sessions``/``<prefix>messages``) or the gateway's transcript store (``sessions`` with
   ``data``); a file that does not exist yet is a conversation store (a migrate target creates it)
@@ -27,7 +31,9 @@ from typing import TYPE_CHECKING
 
 from praisonmem.core.errors import UsageError
 from praisonmem.core.layout import SPILL_DIR, TRANSCRIPT_DB
-from praisonmem.core.sessions.stores.names import DEFAULT_FILE, DEFAULT_PREFIX, DEFAULT_SCHEMA, LABELS, PROJECT
+from praisonmem.core.sessions.stores.names import (CONVERSATION_DIR, CONVERSATION_INDEX, DEFAULT_FILE, DEFAULT_PREFIX,
+                                                   DEFAULT_SCHEMA, JSONCONV, LABELS, PROJECT,
+                                                   is_conversation_file)
 
 if TYPE_CHECKING:
     from praisonmem.core.paths import Paths
@@ -43,6 +49,8 @@ def is_location(text: str | None) -> bool:
     """A store named by where it is (a URL, a path), not by a home's label."""
     if not text or text in LABELS or (text.startswith(PROJECT) and os.sep not in text):
         return False
+    if text.startswith(JSONCONV):
+        return True
     from praisonmem.core.io import pgurl
 
     return pgurl.is_url(text) or os.sep in text or text.endswith(".db") or os.path.isdir(text)
@@ -83,6 +91,11 @@ def open_location(text: str, *, table_prefix: str | None = None, schema: str | N
     from praisonmem.core.sessions.stores.home import Home
 
     prefix = check_name(DEFAULT_PREFIX if table_prefix is None else table_prefix, "--table-prefix", empty=True)
+    conv = conversation_dir(text)
+    if conv is not None:
+        from praisonmem.core.sessions.stores.conversation_json import ConversationJsonStore
+
+        return Home([ConversationJsonStore(conv)], str(conv))
     if pgurl.is_url(text):
         url = pgurl.parse(text)
         if url.is_postgres:
@@ -104,6 +117,45 @@ def open_location(text: str, *, table_prefix: str | None = None, schema: str | N
 
         return Home([TranscriptDbStore(path)], str(path))
     return Home([ConversationStore(ConversationSqlite(path, prefix))], str(path))
+
+
+def conversation_dir(text: str) -> Path | None:
+    """The JSON conversation store ``text`` names (the module docstring), or None; ``jsonconv:`` naming a
+    file is :class:`UsageError`."""
+    from praisonmem.core.io import pgurl
+
+    if text.startswith(JSONCONV):
+        path = Path(text[len(JSONCONV):] or ".").expanduser()
+        if path.exists() and not path.is_dir():
+            raise UsageError(f"{path}: not a directory (jsonconv: names a JSON conversation-store directory)")
+        return path
+    if pgurl.is_url(text):
+        return None
+    path = Path(text).expanduser()
+    if path.is_dir():
+        return path if recognise_conversation_dir(path) else None
+    return path if not path.exists() and path.name == CONVERSATION_DIR else None
+
+
+def recognise_conversation_dir(directory: Path, sample: int = 3) -> bool:
+    """``directory`` is a JSON conversation store: it has the index, or its first session files have the
+    store's shape (read-only; a directory of praisonaiagents session files has neither)."""
+    from praisonmem.core.errors import PraisonMemError
+    from praisonmem.core.io import jsonfile
+
+    if (directory / CONVERSATION_INDEX).is_file():
+        return True
+    try:
+        names = sorted(n for n in os.listdir(directory) if n.endswith(".json"))
+    except OSError:
+        return False
+    for name in names[:sample]:
+        try:
+            if is_conversation_file(jsonfile.read(directory / name)):
+                return True
+        except PraisonMemError:
+            continue
+    return False
 
 
 def sqlite_kind(path: Path, prefix: str) -> str:
