@@ -1,5 +1,5 @@
-"""Memory providers: ``file`` (FileMemory JSON), ``sqlite`` (the SQLite adapter's files)
-and third-party classes registered under the entry-point group ``praisonmem.providers``.
+"""Memory providers: ``file`` (FileMemory JSON), ``sqlite`` (the SQLite adapter's files), ``chroma`` (alias
+``rag``: praisonaiagents' ``Memory`` over Chroma) and third-party classes registered under the entry-point group ``praisonmem.providers``.
 
 A third-party provider is PraisonAI's memory-adapter protocol: a class (or
 factory) with ``store_short_term``, ``search_short_term``, ``store_long_term``,
@@ -35,7 +35,8 @@ if TYPE_CHECKING:
     from praisonmem.core.paths import Paths
 
 ENTRY_POINT_GROUP = "praisonmem.providers"
-BUILTIN = ("file", "sqlite")
+BUILTIN = ("file", "sqlite", "chroma")
+ALIASES = {"rag": "chroma"}  # praisonaiagents' own name for its Chroma provider
 REQUIRED = ("store_short_term", "search_short_term", "store_long_term", "search_long_term", "get_all_memories")
 OPTIONAL = ("reset_short_term", "reset_long_term", "delete_memory")
 TIERS = ("short_term", "long_term")
@@ -139,6 +140,16 @@ class Provider:
         self.require("delete", "delete")
         return self._delete(memory_id, tier)
 
+    def export(self) -> list[str]:
+        """The provider's items as JSONL lines (a header line first)."""
+        self.require("export", "export")
+        return self._export()
+
+    def import_records(self, header: dict[str, Any], records: list[dict[str, Any]], on_conflict: str,
+                       dry_run: bool) -> dict[str, Any]:
+        self.require("import", "import")
+        return self._import(header, records, on_conflict, dry_run)
+
     def reset_tiers(self, tier: ResetTier) -> tuple[str, ...]:
         """The tiers ``reset(tier)`` clears, each one supported (else :class:`Unsupported`)."""
         tiers = RESET_TIERS[tier]
@@ -171,6 +182,13 @@ class Provider:
         raise NotImplementedError
 
     def _reset(self, tier: ResetTier, dry_run: bool) -> dict[str, int | None]:
+        raise NotImplementedError
+
+    def _export(self) -> list[str]:
+        raise NotImplementedError
+
+    def _import(self, header: dict[str, Any], records: list[dict[str, Any]], on_conflict: str,
+                dry_run: bool) -> dict[str, Any]:
         raise NotImplementedError
 
 
@@ -324,6 +342,51 @@ class SqliteProvider(Provider):
         return UsersReport(rows, cls.counts)
 
 
+class ChromaProvider(Provider):
+    """praisonaiagents' ``Memory()`` over Chroma (provider ``rag``): one collection per user, read from a
+    private copy, written through chromadb (:mod:`.chroma`). Nothing is stored: that needs the embedding
+    model the library used."""
+
+    name = "chroma"
+    supports = ["search", "list", "delete", "export", "import", "users"]
+    kinds = ("long_term",)
+    counts = ("long_term",)
+
+    def __init__(self, project_dir: Path, user_id: str | None, chroma_path: Path | None = None) -> None:
+        from praisonmem.core.memory.chroma import ChromaMemoryStore
+
+        self.store_ = ChromaMemoryStore(project_dir, user_id, chroma_path)
+        self.user_id = self.store_.user_id
+
+    def _search(self, query, types, limit):
+        return self.store_.search_items(query, limit)
+
+    def like(self, memory_id: str, limit: int) -> list[dict[str, Any]]:
+        self.require("search", "search")
+        return self.store_.like(memory_id, limit)
+
+    def _list(self, types):
+        return self.store_.list_items()
+
+    def _locate(self, memory_id, tier):
+        return self.store_.locate(memory_id)
+
+    def _delete(self, memory_id, tier):
+        return self.store_.delete(memory_id)
+
+    def _export(self):
+        return self.store_.export_lines()
+
+    def _import(self, header, records, on_conflict, dry_run):
+        return self.store_.import_records(header, records, on_conflict, dry_run)
+
+    @classmethod
+    def users(cls, paths: Paths, timeout: float) -> UsersReport:
+        from praisonmem.core.memory.chroma import users
+
+        return UsersReport(users(paths.project_dir), cls.counts)
+
+
 class PluginProvider(Provider):
     """A third-party adapter, called exactly through PraisonAI's memory-adapter protocol."""
 
@@ -397,7 +460,7 @@ class PluginProvider(Provider):
         return dict.fromkeys(tiers)
 
 
-BUILTINS: dict[str, type[Provider]] = {"file": FileProvider, "sqlite": SqliteProvider}
+BUILTINS: dict[str, type[Provider]] = {"file": FileProvider, "sqlite": SqliteProvider, "chroma": ChromaProvider}
 
 
 def plugin_supports(adapter: Any) -> list[str]:
@@ -445,10 +508,16 @@ def available() -> list[ProviderInfo]:
 
 
 def open_provider(name: str, *, user_id: str | None, paths: Paths, timeout: float,
-                  cache: Cache | None = None) -> Provider:
+                  cache: Cache | None = None, chroma_path: Path | None = None) -> Provider:
     """The provider ``name`` for ``user_id``. SQLite keeps the library's own user rule (a blank id means the
     unsuffixed files); the others FileMemory's (blank means ``default``; separators and ``..`` refused).
-    ``cache``: praisonmem's cache, which the file provider's search uses (and its writes clear)."""
+    ``cache``: praisonmem's cache, which the file provider's search uses (and its writes clear).
+    ``chroma_path``: the Chroma directory (default: the library's, for the current dir and the user)."""
+    name = ALIASES.get(name, name)
+    if chroma_path is not None and name != "chroma":
+        raise UsageError(f"--chroma-path is for --provider chroma, not '{name}'")
+    if name == "chroma":
+        return ChromaProvider(paths.project_dir, user_id or "", chroma_path)
     if name == "file":
         return FileProvider(paths.memory_dir, user_id, timeout, cache)
     if name == "sqlite":
@@ -470,7 +539,7 @@ def open_provider(name: str, *, user_id: str | None, paths: Paths, timeout: floa
 
 def provider_users(name: str, paths: Paths, timeout: float) -> UsersReport:
     """``memory users``: the users a provider holds, with item counts."""
-    cls = BUILTINS.get(name)
+    cls = BUILTINS.get(ALIASES.get(name, name))
     if cls is None:
         raise Unsupported(f"provider '{name}' cannot list its users")
     return cls.users(paths, timeout)
