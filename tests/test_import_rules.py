@@ -37,6 +37,7 @@ COMMAND_PACKAGES = {  # command group -> the one core package its module talks t
     "config": "config",
     "usage": "usage",
     "completion": "completion",
+    "knowledge": "knowledge",
 }
 SHARED_CORE = {"errors", "result", "paths", "config"}  # what every command module may import besides its package
 FOREIGN_UI = ("typer", "rich", "click")

@@ -31,6 +31,7 @@ _EXPORTS = {
     "filememory_io": ("read_last", "read_settled", "read_shared"),
     "layouts": ("EpisodicMerge", "SqliteSplit", "raw_date_merges", "shared_splits"),
     "sqlitememory": ("SqliteMemoryStore",),
+    "chroma": ("ChromaMemoryStore", "word_hits", "words_score"),
 }
 # A name that is also a submodule's would be shadowed by the submodule once it is imported.
 _ALIASES = {"available_providers": ("providers", "available"), "file_users": ("filememory", "users"),
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     from praisonmem.core.memory.filememory_io import read_last, read_settled, read_shared
     from praisonmem.core.memory.layouts import EpisodicMerge, SqliteSplit, raw_date_merges, shared_splits
     from praisonmem.core.memory.sqlitememory import SqliteMemoryStore
+    from praisonmem.core.memory.chroma import ChromaMemoryStore, word_hits, words_score
     from praisonmem.core.memory.sqlitememory import users as sqlite_users
     from praisonmem.core.memory.ops import (export_memory, extract_memories, import_memory, item_text, list_memory,
                                             similar_memory, plan_delete_memory,
