@@ -28,7 +28,7 @@ WhereOption = Annotated[list[str] | None, typer.Option(
 
 
 def _store(state: State, path: Path | None, collection: str, *, must_exist: bool = True) -> Any:
-    return knowledge.open_store(path, Path.cwd(), collection=collection, timeout=state.lock_timeout,
+    return knowledge.open_store(path, Path(), collection=collection, timeout=state.lock_timeout,
                                 must_exist=must_exist)
 
 

@@ -72,7 +72,7 @@ def plan_delete(store: Store, ids: list[str]) -> Plan:
 
     def run(dry_run: bool, progress: Any) -> Outcome:
         gone = [{"id": i} for i in ids] if dry_run else store.delete(ids)
-        return Outcome([Change(Action.deleted, f"knowledge item {r['id']}", dry_run=dry_run, where=store.label,
+        return Outcome([Change(Action.deleted, f"knowledge item {r['id']}", dry_run=dry_run,
                                fields={"id": r["id"], "store": store.kind, "path": str(store.path)}) for r in gone])
 
     return Plan(f"Delete {len(ids)} knowledge item(s) from {store.label}?", run)
