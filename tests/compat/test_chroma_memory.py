@@ -18,7 +18,7 @@ from tests.compat import chromastores as cs
 from tests.helpers import snapshot
 
 pytestmark = pytest.mark.oracle
-SECRET = "sk-proj-SECRETSECRETSECRET123456"
+SECRET = "sk-proj-Zq9XcV3bN7mL2kP8wR4tY6uI1oA5sD0fG3hJ"
 
 
 @pytest.fixture(scope="module")
@@ -236,3 +236,16 @@ def test_without_chromadb_a_one_line_install_hint(project):
 def test_a_user_id_the_library_refuses_is_a_usage_error(tmp_path):
     assert _bad(tmp_path, 2, "memory", "list", "--provider", "chroma", "--user-id", "../x") == \
         "praisonmem: error: user id '../x' must not contain path separators or '..' (the library refuses it too)\n"
+
+
+def test_check_secrets_scans_chroma_documents_without_changing_them(project):
+    cwd, got = project
+    before = snapshot(cwd)
+    proc = cs.run_praisonmem(cwd, "check", "--secrets", "--json")
+    assert proc.returncode == 1, proc.stderr
+    report = json.loads(proc.stdout)
+    assert [(f["store"], f["file"], f["record"]) for f in report["findings"]] == [
+        ("chroma", ".praisonai/chroma_db_alice", f"memory_store_alice/{got['alice'][0]}")]
+    assert SECRET not in proc.stdout and report["unreadable"] == []
+    assert report["scanned"]["memory_items"] == 3 + 1 + 2  # alice's, the shared store's, knowledge's
+    assert snapshot(cwd) == before
