@@ -67,6 +67,9 @@ def test_list_is_exactly_what_the_library_wrote_and_changes_nothing(project):
     assert cs.as_json(cs.run_praisonmem(cwd, "memory", "list", "--provider", "rag", "--json",
                                         "--chroma-path", ".praisonai/chroma_db_alice", "--user-id", "alice"))[0][
         "item"]["id"] == a1
+    users = cs.as_json(cs.run_praisonmem(cwd, "memory", "users", "--provider", "chroma", "--json"))
+    assert [(u["user_id"], u["path"], u["long_term"]) for u in users] == [
+        ("", ".praisonai/chroma_db", 1), ("alice", ".praisonai/chroma_db_alice", 3)]
     assert snapshot(cwd) == before  # not a byte, an mtime or a new file: chromadb only ever opened a copy
 
 

@@ -251,7 +251,7 @@ def delete_ids(path: Path, name: str, ids: list[str]) -> list[dict[str, Any]]:
             gone = rows(col, ids=ids)
             if gone:
                 col.delete(ids=[r["id"] for r in gone])
-                col.count()  # a read applies the log to the segments: the HNSW sync and the log purge happen here
+                col.count()  # measured: the delete itself synced and purged; a read settles a deferred sync
         finally:
             if threshold is not None:
                 col.modify(configuration={"hnsw": {"sync_threshold": threshold}})
