@@ -25,8 +25,10 @@ fakellm.start()
 WRITE = PRELUDE + """
 from praisonaiagents.memory.memory import Memory
 alice = Memory(config={"provider": "rag", "user_id": "alice"})
-a1 = alice.store_short_term("Alice likes green tea with sk-proj-Zq9XcV3bN7mL2kP8wR4tY6uI1oA5sD0fG3hJ", metadata={"user_id": "alice", "kind": "chat"})
-a2 = alice.store_long_term("Alice lives in Lisbon near the river", metadata={"user_id": "alice", "rank": 3, "weight": 0.5, "ok": True})
+a1 = alice.store_short_term("Alice likes green tea with sk-proj-Zq9XcV3bN7mL2kP8wR4tY6uI1oA5sD0fG3hJ",
+                            metadata={"user_id": "alice", "kind": "chat"})
+a2 = alice.store_long_term("Alice lives in Lisbon near the river",
+                           metadata={"user_id": "alice", "rank": 3, "weight": 0.5, "ok": True})
 a3 = alice.store_long_term("Alice drinks green tea every morning", metadata={"user_id": "alice"})
 shared = Memory(config={"provider": "rag"})
 n1 = shared.store_long_term("The team meets on Mondays", metadata={"source": "wiki"})

@@ -97,7 +97,8 @@ def test_delete_removes_the_item_for_the_library_and_leaves_no_residue(project):
     a1, a2, a3 = got["alice"]
     store = cwd / ".praisonai" / "chroma_db_alice"
     assert cs.files_holding(store, SECRET) == ["chroma.sqlite3"]  # the log, the metadata and the FTS tables
-    settings = "SELECT c.config_json_str, m.key, m.str_value FROM collections c JOIN collection_metadata m ON m.collection_id = c.id"
+    settings = ("SELECT c.config_json_str, m.key, m.str_value FROM collections c "
+                "JOIN collection_metadata m ON m.collection_id = c.id")
     made = _query(store, settings)
     proc = cs.run_praisonmem(cwd, "memory", "delete", a1, "--provider", "chroma", "--user-id", "alice", "--yes")
     assert (proc.returncode, proc.stderr) == (0, ""), proc.stderr
@@ -179,8 +180,8 @@ sys.stdin.read()
         proc = cs.run_praisonmem(cwd, "memory", "delete", got["alice"][0], "--provider", "chroma", "--user-id",
                                  "alice", "--yes")
         assert (proc.returncode, proc.stdout) == (4, "")
-        assert proc.stderr == (f"praisonmem: error: .praisonai/chroma_db_alice is open in process {holder.pid} (a running agent?); "
-                               "stop it first: chromadb has no lock to wait on; nothing changed\n")
+        assert proc.stderr == (f"praisonmem: error: .praisonai/chroma_db_alice is open in process {holder.pid} "
+                               "(a running agent?); stop it first: chromadb has no lock to wait on; nothing changed\n")
         assert snapshot(cwd) == before
         # reading while it is open is fine: a private copy
         assert len(listed(cwd, "--user-id", "alice")) == 3
@@ -252,3 +253,11 @@ def test_check_secrets_scans_chroma_documents_without_changing_them(project):
     assert SECRET not in proc.stdout and report["unreadable"] == []
     assert report["scanned"]["memory_items"] == 3 + 1 + 2  # alice's, the shared store's, knowledge's
     assert snapshot(cwd) == before
+
+
+def test_store_and_reset_are_refused_naming_why(tmp_path):
+    assert _bad(tmp_path, 4, "memory", "store", "x", "--provider", "chroma") == (
+        "praisonmem: error: provider 'chroma' cannot store: the library embeds each text with its own model, which "
+        "praisonmem does not have (use 'memory import' with an export's embeddings); nothing changed\n")
+    assert _bad(tmp_path, 4, "memory", "reset", "--all", "--provider", "rag", "--yes").startswith(
+        "praisonmem: error: provider 'chroma' does not support resetting")

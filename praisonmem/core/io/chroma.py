@@ -211,7 +211,8 @@ def rows(col: Any, *, ids: list[str] | None = None, embeddings: bool = False) ->
     out = []
     for i, item_id in enumerate(got["ids"]):
         # chromadb hands metadata keys back in no fixed order: sorted, so the same store prints the same
-        row = {"id": item_id, "document": got["documents"][i], "metadata": dict(sorted((got["metadatas"][i] or {}).items()))}
+        meta = dict(sorted((got["metadatas"][i] or {}).items()))
+        row = {"id": item_id, "document": got["documents"][i], "metadata": meta}
         if embeddings:
             vector = got["embeddings"][i]
             row["embedding"] = None if vector is None else [float(x) for x in vector]

@@ -30,10 +30,9 @@ TABLE = "knowledge"
 COLUMNS = ("id", "content", "metadata", "user_id", "agent_id", "run_id", "created_at")
 SCOPE = ("user_id", "agent_id", "run_id")
 EXPORT_FORMAT = "praisonmem.knowledge.v1"
-# the library's own DDL, for an import that makes a new knowledge.db
-CREATE = ("CREATE TABLE IF NOT EXISTS knowledge (\n                id TEXT PRIMARY KEY,\n"
-          "                content TEXT NOT NULL,\n                metadata TEXT,\n                user_id TEXT,\n"
-          "                agent_id TEXT,\n                run_id TEXT,\n                created_at REAL\n            )")
+# the library's table (its columns, types and key), for an import that makes a new knowledge.db
+CREATE = ("CREATE TABLE IF NOT EXISTS knowledge (id TEXT PRIMARY KEY, content TEXT NOT NULL, metadata TEXT, "
+          "user_id TEXT, agent_id TEXT, run_id TEXT, created_at REAL)")
 
 
 def default_chroma(cwd: Path) -> Path:

@@ -1,5 +1,6 @@
 """Memory providers: ``file`` (FileMemory JSON), ``sqlite`` (the SQLite adapter's files), ``chroma`` (alias
-``rag``: praisonaiagents' ``Memory`` over Chroma) and third-party classes registered under the entry-point group ``praisonmem.providers``.
+``rag``: praisonaiagents' ``Memory`` over Chroma) and third-party classes registered under the entry-point
+group ``praisonmem.providers``.
 
 A third-party provider is PraisonAI's memory-adapter protocol: a class (or
 factory) with ``store_short_term``, ``search_short_term``, ``store_long_term``,
@@ -357,6 +358,10 @@ class ChromaProvider(Provider):
 
         self.store_ = ChromaMemoryStore(project_dir, user_id, chroma_path)
         self.user_id = self.store_.user_id
+
+    def store(self, text, *, long, importance, metadata):
+        raise Unsupported("provider 'chroma' cannot store: the library embeds each text with its own model, which "
+                          "praisonmem does not have (use 'memory import' with an export's embeddings); nothing changed")
 
     def _search(self, query, types, limit):
         return self.store_.search_items(query, limit)
