@@ -317,3 +317,5 @@ def add_rows(path: Path, name: str, records: list[dict[str, Any]], *, metadata: 
             except Exception as exc:
                 done = f"{start} of {len(records)} added before it; " if start else ""
                 raise Refused(f"chromadb refused the records: {exc}; {done or 'nothing added'}") from None
+    # free pages a killed delete may have left: every praisonmem write ends with the store vacuumed
+    vacuum(path)
