@@ -6,13 +6,14 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from praisonmem.core.errors import UsageError
 from praisonmem.core.memory.chroma import EXPORT_FORMAT, parse_export, suffix, words_score
 
 
+@settings(deadline=None)  # the first example imports praisonaiagents
 @given(st.text(max_size=12))
 def test_the_user_suffix_is_the_librarys(user):
     from praisonaiagents.memory.memory import Memory
