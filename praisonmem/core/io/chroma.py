@@ -123,8 +123,7 @@ def _open_client(chromadb: Any, path: Path) -> Any:
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as exc:  # chromadb's Rust side panics with a BaseException on a damaged store
-        raise CorruptFile(str(path / SQLITE), f"chromadb cannot open it ({type(exc).__name__}: "
-                                              f"{str(exc).splitlines()[0] if str(exc) else ''})") from None
+        raise CorruptFile(str(path / SQLITE), f"chromadb cannot open it ({_first_line(exc)})") from None
 
 
 def _close(client: Any) -> None:
@@ -166,7 +165,12 @@ def snapshot(path: Path) -> Iterator[Any]:
         except (OSError, sqlite3.Error) as exc:
             raise IOFailure(f"{path}: cannot read: {exc}") from None
         client = _open_client(chromadb, scratch)
-        yield client
+        try:
+            yield client
+        except (PraisonMemError, KeyboardInterrupt, SystemExit, GeneratorExit):
+            raise
+        except BaseException as exc:  # chromadb (or its Rust side) failing on what it read: a damaged store
+            raise CorruptFile(str(path), f"chromadb cannot read it ({_first_line(exc)})") from None
     finally:
         if client is not None:
             _close(client)
@@ -188,8 +192,17 @@ def writer(path: Path, *, create: bool = False) -> Iterator[Any]:
     client = _open_client(chromadb, path)
     try:
         yield client
+    except (PraisonMemError, KeyboardInterrupt, SystemExit, GeneratorExit):
+        raise
+    except BaseException as exc:  # chromadb failing mid-write: its own transaction keeps the store whole
+        raise IOFailure(f"{path}: chromadb failed: {_first_line(exc)}") from None
     finally:
         _close(client)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__
 
 
 def collection(client: Any, name: str, where: Path) -> Any:
@@ -316,6 +329,6 @@ def add_rows(path: Path, name: str, records: list[dict[str, Any]], *, metadata: 
                 raise
             except Exception as exc:
                 done = f"{start} of {len(records)} added before it; " if start else ""
-                raise Refused(f"chromadb refused the records: {exc}; {done or 'nothing added'}") from None
+                raise Refused(f"chromadb refused the records: {_first_line(exc)}; {done or 'nothing added'}") from None
     # free pages a killed delete may have left: every praisonmem write ends with the store vacuumed
     vacuum(path)
