@@ -261,3 +261,37 @@ def test_store_and_reset_are_refused_naming_why(tmp_path):
         "praisonmem does not have (use 'memory import' with an export's embeddings); nothing changed\n")
     assert _bad(tmp_path, 4, "memory", "reset", "--all", "--provider", "rag", "--yes").startswith(
         "praisonmem: error: provider 'chroma' does not support resetting")
+
+
+KILLED_DELETE = """
+import sys, chromadb
+from chromadb.config import Settings
+c = chromadb.PersistentClient(path=sys.argv[1], settings=Settings(anonymized_telemetry=False))
+col = c.get_collection("memory_store_alice", embedding_function=None)
+col.modify(configuration={"hnsw": {"sync_threshold": 2}})
+col.delete(ids=[sys.argv[2]])
+col.count()
+"""
+
+
+def test_the_next_write_scrubs_what_a_delete_killed_before_its_vacuum_left(project, tmp_path):
+    cwd, got = project
+    a1, a2, a3 = got["alice"]
+    store = cwd / ".praisonai" / "chroma_db_alice"
+    # praisonmem's delete up to the point before VACUUM (as if killed there): the text is in free pages
+    subprocess.run([sys.executable, "-c", KILLED_DELETE, str(store), a1], check=True, capture_output=True,
+                   env=dict(os.environ, ANONYMIZED_TELEMETRY="False"))
+    assert cs.files_holding(store, SECRET) == ["chroma.sqlite3"]
+    out = tmp_path / "one.jsonl"
+    assert cs.run_praisonmem(cwd, "memory", "export", "--provider", "chroma", "--user-id", "alice",
+                             "-o", str(out)).returncode == 0
+    proc = cs.run_praisonmem(cwd, "memory", "import", str(out), "--provider", "chroma", "--user-id", "alice",
+                             "--on-conflict", "skip")
+    assert (proc.returncode, proc.stdout) == (0, "imported 0 memory item(s) into memory_store_alice "
+                                                 "(.praisonai/chroma_db_alice) [2 already there, skipped]\n")
+    # an import that adds nothing writes nothing, so the residue is still there; a delete finishes it
+    assert cs.files_holding(store, SECRET) == ["chroma.sqlite3"]
+    proc = cs.run_praisonmem(cwd, "memory", "delete", a2, "--provider", "chroma", "--user-id", "alice", "--yes")
+    assert proc.returncode == 0, proc.stderr
+    assert cs.files_holding(store, SECRET) == [] and cs.library_memory(cwd, "alice") == [
+        [a3, "Alice drinks green tea every morning", {"user_id": "alice"}]]
