@@ -23,7 +23,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("praisonmem.core.secrets",),
     ("praisonmem.core.sessions", "praisonmem.core.memory", "praisonmem.core.learn", "praisonmem.core.state",
      "praisonmem.core.completion", "praisonmem.core.locate"),
-    ("praisonmem.core.upsonic", "praisonmem.core.config"),
+    ("praisonmem.core.upsonic", "praisonmem.core.config", "praisonmem.core.knowledge"),
     ("praisonmem.core.usage",),
     ("praisonmem.core.backup", "praisonmem.core.migrate"),
     ("praisonmem.core.check",),

@@ -39,6 +39,7 @@ COMMAND_PACKAGES = {  # command group -> the one core package its module talks t
     "usage": "usage",
     "locate": "locate",
     "completion": "completion",
+    "knowledge": "knowledge",
 }
 SHARED_CORE = {"errors", "result", "paths", "config"}  # what every command module may import besides its package
 FOREIGN_UI = ("typer", "rich", "click")

@@ -37,7 +37,7 @@ def complete_memory_types(ctx: typer.Context, incomplete: str) -> list[str]:
 
 
 ProviderOption = Annotated[str | None, typer.Option("--provider", metavar="P", autocompletion=_complete_providers,
-                                                    help="file (default), sqlite, or a plug-in "
+                                                    help="file (default), sqlite, chroma (alias rag), or a plug-in "
                                                          "(see 'memory providers').")]
 MetaOption = Annotated[list[str] | None, typer.Option("--meta", metavar="KEY=VALUE",
                                                       help="Metadata to store (repeatable; values are strings).")]

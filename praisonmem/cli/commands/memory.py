@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -19,7 +20,7 @@ from praisonmem.cli.options import (
     YesFlag,
     parse_pairs,
 )
-from praisonmem.cli.output import fmt_time, fmt_value, note, render_outcome, warn
+from praisonmem.cli.output import binary_stdout, fmt_time, fmt_value, note, render_outcome, warn
 from praisonmem.cli.prompts import confirm_and_run
 from praisonmem.cli.state import State, state_of
 from praisonmem.core import memory
@@ -28,6 +29,9 @@ from praisonmem.core.errors import UsageError
 app = typer.Typer(help="Store, search and manage agent memories (FileMemory, SQLite, plug-ins).\n\nExample:\n\n"
                        "    praisonmem memory search \"dark mode\" --user-id alice", no_args_is_help=True)
 
+ChromaPathOption = Annotated[Path | None, typer.Option(
+    "--chroma-path", metavar="DIR", help="--provider chroma: the Chroma directory (default: .praisonai/chroma_db, "
+                                         "or chroma_db_<user> with --user-id, as praisonaiagents names it).")]
 TypeOption = Annotated[list[str] | None, typer.Option("--type", metavar="TYPE", autocompletion=complete_memory_types,
                                                       help="short, long, entity, episodic (repeatable; default: "
                                                            "these four), or summary.")]
@@ -41,16 +45,20 @@ HistoryDbOption = Annotated[str | None, typer.Option("--db", metavar="PATH",
 MEM0_HISTORY = "mem0-history"
 
 
-def _provider(state: State, name: str | None, user: str | None, db: str | None = None) -> Any:
-    """The chosen provider (flag > environment > config > file) for the chosen user."""
+def _provider(state: State, name: str | None, user: str | None, db: str | None = None,
+              chroma_path: Path | None = None) -> Any:
+    """The chosen provider (flag > environment > config > file) for the chosen user. For Chroma an unset user
+    is no user, as praisonaiagents' Memory() without a user_id (chroma_db, memory_store)."""
     chosen = state.setting("provider", name)
     if chosen == MEM0_HISTORY and user is not None:
         raise UsageError("mem0's history.db records no user: --user-id does not apply to --provider mem0-history "
                          "(--filter actor_id=NAME or memory_id=ID narrows it)")
     if db is not None and chosen != MEM0_HISTORY:
         raise UsageError(f"--db applies to --provider {MEM0_HISTORY} only")
-    return memory.open_provider(chosen, user_id=state.setting("user_id", user), paths=state.paths,
-                                timeout=state.lock_timeout, cache=state.cache, db=db)
+    who = state.settings.get("user_id", user)
+    user_id = "" if chosen in ("chroma", "rag") and who.source == "default" else who.value
+    return memory.open_provider(chosen, user_id=user_id, paths=state.paths, timeout=state.lock_timeout,
+                                cache=state.cache, db=db, chroma_path=chroma_path)
 
 
 def _say(provider: Any) -> None:
@@ -102,13 +110,18 @@ def store_command(
 @app.command("search")
 def search_command(
     ctx: typer.Context,
-    query: Annotated[str, typer.Argument(metavar="QUERY", help="What to look for (case-insensitive).")],
+    query: Annotated[str | None, typer.Argument(metavar="QUERY", help="What to look for (case-insensitive).",
+                                                show_default=False)] = None,
     type_: TypeOption = None,
     limit: LimitOption = 10,
+    like: Annotated[str | None, typer.Option("--like", metavar="ID",
+                                             help="--provider chroma: instead of QUERY, the items nearest to this "
+                                                  "stored item's own vector (no model needed).")] = None,
     filter_: FilterOption = None,
     user_id: UserIdOption = None,
     provider: ProviderOption = None,
     db: HistoryDbOption = None,
+    chroma_path: ChromaPathOption = None,
     as_json: JsonFlag = False,
     as_ndjson: NdjsonFlag = False,
 ) -> None:
@@ -124,14 +137,25 @@ def search_command(
     not; --provider mem0-history searches the old and new text of mem0's
     memory events.
 
+    With --provider chroma the same word score runs over each document and
+    its metadata values (no embedding model is needed), best first; --like ID
+    instead ranks the items by cosine distance to that item's stored vector
+    (score 1 - distance, as the library's search).
+
     Example:
 
         praisonmem memory search "dark mode" --type long --limit 5 --json
+        praisonmem memory search --like 1796183033907891330 --provider chroma --user-id alice
     """
     filters = parse_pairs(filter_, "--filter")
+    if (query is None) == (like is None):
+        raise UsageError("give QUERY or --like ID (one of them)")
     state = state_of(ctx)
-    chosen = _provider(state, provider, user_id, db)
-    hits = memory.search_memory(chosen, query, types=type_, limit=limit, filters=filters)
+    chosen = _provider(state, provider, user_id, db, chroma_path)
+    if like is not None:
+        hits = memory.similar_memory(chosen, like, limit=limit)
+    else:
+        hits = memory.search_memory(chosen, query, types=type_, limit=limit, filters=filters)
     _say(chosen)
     _looked(state, state.setting("provider", provider))
     out = state.output(as_json, as_ndjson)
@@ -154,6 +178,7 @@ def list_command(
     user_id: UserIdOption = None,
     provider: ProviderOption = None,
     db: HistoryDbOption = None,
+    chroma_path: ChromaPathOption = None,
     as_json: JsonFlag = False,
     as_ndjson: NdjsonFlag = False,
 ) -> None:
@@ -173,7 +198,7 @@ def list_command(
     """
     filters = parse_pairs(filter_, "--filter")
     state = state_of(ctx)
-    chosen = _provider(state, provider, user_id, db)
+    chosen = _provider(state, provider, user_id, db, chroma_path)
     rows = memory.list_memory(chosen, types=type_, filters=filters)
     _say(chosen)
     _looked(state, state.setting("provider", provider))
@@ -216,6 +241,7 @@ def delete_command(
     user_id: UserIdOption = None,
     provider: ProviderOption = None,
     db: HistoryDbOption = None,
+    chroma_path: ChromaPathOption = None,
     yes: YesFlag = False,
     dry_run: DryRunFlag = False,
     as_json: JsonFlag = False,
@@ -229,13 +255,73 @@ def delete_command(
     secure_delete, then the database is vacuumed when free pages still hold
     old text, so the deleted text stays in no page.
 
+    With --provider chroma the item is deleted through chromadb, then its text
+    is scrubbed from chromadb's log and SQLite's free pages, and every file of
+    the directory is checked for it; refused (exit 4) while another process
+    (an agent) has the store open.
+
     Example:
 
         praisonmem memory delete b38ae04c7880287b --yes
     """
     state = state_of(ctx)
-    plan = memory.plan_delete_memory(_provider(state, provider, user_id, db), memory_id, type_=type_)
+    plan = memory.plan_delete_memory(_provider(state, provider, user_id, db, chroma_path), memory_id, type_=type_)
     return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run)
+
+
+@app.command("export")
+def export_command(
+    ctx: typer.Context,
+    output: Annotated[str, typer.Option("--output", "-o", metavar="FILE",
+                                        help="Write here instead of stdout: '-' is stdout, a regular file is "
+                                             "replaced atomically.")] = "-",
+    user_id: UserIdOption = None,
+    provider: ProviderOption = None,
+    chroma_path: ChromaPathOption = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Export a user's memories as JSON lines (--provider chroma): a header
+    line naming the collection, then one {"id", "document", "metadata",
+    "embedding"} a line, the embedding's floats exactly as stored, so
+    'memory import' gives the collection back. --json (with --output) prints
+    a summary.
+
+    Example:
+
+        praisonmem memory export --provider chroma --user-id alice -o alice.jsonl
+    """
+    state = state_of(ctx)
+    summary = memory.export_memory(_provider(state, provider, user_id, chroma_path), output=output,
+                                   stdout=binary_stdout())
+    if output != "-":
+        state.output(as_json).document(summary) or note(f"exported {summary['exported']} item(s) to {output}")
+
+
+@app.command("import")
+def import_command(
+    ctx: typer.Context,
+    source: Annotated[str, typer.Argument(metavar="FILE", help="A 'memory export' file ('-': stdin).")],
+    on_conflict: Annotated[str, typer.Option("--on-conflict", metavar="fail|skip",
+                                             help="An id the collection holds already: fail (default, nothing "
+                                                  "imported) or skip it.")] = "fail",
+    user_id: UserIdOption = None,
+    provider: ProviderOption = None,
+    chroma_path: ChromaPathOption = None,
+    dry_run: DryRunFlag = False,
+    as_json: JsonFlag = False,
+) -> int:
+    """Import a 'memory export' file into a user's collection (--provider
+    chroma), made as praisonaiagents makes it when absent. The whole file is
+    checked first; refused (exit 4) while another process has the store open.
+
+    Example:
+
+        praisonmem memory import alice.jsonl --provider chroma --user-id alice
+    """
+    state = state_of(ctx)
+    outcome = memory.import_memory(_provider(state, provider, user_id, chroma_path), source,
+                                   on_conflict=on_conflict, dry_run=dry_run)
+    return render_outcome(state.output(as_json), outcome)
 
 
 @app.command("reset")

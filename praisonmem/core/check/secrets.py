@@ -1,7 +1,8 @@
 """``check --secrets``: the secret scan of :mod:`praisonmem.core.secrets` over each home's session stores (their own
 scan, :func:`praisonmem.core.sessions.scan_secrets`) and learn entries, the FileMemory items (short and long term,
 entities, episodic, summaries, saved sessions) of every user under the memory dir and the SQLite memory files
-beside it, mem0's ``history.db`` (``$MEM0_DIR`` or ``~/.mem0``), and an Upsonic
+beside it, mem0's ``history.db`` (``$MEM0_DIR`` or ``~/.mem0``), the Chroma stores of the rag Memory and of
+Knowledge (and its knowledge.db), and an Upsonic
 database's user traits and sessions when one is given. Reading only: nothing is locked or written (FileMemory files
 are read as ``check`` reads them)."""
 
@@ -101,6 +102,39 @@ def scan_mem0_history(db: Path, level: Level, report: ScanReport) -> None:
     for record, values in rows:
         for h in secrets.hits(values, level, opaque=sessions.is_encrypted):
             report.findings.append(secrets.finding(h, store="mem0", file=str(db), session=None, record=record))
+def scan_chroma(project_dir: Path, level: Level, report: ScanReport) -> None:
+    """The documents and metadata of praisonaiagents' Chroma stores beside the FileMemory base: the rag Memory's
+    ``chroma_db[_<user>]`` dirs and Knowledge's ``knowledge/chroma`` (each read from a private copy: chromadb
+    rewrites a store it opens), and Knowledge's ``knowledge.db`` fallback in the project dir's parent. chromadb
+    is imported only when a Chroma store is there."""
+    from praisonmem.core import knowledge
+    from praisonmem.core.io import chroma as chroma_io
+
+    stores: list[tuple[Path, Any]] = []
+    if project_dir.is_dir():
+        stores += [(p, None) for p in sorted(project_dir.glob("chroma_db*")) if chroma_io.looks_like_chroma(p)]
+    if chroma_io.looks_like_chroma(project_dir / "knowledge" / "chroma"):
+        stores.append((project_dir / "knowledge" / "chroma", None))
+    if (project_dir.parent / knowledge.DB_NAME).is_file():
+        stores.append((project_dir.parent / knowledge.DB_NAME, knowledge.SqliteKnowledge(
+            project_dir.parent / knowledge.DB_NAME)))
+    for path, store in stores:
+        try:
+            if store is None:
+                with chroma_io.snapshot(path) as client:
+                    records = [(name, r) for name in chroma_io.names(client)
+                               for r in chroma_io.rows(client.get_collection(name, embedding_function=None))]
+            else:
+                records = [(knowledge.DB_NAME, r) for r in store.records()]
+        except PraisonMemError as exc:
+            report.unreadable.append(f"{path}: {exc.message}")
+            continue
+        report.scanned["memory_items"] = report.scanned.get("memory_items", 0) + len(records)
+        for name, record in records:
+            for h in secrets.hits({"text": record["document"], "metadata": record["metadata"]}, level,
+                                  opaque=sessions.is_encrypted):
+                report.findings.append(secrets.finding(h, store="chroma", file=str(path), session=None,
+                                                       record=f"{name}/{record['id']}"))
 
 
 def scan_learn(learn_dir: Path, level: Level, report: ScanReport) -> None:
@@ -187,6 +221,7 @@ def scan_everything(paths: Paths, *, level: Level | str = "standard", upsonic: A
     from praisonmem.core.memory import mem0_history_db
 
     scan_mem0_history(mem0_history_db(), level, report)
+    scan_chroma(paths.project_dir, level, report)
     memory_dirs = [paths.memory_dir, paths.project_dir]
     if paths.memory_dir.is_dir():
         memory_dirs[1:1] = sorted(p for p in paths.memory_dir.iterdir() if p.is_dir())

@@ -1,14 +1,15 @@
 """Agent memory: PraisonAI's FileMemory and SQLite memory, plug-in providers, and episodic entries.
 
-The commands, one function each: :mod:`.ops` (``store_memory``, ``search_memory``, ``list_memory``,
+The commands, one function each: :mod:`.ops` (``store_memory``, ``search_memory``, ``similar_memory``,
+``list_memory``, ``export_memory``, ``import_memory``,
 ``plan_delete_memory``, ``plan_reset_memory``, ``extract_memories``), :mod:`.episodic` (``add_episode``,
 ``episodes``, ``plan_delete_episode``) and :mod:`.providers` (``open_provider``, ``provider_users``,
 ``available_providers``). Under them, one module per kind of store: :mod:`.filememory` (with
 :mod:`.filememory_io`, its locked reads, :mod:`.filememory_config`, what each ``config.json``
 value does, and :mod:`.search`, its search: from the cached index or by reading every file),
 :mod:`.sqlitememory`, :mod:`.savedsessions` (``FileMemory.save_session``'s files: ``memory sessions``),
-:mod:`.mem0history` (mem0's ``history.db``: the ``mem0-history`` provider) and :mod:`.automemory` (AutoMemory's
-pattern extraction).
+:mod:`.mem0history` (mem0's ``history.db``: the ``mem0-history`` provider), :mod:`.chroma` (praisonaiagents' rag
+``Memory``: a Chroma collection per user) and :mod:`.automemory` (AutoMemory's pattern extraction).
 :mod:`.layouts` finds what older releases left where 1.7.17 does not look, each with its fix (``migrate``).
 
 Names are loaded on first use (:mod:`praisonmem.core.lazy`); a submodule is not part of the API.
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING
 from praisonmem.core.lazy import lazy_exports
 
 _EXPORTS = {
-    "ops": ("extract_memories", "item_text", "list_memory", "plan_delete_memory", "plan_reset_memory",
+    "ops": ("export_memory", "extract_memories", "import_memory", "item_text", "list_memory", "similar_memory", "plan_delete_memory", "plan_reset_memory",
             "search_memory", "store_memory"),
     "episodic": ("add_episode", "episodes", "plan_delete_episode"),
     "providers": ("ProviderFailed", "ResetTier", "Unsupported", "UsersReport", "open_provider", "provider_names",
@@ -33,6 +34,7 @@ _EXPORTS = {
     "savedsessions": ("SavedSession", "list_saved_sessions", "plan_delete_saved_session", "show_saved_session"),
     "layouts": ("EpisodicMerge", "SqliteSplit", "raw_date_merges", "shared_splits"),
     "sqlitememory": ("SqliteMemoryStore",),
+    "chroma": ("ChromaMemoryStore", "word_hits", "words_score"),
 }
 # A name that is also a submodule's would be shadowed by the submodule once it is imported.
 _ALIASES = {"available_providers": ("providers", "available"), "file_users": ("filememory", "users"),
@@ -56,8 +58,10 @@ if TYPE_CHECKING:
                                                       show_saved_session)
     from praisonmem.core.memory.layouts import EpisodicMerge, SqliteSplit, raw_date_merges, shared_splits
     from praisonmem.core.memory.sqlitememory import SqliteMemoryStore
+    from praisonmem.core.memory.chroma import ChromaMemoryStore, word_hits, words_score
     from praisonmem.core.memory.sqlitememory import users as sqlite_users
-    from praisonmem.core.memory.ops import (extract_memories, item_text, list_memory, plan_delete_memory,
+    from praisonmem.core.memory.ops import (export_memory, extract_memories, import_memory, item_text, list_memory,
+                                            similar_memory, plan_delete_memory,
                                             plan_reset_memory, search_memory, store_memory)
     from praisonmem.core.memory.providers import (ProviderFailed, ResetTier, Unsupported, UsersReport,
                                                   open_provider, provider_names, provider_users)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from praisonmem.core.errors import NotFound, UsageError
 from praisonmem.core.io import jsonfile
 from praisonmem.core.memory.filememory import FileMemoryStore
-from praisonmem.core.memory.providers import Provider, ResetTier, parse_types
+from praisonmem.core.memory.providers import Provider, ResetTier, Unsupported, parse_types
 from praisonmem.core.paths import Paths
 from praisonmem.core.result import Action, Change, Outcome, Plan
 
@@ -64,6 +64,46 @@ def _matches(meta: Any, filters: dict[str, str]) -> bool:
         if not (str(value) == wanted or (not isinstance(value, str) and json.dumps(value) == wanted)):
             return False
     return True
+
+
+def similar_memory(provider: Provider, memory_id: str, *, limit: int = 10) -> list[dict[str, Any]]:
+    """``memory search --like ID``: the items nearest to a stored item's own vector (no model needed)."""
+    like = getattr(provider, "like", None)
+    if like is None:
+        raise Unsupported(f"provider '{provider.name}' keeps no vectors: --like needs --provider chroma")
+    return like(memory_id, limit or 10**9)
+
+
+def export_memory(provider: Provider, *, output: str = "-", stdout: Any = None) -> dict[str, Any]:
+    """``memory export``: the user's items as JSONL (a header line, then id, document, metadata and the exact
+    embedding of each), to ``output`` (``-``: stdout; a regular file is replaced atomically)."""
+    from praisonmem.core.io import outfile
+
+    lines = provider.export()
+    outfile.write(output, ("\n".join(lines) + "\n").encode(), stdout=stdout)
+    return {"provider": provider.name, "user_id": provider.user_id, "exported": len(lines) - 1, "output": output}
+
+
+def import_memory(provider: Provider, source: str, *, on_conflict: str = "fail", dry_run: bool = False) -> Outcome:
+    """``memory import FILE``: a ``memory export`` file into the user's collection; ids it holds already fail
+    the import (``on_conflict="skip"``: are left as they are). The whole file is checked before anything is
+    written."""
+    from praisonmem.core.io import inputfile
+    from praisonmem.core.memory.chroma import parse_export
+
+    if on_conflict not in ("fail", "skip"):
+        raise UsageError(f"--on-conflict must be fail or skip, got '{on_conflict}'")
+    provider.require("import", "import")
+    raw = inputfile.read_source(source)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{source}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    header, records = parse_export(text.splitlines(), str(source))
+    result = provider.import_records(header, records, on_conflict, dry_run)
+    return Outcome([Change(Action.imported, f"{result['added']} memory item(s) into {result['collection']}",
+                           f"{result['skipped']} already there, skipped" if result["skipped"] else None,
+                           dry_run=dry_run, where=result["path"], fields=result)])
 
 
 def list_memory(provider: Provider, *, types: list[str] | None = None, filters: dict[str, str] | None = None

@@ -1,5 +1,6 @@
-"""Memory providers: ``file`` (FileMemory JSON), ``sqlite`` (the SQLite adapter's files)
-and third-party classes registered under the entry-point group ``praisonmem.providers``.
+"""Memory providers: ``file`` (FileMemory JSON), ``sqlite`` (the SQLite adapter's files), ``chroma`` (alias
+``rag``: praisonaiagents' ``Memory`` over Chroma) and third-party classes registered under the entry-point
+group ``praisonmem.providers``.
 
 A third-party provider is PraisonAI's memory-adapter protocol: a class (or
 factory) with ``store_short_term``, ``search_short_term``, ``store_long_term``,
@@ -35,12 +36,15 @@ if TYPE_CHECKING:
     from praisonmem.core.paths import Paths
 
 ENTRY_POINT_GROUP = "praisonmem.providers"
-BUILTIN = ("file", "sqlite", "mem0-history")
-# Built-in providers in modules of their own, imported only when used: name -> (module, class). Each class has
-# ``open(paths, user_id, timeout, **options)``, given the options of open_provider the command passed.
+BUILTIN = ("file", "sqlite", "chroma", "mem0-history")
+ALIASES = {"rag": "chroma"}  # praisonaiagents' own name for its Chroma provider
+# Built-in providers in modules of their own, imported only when used: name -> (module, class).
 LAZY_BUILTINS = {
     "mem0-history": ("praisonmem.core.memory.mem0history", "Mem0HistoryProvider"),
 }
+# Built-ins opened by their class's ``open(paths, user_id, timeout, **options)``, given the options of
+# open_provider the command passed.
+OPENED = ("chroma", "mem0-history")
 REQUIRED = ("store_short_term", "search_short_term", "store_long_term", "search_long_term", "get_all_memories")
 OPTIONAL = ("reset_short_term", "reset_long_term", "delete_memory")
 TIERS = ("short_term", "long_term")
@@ -161,6 +165,15 @@ class Provider:
 
     def check_filters(self, filters: dict[str, str]) -> None:
         """A ``--filter`` key the provider can never match is a usage error (none here: metadata is free-form)."""
+    def export(self) -> list[str]:
+        """The provider's items as JSONL lines (a header line first)."""
+        self.require("export", "export")
+        return self._export()
+
+    def import_records(self, header: dict[str, Any], records: list[dict[str, Any]], on_conflict: str,
+                       dry_run: bool) -> dict[str, Any]:
+        self.require("import", "import")
+        return self._import(header, records, on_conflict, dry_run)
 
     def reset_tiers(self, tier: ResetTier) -> tuple[str, ...]:
         """The tiers ``reset(tier)`` clears, each one supported (else :class:`Unsupported`)."""
@@ -194,6 +207,13 @@ class Provider:
         raise NotImplementedError
 
     def _reset(self, tier: ResetTier, dry_run: bool) -> dict[str, int | None]:
+        raise NotImplementedError
+
+    def _export(self) -> list[str]:
+        raise NotImplementedError
+
+    def _import(self, header: dict[str, Any], records: list[dict[str, Any]], on_conflict: str,
+                dry_run: bool) -> dict[str, Any]:
         raise NotImplementedError
 
 
@@ -357,6 +377,60 @@ class SqliteProvider(Provider):
         return UsersReport(rows, cls.counts)
 
 
+class ChromaProvider(Provider):
+    """praisonaiagents' ``Memory()`` over Chroma (provider ``rag``): one collection per user, read from a
+    private copy, written through chromadb (:mod:`.chroma`). Nothing is stored: that needs the embedding
+    model the library used."""
+
+    name = "chroma"
+    supports = ["search", "list", "delete", "export", "import", "users"]
+    kinds = ("long_term",)
+    counts = ("long_term",)
+
+    @classmethod
+    def open(cls, paths: Paths, user_id: str | None, timeout: float,
+             chroma_path: Path | None = None) -> ChromaProvider:
+        return cls(paths.project_dir, user_id or "", chroma_path)
+
+    def __init__(self, project_dir: Path, user_id: str | None, chroma_path: Path | None = None) -> None:
+        from praisonmem.core.memory.chroma import ChromaMemoryStore
+
+        self.store_ = ChromaMemoryStore(project_dir, user_id, chroma_path)
+        self.user_id = self.store_.user_id
+
+    def store(self, text, *, long, importance, metadata):
+        raise Unsupported("provider 'chroma' cannot store: the library embeds each text with its own model, which "
+                          "praisonmem does not have (use 'memory import' with an export's embeddings); nothing changed")
+
+    def _search(self, query, types, limit):
+        return self.store_.search_items(query, limit)
+
+    def like(self, memory_id: str, limit: int) -> list[dict[str, Any]]:
+        self.require("search", "search")
+        return self.store_.like(memory_id, limit)
+
+    def _list(self, types):
+        return self.store_.list_items()
+
+    def _locate(self, memory_id, tier):
+        return self.store_.locate(memory_id)
+
+    def _delete(self, memory_id, tier):
+        return self.store_.delete(memory_id)
+
+    def _export(self):
+        return self.store_.export_lines()
+
+    def _import(self, header, records, on_conflict, dry_run):
+        return self.store_.import_records(header, records, on_conflict, dry_run)
+
+    @classmethod
+    def users(cls, paths: Paths, timeout: float) -> UsersReport:
+        from praisonmem.core.memory.chroma import users
+
+        return UsersReport(users(paths.project_dir), cls.counts)
+
+
 class PluginProvider(Provider):
     """A third-party adapter, called exactly through PraisonAI's memory-adapter protocol."""
 
@@ -430,7 +504,7 @@ class PluginProvider(Provider):
         return dict.fromkeys(tiers)
 
 
-BUILTINS: dict[str, type[Provider]] = {"file": FileProvider, "sqlite": SqliteProvider}
+BUILTINS: dict[str, type[Provider]] = {"file": FileProvider, "sqlite": SqliteProvider, "chroma": ChromaProvider}
 
 
 def builtin(name: str) -> type[Provider] | None:
@@ -493,9 +567,14 @@ def open_provider(name: str, *, user_id: str | None, paths: Paths, timeout: floa
     """The provider ``name`` for ``user_id``. SQLite keeps the library's own user rule (a blank id means the
     unsuffixed files); the others FileMemory's (blank means ``default``; separators and ``..`` refused).
     ``cache``: praisonmem's cache, which the file provider's search uses (and its writes clear); ``options``: those
-    of a lazily imported built-in (``db`` for ``mem0-history``), ``None`` meaning not given."""
-    if name in LAZY_BUILTINS:
-        return builtin(name).open(paths, user_id, timeout, **{k: v for k, v in options.items() if v is not None})
+    of a built-in with options of its own (``db`` for ``mem0-history``, ``chroma_path`` for ``chroma``: the
+    Chroma directory, default the library's for the current dir and the user), ``None`` meaning not given."""
+    name = ALIASES.get(name, name)
+    given = {k: v for k, v in options.items() if v is not None}
+    if "chroma_path" in given and name != "chroma":
+        raise UsageError(f"--chroma-path is for --provider chroma, not '{name}'")
+    if name in OPENED:
+        return builtin(name).open(paths, user_id, timeout, **given)
     if name == "file":
         return FileProvider(paths.memory_dir, user_id, timeout, cache)
     if name == "sqlite":
@@ -517,7 +596,7 @@ def open_provider(name: str, *, user_id: str | None, paths: Paths, timeout: floa
 
 def provider_users(name: str, paths: Paths, timeout: float) -> UsersReport:
     """``memory users``: the users a provider holds, with item counts."""
-    cls = builtin(name)
+    cls = builtin(ALIASES.get(name, name))
     if cls is None:
         raise Unsupported(f"provider '{name}' cannot list its users")
     return cls.users(paths, timeout)

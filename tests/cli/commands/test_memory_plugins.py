@@ -117,7 +117,7 @@ def test_unsupported_operations_exit_4_and_say_so(run):
 
 def test_unknown_and_broken_providers(run):
     unknown = run("memory", "store", "x", "--provider", "nope")
-    assert unknown.returncode == 2 and "unknown provider 'nope' (available: file, sqlite, mem0-history, demo" in unknown.stderr
+    assert unknown.returncode == 2 and "unknown provider 'nope' (available: file, sqlite, chroma, mem0-history, demo" in unknown.stderr
     broken = run("memory", "store", "x", "--provider", "broken")
     assert broken.returncode == 5 and "provider 'broken' failed to load" in broken.stderr
 
@@ -147,5 +147,5 @@ def test_a_configured_provider_that_is_not_installed_is_refused_naming_the_insta
     monkeypatch.setenv("PRAISONMEM_CONFIG", str(config))
     result = run("workspace", "id")
     assert result.returncode == 2
-    assert result.stderr == ("praisonmem: error: config provider must be an installed provider (file, sqlite, "
+    assert result.stderr == ("praisonmem: error: config provider must be an installed provider (file, sqlite, chroma, "
                              "mem0-history, demo, leaky, failing, minimal, broken), got 'nope'\n")

@@ -1,0 +1,334 @@
+"""Chroma persistent directories (``chroma.sqlite3`` plus one HNSW dir per vector segment), read and written
+only through chromadb's own client (the ``[chroma]`` extra, imported only when a Chroma store is met).
+
+Measured with chromadb 1.5.9: merely opening a ``PersistentClient`` and reading rewrites files (the HNSW
+``length.bin`` and ``chroma.sqlite3`` change, every mtime moves), and chromadb has no read-only mode. So a
+reader (:func:`snapshot`) opens a private copy in a 0700 temp dir: ``chroma.sqlite3`` copied by SQLite's
+backup API from a read-only connection (a consistent snapshot even while a writer is busy), the segment
+files copied as they are, and the copy removed on close. Writers (:func:`writer`) open the directory
+itself, refused while any other process has its ``chroma.sqlite3`` open: chromadb keeps no lock another
+process could wait on, and a second client caches segments the first one rewrites.
+
+A collection is opened with ``embedding_function=None``: praisonmem never embeds anything (the libraries
+pass their own vectors), so chromadb never loads or downloads a model.
+
+Deleting leaves no residue (:func:`delete_ids`): chromadb keeps every added text in its write-ahead log
+(``embeddings_queue``) until the HNSW segment syncs (every ``sync_threshold`` writes, 1000 by default), and
+SQLite keeps deleted cells in free pages. The delete is therefore made with the collection's
+``sync_threshold`` lowered for that one write (chromadb then syncs the segment and purges its log; measured:
+the lowered value lives in the client only, the stored configuration stays as the library made it, and it
+is put back before the client closes), then ``VACUUM`` run by SQLite itself once the client is closed; then
+every file of the directory is searched for the deleted texts' bytes.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from praisonmem.core.errors import CorruptFile, IOFailure, NotFound, PraisonMemError, Refused, UsageError
+from praisonmem.core.io import sqlite as sqlite_io
+
+SQLITE = "chroma.sqlite3"
+INSTALL_HINT = "Chroma support needs chromadb: pip install 'praisonmem[chroma]'"
+INCLUDE = ["documents", "metadatas", "embeddings"]
+TABLES = {"collections": ("id", "name"), "segments": ("id", "collection"), "embeddings": ("id", "embedding_id"),
+          "embedding_metadata": ("id", "key"), "embeddings_queue": ("seq_id", "id")}
+SYNC_FOR_DELETE = 2  # the smallest sync_threshold chromadb accepts: the delete itself makes the segment sync
+
+
+def driver() -> Any:
+    """chromadb, with its telemetry off before it is imported."""
+    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+    try:
+        import chromadb
+    except ImportError:
+        raise IOFailure(INSTALL_HINT) from None
+    return chromadb
+
+
+def looks_like_chroma(path: Path) -> bool:
+    return path.is_dir() and (path / SQLITE).is_file()
+
+
+def check_dir(path: Path, what: str = "Chroma store") -> Path:
+    """``path`` as a Chroma directory whose ``chroma.sqlite3`` has chromadb's tables; reads nothing else and
+    changes nothing."""
+    if not path.exists():
+        raise NotFound(f"{path}: no {what} there")
+    if not path.is_dir():
+        raise UsageError(f"{path}: not a directory (a {what} is a directory holding {SQLITE})")
+    db = path / SQLITE
+    if not db.is_file():
+        raise NotFound(f"{path}: no {SQLITE}, so no {what} there")
+    conn = sqlite_io.connect_ro(db)
+    try:
+        problem = sqlite_io.store_tables_problem(conn, TABLES, required=TABLES)
+    except sqlite3.Error as exc:
+        raise CorruptFile(str(db), f"not a readable Chroma database ({exc})") from None
+    finally:
+        conn.close()
+    if problem is not None:
+        raise CorruptFile(str(db), f"not a Chroma database ({problem})")
+    return path
+
+
+def holders(path: Path) -> list[int]:
+    """The other processes that have ``path/chroma.sqlite3`` open (a scan of ``/proc/*/fd``; chromadb holds
+    it open for the life of its client and takes no lock while idle, so a lock probe would see nothing).
+    Processes of other users are visible only to root."""
+    try:
+        target = os.path.realpath(path / SQLITE)
+        found = []
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit() or int(pid) == os.getpid():
+                continue
+            fd_dir = f"/proc/{pid}/fd"
+            try:
+                names = os.listdir(fd_dir)
+            except OSError:
+                continue
+            for name in names:
+                try:
+                    link = os.readlink(f"{fd_dir}/{name}")
+                except OSError:
+                    continue
+                if link == target or link.startswith(target + "-"):
+                    found.append(int(pid))
+                    break
+        return found
+    except FileNotFoundError:  # no /proc (not Linux): nothing can be said
+        return []
+
+
+def busy_reason(path: Path) -> str | None:
+    pids = holders(path)
+    if not pids:
+        return None
+    return f"{path} is open in process {', '.join(map(str, pids))} (a running agent?)"
+
+
+def _open_client(chromadb: Any, path: Path) -> Any:
+    from chromadb.config import Settings
+
+    try:
+        return chromadb.PersistentClient(path=str(path), settings=Settings(anonymized_telemetry=False,
+                                                                             allow_reset=False))
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:  # chromadb's Rust side panics with a BaseException on a damaged store
+        raise CorruptFile(str(path / SQLITE), f"chromadb cannot open it ({_first_line(exc)})") from None
+
+
+def _close(client: Any) -> None:
+    try:
+        client.close()
+    finally:
+        type(client).clear_system_cache()
+
+
+def _copy_files(src: Path, dst: Path) -> None:
+    """The segment dirs' regular files (nothing a link points at), and ``chroma.sqlite3`` by the backup API."""
+    for entry in os.scandir(src):
+        if entry.is_dir(follow_symlinks=False):
+            os.mkdir(dst / entry.name, 0o700)
+            for inner in os.scandir(entry.path):
+                if inner.is_file(follow_symlinks=False):
+                    with open(inner.path, "rb") as f_in, open(dst / entry.name / inner.name, "wb") as f_out:
+                        shutil.copyfileobj(f_in, f_out)
+    source = sqlite_io.connect_ro(src / SQLITE)
+    target = sqlite3.connect(str(dst / SQLITE))
+    try:
+        source.backup(target)
+    finally:
+        target.close()
+        source.close()
+
+
+@contextmanager
+def snapshot(path: Path) -> Iterator[Any]:
+    """A chromadb client over a private copy of the Chroma directory ``path`` (see the module docstring for
+    why a copy); nothing under ``path`` changes."""
+    chromadb = driver()
+    check_dir(path)
+    scratch = Path(tempfile.mkdtemp(prefix="praisonmem-chroma-"))
+    client = None
+    try:
+        try:
+            _copy_files(path, scratch)
+        except (OSError, sqlite3.Error) as exc:
+            raise IOFailure(f"{path}: cannot read: {exc}") from None
+        client = _open_client(chromadb, scratch)
+        try:
+            yield client
+        except (PraisonMemError, KeyboardInterrupt, SystemExit, GeneratorExit):
+            raise
+        except BaseException as exc:  # chromadb (or its Rust side) failing on what it read: a damaged store
+            raise CorruptFile(str(path), f"chromadb cannot read it ({_first_line(exc)})") from None
+    finally:
+        if client is not None:
+            _close(client)
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+@contextmanager
+def writer(path: Path, *, create: bool = False) -> Iterator[Any]:
+    """A chromadb client on ``path`` itself, for a write; refused while another process has it open.
+    ``create``: a directory that does not exist yet becomes a new store (as the libraries make it)."""
+    chromadb = driver()
+    if create and not path.exists():
+        path.mkdir(parents=True, exist_ok=True)
+    else:
+        check_dir(path)
+    busy = busy_reason(path)
+    if busy:
+        raise Refused(f"{busy}; stop it first: chromadb has no lock to wait on; nothing changed")
+    client = _open_client(chromadb, path)
+    try:
+        yield client
+    except (PraisonMemError, KeyboardInterrupt, SystemExit, GeneratorExit):
+        raise
+    except BaseException as exc:  # chromadb failing mid-write: its own transaction keeps the store whole
+        raise IOFailure(f"{path}: chromadb failed: {_first_line(exc)}") from None
+    finally:
+        _close(client)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__
+
+
+def collection(client: Any, name: str, where: Path) -> Any:
+    """The collection ``name``, opened without an embedding function; :class:`NotFound` when absent."""
+    if name not in names(client):
+        raise NotFound(f"{where}: no collection '{name}' (it holds: {', '.join(names(client)) or 'none'})")
+    return client.get_collection(name, embedding_function=None)
+
+
+def names(client: Any) -> list[str]:
+    return sorted(c.name for c in client.list_collections())
+
+
+def rows(col: Any, *, ids: list[str] | None = None, embeddings: bool = False) -> list[dict[str, Any]]:
+    """Every record of ``col`` (or those of ``ids``), in chromadb's order: id, document, metadata (and the
+    embedding as plain floats, exactly the stored float32 values)."""
+    include = ["documents", "metadatas"] + (["embeddings"] if embeddings else [])
+    got = col.get(ids=ids, include=include)
+    out = []
+    for i, item_id in enumerate(got["ids"]):
+        # chromadb hands metadata keys back in no fixed order: sorted, so the same store prints the same
+        meta = dict(sorted((got["metadatas"][i] or {}).items()))
+        row = {"id": item_id, "document": got["documents"][i], "metadata": meta}
+        if embeddings:
+            vector = got["embeddings"][i]
+            row["embedding"] = None if vector is None else [float(x) for x in vector]
+        out.append(row)
+    return out
+
+
+def neighbours(col: Any, item_id: str, limit: int, where: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The ``limit`` nearest records to the stored vector of ``item_id`` (itself excluded), with distances."""
+    own = col.get(ids=[item_id], include=["embeddings"])
+    if not own["ids"]:
+        raise NotFound(f"no item '{item_id}' to compare with")
+    count = col.count()
+    if count <= 1:
+        return []
+    got = col.query(query_embeddings=[own["embeddings"][0]], n_results=min(limit + 1, count), where=where or None,
+                    include=["documents", "metadatas", "distances"])
+    out = []
+    for i, other in enumerate(got["ids"][0]):
+        if other != item_id:
+            out.append({"id": other, "document": got["documents"][0][i],
+                        "metadata": dict(sorted((got["metadatas"][0][i] or {}).items())),
+                        "distance": float(got["distances"][0][i])})
+    return out[:limit]
+
+
+def delete_ids(path: Path, name: str, ids: list[str]) -> list[dict[str, Any]]:
+    """Delete ``ids`` from the collection ``name`` of ``path`` and scrub what they leave (module docstring);
+    returns the deleted records. :class:`IOFailure` when a deleted text is still found in a file."""
+    with writer(path) as client:
+        col = collection(client, name, path)
+        # lowered before anything loads the segment: a loaded segment keeps the threshold it was opened with
+        threshold = (col.configuration_json.get("hnsw") or {}).get("sync_threshold")
+        if threshold is not None:
+            col.modify(configuration={"hnsw": {"sync_threshold": SYNC_FOR_DELETE}})
+        try:
+            gone = rows(col, ids=ids)
+            if gone:
+                col.delete(ids=[r["id"] for r in gone])
+                col.count()  # measured: the delete itself synced and purged; a read settles a deferred sync
+        finally:
+            if threshold is not None:
+                col.modify(configuration={"hnsw": {"sync_threshold": threshold}})
+    if not gone:
+        return []
+    vacuum(path)
+    left = residue(path, [r["document"] for r in gone if r["document"]])
+    if left:
+        raise IOFailure(f"deleted, but {left} still holds deleted text; nothing else changed")
+    return gone
+
+
+def vacuum(path: Path) -> None:
+    """SQLite's own ``VACUUM`` of ``chroma.sqlite3`` (chromadb's client is closed by now, and no other process
+    has the file open): the free pages that kept deleted cells are gone."""
+    busy = busy_reason(path)
+    if busy:
+        raise Refused(f"{busy}: deleted, but the free pages were not vacuumed; run the delete again later")
+    conn = sqlite_io.connect_existing(path / SQLITE, 30.0)
+    try:
+        conn.execute("VACUUM")
+    except sqlite3.Error as exc:
+        raise sqlite_io.translate(exc, path / SQLITE, 30.0) from None
+    finally:
+        conn.close()
+
+
+def residue(path: Path, texts: list[str]) -> str | None:
+    """The first file under ``path`` that still holds one of ``texts`` (UTF-8 bytes), or ``None``."""
+    needles = [t.encode() for t in texts if t]
+    if not needles:
+        return None
+    for root, _dirs, files in os.walk(path):
+        for name in files:
+            file = Path(root) / name
+            try:
+                data = file.read_bytes()
+            except OSError:
+                continue
+            if any(n in data for n in needles):
+                return str(file)
+    return None
+
+
+def add_rows(path: Path, name: str, records: list[dict[str, Any]], *, metadata: dict[str, Any] | None,
+             create: bool) -> None:
+    """Add ``records`` (id, document, metadata, embedding) to the collection ``name`` (made with ``metadata``
+    when it does not exist), in chromadb's largest batches."""
+    with writer(path, create=create) as client:
+        if name in names(client):
+            col = client.get_collection(name, embedding_function=None)
+        else:
+            col = client.create_collection(name, metadata=metadata or {"hnsw:space": "cosine"})
+        step = max(1, int(client.get_max_batch_size()))
+        for start in range(0, len(records), step):
+            batch = records[start:start + step]
+            try:
+                col.add(ids=[r["id"] for r in batch], documents=[r["document"] for r in batch],
+                        metadatas=[r["metadata"] or None for r in batch], embeddings=[r["embedding"] for r in batch])
+            except PraisonMemError:
+                raise
+            except Exception as exc:
+                done = f"{start} of {len(records)} added before it; " if start else ""
+                raise Refused(f"chromadb refused the records: {_first_line(exc)}; {done or 'nothing added'}") from None
+    # free pages a killed delete may have left: every praisonmem write ends with the store vacuumed
+    vacuum(path)
