@@ -287,12 +287,13 @@ def _kept_times(seq: list[tuple[str, int, dict[str, Any]]], ids: list[str]) -> l
     return ts if keys == sorted(keys) and len(set(ids)) == len(ids) else None  # type: ignore[return-value]
 
 
-def doc_to_rows(raw: bytes, *, postgres: bool, text_limit: int | None = None
+def doc_to_rows(raw: bytes, *, postgres: bool, text_limit: int | None = None, avoid: frozenset[str] = frozenset()
                 ) -> tuple[str, dict[str, Any], list[dict[str, Any]], list[tuple[str, int, str]]]:
     """``(session_id, session row, message rows, side-table rows)`` for a document's stored bytes (a side row:
     ``(message_id, archived, json)``, ``''`` for the session); :class:`UsageError` for a session the tables
     cannot hold (its id is not a str, too long for PostgreSQL/MySQL (``postgres``), or has NUL).
-    ``text_limit``: the content column's size in bytes (MySQL's TEXT)."""
+    ``text_limit``: the content column's size in bytes (MySQL's TEXT); ``avoid``: row ids another session holds
+    (a rename writes the new session before it deletes the old one), made anew."""
     text = raw.decode("utf-8", "surrogatepass")
     doc = json.loads(text)
     sid = doc.get("session_id") if isinstance(doc, dict) else None
@@ -304,12 +305,12 @@ def doc_to_rows(raw: bytes, *, postgres: bool, text_limit: int | None = None
     for key in ("archived_messages", "messages"):
         if isinstance(doc.get(key), list):
             seq += [(key, i, m) for i, m in enumerate(doc[key]) if isinstance(m, dict)]
-    kept = _kept_ids(doc, seq)
+    kept = [None if k in avoid else k for k in _kept_ids(doc, seq)]
     ids: list[str] = []
     seen: set[str] = set()
     for n, ((key, i, m), rid) in enumerate(zip(seq, kept)):
         rid = rid or _row_id_of(m)
-        if rid is None or rid in seen:
+        if rid is None or rid in seen or rid in avoid:
             rid = str(uuid.uuid5(NS, f"{sid}\x1f{n}"))
         seen.add(rid)
         ids.append(rid)

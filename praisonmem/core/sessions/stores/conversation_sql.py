@@ -1145,6 +1145,9 @@ class ConvTransaction:
         sid, s, rows, extras = doc_to_rows(raw, postgres=b.long_ids, text_limit=b.text_limit)
         if sid != ref.session_id:
             raise UsageError(f"{where(ref)}: the document's session_id is {sid!r}")
+        taken = self._taken([r["id"] for r in rows], sid)
+        if taken:
+            sid, s, rows, extras = doc_to_rows(raw, postgres=b.long_ids, text_limit=b.text_limit, avoid=taken)
         if extras and not b.has_extra:
             b.ensure_extra(self.conn, self.store.x, self.store.s)
         values = (s["user_id"], s["agent_id"], s["name"], b.jw(s["state"]), b.jw(s["metadata"]),
@@ -1174,8 +1177,19 @@ class ConvTransaction:
         if b.has_extra:  # what the columns lose, beside them; nothing for rows that are the whole session
             self._x("DELETE FROM {x} WHERE session_id = ?", (sid,))
             if extras:
-                self.conn.executemany(self.store._sql("INSERT INTO {x} (session_id, message_id, archived, json) "
-                                                      "VALUES (?, ?, ?, ?)"), [(sid, *e) for e in extras])
+                sql = self.store._sql("INSERT INTO {x} (session_id, message_id, archived, json) VALUES (?, ?, ?, ?)")
+                many = getattr(self.conn, "executemany", None) or self.conn.cursor().executemany  # psycopg: a cursor's
+                many(sql, [(sid, *e) for e in extras])
+
+    def _taken(self, ids: list[str], sid: str) -> frozenset[str]:
+        """Those of ``ids`` that are rows of another session (message ids are unique across the table)."""
+        taken: set[str] = set()
+        for start in range(0, len(ids), BATCH):
+            chunk = ids[start:start + BATCH]
+            b = self.store.backend
+            sql = f"SELECT id FROM {{m}} WHERE id {b.ids_in(len(chunk))} AND session_id <> ?"
+            taken.update(r[0] for r in self._x(sql, (*b.ids_param(chunk), sid)).fetchall())
+        return frozenset(taken)
 
     def delete(self, ref: ConvRef) -> None:
         self._present[ref.session_id] = False
