@@ -305,7 +305,8 @@ def doc_to_rows(raw: bytes, *, postgres: bool, text_limit: int | None = None, av
     for key in ("archived_messages", "messages"):
         if isinstance(doc.get(key), list):
             seq += [(key, i, m) for i, m in enumerate(doc[key]) if isinstance(m, dict)]
-    kept = [None if k in avoid else k for k in _kept_ids(doc, seq)]
+    origin = _kept_ids(doc, seq)  # the rows these messages came from (their NULL columns are kept by this id)
+    kept = [None if k in avoid else k for k in origin]
     ids: list[str] = []
     seen: set[str] = set()
     for n, ((key, i, m), rid) in enumerate(zip(seq, kept)):
@@ -321,11 +322,11 @@ def doc_to_rows(raw: bytes, *, postgres: bool, text_limit: int | None = None, av
     refs: dict[tuple[str, int], str] = {}
     rows: list[dict[str, Any]] = []
     extras: list[tuple[str, int, str]] = []
-    for (key, i, m), rid, ca in zip(seq, ids, created):
+    for (key, i, m), rid, was, ca in zip(seq, ids, origin, created):
         refs[(key, i)] = rid
         archived = key == "archived_messages"
         row = project_message(m, ca, text_limit)
-        col = cols.get(rid) if isinstance(cols.get(rid), dict) else {}
+        col = cols.get(was) if isinstance(cols.get(was), dict) else {}
         if "metadata" in col and row["metadata"] == {}:  # NULL (or not an object) as the row had it
             row["metadata"] = col["metadata"]
         if "tool_calls" in col and m.get("tool_calls") in (None, col["tool_calls"]):

@@ -480,8 +480,10 @@ class ConversationMy(ConversationTables):
             raise
 
     def _recognised(self, conn: _MyConn, read_only: bool) -> None:
-        """The tables checked once per connection, outside the change's transaction (DDL commits implicitly);
-        a writer's empty database gets the library's DDL."""
+        """The tables checked once per connection, outside the change's transaction; a writer's empty database
+        gets the library's DDL, and a writer the side table: MySQL's DDL commits the transaction it is in, and a
+        table made after a transaction's snapshot is one that transaction may not touch (error 1412), so it is
+        made before, not when a session first needs it."""
         conn.execute("START TRANSACTION READ ONLY")
         try:
             self.recognise(conn)
@@ -490,9 +492,11 @@ class ConversationMy(ConversationTables):
                 raise
             self._rollback(conn)
             self.create_tables(conn)
-            self.has_extra = False
         finally:
             self._rollback(conn)
+        if not read_only and not self.has_extra:
+            conn.execute(self.extra_ddl(self.t(self.extra), self.t(self.sessions)))
+            self.has_extra = True
         self._checked.add(read_only)
 
     def _rollback(self, conn: _MyConn) -> None:
@@ -652,8 +656,10 @@ class ConversationMy(ConversationTables):
             raise
 
     def _recognised(self, conn: _MyConn, read_only: bool) -> None:
-        """The tables checked once per connection, outside the change's transaction (DDL commits implicitly);
-        a writer's empty database gets the library's DDL."""
+        """The tables checked once per connection, outside the change's transaction; a writer's empty database
+        gets the library's DDL, and a writer the side table: MySQL's DDL commits the transaction it is in, and a
+        table made after a transaction's snapshot is one that transaction may not touch (error 1412), so it is
+        made before, not when a session first needs it."""
         conn.execute("START TRANSACTION READ ONLY")
         try:
             self.recognise(conn)
@@ -662,9 +668,11 @@ class ConversationMy(ConversationTables):
                 raise
             self._rollback(conn)
             self.create_tables(conn)
-            self.has_extra = False
         finally:
             self._rollback(conn)
+        if not read_only and not self.has_extra:
+            conn.execute(self.extra_ddl(self.t(self.extra), self.t(self.sessions)))
+            self.has_extra = True
         self._checked.add(read_only)
 
     def _rollback(self, conn: _MyConn) -> None:
@@ -767,20 +775,6 @@ class ConversationMy(ConversationTables):
                 "    json LONGTEXT NOT NULL,\n    PRIMARY KEY (session_id, message_id),\n"
                 f"    FOREIGN KEY (session_id) REFERENCES {s}(session_id) ON DELETE CASCADE\n"
                 ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4")
-
-    def ensure_extra(self, conn: Any, x: str, s: str) -> None:
-        """Create the side table on a connection of its own: DDL would commit the write transaction (and
-        release its row locks) implicitly."""
-        my = mysqlurl.driver()
-        other = _MyConn(mysqlurl.connect(self.url))
-        try:
-            other.execute(self.extra_ddl(x, s))
-            other.raw.commit()
-        except my.Error as exc:
-            raise mysqlurl.translate(exc, self.url, writing=True) from None
-        finally:
-            other.raw.close()
-        self.has_extra = True
 
     def close(self) -> None:
         for read_only in list(self._conns):
@@ -999,6 +993,7 @@ class ConversationStore(PlainStore):
 
     def _summary(self, r: Any) -> dict[str, Any]:
         sid, user_id, agent_id, name, metadata, created, updated, n, archived = r
+        n, archived = int(n), int(archived)  # MySQL's sum() is a DECIMAL
         try:
             meta = _loads(metadata)
         except ValueError:
