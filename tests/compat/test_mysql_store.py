@@ -328,7 +328,9 @@ def test_a_url_with_a_password_is_never_shown(cli, db, source, config):
     listed = cli("session", "list", "--json")
     assert [x["session_id"] for x in listed.json()] == ["my_chat"]
     shown = cli("config", "show")
+    paths = cli("workspace", "paths", "--json")
+    assert paths.exit_code == 0 and "mysql://pm_rw:***@" in paths.stdout, paths.stderr
     bad = cli("session", "show", "nope", "--store", db.rw_url)
     assert (bad.exit_code, bad.stderr.count("\n")) == (3, 1)
     assert "mysql://pm_rw:***@" in bad.stderr
-    no_secret(db, listed.stdout, listed.stderr, shown.stdout, shown.stderr, bad.stderr)
+    no_secret(db, listed.stdout, listed.stderr, shown.stdout, shown.stderr, paths.stdout, bad.stderr)
