@@ -277,18 +277,19 @@ def _kept_ids(doc: dict[str, Any], seq: list[tuple[str, int, dict[str, Any]]]) -
     return out
 
 
-def _kept_times(seq: list[tuple[str, int, dict[str, Any]]], ids: list[str]) -> list[float] | None:
-    """The messages' own timestamps when every one came from a row: in (created_at, id) order, as the rows
-    are read back, so the library's times (ties included) stay as it wrote them."""
+def _kept_times(seq: list[tuple[str, int, dict[str, Any]]], ids: list[str], ties_by_id: bool) -> list[float] | None:
+    """The messages' own timestamps when every one came from a row and they are in the order the rows are read
+    back (by time; messages at the same instant in the order written, or by id where the store orders them so),
+    so the library's times, ties included, stay as it wrote them."""
     ts = [m.get("timestamp") for _, _, m in seq]
     if not all(type(t) is float and math.isfinite(t) for t in ts):
         return None
-    keys = list(zip(ts, ids))
+    keys: list[Any] = list(zip(ts, ids)) if ties_by_id else ts
     return ts if keys == sorted(keys) and len(set(ids)) == len(ids) else None  # type: ignore[return-value]
 
 
-def doc_to_rows(raw: bytes, *, postgres: bool, text_limit: int | None = None, avoid: frozenset[str] = frozenset()
-                ) -> tuple[str, dict[str, Any], list[dict[str, Any]], list[tuple[str, int, str]]]:
+def doc_to_rows(raw: bytes, *, postgres: bool, text_limit: int | None = None, avoid: frozenset[str] = frozenset(),
+                ties_by_id: bool = False) -> tuple[str, dict[str, Any], list[dict[str, Any]], list[tuple[str, int, str]]]:
     """``(session_id, session row, message rows, side-table rows)`` for a document's stored bytes (a side row:
     ``(message_id, archived, json)``, ``''`` for the session); :class:`UsageError` for a session the tables
     cannot hold (its id is not a str, too long for PostgreSQL/MySQL (``postgres``), or has NUL).
@@ -315,7 +316,7 @@ def doc_to_rows(raw: bytes, *, postgres: bool, text_limit: int | None = None, av
             rid = str(uuid.uuid5(NS, f"{sid}\x1f{n}"))
         seen.add(rid)
         ids.append(rid)
-    created = (_kept_times(seq, ids) if all(kept) and seq else None) or \
+    created = (_kept_times(seq, ids, ties_by_id) if all(kept) and seq else None) or \
         assign_created_at([m.get("timestamp") for _, _, m in seq])
     cols = _origin(doc).get("cols")
     cols = cols if isinstance(cols, dict) else {}

@@ -92,6 +92,10 @@ class ConversationTables:
     dialect = "sqlite"
     long_ids = False  # ids and names are VARCHAR(255) (PostgreSQL, MySQL)
     text_limit: int | None = None  # bytes the content column holds
+    # Messages at the same instant in the order the library's ``ORDER BY created_at`` returns them: SQLite's
+    # rowid (insertion) order, PostgreSQL's heap order, InnoDB's (session_id, created_at) index, which ends in
+    # the primary key, the id.
+    tie_order = "rowid"
     display: str
     sessions: str
     messages: str
@@ -265,6 +269,7 @@ class ConversationPg(ConversationTables):
     postgres = True
     dialect = "postgres"
     long_ids = True
+    tie_order = "ctid"
 
     def __init__(self, url: pgurl.DatabaseURL, prefix: str = DEFAULT_PREFIX, schema: str = DEFAULT_SCHEMA) -> None:
         self.url, self.schema = url, schema
@@ -423,6 +428,7 @@ class ConversationMy(ConversationTables):
     dialect = "mysql"
     long_ids = True
     text_limit = MYSQL_TEXT
+    tie_order = "id"
 
     def __init__(self, url: mysqlurl.MySQLURL, prefix: str = DEFAULT_PREFIX) -> None:
         self.url = url
@@ -513,192 +519,6 @@ class ConversationMy(ConversationTables):
                 conn.raw.close()
             except Exception:  # noqa: BLE001 - closing a lost connection
                 pass
-
-    @contextmanager
-    def reading(self) -> Iterator[Any]:
-        with self._tx(True) as conn:
-            yield conn
-
-    @contextmanager
-    def writing(self, timeout: float) -> Iterator[Any]:
-        with self._tx(False, timeout) as conn:
-            yield conn
-
-    def recognise(self, conn: Any, *, create: bool = False) -> None:
-        pgurl.require_plain_tables(conn, self.schema, [self.sessions, self.messages, self.extra], self.display)
-        super().recognise(conn, create=create)
-
-    def table_columns(self, conn: Any, table: str) -> dict[str, str] | None:
-        return pgurl.columns(conn, self.schema, table)
-
-    def create_tables(self, conn: Any) -> None:
-        if not pgurl.schema_exists(conn, self.schema):  # the library's unconditional CREATE SCHEMA needs rights
-            conn.execute(f'CREATE SCHEMA "{self.schema}"')
-        s, m = self.t(self.sessions), self.t(self.messages)
-        conn.execute(f"""CREATE TABLE IF NOT EXISTS {s} (
-                session_id  VARCHAR(255) PRIMARY KEY,
-                user_id     VARCHAR(255),
-                agent_id    VARCHAR(255),
-                name        VARCHAR(255),
-                state       JSONB,
-                metadata    JSONB,
-                created_at  DOUBLE PRECISION,
-                updated_at  DOUBLE PRECISION
-            )""")
-        conn.execute(f"""CREATE TABLE IF NOT EXISTS {m} (
-                id          VARCHAR(255) PRIMARY KEY,
-                session_id  VARCHAR(255) REFERENCES {s}(session_id) ON DELETE CASCADE,
-                role        VARCHAR(50),
-                content     TEXT,
-                tool_calls  JSONB,
-                tool_call_id VARCHAR(255),
-                metadata    JSONB,
-                created_at  DOUBLE PRECISION
-            )""")
-        ps, pm = self.sessions, self.messages
-        for name, table, cols in ((f"idx_{ps}_user", s, "user_id"), (f"idx_{ps}_agent", s, "agent_id"),
-                                  (f"idx_{ps}_updated", s, "updated_at DESC"), (f"idx_{pm}_session", m, "session_id"),
-                                  (f"idx_{pm}_created", m, "created_at DESC")):
-            conn.execute(f'CREATE INDEX IF NOT EXISTS "{name}" ON {table}({cols})')
-
-    def close(self) -> None:
-        for attr in ("_read", "_write"):
-            conn = getattr(self, attr)
-            if conn is not None:
-                try:
-                    conn.close()
-                except Exception:  # noqa: BLE001 - closing a lost connection
-                    pass
-                setattr(self, attr, None)
-
-
-class _MyConn:
-    """A PyMySQL connection with the ``execute(sql, params)`` -> cursor shape of sqlite3's and psycopg's, which
-    the store's SQL is written against."""
-
-    def __init__(self, conn: Any) -> None:
-        self.raw = conn
-
-    def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
-        cur = self.raw.cursor()
-        cur.execute(sql, tuple(params) if params else None)  # None: a literal % needs no doubling
-        return cur
-
-    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> Any:
-        cur = self.raw.cursor()
-        cur.executemany(sql, [tuple(r) for r in rows])
-        return cur
-
-
-class ConversationMy(ConversationTables):
-    """praisonai's ``MySQLConversationStore`` tables (MySQL 8 / MariaDB, InnoDB, utf8mb4) through PyMySQL:
-    readers in ``READ ONLY`` ``REPEATABLE READ`` transactions, each change one transaction that locks the
-    session's row (``SELECT … FOR UPDATE``) and waits at most the lock timeout
-    (``innodb_lock_wait_timeout``)."""
-
-    dialect = "mysql"
-    long_ids = True
-    text_limit = MYSQL_TEXT
-
-    def __init__(self, url: mysqlurl.MySQLURL, prefix: str = DEFAULT_PREFIX) -> None:
-        self.url = url
-        self.display = url.display
-        self.sessions, self.messages = f"{prefix}sessions", f"{prefix}messages"
-        self.extra = f"{prefix}praisonmem_extra"
-        self._conns: dict[bool, _MyConn] = {}
-        self._checked: set[bool] = set()
-        self._lock_timeout: float | None = None
-
-    def q(self, sql: str) -> str:
-        # a backslash escapes inside a MySQL string literal: ESCAPE '\' there is the one backslash
-        return sql.replace("?", "%s").replace("ESCAPE '\\'", "ESCAPE '\\\\'")
-
-    def t(self, table: str) -> str:
-        return f"`{table}`"
-
-    def lock_row(self) -> str:
-        return " FOR UPDATE"
-
-    def _conn(self, read_only: bool) -> _MyConn:
-        conn = self._conns.get(read_only)
-        if conn is None:
-            conn = _MyConn(mysqlurl.connect(self.url))
-            conn.execute("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-            self._checked.discard(read_only)
-            if not read_only:
-                self._lock_timeout = None
-            self._conns[read_only] = conn
-        return conn
-
-    @contextmanager
-    def _tx(self, read_only: bool, lock_timeout: float | None = None) -> Iterator[_MyConn]:
-        my = mysqlurl.driver()
-        try:
-            conn = self._conn(read_only)
-            if lock_timeout is not None and lock_timeout != self._lock_timeout:
-                conn.execute(f"SET SESSION innodb_lock_wait_timeout = {max(1, int(round(lock_timeout)))}")
-                self._lock_timeout = lock_timeout
-            if read_only not in self._checked:
-                self._recognised(conn, read_only)
-            conn.execute("START TRANSACTION READ ONLY" if read_only else "START TRANSACTION")
-        except my.Error as exc:
-            self._drop(read_only)
-            raise mysqlurl.translate(exc, self.url, writing=not read_only, lock_timeout=lock_timeout) from None
-        try:
-            yield conn
-            conn.raw.commit()
-        except my.Error as exc:
-            self._rollback(conn)
-            self._drop(read_only)
-            raise mysqlurl.translate(exc, self.url, writing=not read_only, lock_timeout=lock_timeout) from None
-        except BaseException:
-            self._rollback(conn)
-            raise
-
-    def _recognised(self, conn: _MyConn, read_only: bool) -> None:
-        """The tables checked once per connection, outside the change's transaction; a writer's empty database
-        gets the library's DDL, and a writer the side table: MySQL's DDL commits the transaction it is in, and a
-        table made after a transaction's snapshot is one that transaction may not touch (error 1412), so it is
-        made before, not when a session first needs it."""
-        conn.execute("START TRANSACTION READ ONLY")
-        try:
-            self.recognise(conn)
-        except NotFound:
-            if read_only:
-                raise
-            self._rollback(conn)
-            self.create_tables(conn)
-        finally:
-            self._rollback(conn)
-        if not read_only and not self.has_extra:
-            conn.execute(self.extra_ddl(self.t(self.extra), self.t(self.sessions)))
-            self.has_extra = True
-        self._checked.add(read_only)
-
-    def _rollback(self, conn: _MyConn) -> None:
-        try:
-            conn.raw.rollback()
-        except Exception:  # noqa: BLE001 - the connection is gone; the server rolls back by itself
-            pass
-
-    def _drop(self, read_only: bool) -> None:
-        conn = self._conns.pop(read_only, None)
-        self._checked.discard(read_only)
-        if conn is not None:
-            try:
-                conn.raw.close()
-            except Exception:  # noqa: BLE001 - closing a lost connection
-                pass
-
-    def _create(self, conn: _MyConn) -> None:
-        my = mysqlurl.driver()
-        try:
-            self._rollback(conn)
-            self.create_tables(conn)
-            conn.raw.commit()
-        except my.Error as exc:
-            self._drop(False)
-            raise mysqlurl.translate(exc, self.url, writing=True) from None
 
     @contextmanager
     def reading(self) -> Iterator[Any]:
@@ -862,8 +682,9 @@ class ConversationStore(PlainStore):
         for row in conn.execute(self._sql(f"SELECT {cols} FROM {{s}} WHERE session_id {inn}"), params):
             out[row[0]] = (dict(zip(SESSION_COLUMNS, row)), [], {})
         mcols = ", ".join(MESSAGE_COLUMNS)
-        for row in conn.execute(self._sql(f"SELECT {mcols} FROM {{m}} WHERE session_id {inn} "
-                                          "ORDER BY session_id, created_at, id"), params):
+        order = f"session_id, created_at, {self.backend.tie_order}"
+        for row in conn.execute(self._sql(f"SELECT {mcols} FROM {{m}} WHERE session_id {inn} ORDER BY {order}"),
+                                params):
             if row[1] in out:
                 out[row[1]][1].append(dict(zip(MESSAGE_COLUMNS, row)))
         if self.backend.has_extra:
@@ -1137,12 +958,14 @@ class ConvTransaction:
         if problem:
             raise Refused(f"{where(ref)}: {problem}; nothing changed")
         b = self.store.backend
-        sid, s, rows, extras = doc_to_rows(raw, postgres=b.long_ids, text_limit=b.text_limit)
+        sid, s, rows, extras = doc_to_rows(raw, postgres=b.long_ids, text_limit=b.text_limit,
+                                           ties_by_id=b.tie_order == "id")
         if sid != ref.session_id:
             raise UsageError(f"{where(ref)}: the document's session_id is {sid!r}")
         taken = self._taken([r["id"] for r in rows], sid)
         if taken:
-            sid, s, rows, extras = doc_to_rows(raw, postgres=b.long_ids, text_limit=b.text_limit, avoid=taken)
+            sid, s, rows, extras = doc_to_rows(raw, postgres=b.long_ids, text_limit=b.text_limit, avoid=taken,
+                                               ties_by_id=b.tie_order == "id")
         if extras and not b.has_extra:
             b.ensure_extra(self.conn, self.store.x, self.store.s)
         values = (s["user_id"], s["agent_id"], s["name"], b.jw(s["state"]), b.jw(s["metadata"]),
