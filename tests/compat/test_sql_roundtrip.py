@@ -151,3 +151,35 @@ def test_json_to_sql_puts_no_praisonmem_key_in_a_library_column(oracle, cli, tmp
         side = conn.execute("SELECT count(*) FROM praison_praisonmem_extra WHERE message_id = ''").fetchone()[0]
     assert not any(RESERVED in (v or "") for row in cols for v in row)
     assert side == len(list(src.glob("*.json")))
+
+
+def test_show_and_list_agree_on_a_library_sessions_title_and_times(oracle, cli, tmp_path):
+    """The row's name is the title (after metadata.title) and its updated_at the time, in both commands, even when a
+    turn was added after it (the library's add_message leaves updated_at as it was)."""
+    from praisonmem.core.sessions.stores.conversation_map import iso_epoch
+
+    db = tmp_path / "a.db"
+    oracle.run(WRITE, "sqlite", db, cwd=tmp_path)
+    rows = {r["session_id"]: r for r in cli("session", "list", "--store", db, "--json").json()}
+    assert (rows["bare"]["title"], rows["full"]["title"]) == (None, "A title")
+    oracle.run("""
+import sys, sqlite3
+from praisonai.persistence.conversation.base import ConversationMessage
+from praisonai.persistence.conversation.sqlite import SQLiteConversationStore
+st = SQLiteConversationStore(path=sys.argv[1])
+s = st.get_session("bare"); s.name = "Named only"; st.update_session(s)
+st.add_message("bare", ConversationMessage(id="late", role="user", content="a later turn", created_at=1796049999.0))
+st.close()
+""", db, cwd=tmp_path)
+    rows = {r["session_id"]: r for r in cli("session", "list", "--store", db, "--json").json()}
+    assert rows["bare"]["title"] == "Named only"
+    for sid, row in rows.items():
+        doc = cli("session", "show", sid, "--store", db, "--json").json()
+        from praisonmem.core.sessions.documents import title_of
+
+        assert title_of(doc) == row["title"], sid
+        assert (iso_epoch(doc["created_at"]), iso_epoch(doc["updated_at"])) == (
+            iso_epoch(row["created_at"]), iso_epoch(row["updated_at"])), sid
+    text = cli("session", "show", "bare", "--store", db).stdout
+    assert "Named only" in text
+    assert iso_epoch(rows["bare"]["updated_at"]) == 1796040001.0  # the row's, not the later turn's

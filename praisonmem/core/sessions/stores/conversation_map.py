@@ -379,7 +379,8 @@ def project_session(doc: dict[str, Any], *, legacy: bool = False) -> dict[str, A
     created, updated = iso_epoch(doc.get("created_at")), iso_epoch(doc.get("updated_at"))
     metadata = md if isinstance(md, dict) and jsonb_safe(md) else None
     if row is not None:  # a session made from rows: its columns back as they were
-        name, state = row.get("name"), row.get("state") if jsonb_safe(row.get("state")) else None
+        name = doc["title"] if isinstance(doc.get("title"), str) and doc["title"] else row.get("name")
+        state = row.get("state") if jsonb_safe(row.get("state")) else None
         created, updated = row.get("created_at"), row.get("updated_at")
         if "metadata" in row and metadata == {}:
             metadata = row["metadata"] if jsonb_safe(row["metadata"]) else None
@@ -503,7 +504,8 @@ def foreign_doc(session_id: str, srow: dict[str, Any], mrows: list[dict[str, Any
     times = [r["created_at"] for r in mrows if isinstance(r["created_at"], (int, float))]
     first = min(times) if times else None
     created = epoch_iso(srow["created_at"]) or epoch_iso(first) or epoch_iso(0.0)
-    last = max([t for t in [srow["updated_at"], *times] if isinstance(t, (int, float))] or [0.0])
+    # the row's updated_at, as the library's list_sessions (and session list) show it; the newest turn without one
+    last = srow["updated_at"] if epoch_iso(srow["updated_at"]) else max(times or [0.0])
     metadata = srow["metadata"] if isinstance(srow["metadata"], dict) else {}
     metadata = {k: v for k, v in metadata.items() if k != RESERVED}
     row: dict[str, Any] = {"name": srow["name"], "state": srow["state"], "created_at": srow["created_at"],
@@ -531,5 +533,7 @@ def foreign_doc(session_id: str, srow: dict[str, Any], mrows: list[dict[str, Any
     for key in MIRRORED:
         if key in metadata:
             doc[key] = metadata[key]
+    if isinstance(srow["name"], str) and srow["name"]:
+        doc["title"] = srow["name"]  # what session show/list call the title (after metadata.title), as in SQL
     doc[RESERVED] = info
     return dumps_style(doc, "indent2")
