@@ -164,10 +164,11 @@ def test_session_commands_reach_session_files_only_through_the_store(path):
 
 
 PGURL = PACKAGE / "core" / "io" / "pgurl.py"
+MYSQLURL = PACKAGE / "core" / "io" / "mysqlurl.py"
 
 
-def driver_imports(tree: ast.AST) -> list[tuple[int, bool]]:
-    """Every ``import psycopg…`` in a module: its line, and whether it runs when the module is imported
+def driver_imports(tree: ast.AST, driver: str = "psycopg") -> list[tuple[int, bool]]:
+    """Every ``import <driver>…`` in a module: its line, and whether it runs when the module is imported
     (at the top level, not in a function or under ``if TYPE_CHECKING``)."""
     found = []
 
@@ -180,7 +181,7 @@ def driver_imports(tree: ast.AST) -> list[tuple[int, bool]]:
             else:
                 names = ([a.name for a in child.names] if isinstance(child, ast.Import)
                          else [child.module or ""] if isinstance(child, ast.ImportFrom) else [])
-                if any(n.split(".")[0] == "psycopg" for n in names):
+                if any(n.split(".")[0] == driver for n in names):
                     found.append((child.lineno, eager))
                 visit(child, eager)
 
@@ -199,7 +200,20 @@ def test_the_postgres_driver_is_imported_only_by_pgurl_and_only_when_used(path):
         assert found == []
 
 
+@pytest.mark.parametrize("path", modules("core") + modules("cli"), ids=lambda p: str(p.relative_to(REPO)))
+def test_the_mysql_driver_is_imported_only_by_mysqlurl_and_only_when_used(path):
+    """PyMySQL is an extra: only core/io/mysqlurl.py imports it, inside :func:`driver`, when a mysql:// URL
+    is opened; every other module reaches it through mysqlurl."""
+    found = driver_imports(ast.parse(path.read_text(encoding="utf-8")), "pymysql")
+    if path == MYSQLURL:
+        assert found and not any(eager for _, eager in found)
+    else:
+        assert found == []
+
+
 def test_the_driver_rule_catches_an_eager_import():
+    assert driver_imports(ast.parse("import pymysql\n"), "pymysql") == [(1, True)]
+    assert driver_imports(ast.parse("def f():\n    import pymysql.cursors\n"), "pymysql") == [(2, False)]
     assert driver_imports(ast.parse("import psycopg\n")) == [(1, True)]
     assert driver_imports(ast.parse("def f():\n    from psycopg.rows import dict_row\n")) == [(2, False)]
     assert driver_imports(ast.parse("if TYPE_CHECKING:\n    import psycopg\n")) == [(2, False)]
