@@ -334,3 +334,53 @@ def test_a_url_with_a_password_is_never_shown(cli, db, source, config):
     assert (bad.exit_code, bad.stderr.count("\n")) == (3, 1)
     assert "mysql://pm_rw:***@" in bad.stderr
     no_secret(db, listed.stdout, listed.stderr, shown.stdout, shown.stderr, paths.stdout, bad.stderr)
+
+
+WRITE_LEAKY = """
+import sys
+from praisonai.persistence.conversation.base import ConversationMessage, ConversationSession
+from praisonai.persistence.conversation.mysql import MySQLConversationStore
+st = MySQLConversationStore(url=sys.argv[1])
+st.create_session(ConversationSession(session_id="leaky", agent_id="ag", name="Leaky", state={"s": 1},
+                                      created_at=1796050000.0, updated_at=1796050010.0))
+st.add_message("leaky", ConversationMessage(id="l0", role="user", content="my token is " + sys.argv[2],
+                                            created_at=1796050001.0))
+st.add_message("leaky", ConversationMessage(id="l1", role="assistant", content="noted", metadata={"k": 1},
+                                            created_at=1796050002.0))
+st.create_session(ConversationSession(session_id="old", created_at=1.0e9, updated_at=1.0e9))
+st.add_message("old", ConversationMessage(id="o0", role="user", content="long ago", created_at=1.0e9))
+"""
+
+
+def test_every_session_command_on_a_library_written_mysql_session(oracle, cli, db, tmp_path):
+    """scan, redact, usage, export, delete, import and prune through --store mysql://: the library reads back
+    exactly each change (the redacted text; the session deleted and imported back whole; the old one pruned)."""
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0" + "k1L2m3N4o5P6q7R8"
+    oracle.run(WRITE_LEAKY, db.rw_url, token, cwd=tmp_path)
+    before = library_view(oracle, db, tmp_path)
+    scan = cli("session", "scan", "--store", db.ro_url, "--json")
+    assert scan.exit_code == 1 and "leaky" in scan.stdout and token not in scan.stdout
+    redacted = cli("session", "redact", "leaky", "--store", db.rw_url, "--yes")
+    assert redacted.exit_code == 0, redacted.stderr
+    after = library_view(oracle, db, tmp_path)
+    assert token not in json.dumps(after) and after["old"] == before["old"]
+    assert after["leaky"]["session"] == before["leaky"]["session"]
+    changed = [m for m, was in zip(after["leaky"]["messages"], before["leaky"]["messages"]) if m != was]
+    assert len(changed) == 1 and changed[0]["id"] == "l0" and changed[0]["content"].startswith("my token is [REDACTED")
+    assert {k: v for k, v in changed[0].items() if k != "content"} == {
+        k: v for k, v in before["leaky"]["messages"][0].items() if k != "content"}
+    # watch/tail follow the home's own stores only (as for postgresql:// and sqlite:// stores): one line, exit 2
+    tail = cli("session", "tail", "leaky", "--store", db.ro_url)
+    assert (tail.exit_code, tail.stdout, tail.stderr.count("\n")) == (2, "", 1)
+    assert "follows the home's stores" in tail.stderr and db.ro_password not in tail.stderr
+    assert cli("usage", "--store", db.ro_url, "--json").exit_code == 0
+    export = tmp_path / "leaky.json"
+    assert cli("session", "export", "leaky", "--store", db.ro_url, "-o", export).exit_code == 0
+    assert cli("session", "delete", "leaky", "--store", db.rw_url, "--yes", "--force").exit_code == 0
+    assert set(library_view(oracle, db, tmp_path)) == {"old"}
+    imported = cli("session", "import", export, "--store", db.rw_url)
+    assert imported.exit_code == 0, imported.stderr
+    assert library_view(oracle, db, tmp_path) == after
+    pruned = cli("session", "prune", "--older-than", "365d", "--store", db.rw_url, "--yes")
+    assert pruned.exit_code == 0, pruned.stderr
+    assert library_view(oracle, db, tmp_path) == {"leaky": after["leaky"]}

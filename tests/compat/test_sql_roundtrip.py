@@ -183,3 +183,13 @@ st.close()
     text = cli("session", "show", "bare", "--store", db).stdout
     assert "Named only" in text
     assert iso_epoch(rows["bare"]["updated_at"]) == 1796040001.0  # the row's, not the later turn's
+
+
+def test_prune_of_a_sql_store_deletes_the_old_sessions_and_nothing_else(oracle, cli, tmp_path):
+    db = tmp_path / "a.db"
+    oracle.run(WRITE, "sqlite", db, cwd=tmp_path)
+    before = oracle.json(READ, "sqlite", db, cwd=tmp_path)
+    pruned = cli("session", "prune", "--older-than", "365d", "--store", db, "--yes")
+    assert pruned.exit_code == 0, pruned.stderr
+    after = oracle.json(READ, "sqlite", db, cwd=tmp_path)
+    assert after == {k: v for k, v in before.items() if k != "empty"}  # updated_at 6.0: 1970
