@@ -384,3 +384,26 @@ def test_every_session_command_on_a_library_written_mysql_session(oracle, cli, d
     pruned = cli("session", "prune", "--older-than", "365d", "--store", db.rw_url, "--yes")
     assert pruned.exit_code == 0, pruned.stderr
     assert library_view(oracle, db, tmp_path) == {"leaky": after["leaky"]}
+
+
+def test_a_message_longer_than_mysqls_text_column_goes_across_whole(oracle, cli, db, tmp_path):
+    """MySQL's TEXT holds 65,535 bytes: the column keeps the first 64 KiB (whole characters), the side table the
+    rest, so the file comes back byte for byte."""
+    src = tmp_path / "src"
+    src.mkdir()
+    long_text = "é☀" * 20_000 + " the end"  # 100,008 bytes of UTF-8
+    doc = {"session_id": "long", "messages": [
+        {"role": "user", "content": long_text, "timestamp": 1796050001.0, "metadata": {}},
+        {"role": "assistant", "content": "short", "timestamp": 1796050002.0, "metadata": {}}],
+        "created_at": "2026-12-01T10:00:00+00:00", "updated_at": "2026-12-01T10:00:02+00:00",
+        "agent_name": "A", "user_id": "u", "metadata": {}}
+    (src / "long.json").write_text(json.dumps(doc, indent=2, ensure_ascii=False), encoding="utf-8")
+    moved = cli("session", "migrate", "--from", src, "--to", db.rw_url, "--all", "--verify")
+    assert moved.exit_code == 0, moved.stderr
+    seen = library_view(oracle, db, tmp_path, ["long"])["long"]
+    column = seen["messages"][0]["content"]
+    assert long_text.startswith(column) and 65_535 - 3 < len(column.encode()) <= 65_535
+    assert seen["messages"][1]["content"] == "short"
+    back = tmp_path / "back"
+    assert cli("session", "migrate", "--from", db.ro_url, "--to", back, "--all").exit_code == 0
+    assert tree(back) == tree(src)
