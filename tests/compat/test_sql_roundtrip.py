@@ -193,3 +193,28 @@ def test_prune_of_a_sql_store_deletes_the_old_sessions_and_nothing_else(oracle, 
     assert pruned.exit_code == 0, pruned.stderr
     after = oracle.json(READ, "sqlite", db, cwd=tmp_path)
     assert after == {k: v for k, v in before.items() if k != "empty"}  # updated_at 6.0: 1970
+
+
+def test_real_agents_sqlite_store_to_json_to_sqlite_gives_back_every_row(oracle, cli, tmp_path):
+    """The shipped store real Agents wrote (tool calls, a resume, NULL columns, equal created_at values, an empty
+    session): every row back, byte for byte, and the library's own reads equal."""
+    import shutil
+
+    from tests.conftest import REPO
+
+    first = tmp_path / "a.db"
+    shutil.copy(REPO / "tests" / "fixtures" / "praisonai-4.7.19-conversations" / "praisonai_conversations.db", first)
+
+    def rows(path: str):
+        with sqlite3.connect(path) as conn:
+            return [conn.execute("SELECT * FROM praison_sessions ORDER BY session_id").fetchall(),
+                    conn.execute("SELECT * FROM praison_messages ORDER BY session_id, created_at, rowid").fetchall()]
+
+    raw, before = rows(str(first)), oracle.json(READ, "sqlite", first, cwd=tmp_path)
+    out = tmp_path / "json"
+    assert cli("session", "migrate", "--from", first, "--to", out, "--all", "--verify").exit_code == 0
+    second = tmp_path / "b.db"
+    back = cli("session", "migrate", "--from", out, "--to", second, "--all", "--verify")
+    assert back.exit_code == 0, back.stderr
+    assert rows(str(second)) == raw
+    assert oracle.json(READ, "sqlite", second, cwd=tmp_path) == before
