@@ -1,5 +1,5 @@
-"""PraisonAI's SQL conversation stores (praisonai 4.7.19 ``praisonai.persistence.conversation``: ``sqlite``
-and the ``postgres`` family), as a :class:`~praisonmem.core.sessions.stores.SessionStore`.
+"""PraisonAI's SQL conversation stores (praisonai 4.7.19 ``praisonai.persistence.conversation``: ``sqlite``,
+the ``postgres`` family and ``mysql``), as a :class:`~praisonmem.core.sessions.stores.SessionStore`.
 
 Two tables, ``<prefix>sessions`` and ``<prefix>messages`` (prefix ``praison_``; on PostgreSQL in
 ``<schema>``, ``public``), one row per session and one per message. praisonmem sees each session as the
@@ -21,6 +21,11 @@ every message).
   transactions (the server refuses any write); each change one transaction that locks the session row
   (``SELECT … FOR UPDATE``) and updates it in place, never DELETE + INSERT, so an Agent's concurrent
   ``add_message`` waits and then lands (a real-store insert would fail its foreign key otherwise).
+* **MySQL/MariaDB** (:mod:`praisonmem.core.io.mysqlurl`, PyMySQL): the same as PostgreSQL, with InnoDB's row
+  locks; the tables are recognised (and a writer's created) outside the change's transaction, since MySQL's
+  DDL commits the transaction it runs in.
+* **What the columns cannot hold** lives in praisonmem's side table ``<prefix>praisonmem_extra`` (see
+  :mod:`.conversation_map`), read with the session's rows, written in the same transaction.
 """
 
 from __future__ import annotations
