@@ -163,10 +163,21 @@ def test_json_to_mysql_to_json_is_byte_identical_verified_and_idempotent(cli, db
     out = cli("session", "migrate", "--from", db.ro_url, "--to", back, "--all", "--verify")
     assert out.exit_code == 0, out.stderr
     assert tree(back) == tree(source)
-    # the tables are the library's own, character for character (SHOW CREATE TABLE as its own DDL makes them)
     create = db.sql("SHOW CREATE TABLE praison_messages")
     assert "FOREIGN KEY (`session_id`) REFERENCES `praison_sessions` (`session_id`) ON DELETE CASCADE" in create
     assert "ENGINE=InnoDB" in create and "utf8mb4" in create
+
+
+def test_the_tables_praisonmem_creates_are_the_librarys_own(oracle, cli, db, mysql_server, source, tmp_path):
+    assert cli("session", "migrate", "--from", source, "--to", db.rw_url, "my_chat").exit_code == 0
+    theirs = mysql_server.create_database("ddl")
+    try:
+        oracle.run("import sys\nfrom praisonai.persistence.conversation.mysql import MySQLConversationStore\n"
+                   "MySQLConversationStore(url=sys.argv[1])", theirs.rw_url, cwd=tmp_path)
+        for table in ("praison_sessions", "praison_messages"):
+            assert db.sql(f"SHOW CREATE TABLE {table}") == theirs.sql(f"SHOW CREATE TABLE {table}"), table
+    finally:
+        mysql_server.drop_database(theirs.name)
 
 
 def test_the_library_reads_migrated_sessions_whole_and_sees_no_praisonmem_key(oracle, cli, db, source, tmp_path):
