@@ -38,7 +38,8 @@ def _database(key: str, value: Any) -> str:
 
     if pgurl.is_url(_str(key, value)):
         try:
-            mysqlurl.parse(value) if mysqlurl.is_mysql(value) else pgurl.parse(value)
+            # a session store may be MySQL (praisonai's conversation store); Upsonic's database may not
+            mysqlurl.parse(value) if key == "store" and mysqlurl.is_mysql(value) else pgurl.parse(value)
         except UsageError as exc:
             raise UsageError(f"config {key}: {exc.message}") from exc
     elif pgurl.holds_password(value):  # a keyword/value string: its password masked in any message, whole
