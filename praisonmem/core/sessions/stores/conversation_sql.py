@@ -797,13 +797,17 @@ class ConversationStore(PlainStore):
             params.append(user)
         with self.backend.reading() as conn:  # first: the tables seen say whether the side table is there
             cond = (" WHERE " + " AND ".join(where_sql)) if where_sql else ""
-            arch = f"sum(CASE WHEN {self.backend.archived(self.x)} THEN 1 ELSE 0 END)"
+            pred = self.backend.archived(self.x)
+            arch = f"sum(CASE WHEN {pred} THEN 1 ELSE 0 END)"
             cols = "s.session_id, s.user_id, s.agent_id, s.name, s.metadata, s.created_at, s.updated_at"
             if limit and limit <= LATERAL_LIMIT and sort != "messages":
                 # the page first (the sessions table, its updated_at index), then each listed session's messages
                 # by their session_id index
+                # nothing can be archived (no side table, no earlier praisonmem's rows): no second lookup
+                archived = "0" if pred == "0 = 1" else \
+                    f"(SELECT coalesce({arch}, 0) FROM {{m}} m WHERE m.session_id = s.session_id)"
                 sql = (f"SELECT {cols}, (SELECT count(*) FROM {{m}} m WHERE m.session_id = s.session_id), "
-                       f"(SELECT coalesce({arch}, 0) FROM {{m}} m WHERE m.session_id = s.session_id) "
+                       f"{archived} "
                        f"FROM (SELECT * FROM {{s}} s{cond} ORDER BY {SORTS[sort]} LIMIT ?) s ORDER BY {SORTS[sort]}")
                 args: tuple[Any, ...] = (*params, limit)
             else:
