@@ -418,3 +418,28 @@ def test_a_message_longer_than_mysqls_text_column_goes_across_whole(oracle, cli,
     back = tmp_path / "back"
     assert cli("session", "migrate", "--from", db.ro_url, "--to", back, "--all").exit_code == 0
     assert tree(back) == tree(src)
+
+
+def test_every_fixture_session_file_goes_json_to_mysql_to_json_byte_identical(cli, db, tmp_path):
+    """The sessions of every shipped home (praisonaiagents 1.5.122, 1.6.157, 1.7.17 and praisonai 4.7.19's gateway
+    and REPL files, encrypted ones included), each era in its own directory."""
+    import shutil
+
+    homes = {"1.7.17": PRAISONAI_FIXTURES / "home" / "sessions",
+             "4.7.19": REPO / "tests" / "fixtures" / "praisonai-4.7.19-home" / "home" / "sessions"}
+    for era in ("1.5.122", "1.6.157"):
+        homes[era] = REPO / "tests" / "fixtures" / "praisonai-eras" / era / "home" / "sessions"
+    for era, sessions in homes.items():
+        src = tmp_path / era / "sessions"
+        src.mkdir(parents=True)
+        for f in sessions.glob("*.json"):
+            shutil.copy(f, src / f.name)
+        prefix = "e" + era.replace(".", "_") + "_"
+        moved = cli("session", "migrate", "--from", src, "--to", db.rw_url, "--all", "--verify", "--table-prefix",
+                    prefix, "--json")
+        assert moved.exit_code == 0, (era, moved.stderr)
+        assert moved.json()["copied"] == len(list(src.glob("*.json"))) > 0, era
+        back = tmp_path / era / "back"
+        out = cli("session", "migrate", "--from", db.ro_url, "--to", back, "--all", "--table-prefix", prefix)
+        assert out.exit_code == 0, (era, out.stderr)
+        assert tree(back) == tree(src), era
