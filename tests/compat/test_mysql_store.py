@@ -443,3 +443,23 @@ def test_every_fixture_session_file_goes_json_to_mysql_to_json_byte_identical(cl
         out = cli("session", "migrate", "--from", db.ro_url, "--to", back, "--all", "--table-prefix", prefix)
         assert out.exit_code == 0, (era, out.stderr)
         assert tree(back) == tree(src), era
+
+
+def test_a_change_waits_for_the_row_an_agent_holds_then_gives_up_with_nothing_written(cli, db, source):
+    """Each change locks its session's row (SELECT ... FOR UPDATE): while another transaction holds it, praisonmem
+    waits --lock-timeout, then stops (exit 4, one line); once it is released the change goes through."""
+    assert cli("session", "migrate", "--from", source, "--to", db.rw_url, "my_chat").exit_code == 0
+    holder = db.connect()
+    try:
+        holder.begin()
+        holder.cursor().execute("SELECT 1 FROM praison_sessions WHERE session_id = 'my_chat' FOR UPDATE")
+        held = cli("--lock-timeout", "1", "session", "delete", "my_chat", "--store", db.rw_url, "--yes", "--force")
+        assert (held.exit_code, held.stdout, held.stderr.count("\n")) == (4, "", 1), held.stderr
+        assert "locked by another writer" in held.stderr and db.rw_password not in held.stderr
+    finally:
+        holder.rollback()
+        holder.close()
+    assert count(db) == 1 and count(db, "praison_messages") > 0
+    done = cli("session", "delete", "my_chat", "--store", db.rw_url, "--yes", "--force")
+    assert done.exit_code == 0, done.stderr
+    assert (count(db), count(db, "praison_messages"), count(db, "praison_praisonmem_extra")) == (0, 0, 0)
