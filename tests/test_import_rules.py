@@ -168,6 +168,7 @@ def test_session_commands_reach_session_files_only_through_the_store(path):
 
 PGURL = PACKAGE / "core" / "io" / "pgurl.py"
 REDISURL = PACKAGE / "core" / "io" / "redisurl.py"
+MYSQLURL = PACKAGE / "core" / "io" / "mysqlurl.py"
 
 
 def driver_imports(tree: ast.AST, driver: str = "psycopg") -> list[tuple[int, bool]]:
@@ -214,9 +215,22 @@ def test_redis_py_is_imported_only_by_redisurl_and_only_when_used(path):
         assert found == []
 
 
+@pytest.mark.parametrize("path", modules("core") + modules("cli"), ids=lambda p: str(p.relative_to(REPO)))
+def test_the_mysql_driver_is_imported_only_by_mysqlurl_and_only_when_used(path):
+    """PyMySQL is an extra: only core/io/mysqlurl.py imports it, inside :func:`driver`, when a mysql:// URL
+    is opened; every other module reaches it through mysqlurl."""
+    found = driver_imports(ast.parse(path.read_text(encoding="utf-8")), "pymysql")
+    if path == MYSQLURL:
+        assert found and not any(eager for _, eager in found)
+    else:
+        assert found == []
+
+
 def test_the_driver_rule_catches_an_eager_import():
     assert driver_imports(ast.parse("import redis\n"), "redis") == [(1, True)]
     assert driver_imports(ast.parse("import redisx\n"), "redis") == []
+    assert driver_imports(ast.parse("import pymysql\n"), "pymysql") == [(1, True)]
+    assert driver_imports(ast.parse("def f():\n    import pymysql.cursors\n"), "pymysql") == [(2, False)]
     assert driver_imports(ast.parse("import psycopg\n")) == [(1, True)]
     assert driver_imports(ast.parse("def f():\n    from psycopg.rows import dict_row\n")) == [(2, False)]
     assert driver_imports(ast.parse("if TYPE_CHECKING:\n    import psycopg\n")) == [(2, False)]

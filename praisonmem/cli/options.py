@@ -70,8 +70,8 @@ StoreOption = Annotated[str | None, typer.Option(
     help="Which store: one of the home's, as 'session list' names them (json: the JSON files; sessions.db: the "
          "gateway's database; project:<id>: a praisonai project's store; unified: the REPL/TUI's files; legacy-run: "
          "run_*/ directories), or a store elsewhere by where it is: a directory of JSON files, sqlite:///PATH or a "
-         ".db file, or postgresql://... (default: the config key store, else every store of the home; import "
-         "writes json).")]
+         ".db file, postgresql://... or mysql://USER@HOST:PORT/DB (default: the config key store, else every store "
+         "of the home; import writes json).")]
 TablePrefixOption = Annotated[str | None, typer.Option(
     "--table-prefix", metavar="PREFIX", help="A conversation store's table prefix (default praison_).")]
 SchemaOption = Annotated[str | None, typer.Option(

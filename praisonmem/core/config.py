@@ -34,11 +34,12 @@ def _str(key: str, value: Any) -> str:
 
 def _database(key: str, value: Any) -> str:
     """A file path, or a database URL that parses (its password is never shown: :func:`masked_setting`)."""
-    from praisonmem.core.io import pgurl
+    from praisonmem.core.io import mysqlurl, pgurl
 
     if pgurl.is_url(_str(key, value)):
         try:
-            pgurl.parse(value)
+            # a session store may be MySQL (praisonai's conversation store); Upsonic's database may not
+            mysqlurl.parse(value) if key == "store" and mysqlurl.is_mysql(value) else pgurl.parse(value)
         except UsageError as exc:
             raise UsageError(f"config {key}: {exc.message}") from exc
     elif pgurl.holds_password(value):  # a keyword/value string: its password masked in any message, whole
@@ -252,6 +253,12 @@ class Settings:
         for name, key in (("upsonic_db", "upsonic.db"), ("session_store", "store")):
             setting = self.get(key)
             if setting.value is None or setting.value in sessions.LIBRARY_LABELS:  # a home's store, not a place
+                continue
+            from praisonmem.core.io import mysqlurl
+
+            if mysqlurl.is_mysql(setting.value):
+                shown = mysqlurl.parse(setting.value).display
+                rows.append({"name": name, "path": shown, "source": setting.source, "exists": None})
                 continue
             url = pgurl.parse(setting.value) if pgurl.is_url(setting.value) else None
             if url is not None and url.is_postgres:

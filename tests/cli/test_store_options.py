@@ -101,7 +101,7 @@ def test_watch_and_tail_take_the_options_and_say_what_they_follow(cli, fixture_h
     bad = cli("--home", fixture_home, "session", command, "compacted-demo", "--table-prefix", "team_")
     assert (bad.exit_code, bad.stdout, bad.stderr) == (
         2, "", "praisonmem: error: --table-prefix and --schema apply to a conversation store (--store "
-               "sqlite:///PATH or postgresql://...)\n")
+               "sqlite:///PATH, postgresql://... or mysql://...)\n")
     elsewhere = cli("session", command, "leaky", "--store", team_store, "--table-prefix", "team_")
     assert (elsewhere.exit_code, elsewhere.stdout, elsewhere.stderr) == (
         2, "", f"praisonmem: error: --store {team_store}: session watch follows the home's stores (json, "

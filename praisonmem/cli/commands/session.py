@@ -751,7 +751,7 @@ def migrate_command(
                        ] = None,
     source: Annotated[str, typer.Option("--from", metavar="STORE",
                                         help="Copy from this store (as --store names one: json, sessions.db, a "
-                                             "directory, sqlite:///PATH, postgresql://...).")] = "",
+                                             "directory, sqlite:///PATH, postgresql://..., mysql://...).")] = "",
     target: Annotated[str, typer.Option("--to", metavar="STORE", help="Copy into this store (the same forms).")
                       ] = "",
     all_: Annotated[bool, typer.Option("--all", help="Every session of --from.")] = False,

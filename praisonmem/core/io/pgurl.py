@@ -48,6 +48,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 POSTGRES_SCHEMES = ("postgresql", "postgres")
 SQLITE_SCHEME = "sqlite"
+MONGODB_SCHEMES = ("mongodb", "mongodb+srv")
+MONGODB_UNSUPPORTED = ("MongoDB stores are not supported by praisonmem (it manages the sqlite, postgres and mysql "
+                       "conversation stores and JSON session files)")
 INSTALL_HINT = "PostgreSQL support needs psycopg: pip install 'praisonmem[postgres]'"
 CONNECT_TIMEOUT = 10  # seconds; psycopg's own default is 130
 APPLICATION_NAME = "praisonmem"
@@ -104,6 +107,8 @@ def parse(text: str) -> DatabaseURL:
         raise UsageError(f"not a database URL: {redact(text)} (expected postgresql://… or sqlite:///PATH)")
     scheme = match.group(1).lower()
     base, _, _driver = scheme.partition("+")
+    if scheme in MONGODB_SCHEMES:
+        raise UsageError(MONGODB_UNSUPPORTED)
     if base in POSTGRES_SCHEMES:
         return _parse_postgres(text, len(match.group(0)))
     if base == SQLITE_SCHEME:

@@ -133,7 +133,7 @@ def _list(paths: Paths, workspace: Callable[[], str], agent: str | None, user: s
     scope_fn = _scope_function(workspace)
     sql = _sql_store(home, store)
     if sql is not None:
-        return _sql_list(sql, scope_fn, agent=agent, user=user, scope=wanted, sort=order, limit=limit)
+        return _sql_list(sql, scope_fn, agent=agent, user=user, scope=wanted, sort=order, limit=limit, home=home)
     summaries = home.scan(Each(summary_rows), progress=progress, memo=listcache.memo(cache))
     project, current = _current_project(home)
     last = last_session(paths.sessions_dir)
@@ -194,7 +194,7 @@ def _sql_store(home: SessionStore, store: str | None) -> Any:
 
 
 def _sql_list(sql: Any, scope_fn: Callable[[str, str | None], str], *, agent: str | None, user: str | None,
-              scope: Scope | None, sort: SortKey, limit: int) -> ListResult:
+              scope: Scope | None, sort: SortKey, limit: int, home: SessionStore) -> ListResult:
     """``session list`` of a conversation store: filtered, sorted, counted and cut in SQL (a scope filter,
     which needs each id, is applied to every matching session's row before the cut)."""
     rows, total = sql.summaries(agent=agent, user=user, sort=sort.value, limit=0 if scope is not None else limit)
@@ -206,7 +206,8 @@ def _sql_list(sql: Any, scope_fn: Callable[[str, str | None], str], *, agent: st
         rows = [row for row in rows if row["scope"] == scope]
         total = len(rows)
         rows = rows[:limit] if limit else rows
-    return ListResult(rows, total, refs=[sql.ref(row["session_id"]) for row in rows])
+    # the home's refs (its store's label and ref), as every other listing gives them: prune deletes by them
+    return ListResult(rows, total, refs=[home.ref(row["session_id"]) for row in rows])
 
 
 def mark_pairs(home: SessionStore, summaries: list[Summary]) -> None:

@@ -1,9 +1,10 @@
 """``session migrate``: copy (or move) sessions between any two session stores, losslessly.
 
 A store is what ``--store`` names (:mod:`.stores.locate`): a directory of JSON files, the gateway's
-``sessions.db``, or a PraisonAI SQL conversation store (SQLite or PostgreSQL). Each session goes
-across as its document's stored bytes; a conversation store keeps what its columns cannot in
-``_praisonmem`` (:mod:`.stores.conversation_map`), so JSON → PostgreSQL → JSON gives the same bytes.
+``sessions.db``, or a PraisonAI SQL conversation store (SQLite, PostgreSQL or MySQL/MariaDB). Each session
+goes across as its document's stored bytes; a conversation store keeps what its columns cannot in its side
+table (:mod:`.stores.conversation_map`), so JSON → SQL → JSON gives the same bytes, and a session the
+library wrote keeps its rows' ids, NULLs and times through JSON, so SQL → JSON → SQL gives the same rows.
 
 * **One session, one transaction** of the target (the JSON files' flock and atomic replace; the
   database's transaction), so a killed migrate loses at most the session in flight and a rerun

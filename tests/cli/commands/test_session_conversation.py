@@ -124,10 +124,14 @@ def test_store_from_config_and_from_praisonais_environment(cli, conversations_db
     monkeypatch.setenv("PRAISONAI_CONVERSATION_STORE", "SQLite")
     monkeypatch.setenv("PRAISONAI_CONVERSATION_URL", str(conversations_db))
     assert [r["session_id"] for r in cli("session", "list", "--json").json()] == want
-    monkeypatch.setenv("PRAISONAI_CONVERSATION_STORE", "mysql")
+    monkeypatch.setenv("PRAISONAI_CONVERSATION_STORE", "surrealdb")
     bad = cli("session", "list")
     assert (bad.exit_code, bad.stderr.count("\n")) == (2, 1)
-    assert "store 'mysql' is not supported by praisonmem" in bad.stderr
+    assert "store 'surrealdb' is not supported by praisonmem" in bad.stderr
+    monkeypatch.setenv("PRAISONAI_CONVERSATION_STORE", "mysql")  # a file path is no MySQL URL
+    bad = cli("session", "list")
+    assert (bad.exit_code, bad.stdout, bad.stderr.count("\n")) == (2, "", 1)
+    assert "names a MySQL store but PRAISONAI_CONVERSATION_URL is not a URL" in bad.stderr
     monkeypatch.delenv("PRAISONAI_CONVERSATION_STORE")
     config.write_text(f'store = "sqlite:///{conversations_db}"\n')
     assert [r["session_id"] for r in cli("session", "list", "--json").json()] == want
@@ -158,7 +162,7 @@ def test_prefix_and_schema_options(cli, source, tmp_path):
     assert ok.exit_code == 0, ok.stderr
     with sqlite3.connect(db) as conn:
         assert {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")} == {
-            "team_sessions", "team_messages"}
+            "team_sessions", "team_messages", "team_praisonmem_extra"}
     assert [r["session_id"] for r in cli("session", "list", "--store", db, "--table-prefix", "team_",
                                          "--json").json()] == ["bench-00003"]
     bad = cli("session", "list", "--store", db, "--table-prefix", "1x")
@@ -240,7 +244,10 @@ def test_migrate_bad_inputs(cli, source, tmp_path):
         (("--from", source, "--to", tmp_path / "t.db", "nope"), 3, "nope"),
         (("--from", source, "--to", source, "--all"), 2, "the same store"),
         (("--to", tmp_path / "t.db", "--all"), 2, "give both --from"),
-        (("--from", source, "--to", "mysql://u:Secr3t-pw@h/db", "--all"), 2, "unsupported database URL"),
+        (("--from", source, "--to", "mongodb://u:Secr3t-pw@h/db", "--all"), 2, "MongoDB stores are not supported"),
+        (("--from", source, "--to", "mongodb+srv://u:Secr3t-pw@h/db", "--all"), 2, "MongoDB stores are not supported"),
+        (("--from", source, "--to", "mysql://u:Secr3t-pw@h.invalid/db", "--all"), 5,
+         "cannot connect to mysql://u:***@h.invalid/db"),
         (("--from", source, "--to", tmp_path / "t.db", "--all", "--on-conflict", "merge"), 2, "skip or replace"),
     ):
         r = cli("session", "migrate", *args)

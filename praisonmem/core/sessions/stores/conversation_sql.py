@@ -1,5 +1,5 @@
-"""PraisonAI's SQL conversation stores (praisonai 4.7.19 ``praisonai.persistence.conversation``: ``sqlite``
-and the ``postgres`` family), as a :class:`~praisonmem.core.sessions.stores.SessionStore`.
+"""PraisonAI's SQL conversation stores (praisonai 4.7.19 ``praisonai.persistence.conversation``: ``sqlite``,
+the ``postgres`` family and ``mysql``), as a :class:`~praisonmem.core.sessions.stores.SessionStore`.
 
 Two tables, ``<prefix>sessions`` and ``<prefix>messages`` (prefix ``praison_``; on PostgreSQL in
 ``<schema>``, ``public``), one row per session and one per message. praisonmem sees each session as the
@@ -21,6 +21,11 @@ every message).
   transactions (the server refuses any write); each change one transaction that locks the session row
   (``SELECT … FOR UPDATE``) and updates it in place, never DELETE + INSERT, so an Agent's concurrent
   ``add_message`` waits and then lands (a real-store insert would fail its foreign key otherwise).
+* **MySQL/MariaDB** (:mod:`praisonmem.core.io.mysqlurl`, PyMySQL): the same as PostgreSQL, with InnoDB's row
+  locks; the tables are recognised (and a writer's created) outside the change's transaction, since MySQL's
+  DDL commits the transaction it runs in.
+* **What the columns cannot hold** lives in praisonmem's side table ``<prefix>praisonmem_extra`` (see
+  :mod:`.conversation_map`), read with the session's rows, written in the same transaction.
 """
 
 from __future__ import annotations
@@ -36,10 +41,10 @@ from typing import Any, TypeVar
 
 from praisonmem.core.errors import (CorruptFile, IOFailure, NotFound, PraisonMemError, Refused,
                                     UsageError)
-from praisonmem.core.io import jsonfile, pgurl
+from praisonmem.core.io import jsonfile, mysqlurl, pgurl
 from praisonmem.core.sessions.documents import validate
 from praisonmem.core.sessions.stores import Fold, PlainStore, Scanned, ambiguous
-from praisonmem.core.sessions.stores.conversation_map import doc_to_rows, epoch_iso, rows_to_doc
+from praisonmem.core.sessions.stores.conversation_map import MYSQL_TEXT, doc_to_rows, epoch_iso, rows_to_doc
 from praisonmem.core.sessions.stores.names import CONVERSATIONS, DEFAULT_PREFIX, DEFAULT_SCHEMA
 
 A = TypeVar("A")
@@ -79,14 +84,28 @@ def _loads(value: Any) -> Any:
 # ---------------------------------------------------------------- the two databases
 
 
+EXTRA_COLUMNS = ("session_id", "message_id", "archived", "json")
+
+
 class ConversationTables:
-    """The conversation tables in one database: what differs between SQLite (:class:`ConversationSqlite`) and
-    PostgreSQL (:class:`ConversationPg`): connections, names, parameters, JSON binding."""
+    """The conversation tables in one database: what differs between SQLite (:class:`ConversationSqlite`),
+    PostgreSQL (:class:`ConversationPg`) and MySQL/MariaDB (:class:`ConversationMy`): connections, names,
+    parameters, JSON binding, and praisonmem's side table ``<prefix>praisonmem_extra`` (what the library's
+    columns cannot hold: see :mod:`.conversation_map`), made only when a session needs it."""
 
     postgres = False
+    dialect = "sqlite"
+    long_ids = False  # ids and names are VARCHAR(255) (PostgreSQL, MySQL)
+    text_limit: int | None = None  # bytes the content column holds
+    # Messages at the same instant in the order the library's ``ORDER BY created_at`` returns them: SQLite's
+    # rowid (insertion) order, PostgreSQL's heap order, InnoDB's (session_id, created_at) index, which ends in
+    # the primary key, the id.
+    tie_order = "rowid"
     display: str
     sessions: str
     messages: str
+    extra: str
+    has_extra = False  # the side table is there (seen when the tables were recognised)
 
     def q(self, sql: str) -> str:
         return sql
@@ -94,7 +113,24 @@ class ConversationTables:
     def jw(self, value: Any) -> Any:  # a JSON column's parameter
         return None if value is None else json.dumps(value)
 
-    archived = "0"  # the SQL predicate on a message row ``m`` that is archived (a praisonmem envelope says so)
+    legacy_archived = "0"  # a message row ``m`` an earlier praisonmem tagged archived inside its metadata
+
+    def archived(self, x: str) -> str:
+        """The SQL predicate on a message row ``m`` that is archived (``x``: the side table, quoted)."""
+        side = (f"EXISTS (SELECT 1 FROM {x} x WHERE x.session_id = m.session_id AND x.message_id = m.id "
+                "AND x.archived = 1)") if self.has_extra else "0 = 1"
+        return f"({side} OR {self.legacy_archived})" if self.legacy_archived != "0" else side
+
+    def extra_ddl(self, x: str, s: str) -> str:
+        return (f"CREATE TABLE IF NOT EXISTS {x} (\n    session_id TEXT NOT NULL,\n    message_id TEXT NOT NULL,\n"
+                "    archived INTEGER NOT NULL DEFAULT 0,\n    json TEXT NOT NULL,\n"
+                "    PRIMARY KEY (session_id, message_id),\n"
+                f"    FOREIGN KEY (session_id) REFERENCES {s}(session_id) ON DELETE CASCADE\n)")
+
+    def ensure_extra(self, conn: Any, x: str, s: str) -> None:
+        """Create the side table (in the write transaction: SQLite and PostgreSQL DDL is transactional)."""
+        conn.execute(self.extra_ddl(x, s))
+        self.has_extra = True
 
     @contextmanager
     def reading(self) -> Iterator[Any]:
@@ -125,6 +161,11 @@ class ConversationTables:
         """Both tables with exactly the library's columns; :class:`NotFound` when neither is there (a writer
         with ``create`` makes them), :class:`Refused` otherwise."""
         found = {name: self.table_columns(conn, name) for name in (self.sessions, self.messages)}
+        extra = self.table_columns(conn, self.extra)
+        if extra is not None and set(extra) != set(EXTRA_COLUMNS):
+            raise Refused(f"{self.display}: table {self.table_label(self.extra)} is not praisonmem's (its columns are "
+                          f"{', '.join(extra)}); nothing read or written")
+        self.has_extra = extra is not None
         if not any(found.values()):
             if create:
                 self.create_tables(conn)
@@ -155,8 +196,9 @@ class ConversationSqlite(ConversationTables):
         self.path = path
         self.display = str(path)
         self.sessions, self.messages = f"{prefix}sessions", f"{prefix}messages"
+        self.extra = f"{prefix}praisonmem_extra"
 
-    archived = "json_valid(m.metadata) AND json_extract(m.metadata, '$._praisonmem.archived') = 1"
+    legacy_archived = "json_valid(m.metadata) AND json_extract(m.metadata, '$._praisonmem.archived') = 1"
 
     @contextmanager
     def reading(self) -> Iterator[sqlite3.Connection]:
@@ -200,7 +242,7 @@ class ConversationSqlite(ConversationTables):
         from praisonmem.core.io.sqlite import require_store_tables
 
         # before PRAGMA table_info, which a view answers as a table would
-        require_store_tables(conn, self.path, {self.sessions: None, self.messages: None})
+        require_store_tables(conn, self.path, {self.sessions: None, self.messages: None, self.extra: None})
         super().recognise(conn, create=create)
 
     def table_columns(self, conn: Any, table: str) -> dict[str, str] | None:
@@ -230,11 +272,15 @@ class ConversationSqlite(ConversationTables):
 
 class ConversationPg(ConversationTables):
     postgres = True
+    dialect = "postgres"
+    long_ids = True
+    tie_order = "ctid"
 
     def __init__(self, url: pgurl.DatabaseURL, prefix: str = DEFAULT_PREFIX, schema: str = DEFAULT_SCHEMA) -> None:
         self.url, self.schema = url, schema
         self.display = url.display
         self.sessions, self.messages = f"{prefix}sessions", f"{prefix}messages"
+        self.extra = f"{prefix}praisonmem_extra"
         self._read: Any = None
         self._write: Any = None
         self._checked: set[str] = set()  # connections whose tables were recognised (in a committed transaction)
@@ -246,7 +292,12 @@ class ConversationPg(ConversationTables):
     def jw(self, value: Any) -> Any:
         return None if value is None else pgurl.jsonb(value)
 
-    archived = "m.metadata->'_praisonmem'->>'archived' = 'true'"
+    legacy_archived = "m.metadata->'_praisonmem'->>'archived' = 'true'"
+
+    def extra_ddl(self, x: str, s: str) -> str:
+        return (f"CREATE TABLE IF NOT EXISTS {x} (\n    session_id VARCHAR(255) NOT NULL REFERENCES {s}(session_id) "
+                "ON DELETE CASCADE,\n    message_id VARCHAR(255) NOT NULL,\n    archived SMALLINT NOT NULL DEFAULT 0,\n"
+                "    json TEXT NOT NULL,\n    PRIMARY KEY (session_id, message_id)\n)")
 
     def t(self, table: str) -> str:
         return f'"{self.schema}"."{table}"'
@@ -308,7 +359,7 @@ class ConversationPg(ConversationTables):
             yield conn
 
     def recognise(self, conn: Any, *, create: bool = False) -> None:
-        pgurl.require_plain_tables(conn, self.schema, [self.sessions, self.messages], self.display)
+        pgurl.require_plain_tables(conn, self.schema, [self.sessions, self.messages, self.extra], self.display)
         super().recognise(conn, create=create)
 
     def table_columns(self, conn: Any, table: str) -> dict[str, str] | None:
@@ -355,10 +406,210 @@ class ConversationPg(ConversationTables):
                 setattr(self, attr, None)
 
 
-def _tables(backend: ConversationTables) -> tuple[str, str]:
-    if isinstance(backend, ConversationPg):
-        return backend.t(backend.sessions), backend.t(backend.messages)
-    return f'"{backend.sessions}"', f'"{backend.messages}"'
+class _MyConn:
+    """A PyMySQL connection with the ``execute(sql, params)`` -> cursor shape of sqlite3's and psycopg's, which
+    the store's SQL is written against."""
+
+    def __init__(self, conn: Any) -> None:
+        self.raw = conn
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        cur = self.raw.cursor()
+        cur.execute(sql, tuple(params) if params else None)  # None: a literal % needs no doubling
+        return cur
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> Any:
+        cur = self.raw.cursor()
+        cur.executemany(sql, [tuple(r) for r in rows])
+        return cur
+
+
+class ConversationMy(ConversationTables):
+    """praisonai's ``MySQLConversationStore`` tables (MySQL 8 / MariaDB, InnoDB, utf8mb4) through PyMySQL:
+    readers in ``READ ONLY`` ``REPEATABLE READ`` transactions, each change one transaction that locks the
+    session's row (``SELECT … FOR UPDATE``) and waits at most the lock timeout
+    (``innodb_lock_wait_timeout``)."""
+
+    dialect = "mysql"
+    long_ids = True
+    text_limit = MYSQL_TEXT
+    tie_order = "id"
+
+    def __init__(self, url: mysqlurl.MySQLURL, prefix: str = DEFAULT_PREFIX) -> None:
+        self.url = url
+        self.display = url.display
+        self.sessions, self.messages = f"{prefix}sessions", f"{prefix}messages"
+        self.extra = f"{prefix}praisonmem_extra"
+        self._conns: dict[bool, _MyConn] = {}
+        self._checked: set[bool] = set()
+        self._lock_timeout: float | None = None
+
+    def q(self, sql: str) -> str:
+        # a backslash escapes inside a MySQL string literal: ESCAPE '\' there is the one backslash
+        return sql.replace("?", "%s").replace("ESCAPE '\\'", "ESCAPE '\\\\'")
+
+    def t(self, table: str) -> str:
+        return f"`{table}`"
+
+    def lock_row(self) -> str:
+        return " FOR UPDATE"
+
+    def _conn(self, read_only: bool) -> _MyConn:
+        conn = self._conns.get(read_only)
+        if conn is None:
+            conn = _MyConn(mysqlurl.connect(self.url))
+            conn.execute("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            self._checked.discard(read_only)
+            if not read_only:
+                self._lock_timeout = None
+            self._conns[read_only] = conn
+        return conn
+
+    @contextmanager
+    def _tx(self, read_only: bool, lock_timeout: float | None = None) -> Iterator[_MyConn]:
+        my = mysqlurl.driver()
+        try:
+            conn = self._conn(read_only)
+            if lock_timeout is not None and lock_timeout != self._lock_timeout:
+                conn.execute(f"SET SESSION innodb_lock_wait_timeout = {max(1, int(round(lock_timeout)))}")
+                self._lock_timeout = lock_timeout
+            if read_only not in self._checked:
+                self._recognised(conn, read_only)
+            conn.execute("START TRANSACTION READ ONLY" if read_only else "START TRANSACTION")
+        except my.Error as exc:
+            self._drop(read_only)
+            raise mysqlurl.translate(exc, self.url, writing=not read_only, lock_timeout=lock_timeout) from None
+        try:
+            yield conn
+            conn.raw.commit()
+        except my.Error as exc:
+            self._rollback(conn)
+            self._drop(read_only)
+            raise mysqlurl.translate(exc, self.url, writing=not read_only, lock_timeout=lock_timeout) from None
+        except BaseException:
+            self._rollback(conn)
+            raise
+
+    def _recognised(self, conn: _MyConn, read_only: bool) -> None:
+        """The tables checked once per connection, outside the change's transaction; a writer's empty database
+        gets the library's DDL, and a writer the side table: MySQL's DDL commits the transaction it is in, and a
+        table made after a transaction's snapshot is one that transaction may not touch (error 1412), so it is
+        made before, not when a session first needs it."""
+        conn.execute("START TRANSACTION READ ONLY")
+        try:
+            self.recognise(conn)
+        except NotFound:
+            if read_only:
+                raise
+            self._rollback(conn)
+            self.create_tables(conn)
+        finally:
+            self._rollback(conn)
+        if not read_only and not self.has_extra:
+            conn.execute(self.extra_ddl(self.t(self.extra), self.t(self.sessions)))
+            self.has_extra = True
+        self._checked.add(read_only)
+
+    def _rollback(self, conn: _MyConn) -> None:
+        try:
+            conn.raw.rollback()
+        except Exception:  # noqa: BLE001 - the connection is gone; the server rolls back by itself
+            pass
+
+    def _drop(self, read_only: bool) -> None:
+        conn = self._conns.pop(read_only, None)
+        self._checked.discard(read_only)
+        if conn is not None:
+            try:
+                conn.raw.close()
+            except Exception:  # noqa: BLE001 - closing a lost connection
+                pass
+
+    @contextmanager
+    def reading(self) -> Iterator[Any]:
+        with self._tx(True) as conn:
+            yield conn
+
+    @contextmanager
+    def writing(self, timeout: float) -> Iterator[Any]:
+        with self._tx(False, timeout) as conn:
+            yield conn
+
+    def recognise(self, conn: Any, *, create: bool = False) -> None:
+        problem = self._relations_problem(conn)
+        if problem is not None:
+            raise Refused(f"{self.display}: {problem}; not a store as its library writes it, nothing read or written")
+        super().recognise(conn, create=create)
+
+    def _relations_problem(self, conn: Any) -> str | None:
+        names = (self.sessions, self.messages, self.extra)
+        row = conn.execute("SELECT table_name, table_type FROM information_schema.tables WHERE table_schema = "
+                           "DATABASE() AND table_name IN (%s, %s, %s) AND table_type <> 'BASE TABLE' "
+                           "ORDER BY table_name LIMIT 1", names).fetchone()
+        if row is not None:
+            return f"{row[0]} is a {str(row[1]).lower()}, not a table: it would answer every read with its own query"
+        row = conn.execute("SELECT trigger_name, event_object_table FROM information_schema.triggers WHERE "
+                           "trigger_schema = DATABASE() AND event_object_table IN (%s, %s, %s) ORDER BY 2, 1 LIMIT 1",
+                           names).fetchone()
+        if row is not None:
+            return f"a trigger ('{row[0]}') on the table {row[1]}, which would run its own SQL inside every change"
+        return None
+
+    def table_columns(self, conn: Any, table: str) -> dict[str, str] | None:
+        rows = conn.execute("SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = "
+                            "DATABASE() AND table_name = %s ORDER BY ordinal_position", (table,)).fetchall()
+        return {r[0]: r[1] for r in rows} or None
+
+    def create_tables(self, conn: Any) -> None:
+        s, m = self.sessions, self.messages
+        # the library's DDL (persistence/conversation/mysql.py), character for character
+        conn.execute(f"""
+                CREATE TABLE IF NOT EXISTS {s} (
+                    session_id VARCHAR(255) PRIMARY KEY,
+                    user_id VARCHAR(255),
+                    agent_id VARCHAR(255),
+                    name VARCHAR(255),
+                    state JSON,
+                    metadata JSON,
+                    created_at DOUBLE,
+                    updated_at DOUBLE,
+                    INDEX idx_user (user_id),
+                    INDEX idx_agent (agent_id),
+                    INDEX idx_updated (updated_at DESC)
+                ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4
+            """)
+        conn.execute(f"""
+                CREATE TABLE IF NOT EXISTS {m} (
+                    id VARCHAR(255) PRIMARY KEY,
+                    session_id VARCHAR(255) NOT NULL,
+                    role VARCHAR(50) NOT NULL,
+                    content TEXT,
+                    tool_calls JSON,
+                    tool_call_id VARCHAR(255),
+                    metadata JSON,
+                    created_at DOUBLE,
+                    INDEX idx_session (session_id),
+                    INDEX idx_created (session_id, created_at),
+                    FOREIGN KEY (session_id) REFERENCES {s}(session_id) ON DELETE CASCADE
+                ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4
+            """)
+
+    def extra_ddl(self, x: str, s: str) -> str:
+        return (f"CREATE TABLE IF NOT EXISTS {x} (\n    session_id VARCHAR(255) NOT NULL,\n"
+                "    message_id VARCHAR(255) NOT NULL,\n    archived TINYINT NOT NULL DEFAULT 0,\n"
+                "    json LONGTEXT NOT NULL,\n    PRIMARY KEY (session_id, message_id),\n"
+                f"    FOREIGN KEY (session_id) REFERENCES {s}(session_id) ON DELETE CASCADE\n"
+                ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4")
+
+    def close(self) -> None:
+        for read_only in list(self._conns):
+            self._drop(read_only)
+
+
+def _tables(backend: ConversationTables) -> tuple[str, str, str]:
+    if isinstance(backend, (ConversationPg, ConversationMy)):
+        return backend.t(backend.sessions), backend.t(backend.messages), backend.t(backend.extra)
+    return f'"{backend.sessions}"', f'"{backend.messages}"', f'"{backend.extra}"'
 
 
 # ---------------------------------------------------------------- the store
@@ -380,10 +631,10 @@ class ConversationStore(PlainStore):
     def __init__(self, backend: ConversationTables) -> None:
         self.backend = backend
         self.where = backend.display
-        self.s, self.m = _tables(backend)
+        self.s, self.m, self.x = _tables(backend)
 
     def _sql(self, sql: str) -> str:
-        return self.backend.q(sql.replace("{s}", self.s).replace("{m}", self.m))
+        return self.backend.q(sql.replace("{s}", self.s).replace("{m}", self.m).replace("{x}", self.x))
 
     # -------------------------------------------------------- naming
 
@@ -426,26 +677,35 @@ class ConversationStore(PlainStore):
                     raise ambiguous(name, matches, self.where)
         raise NotFound(f"no session '{name}' in {self.where}")
 
-    def _session_rows(self, conn: Any, ids: list[str]) -> dict[str, tuple[dict[str, Any], list[dict[str, Any]]]]:
+    def _session_rows(self, conn: Any, ids: list[str]) -> dict[str, tuple[dict[str, Any], list[dict[str, Any]],
+                                                                          dict[str, tuple[int, str]]]]:
+        """Per session: its row, its message rows (in the order they are read back) and its side-table rows."""
         cols = ", ".join(SESSION_COLUMNS)
         inn = self.backend.ids_in(len(ids))
         params = self.backend.ids_param(ids)
-        out: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]] = {}
+        out: dict[str, tuple[dict[str, Any], list[dict[str, Any]], dict[str, tuple[int, str]]]] = {}
         for row in conn.execute(self._sql(f"SELECT {cols} FROM {{s}} WHERE session_id {inn}"), params):
-            out[row[0]] = (dict(zip(SESSION_COLUMNS, row)), [])
+            out[row[0]] = (dict(zip(SESSION_COLUMNS, row)), [], {})
         mcols = ", ".join(MESSAGE_COLUMNS)
-        for row in conn.execute(self._sql(f"SELECT {mcols} FROM {{m}} WHERE session_id {inn} "
-                                          "ORDER BY session_id, created_at, id"), params):
+        order = f"session_id, created_at, {self.backend.tie_order}"
+        for row in conn.execute(self._sql(f"SELECT {mcols} FROM {{m}} WHERE session_id {inn} ORDER BY {order}"),
+                                params):
             if row[1] in out:
                 out[row[1]][1].append(dict(zip(MESSAGE_COLUMNS, row)))
+        if self.backend.has_extra:
+            for sid, mid, archived, text in conn.execute(self._sql(
+                    f"SELECT session_id, message_id, archived, json FROM {{x}} WHERE session_id {inn}"), params):
+                if sid in out:
+                    out[sid][2][mid] = (archived, text)
         return out
 
-    def _text(self, sid: str, srow: dict[str, Any], mrows: list[dict[str, Any]]) -> bytes:
+    def _text(self, sid: str, srow: dict[str, Any], mrows: list[dict[str, Any]],
+              extras: dict[str, tuple[int, str]] | None = None) -> bytes:
         """The document's bytes; :class:`CorruptFile` when a JSON column does not parse."""
         try:
             srow = {**srow, "state": _loads(srow["state"]), "metadata": _loads(srow["metadata"])}
             mrows = [{**r, "tool_calls": _loads(r["tool_calls"]), "metadata": _loads(r["metadata"])} for r in mrows]
-            text, _ = rows_to_doc(sid, srow, mrows)
+            text, _ = rows_to_doc(sid, srow, mrows, extras, text_limit=self.backend.text_limit)
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
             raise CorruptFile(f"{self.where}:{sid}", f"rows praisonmem cannot read as a session ({exc})") from exc
         try:
@@ -535,23 +795,27 @@ class ConversationStore(PlainStore):
         if user is not None:
             where_sql.append("s.user_id = ?")
             params.append(user)
-        cond = (" WHERE " + " AND ".join(where_sql)) if where_sql else ""
-        arch = f"sum(CASE WHEN {self.backend.archived} THEN 1 ELSE 0 END)"
-        cols = "s.session_id, s.user_id, s.agent_id, s.name, s.metadata, s.created_at, s.updated_at"
-        if limit and limit <= LATERAL_LIMIT and sort != "messages":
-            # the page first (the sessions table, its updated_at index), then each listed session's messages
-            # by their session_id index
-            sql = (f"SELECT {cols}, (SELECT count(*) FROM {{m}} m WHERE m.session_id = s.session_id), "
-                   f"(SELECT coalesce({arch}, 0) FROM {{m}} m WHERE m.session_id = s.session_id) "
-                   f"FROM (SELECT * FROM {{s}} s{cond} ORDER BY {SORTS[sort]} LIMIT ?) s ORDER BY {SORTS[sort]}")
-            args: tuple[Any, ...] = (*params, limit)
-        else:
-            # every session (or sorted by size): one aggregate over the messages beats one lookup per session
-            sql = (f"SELECT {cols}, coalesce(c.n, 0), coalesce(c.a, 0) FROM {{s}} s LEFT JOIN "
-                   f"(SELECT m.session_id, count(*) AS n, {arch} AS a FROM {{m}} m GROUP BY m.session_id) c "
-                   f"ON c.session_id = s.session_id{cond} ORDER BY {SORTS[sort]}" + (" LIMIT ?" if limit else ""))
-            args = (*params, limit) if limit else tuple(params)
-        with self.backend.reading() as conn:
+        with self.backend.reading() as conn:  # first: the tables seen say whether the side table is there
+            cond = (" WHERE " + " AND ".join(where_sql)) if where_sql else ""
+            pred = self.backend.archived(self.x)
+            arch = f"sum(CASE WHEN {pred} THEN 1 ELSE 0 END)"
+            cols = "s.session_id, s.user_id, s.agent_id, s.name, s.metadata, s.created_at, s.updated_at"
+            if limit and limit <= LATERAL_LIMIT and sort != "messages":
+                # the page first (the sessions table, its updated_at index), then each listed session's messages
+                # by their session_id index
+                # nothing can be archived (no side table, no earlier praisonmem's rows): no second lookup
+                archived = "0" if pred == "0 = 1" else \
+                    f"(SELECT coalesce({arch}, 0) FROM {{m}} m WHERE m.session_id = s.session_id)"
+                sql = (f"SELECT {cols}, (SELECT count(*) FROM {{m}} m WHERE m.session_id = s.session_id), "
+                       f"{archived} "
+                       f"FROM (SELECT * FROM {{s}} s{cond} ORDER BY {SORTS[sort]} LIMIT ?) s ORDER BY {SORTS[sort]}")
+                args: tuple[Any, ...] = (*params, limit)
+            else:
+                # every session (or sorted by size): one aggregate over the messages beats one lookup per session
+                sql = (f"SELECT {cols}, coalesce(c.n, 0), coalesce(c.a, 0) FROM {{s}} s LEFT JOIN "
+                       f"(SELECT m.session_id, count(*) AS n, {arch} AS a FROM {{m}} m GROUP BY m.session_id) c "
+                       f"ON c.session_id = s.session_id{cond} ORDER BY {SORTS[sort]}" + (" LIMIT ?" if limit else ""))
+                args = (*params, limit) if limit else tuple(params)
             rows = conn.execute(self._sql(sql), args).fetchall()
             total = len(rows) if not limit else \
                 conn.execute(self._sql(f"SELECT count(*) FROM {{s}} s{cond}"), tuple(params)).fetchone()[0]
@@ -559,6 +823,7 @@ class ConversationStore(PlainStore):
 
     def _summary(self, r: Any) -> dict[str, Any]:
         sid, user_id, agent_id, name, metadata, created, updated, n, archived = r
+        n, archived = int(n), int(archived)  # MySQL's sum() is a DECIMAL
         try:
             meta = _loads(metadata)
         except ValueError:
@@ -579,7 +844,9 @@ class ConversationStore(PlainStore):
         if not terms:
             return []
         op = "ILIKE" if self.backend.postgres else "LIKE"
-        text = "metadata::text" if self.backend.postgres else "CAST(metadata AS TEXT)"
+        text = {"postgres": "metadata::text", "sqlite": "CAST(metadata AS TEXT)",
+                # utf8mb4_bin would match case-sensitively; content's general_ci column already does not
+                "mysql": "CONVERT(metadata USING utf8mb4) COLLATE utf8mb4_general_ci"}[self.backend.dialect]
         # a gateway document's chat is inside its system messages' metadata (session_data)
         cond = " OR ".join(f"content {op} ? ESCAPE '\\' OR (role = 'system' AND {text} {op} ? ESCAPE '\\')"
                            for _ in terms)
@@ -609,6 +876,8 @@ class ConversationStore(PlainStore):
         """Fail now, with nothing written, when this store cannot be written (no rights, read-only server,
         another app's tables): an empty transaction that checks the privileges and may create the tables."""
         with self.backend.writing(timeout) as conn:
+            if self.backend.dialect == "mysql":
+                self._mysql_privileges(conn)
             if self.backend.postgres:
                 for table in (self.s, self.m):
                     ok = conn.execute("SELECT has_table_privilege(current_user, %s, 'INSERT,UPDATE,DELETE')",
@@ -617,8 +886,28 @@ class ConversationStore(PlainStore):
                         raise IOFailure(f"{self.where}: permission denied for table {table.replace(chr(34), '')} "
                                               "(the role may not write here); nothing written")
 
+    def _mysql_privileges(self, conn: Any) -> None:
+        """INSERT, UPDATE and DELETE on both tables (as the server grants them: globally, on the database or on
+        the table), so a read-only user fails before anything is written."""
+        need = {"INSERT", "UPDATE", "DELETE"}
+        rows = conn.execute(
+            "SELECT privilege_type FROM information_schema.user_privileges WHERE grantee = %s "
+            "UNION ALL SELECT privilege_type FROM information_schema.schema_privileges WHERE grantee = %s "
+            "AND table_schema = DATABASE()", (self._grantee(conn),) * 2).fetchall()
+        have = {r[0] for r in rows}
+        for table in (self.backend.sessions, self.backend.messages):
+            tab = conn.execute("SELECT privilege_type FROM information_schema.table_privileges WHERE grantee = %s "
+                               "AND table_schema = DATABASE() AND table_name = %s", (self._grantee(conn), table))
+            if not need <= have | {r[0] for r in tab.fetchall()}:
+                raise IOFailure(f"{self.where}: the user may not write the table {table} (it lacks "
+                                f"{', '.join(sorted(need - have))}); nothing written")
+
+    def _grantee(self, conn: Any) -> str:
+        user, _, host = conn.execute("SELECT CURRENT_USER()").fetchone()[0].rpartition("@")
+        return f"'{user}'@'{host}'"
+
     def close(self) -> None:
-        if isinstance(self.backend, ConversationPg):
+        if isinstance(self.backend, (ConversationPg, ConversationMy)):
             self.backend.close()
 
 
@@ -678,9 +967,16 @@ class ConvTransaction:
         if problem:
             raise Refused(f"{where(ref)}: {problem}; nothing changed")
         b = self.store.backend
-        sid, s, rows = doc_to_rows(raw, postgres=b.postgres)
+        sid, s, rows, extras = doc_to_rows(raw, postgres=b.long_ids, text_limit=b.text_limit,
+                                           ties_by_id=b.tie_order == "id")
         if sid != ref.session_id:
             raise UsageError(f"{where(ref)}: the document's session_id is {sid!r}")
+        taken = self._taken([r["id"] for r in rows], sid)
+        if taken:
+            sid, s, rows, extras = doc_to_rows(raw, postgres=b.long_ids, text_limit=b.text_limit, avoid=taken,
+                                               ties_by_id=b.tie_order == "id")
+        if extras and not b.has_extra:
+            b.ensure_extra(self.conn, self.store.x, self.store.s)
         values = (s["user_id"], s["agent_id"], s["name"], b.jw(s["state"]), b.jw(s["metadata"]),
                   s["created_at"], s["updated_at"])
         if self.lock(ref):
@@ -695,7 +991,8 @@ class ConvTransaction:
             dumps = json.dumps  # what Jsonb binds; the server parses it into jsonb
             columns = [[r["id"] for r in rows], [r["role"] for r in rows], [r["content"] for r in rows],
                        [None if r["tool_calls"] is None else dumps(r["tool_calls"]) for r in rows],
-                       [r["tool_call_id"] for r in rows], [dumps(r["metadata"]) for r in rows],
+                       [r["tool_call_id"] for r in rows],
+                       [None if r["metadata"] is None else dumps(r["metadata"]) for r in rows],
                        [r["created_at"] for r in rows]]
             self._x(head + "SELECT u.id, ?, u.role, u.content, u.tc::jsonb, u.tcid, u.md::jsonb, u.ca FROM "
                     "unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::float8[]) "
@@ -704,9 +1001,27 @@ class ConvTransaction:
             self.conn.executemany(self.store._sql(head + "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
                                   [(r["id"], sid, r["role"], r["content"], b.jw(r["tool_calls"]), r["tool_call_id"],
                                     b.jw(r["metadata"]), r["created_at"]) for r in rows])
+        if b.has_extra:  # what the columns lose, beside them; nothing for rows that are the whole session
+            self._x("DELETE FROM {x} WHERE session_id = ?", (sid,))
+            if extras:
+                sql = self.store._sql("INSERT INTO {x} (session_id, message_id, archived, json) VALUES (?, ?, ?, ?)")
+                many = getattr(self.conn, "executemany", None) or self.conn.cursor().executemany  # psycopg: a cursor's
+                many(sql, [(sid, *e) for e in extras])
+
+    def _taken(self, ids: list[str], sid: str) -> frozenset[str]:
+        """Those of ``ids`` that are rows of another session (message ids are unique across the table)."""
+        taken: set[str] = set()
+        for start in range(0, len(ids), BATCH):
+            chunk = ids[start:start + BATCH]
+            b = self.store.backend
+            sql = f"SELECT id FROM {{m}} WHERE id {b.ids_in(len(chunk))} AND session_id <> ?"
+            taken.update(r[0] for r in self._x(sql, (*b.ids_param(chunk), sid)).fetchall())
+        return frozenset(taken)
 
     def delete(self, ref: ConvRef) -> None:
         self._present[ref.session_id] = False
+        if self.store.backend.has_extra:
+            self._x("DELETE FROM {x} WHERE session_id = ?", (ref.session_id,))
         self._x("DELETE FROM {m} WHERE session_id = ?", (ref.session_id,))
         if self._x("DELETE FROM {s} WHERE session_id = ?", (ref.session_id,)).rowcount == 0:
             raise NotFound(f"{where(ref)}: no such session")

@@ -12,13 +12,20 @@
   ``data``); a file that does not exist yet is a conversation store (a migrate target creates it)
   unless it is named ``sessions.db``; a path that does not exist and does not end in ``.db``,
   ``.sqlite`` or ``.sqlite3`` is a JSON directory to be;
-* ``postgresql://…`` (or ``postgres://``): the conversation store in ``--schema``.
+* ``postgresql://…`` (or ``postgres://``): the conversation store in ``--schema``;
+* ``mysql://USER:PASS@HOST:PORT/DB`` (``?unix_socket=PATH``): praisonai's MySQL/MariaDB conversation store
+  (:mod:`praisonmem.core.io.mysqlurl`);
+* ``mongodb://`` / ``mongodb+srv://``: refused, one line (praisonmem does not manage MongoDB stores).
 
 Without ``--store``: the config key ``store`` (``PRAISONMEM_STORE``), else PraisonAI's own
 ``PRAISONAI_CONVERSATION_STORE`` when it names a SQL store, with ``PRAISONAI_CONVERSATION_URL`` (else
 ``POSTGRES_URL``) as the library reads them; names compare case-insensitively, as the library's
 registry does. For the sqlite family the URL is a path (or ``sqlite:///PATH``), and the library's
-default file ``praisonai_conversations.db`` when none is set.
+default file ``praisonai_conversations.db`` when none is set. For the mysql family (``mysql``,
+``async_mysql``, ``aiomysql``, ``mysql_async``) the URL is parsed as the library parses it (any scheme: host,
+port, user, password and database are taken from it), and without one the library's defaults,
+``mysql://root@localhost:3306/praisonai``; praisonai 4.7.19 declares ``MYSQL_URL``, ``MYSQL_HOST``, … but reads
+none of them, so neither does praisonmem.
 """
 
 from __future__ import annotations
@@ -42,6 +49,8 @@ if TYPE_CHECKING:
 SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
 PG_FAMILY = frozenset("postgres neon cockroachdb crdb cockroach xata async_postgres asyncpg postgres_async".split())
 SQLITE_FAMILY = frozenset("sqlite sync_sqlite sqlite_sync async_sqlite aiosqlite sqlite_async".split())
+MYSQL_FAMILY = frozenset("mysql async_mysql aiomysql mysql_async".split())
+MYSQL_DEFAULT = "mysql://root@localhost:3306/praisonai"  # MySQLConversationStore's own defaults
 ENV_STORE, ENV_URL, ENV_POSTGRES = "PRAISONAI_CONVERSATION_STORE", "PRAISONAI_CONVERSATION_URL", "POSTGRES_URL"
 
 
@@ -70,11 +79,21 @@ def from_environment(env: Mapping[str, str]) -> str | None:
         return url
     if kind in SQLITE_FAMILY:
         return url or f"./{DEFAULT_FILE}"
+    if kind in MYSQL_FAMILY:
+        if not url:
+            return MYSQL_DEFAULT
+        if "://" not in url:
+            raise UsageError(f"{ENV_STORE}={name} names a MySQL store but {ENV_URL} is not a URL "
+                             "(mysql://USER:PASS@HOST:PORT/DB)")
+        return "mysql://" + url.split("://", 1)[1]  # the library takes host, user, … from any scheme's URL
     from praisonmem.core.io import pgurl
+
+    if kind in ("mongodb", "motor") or kind.startswith("mongodb"):
+        raise UsageError(pgurl.MONGODB_UNSUPPORTED)
 
     masked = pgurl.redact(name)  # a URL put here by mistake may hold a password
     raise UsageError(f"{ENV_STORE}={masked}: store '{masked}' is not supported by praisonmem (it reads the sqlite and "
-                     "postgres families; the location goes in PRAISONAI_CONVERSATION_URL); give --store json for the "
+                     "postgres and mysql families; the location goes in PRAISONAI_CONVERSATION_URL); give --store json for the "
                      "home's JSON files")
 
 
@@ -85,12 +104,17 @@ def resolve(flag_or_config: str | None, env: Mapping[str, str]) -> str | None:
 
 def open_location(text: str, *, table_prefix: str | None = None, schema: str | None = None) -> "SessionStore":
     """The store at ``text``, as a home of that one store."""
-    from praisonmem.core.io import pgurl
-    from praisonmem.core.sessions.stores.conversation_sql import (ConversationPg, ConversationSqlite, ConversationStore,
-                                                                   check_name)
+    from praisonmem.core.io import mysqlurl, pgurl
+    from praisonmem.core.sessions.stores.conversation_sql import (ConversationMy, ConversationPg, ConversationSqlite,
+                                                                   ConversationStore, check_name)
     from praisonmem.core.sessions.stores.home import Home
 
     prefix = check_name(DEFAULT_PREFIX if table_prefix is None else table_prefix, "--table-prefix", empty=True)
+    if mysqlurl.is_mysql(text):
+        if schema is not None:
+            raise UsageError("--schema applies to a postgresql:// store only (a MySQL database is its schema)")
+        my = mysqlurl.parse(text)
+        return Home([ConversationStore(ConversationMy(my, prefix))], my.display)
     conv = conversation_dir(text)
     if conv is not None:
         from praisonmem.core.sessions.stores.conversation_json import ConversationJsonStore
@@ -196,12 +220,15 @@ def store_location(value: str | None, env: Mapping[str, str], *, table_prefix: s
     chosen = resolve(value, env)
     if is_location(chosen):
         assert chosen is not None
-        if not strict and not (pgurl.is_url(chosen) and pgurl.parse(chosen).is_postgres):
+        from praisonmem.core.io import mysqlurl
+
+        postgres = pgurl.is_url(chosen) and not mysqlurl.is_mysql(chosen) and pgurl.parse(chosen).is_postgres
+        if not strict and not postgres:
             schema = None  # migrate: the option is for the side it applies to
         return Location(chosen, table_prefix=table_prefix, schema=schema)
     if strict and (table_prefix is not None or schema is not None):
-        raise UsageError("--table-prefix and --schema apply to a conversation store (--store sqlite:///PATH or "
-                         "postgresql://...)")
+        raise UsageError("--table-prefix and --schema apply to a conversation store (--store sqlite:///PATH, "
+                         "postgresql://... or mysql://...)")
     return chosen
 
 
