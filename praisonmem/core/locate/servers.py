@@ -1,7 +1,8 @@
 """``--connect``: whether each configured server answers, within :data:`TIMEOUT` seconds, and why not in one line.
 
-PostgreSQL goes through :mod:`praisonmem.core.io.pgurl`, Redis through :mod:`praisonmem.core.io.redisurl`; PyMySQL
-is imported only when such a URL is configured. Each reason is masked (:func:`praisonmem.core.io.pgurl.mask`): no password reaches the output.
+PostgreSQL goes through :mod:`praisonmem.core.io.pgurl`, MySQL through :mod:`praisonmem.core.io.mysqlurl`, Redis
+through :mod:`praisonmem.core.io.redisurl`: each driver is imported only when such a URL is configured. Each reason
+is masked (:func:`praisonmem.core.io.pgurl.mask`): no password reaches the output.
 """
 
 from __future__ import annotations
@@ -56,18 +57,12 @@ def _postgres(url: str) -> None:
 
 
 def _mysql(url: str) -> None:
-    from urllib.parse import unquote, urlsplit
+    from dataclasses import replace
 
-    try:
-        import pymysql
-    except ImportError:
-        raise RuntimeError("PyMySQL is not installed (pip install 'praisonmem[mysql]')") from None
-    parts = urlsplit(url)
-    conn = pymysql.connect(host=parts.hostname or "localhost", port=parts.port or 3306,
-                           user=unquote(parts.username or ""), password=unquote(parts.password or ""),
-                           database=unquote(parts.path.lstrip("/")) or None, connect_timeout=TIMEOUT,
-                           read_timeout=TIMEOUT)
-    conn.close()
+    from praisonmem.core.io import mysqlurl
+
+    parsed = mysqlurl.parse(url)
+    mysqlurl.connect(replace(parsed, connect_timeout=min(parsed.connect_timeout, TIMEOUT))).close()
 
 
 def _redis(url: str) -> None:
