@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from praisonmem.core.errors import CorruptFile
-from praisonmem.core.upsonic.schema import SESSION_COLUMNS, USER_COLUMNS
+from praisonmem.core.upsonic.schema import SESSION_COLUMNS, USER_COLUMNS, stamp
 
 # The key order of each library's session record: the agent upsert's, then the other types' (the libraries differ:
 # JSONStorage puts summary before messages and keeps no usage; RedisStorage keeps usage for agent sessions).
@@ -25,11 +25,6 @@ REDIS_OTHER_KEYS = ("session_id", "session_type", "agent_id", "team_id", "workfl
                     "agent_data", "team_data", "workflow_data", "metadata", "runs", "messages", "summary", "created_at",
                     "updated_at")
 USER_KEYS = USER_COLUMNS  # both libraries: user_id, user_memory, agent_id, team_id, created_at, updated_at
-
-
-def stamp(value: Any, now: int | None) -> Any:
-    """A time from a row, or ``now`` when the row has none (0 is a time: only a missing one is replaced)."""
-    return now if value is None else value
 
 
 def session_record(row: dict[str, Any], keys_agent: tuple[str, ...], keys_other: tuple[str, ...],
