@@ -296,6 +296,17 @@ class Store:
         return self.backend.prepare(kind, row, now)
 
 
+def is_upsonic_document_store(where: str) -> bool:
+    """A RedisStorage URL, or a directory holding JSONStorage's tables under the library's default names."""
+    from praisonmem.core.upsonic.redis_backend import is_redis_url
+
+    if is_redis_url(where):
+        return True
+    directory = os.path.expanduser(where)
+    return os.path.isdir(directory) and any(os.path.isfile(os.path.join(directory, f"{t}.json"))
+                                            for t in (SESSION_TABLE, USER_MEMORY_TABLE))
+
+
 def open_store(db: str | os.PathLike[str] | None, *, session_table: str = SESSION_TABLE,
                user_memory_table: str = USER_MEMORY_TABLE, timeout: float = 5.0,
                schema: str | None = None, prefix: str | None = None, expire: int | None = None) -> Store:
