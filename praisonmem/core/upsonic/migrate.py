@@ -36,6 +36,8 @@ def rows_of(store: Store, kind: str, *, missing_ok: bool) -> dict[str, dict[str,
     key = "session_id" if kind == "sessions" else "user_id"
     columns = SESSION_COLUMNS if kind == "sessions" else USER_COLUMNS
     try:
+        if missing_ok and not store.known_ids(kind):  # a new store, or an empty database (a killed first migrate's)
+            return {}
         found = store.all_sessions() if kind == "sessions" else store.users()
     except NotFound:
         if not missing_ok:
