@@ -20,7 +20,7 @@ from praisonmem.core.lazy import lazy_exports
 
 _EXPORTS = {
     "schema": ("UPSONIC_VERSION", "SessionType", "decode"),
-    "store": ("Store", "edit_user_memory", "open_store", "parse_value"),
+    "store": ("Store", "edit_user_memory", "is_upsonic_document_store", "open_store", "parse_value"),
     "sqlite_backend": ("session_ddl", "user_memory_ddl"),
     "postgres_backend": ("pg_session_ddl", "pg_user_memory_ddl"),
     "transfer": ("export", "export_to", "plan_convert", "plan_import", "read_export", "run_import",
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from praisonmem.core.upsonic.postgres_backend import pg_session_ddl, pg_user_memory_ddl
     from praisonmem.core.upsonic.sqlite_backend import session_ddl, user_memory_ddl
     from praisonmem.core.upsonic.schema import UPSONIC_VERSION, SessionType, decode
-    from praisonmem.core.upsonic.store import Store, edit_user_memory, open_store, parse_value
+    from praisonmem.core.upsonic.store import (Store, edit_user_memory, is_upsonic_document_store, open_store,
+                                               parse_value)
     from praisonmem.core.upsonic.transfer import (export, export_to, plan_convert, plan_import, read_export,
                                                   run_import, write_converted)
