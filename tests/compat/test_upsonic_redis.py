@@ -192,8 +192,9 @@ def test_bad_inputs_are_one_line_write_nothing_and_never_show_a_password(cli, li
                           "--to-prefix", "fresh"), 4)
     assert "Redis refused the command" in moved and redis_db.ro_password not in moved
     mongo = _one_line(cli("upsonic", "sessions", "--db", "mongodb://me:hunter22@db/x"), 2)
-    assert mongo == ("praisonmem: error: --db mongodb://me:***@db/x: mongodb:// is not supported (praisonmem opens "
-                     "Upsonic's SQLite file, JSONStorage directory, postgresql:// and redis:// stores)\n")
+    assert mongo == ("praisonmem: error: unsupported database URL mongodb://me:***@db/x: mongodb:// is not supported "
+                     "(praisonmem opens Upsonic's SQLite file, JSONStorage directory, postgresql:// and redis:// "
+                     "stores)\n")
     assert redis_db.dump() == before
 
 

@@ -137,8 +137,9 @@ class Store:
         if isinstance(where, str) and pgurl.is_url(where) and where.split(":", 1)[0].lower().split("+")[0] not in (
                 "postgres", "postgresql", "sqlite"):
             scheme = where.split(":", 1)[0].lower()
-            raise UsageError(f"--db {pgurl.redact(where)}: {scheme}:// is not supported (praisonmem opens Upsonic's "
-                             "SQLite file, JSONStorage directory, postgresql:// and redis:// stores)")
+            raise UsageError(f"unsupported database URL {pgurl.redact(where)}: {scheme}:// is not supported "
+                             "(praisonmem opens Upsonic's SQLite file, JSONStorage directory, postgresql:// and "
+                             "redis:// stores)")
         url = where if isinstance(where, pgurl.DatabaseURL) else (
             pgurl.parse(where) if pgurl.is_url(where) else None)
         if url is not None and url.is_postgres:
