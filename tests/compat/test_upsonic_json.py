@@ -83,6 +83,8 @@ def test_reads_change_nothing(cli, jdb):
     for args in (("sessions",), ("show", "session_001"), ("user-memory", "user_123"), ("export",)):
         assert cli("upsonic", *args, "--db", jdb).exit_code == 0, args
     assert cli("usage", "--store", str(jdb), "--by", "session").exit_code == 0
+    scanned = cli("check", "--secrets", "--upsonic-db", jdb, "--json").json()["scanned"]
+    assert (scanned["upsonic_users"], scanned["upsonic_sessions"]) == (2, 4)
     assert {n: ((jdb / n).read_bytes(), os.stat(jdb / n).st_mtime_ns) for n in os.listdir(jdb)} == before
 
 

@@ -225,3 +225,30 @@ def test_usage_and_secrets_read_redis_storage(cli, lib, redis_db):
                "--db", redis_db.url()).exit_code == 0
     found = cli("check", "--secrets", "--upsonic-db", redis_db.url(), "--json")
     assert found.json()["count"] >= 1 and found.json()["scanned"]["upsonic_users"] == 2
+
+
+def test_migrate_with_expire_gives_every_new_record_and_index_set_that_ttl(cli, redis_db, db):
+    result = cli("upsonic", "migrate", "--from", db, "--to", redis_db.url(), "--expire", "600", "--verify")
+    assert result.exit_code == 0, result.stderr
+    dump = redis_db.dump()
+    assert len(dump) == 14 and all(540 < v["ttl"] <= 600 for v in dump.values())
+
+
+def test_an_import_that_changes_an_indexed_field_moves_the_id_between_index_sets(cli, lib, redis_db, tmp_path):
+    lib.write(expire=None)
+    export = tmp_path / "export.json"
+    assert cli("upsonic", "export", "--db", redis_db.url(), "--sessions", "-o", export).exit_code == 0
+    doc = json.loads(export.read_text())
+    doc["sessions"] = [dict(s, agent_id="agent_new") for s in doc["sessions"] if s["session_id"] == "session_003"]
+    export.write_text(json.dumps(doc))
+    assert cli("upsonic", "import", export, "--db", redis_db.url(), "--yes").exit_code == 0
+    dump = redis_db.dump()
+    assert "upsonic:sessions:index:agent_id:agent_support" not in dump  # its only id left: the set is gone
+    assert dump["upsonic:sessions:index:agent_id:agent_new"]["value"] == [b"session_003"]
+    seen = last_json(run_library("""
+        import json, sys
+        from upsonic.storage.redis import RedisStorage
+        rows, total = RedisStorage(db_url=sys.argv[1]).get_sessions(agent_id="agent_new", deserialize=False)
+        print(json.dumps([r["session_id"] for r in rows]))
+    """, redis_db.url(), home=tmp_path, **UPSONIC_ENV))
+    assert seen == ["session_003"]
