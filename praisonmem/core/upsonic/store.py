@@ -8,11 +8,15 @@ way its library does:
 * :mod:`.sqlite_backend`: SqliteStorage over plain ``sqlite3`` (``mode=ro`` readers, ``BEGIN
   IMMEDIATE`` writers, the session JSON columns double-encoded);
 * :mod:`.postgres_backend`: PostgresStorage over psycopg 3 (``READ ONLY`` reader transactions,
-  ``SELECT … FOR UPDATE`` in writers, JSONB encoded once).
+  ``SELECT … FOR UPDATE`` in writers, JSONB encoded once);
+* :mod:`.json_backend`: JSONStorage's directory of ``<table>.json`` arrays (no lock of the library's;
+  praisonmem's writers re-read and replace a file atomically);
+* :mod:`.redis_backend`: RedisStorage's keys over redis-py (``SCAN`` readers, ``WATCH``/``MULTI`` writers).
 
 The tables and columns are :mod:`.schema`'s. The schema is recognised by its columns (there is no version
 table), so a database whose
-tables are not Upsonic's is refused before anything is read or written. Readers fetch
+tables are not Upsonic's is refused before anything is read or written (a JSON or Redis record by its
+fields, :mod:`.records`). Readers fetch
 everything in one short transaction and close it before anything is rendered. Writers build
 the new values before the transaction and re-check what they depend on inside it.
 """
@@ -115,7 +119,9 @@ class Backend(Protocol):
 
 
 class Store:
-    """An Upsonic database: a file path, ``sqlite:///PATH`` or ``postgresql://…`` (``schema``: PostgreSQL's)."""
+    """An Upsonic database: a file path, ``sqlite:///PATH``, ``postgresql://…`` (``schema``: PostgreSQL's), a
+    JSONStorage directory (or ``DIR/``, to be created) or ``redis://…`` (``prefix``, and ``expire``: the TTL a new
+    record gets)."""
 
     def __init__(self, where: str | os.PathLike[str] | pgurl.DatabaseURL, session_table: str = SESSION_TABLE,
                  user_memory_table: str = USER_MEMORY_TABLE, *, timeout: float = 5.0,
