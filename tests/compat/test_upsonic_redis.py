@@ -252,3 +252,15 @@ def test_an_import_that_changes_an_indexed_field_moves_the_id_between_index_sets
         print(json.dumps([r["session_id"] for r in rows]))
     """, redis_db.url(), home=tmp_path, **UPSONIC_ENV))
     assert seen == ["session_003"]
+
+
+def test_the_configured_upsonic_db_may_be_redis_storage_and_its_password_is_never_shown(cli, lib, redis_db,
+                                                                                         monkeypatch):
+    lib.write(expire=None)
+    monkeypatch.setenv("PRAISONMEM_UPSONIC_DB", redis_db.rw_url)
+    assert len(cli("upsonic", "sessions", "--json").json()) == 4
+    shown = cli("config", "show")
+    assert shown.exit_code == 0 and redis_db.rw_password not in shown.stdout + shown.stderr
+    assert redis_db.rw_url.replace(redis_db.rw_password, "***") in shown.stdout
+    paths = cli("workspace", "paths")
+    assert paths.exit_code == 0 and redis_db.rw_password not in paths.stdout + paths.stderr
