@@ -246,6 +246,9 @@ class JsonTransaction:
         """Every changed table checked unchanged on disk first, then each replaced atomically."""
         for kind in sorted(self.dirty):
             path = self.backend.file(kind)
+            if os.path.islink(path):  # replacing it would cut the link and leave its target as it was
+                raise Refused(f"{path}: is a symbolic link; praisonmem replaces table files atomically and would "
+                              "cut it; nothing written")
             try:
                 now = jsonfile.read_bytes(path)
             except NotFound:

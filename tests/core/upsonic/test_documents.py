@@ -85,3 +85,19 @@ def test_a_json_write_keeps_the_file_s_mode_and_bytes_of_other_records(tmp_path)
     assert path.read_text() == json.dumps([{**doc[0], "user_memory": {"x": 2}, "updated_at": after[0]["updated_at"]},
                                            doc[1]], indent=2)
     assert path.stat().st_mode & 0o777 == 0o640
+
+
+def test_a_table_file_that_is_a_symlink_is_read_but_never_replaced(tmp_path):
+    real = tmp_path / "elsewhere.json"
+    real.write_text('[{"user_id": "a", "user_memory": {}, "agent_id": null, "team_id": null, "created_at": 1, '
+                    '"updated_at": 1}]')
+    store_dir = tmp_path / "jdb"
+    store_dir.mkdir()
+    (store_dir / "upsonic_user_memories.json").symlink_to(real)
+    from praisonmem.core.upsonic import edit_user_memory
+
+    assert open_store(store_dir).user("a")["user_memory"] == {}
+    before = real.read_bytes()
+    with pytest.raises(Refused, match="is a symbolic link"):
+        edit_user_memory(open_store(store_dir), "a", set_traits={"x": "1"})
+    assert real.read_bytes() == before and (store_dir / "upsonic_user_memories.json").is_symlink()
