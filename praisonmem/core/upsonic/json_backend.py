@@ -40,10 +40,16 @@ def dumps(data: list[dict[str, Any]]) -> bytes:
     return json.dumps(data, indent=2, default=str).encode("utf-8")
 
 
+DEFAULT_DIRECTORY = "upsonic_json_db"  # JSONStorage's db_path when none is given
+
+
 def is_json_storage(where: str | os.PathLike[str]) -> bool:
-    """A directory (or a path ending in ``/``, to be created): where a JSONStorage keeps its tables."""
+    """A directory (or a path ending in ``/``, or named as the library names its default directory, to be
+    created): where a JSONStorage keeps its tables."""
     text = os.fspath(where)
-    return text.endswith(os.sep) or os.path.isdir(os.path.expanduser(text))
+    path = os.path.expanduser(text)
+    return text.endswith(os.sep) or os.path.isdir(path) or (
+        os.path.basename(path) == DEFAULT_DIRECTORY and not os.path.lexists(path))
 
 
 class JsonBackend:

@@ -16,6 +16,7 @@ from praisonmem.core.upsonic.redis_backend import RedisBackend, _glob
 def test_a_directory_is_json_storage_and_a_redis_url_is_redis_storage(tmp_path):
     assert isinstance(open_store(tmp_path).backend, JsonBackend)
     assert isinstance(open_store(f"{tmp_path / 'new'}/").backend, JsonBackend)
+    assert isinstance(open_store(tmp_path / "upsonic_json_db").backend, JsonBackend)  # the library's default name
     assert isinstance(open_store("redis://:pw@h:1/0").backend, RedisBackend)
     assert open_store("redis://:pw@h:1/0").label == "redis://:***@h:1/0"
     with pytest.raises(UsageError, match=r"^unsupported database URL mongodb://u:\*\*\*@h/x: mongodb:// is not "):
