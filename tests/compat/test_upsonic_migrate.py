@@ -227,3 +227,26 @@ def test_same_store_and_unsupported_urls(cli, db, tmp_path):
     mongo = cli("upsonic", "migrate", "--from", db, "--to", "mongodb://u:pw123456@h/db")
     assert mongo.exit_code == 2 and "not supported" in mongo.stderr and "pw123456" not in mongo.stderr
     assert mongo.stderr.count("\n") == 1
+
+
+def test_a_record_an_agent_writes_during_a_migrate_into_redis_is_never_overwritten(cli, db, redis_db, tmp_path,
+                                                                                    monkeypatch, read):
+    require_redis_py()
+    from praisonmem.core.upsonic import redis_backend
+
+    def agent_writes(backend):
+        run_library("""
+            import sys
+            from upsonic.storage.redis import RedisStorage
+            from upsonic.storage.schemas import UserMemory
+            RedisStorage(db_url=sys.argv[1]).upsert_user_memory(UserMemory(user_id="user_456",
+                                                                           user_memory={"by": "agent"}))
+        """, redis_db.url(), home=tmp_path, **UPSONIC_ENV)
+
+    monkeypatch.setattr(redis_backend, "before_commit", agent_writes)
+    result = cli("upsonic", "migrate", "--from", db, "--to", redis_db.url())
+    assert (result.exit_code, result.stdout) == (4, "")
+    assert "another writer changed the Upsonic records meanwhile; nothing changed" in result.stderr
+    seen = read("redis", redis_db.url())
+    assert list(seen["users"]) == ["user_456"] and seen["sessions"] == {}  # only the agent's record
+    assert seen["users"]["user_456"]["user_memory"] == {"by": "agent"}
