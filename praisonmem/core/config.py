@@ -47,6 +47,19 @@ def _database(key: str, value: Any) -> str:
     return value
 
 
+REDIS_SCHEMES = ("redis://", "rediss://", "unix://")  # Upsonic's RedisStorage
+
+
+def _upsonic_database(key: str, value: Any) -> str:
+    """:func:`_database`, or a RedisStorage URL (its password remembered, so no message shows it)."""
+    from praisonmem.core.io import pgurl
+
+    if _str(key, value).lower().startswith(REDIS_SCHEMES):
+        pgurl.remember(value)
+        return value
+    return _database(key, value)
+
+
 def masked_setting(value: Any) -> Any:
     """A value as praisonmem prints it: a database URL's or keyword/value string's password masked."""
     from praisonmem.core.io import pgurl
@@ -128,8 +141,8 @@ KEYS: dict[str, Key] = {k.name: k for k in (
     Key("provider", "PRAISONMEM_PROVIDER", _provider, "file", "memory provider (flag --provider)"),
     Key("output", "PRAISONMEM_OUTPUT", _output, "table", "table or json (flag --json)"),
     Key("lock_timeout", "PRAISONMEM_LOCK_TIMEOUT", _timeout, 5.0, "seconds to wait for a lock (flag --lock-timeout)"),
-    Key("upsonic.db", "PRAISONMEM_UPSONIC_DB", _database, None,
-        "Upsonic SQLite file, sqlite:///PATH or postgresql:// URL (flag --db)"),
+    Key("upsonic.db", "PRAISONMEM_UPSONIC_DB", _upsonic_database, None,
+        "Upsonic SQLite file, JSONStorage dir, sqlite:///PATH, postgresql:// or redis:// URL (flag --db)"),
     Key("store", "PRAISONMEM_STORE", _database, None,
         "session store: json, sessions.db, a directory, sqlite:///PATH or postgresql:// URL (flag --store)"),
     Key("backup.dir", "PRAISONMEM_BACKUP_DIR", _str, None, "where backups go (flag --output)"),
@@ -259,6 +272,10 @@ class Settings:
             if mysqlurl.is_mysql(setting.value):
                 shown = mysqlurl.parse(setting.value).display
                 rows.append({"name": name, "path": shown, "source": setting.source, "exists": None})
+                continue
+            if str(setting.value).lower().startswith(REDIS_SCHEMES):  # a server: not contacted
+                rows.append({"name": name, "path": pgurl.redact(setting.value), "source": setting.source,
+                             "exists": None})
                 continue
             url = pgurl.parse(setting.value) if pgurl.is_url(setting.value) else None
             if url is not None and url.is_postgres:

@@ -234,7 +234,7 @@ CASES = [
     ("upsonic-missing-db", ["upsonic", "sessions", "--db", "{in}/nosuch.db"], 3, None),
     ("upsonic-not-sqlite", ["upsonic", "sessions", "--db", "{in}/not-a-db.db"], 4, None),
     ("upsonic-device", ["upsonic", "sessions", "--db", "/dev/null"], 2, None),
-    ("upsonic-directory", ["upsonic", "sessions", "--db", "{in}/dir"], 2, None),
+    ("upsonic-directory", ["upsonic", "sessions", "--db", "{in}/dir"], 3, None),  # no JSONStorage tables in it
     ("upsonic-db-of-no-user", ["upsonic", "sessions", "--db", "~nosuchuser/x.db"], 2, None),
     ("upsonic-sqlite-url-host", ["upsonic", "sessions", "--db", "sqlite://host/x.db"], 2, None),
     ("upsonic-bad-pg-url", ["upsonic", "sessions", "--db", "postgresql://[::1/x"], 2, None),

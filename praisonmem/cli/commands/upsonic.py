@@ -1,4 +1,5 @@
-"""``praisonmem upsonic``: Upsonic's storage (sessions and user memory), an SQLite file or PostgreSQL."""
+"""``praisonmem upsonic``: Upsonic's storage (sessions and user memory): an SQLite file, PostgreSQL, a JSONStorage
+directory or RedisStorage."""
 
 from __future__ import annotations
 
@@ -15,23 +16,31 @@ from praisonmem.cli.state import State, state_of
 from praisonmem.core import upsonic
 from praisonmem.core.errors import UsageError
 
-app = typer.Typer(help="Upsonic SqliteStorage or PostgresStorage: sessions, user memory, export/import, conversion "
-                       "to PraisonAI.\n\nExample:\n\n    praisonmem upsonic sessions --db data.db\n\n"
-                       "    praisonmem upsonic sessions --db postgresql://me@db.example/agents", no_args_is_help=True)
+app = typer.Typer(help="Upsonic SqliteStorage, PostgresStorage, JSONStorage or RedisStorage: sessions, user memory, "
+                       "export/import, migration between them, conversion to PraisonAI.\n\nExample:\n\n"
+                       "    praisonmem upsonic sessions --db data.db\n\n"
+                       "    praisonmem upsonic sessions --db postgresql://me@db.example/agents\n\n"
+                       "    praisonmem upsonic sessions --db ./upsonic_json_db\n\n"
+                       "    praisonmem upsonic sessions --db redis://localhost:6379/0", no_args_is_help=True)
 
-DbOption = Annotated[str | None, typer.Option("--db", metavar="PATH|URL", help="The Upsonic SQLite file, "
-                                              "sqlite:///PATH or postgresql://USER@HOST/DB (config: upsonic.db). "
-                                              "Give a password with PGPASSWORD, ~/.pgpass or a service file: "
-                                              "one in the URL is visible to other users in ps.")]
+DbOption = Annotated[str | None, typer.Option("--db", metavar="PATH|DIR|URL", help="The Upsonic SQLite file, "
+                                              "sqlite:///PATH, postgresql://USER@HOST/DB, a JSONStorage directory "
+                                              "(DIR/ creates one) or redis://HOST:PORT/N, rediss://… or "
+                                              "unix://PATH?db=N (config: upsonic.db). Give a PostgreSQL password "
+                                              "with PGPASSWORD, ~/.pgpass or a service file: one in the URL is "
+                                              "visible to other users in ps.")]
+PrefixOption = Annotated[str | None, typer.Option("--prefix", metavar="PREFIX", help="RedisStorage's key prefix "
+                                                  "(its db_prefix; default: upsonic).")]
 SchemaOption = Annotated[str | None, typer.Option("--schema", metavar="NAME", help="PostgreSQL schema of the "
                                                   "tables (PostgresStorage's db_schema; default: public).")]
 SessionTableOption = Annotated[str, typer.Option("--session-table", metavar="NAME", help="Sessions table.")]
 UserTableOption = Annotated[str, typer.Option("--user-memory-table", metavar="NAME", help="User-memory table.")]
 
 
-def _store(state: State, db: str | None, session_table: str, user_table: str, schema: str | None = None) -> Any:
+def _store(state: State, db: str | None, session_table: str, user_table: str, schema: str | None = None,
+           prefix: str | None = None) -> Any:
     return upsonic.open_store(db or state.setting("upsonic.db"), session_table=session_table,
-                              user_memory_table=user_table, timeout=state.lock_timeout, schema=schema)
+                              user_memory_table=user_table, timeout=state.lock_timeout, schema=schema, prefix=prefix)
 
 
 @app.command("sessions")
@@ -45,6 +54,7 @@ def sessions_command(
     session_table: SessionTableOption = "upsonic_sessions",
     user_memory_table: UserTableOption = "upsonic_user_memories",
     schema: SchemaOption = None,
+    prefix: PrefixOption = None,
     as_json: JsonFlag = False,
     as_ndjson: NdjsonFlag = False,
 ) -> None:
@@ -55,7 +65,7 @@ def sessions_command(
         praisonmem upsonic sessions --db data.db --user user_123
     """
     state = state_of(ctx)
-    store = _store(state, db, session_table, user_memory_table, schema)
+    store = _store(state, db, session_table, user_memory_table, schema, prefix)
     rows, total = store.sessions_page(user=user, agent=agent, session_type=type_, limit=limit)
     out = state.output(as_json, as_ndjson)
     if not out.records(rows):
@@ -76,6 +86,7 @@ def show_command(
     session_table: SessionTableOption = "upsonic_sessions",
     user_memory_table: UserTableOption = "upsonic_user_memories",
     schema: SchemaOption = None,
+    prefix: PrefixOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Show a session: the conversation, summary, metadata and usage.
@@ -90,7 +101,7 @@ def show_command(
         praisonmem upsonic show session_001 --db data.db --runs
     """
     state = state_of(ctx)
-    row = _store(state, db, session_table, user_memory_table, schema).session(session_id)
+    row = _store(state, db, session_table, user_memory_table, schema, prefix).session(session_id)
     out = state.output(as_json)
     if not out.document(row):
         render_session(out, row, runs)
@@ -119,6 +130,7 @@ def user_memory_show(
     session_table: SessionTableOption = "upsonic_sessions",
     user_memory_table: UserTableOption = "upsonic_user_memories",
     schema: SchemaOption = None,
+    prefix: PrefixOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Show a user's traits (the one memory row per user).
@@ -128,7 +140,7 @@ def user_memory_show(
         praisonmem upsonic user-memory user_123 --db data.db
     """
     state = state_of(ctx)
-    store = _store(state, db, session_table, user_memory_table, schema)
+    store = _store(state, db, session_table, user_memory_table, schema, prefix)
     row = store.user(user_id)
     out = state.output(as_json)
     if out.document(row):
@@ -137,9 +149,9 @@ def user_memory_show(
 
 
 def _edit(ctx: typer.Context, db: str | None, session_table: str, user_memory_table: str, schema: str | None,
-          user_id: str, dry_run: bool, as_json: bool, **edit: Any) -> int:
+          prefix: str | None, user_id: str, dry_run: bool, as_json: bool, **edit: Any) -> int:
     state = state_of(ctx)
-    outcome = upsonic.edit_user_memory(_store(state, db, session_table, user_memory_table, schema), user_id,
+    outcome = upsonic.edit_user_memory(_store(state, db, session_table, user_memory_table, schema, prefix), user_id,
                                        dry_run=dry_run, **edit)
     out = state.output(as_json)
     code = render_outcome(out, outcome)
@@ -158,6 +170,7 @@ def user_memory_set(
     session_table: SessionTableOption = "upsonic_sessions",
     user_memory_table: UserTableOption = "upsonic_user_memories",
     schema: SchemaOption = None,
+    prefix: PrefixOption = None,
     dry_run: DryRunFlag = False,
     as_json: JsonFlag = False,
 ) -> int:
@@ -170,7 +183,7 @@ def user_memory_set(
 
         praisonmem upsonic user-memory set user_123 detected_tone=formal key_entities='{"bank": "ING"}' --db data.db
     """
-    return _edit(ctx, db, session_table, user_memory_table, schema, user_id, dry_run, as_json,
+    return _edit(ctx, db, session_table, user_memory_table, schema, prefix, user_id, dry_run, as_json,
                  set_traits=parse_pairs(pairs, "trait"))
 
 
@@ -183,6 +196,7 @@ def user_memory_unset(
     session_table: SessionTableOption = "upsonic_sessions",
     user_memory_table: UserTableOption = "upsonic_user_memories",
     schema: SchemaOption = None,
+    prefix: PrefixOption = None,
     dry_run: DryRunFlag = False,
     as_json: JsonFlag = False,
 ) -> int:
@@ -192,7 +206,7 @@ def user_memory_unset(
 
         praisonmem upsonic user-memory unset user_123 current_goal --db data.db
     """
-    return _edit(ctx, db, session_table, user_memory_table, schema, user_id, dry_run, as_json, unset=keys)
+    return _edit(ctx, db, session_table, user_memory_table, schema, prefix, user_id, dry_run, as_json, unset=keys)
 
 
 @user_memory.command("replace")
@@ -204,6 +218,7 @@ def user_memory_replace(
     session_table: SessionTableOption = "upsonic_sessions",
     user_memory_table: UserTableOption = "upsonic_user_memories",
     schema: SchemaOption = None,
+    prefix: PrefixOption = None,
     dry_run: DryRunFlag = False,
     yes: YesFlag = False,
     as_json: JsonFlag = False,
@@ -221,7 +236,8 @@ def user_memory_replace(
     from praisonmem.cli.prompts import confirm
 
     question = f"Replace the whole memory of user '{user_id}' with the object in {source}?"
-    return _edit(ctx, db, session_table, user_memory_table, schema, user_id, dry_run, as_json, replace_from=source,
+    return _edit(ctx, db, session_table, user_memory_table, schema, prefix, user_id, dry_run, as_json,
+                 replace_from=source,
                  confirm=lambda: confirm(question, yes=yes, dry_run=dry_run))
 
 
@@ -238,6 +254,7 @@ def export_command(
     session_table: SessionTableOption = "upsonic_sessions",
     user_memory_table: UserTableOption = "upsonic_user_memories",
     schema: SchemaOption = None,
+    prefix: PrefixOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Export user memory and sessions as one JSON document (epoch-integer
@@ -251,7 +268,7 @@ def export_command(
         praisonmem upsonic export --db data.db --users -o users.json
     """
     state = state_of(ctx)
-    summary = upsonic.export_to(_store(state, db, session_table, user_memory_table, schema),
+    summary = upsonic.export_to(_store(state, db, session_table, user_memory_table, schema, prefix),
                                 "-" if output is None else output,
                                 users=users,
                                 sessions=sessions, stdout=binary_stdout())
@@ -267,6 +284,7 @@ def import_command(
     session_table: SessionTableOption = "upsonic_sessions",
     user_memory_table: UserTableOption = "upsonic_user_memories",
     schema: SchemaOption = None,
+    prefix: PrefixOption = None,
     dry_run: DryRunFlag = False,
     yes: YesFlag = False,
     as_json: JsonFlag = False,
@@ -280,7 +298,7 @@ def import_command(
         praisonmem upsonic import users.json --db data.db --dry-run
     """
     state = state_of(ctx)
-    store = _store(state, db, session_table, user_memory_table, schema)
+    store = _store(state, db, session_table, user_memory_table, schema, prefix)
     if not dry_run:
         store.recover()
     plan = upsonic.plan_import(store, file)
@@ -302,6 +320,7 @@ def convert_command(
     session_table: SessionTableOption = "upsonic_sessions",
     user_memory_table: UserTableOption = "upsonic_user_memories",
     schema: SchemaOption = None,
+    prefix: PrefixOption = None,
     dry_run: DryRunFlag = False,
     yes: YesFlag = False,
     as_json: JsonFlag = False,
@@ -322,9 +341,56 @@ def convert_command(
     if to_praisonai == from_praisonai:
         raise UsageError("give exactly one of --to-praisonai and --from-praisonai")
     state = state_of(ctx)
-    store = _store(state, db, session_table, user_memory_table, schema)
+    store = _store(state, db, session_table, user_memory_table, schema, prefix)
     if not dry_run and not to_praisonai:
         store.recover()
     plan = upsonic.plan_convert(store, state.with_home(home).paths, sessions, into_praisonai=to_praisonai,
                                 replace=replace, timeout=state.lock_timeout)
+    return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run)
+
+
+@app.command("migrate")
+def migrate_command(
+    ctx: typer.Context,
+    source: Annotated[str, typer.Option("--from", metavar="PATH|DIR|URL", help="The store to copy from (any --db "
+                                                                               "form).")],
+    target: Annotated[str, typer.Option("--to", metavar="PATH|DIR|URL", help="The store to copy into (created "
+                                                                             "when new: a file, DIR/, or tables).")],
+    verify: Annotated[bool, typer.Option("--verify", help="Read both stores back afterwards and list every row "
+                                                         "that differs (exit 1).")] = False,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace target rows that have the same id but "
+                                                               "other values (asks first; --yes in scripts).")
+                         ] = False,
+    from_prefix: Annotated[str | None, typer.Option("--from-prefix", metavar="PREFIX", help="RedisStorage key "
+                                                    "prefix of --from (default: upsonic).")] = None,
+    to_prefix: Annotated[str | None, typer.Option("--to-prefix", metavar="PREFIX", help="RedisStorage key prefix "
+                                                  "of --to (default: upsonic).")] = None,
+    from_schema: Annotated[str | None, typer.Option("--from-schema", metavar="NAME", help="PostgreSQL schema of "
+                                                    "--from (default: public).")] = None,
+    to_schema: Annotated[str | None, typer.Option("--to-schema", metavar="NAME", help="PostgreSQL schema of --to "
+                                                  "(default: public).")] = None,
+    expire: Annotated[int | None, typer.Option("--expire", metavar="SECONDS", min=1, help="TTL of the records a "
+                                               "RedisStorage --to gets (its expire; default: none).")] = None,
+    dry_run: DryRunFlag = False,
+    yes: YesFlag = False,
+    as_json: JsonFlag = False,
+) -> int:
+    """Copy every session and user memory from one Upsonic store to another.
+
+    SQLite, PostgreSQL, JSONStorage and RedisStorage in any direction; every
+    field's value is kept and written as the target's library writes it. Rows
+    the target already holds with the same values are skipped, so a rerun
+    (after an interruption, say) finishes the job; a row with the same id and
+    other values is refused (exit 4, nothing written) unless --overwrite.
+    All rows are written in one transaction of the target.
+
+    Example:
+
+        praisonmem upsonic migrate --from data.db --to redis://localhost:6379/0 --verify
+    """
+    state = state_of(ctx)
+    timeout = state.lock_timeout
+    source_store = upsonic.open_store(source, timeout=timeout, schema=from_schema, prefix=from_prefix)
+    target_store = upsonic.open_store(target, timeout=timeout, schema=to_schema, prefix=to_prefix, expire=expire)
+    plan = upsonic.plan_migrate(source_store, target_store, overwrite=overwrite, verify=verify, dry_run=dry_run)
     return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run)

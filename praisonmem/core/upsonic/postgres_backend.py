@@ -30,7 +30,7 @@ from praisonmem.core.errors import NotFound, Refused, UsageError
 from praisonmem.core.io import pgurl
 from praisonmem.core.result import Action
 from praisonmem.core.upsonic.schema import (JSON_SESSION_COLUMNS, SESSION_COLUMNS, UPSONIC_VERSION, USAGE_ENTRY_COLUMNS,
-                                            USAGE_ENTRY_TABLE, USER_COLUMNS, Upsert, absent_table, decode)
+                                            USAGE_ENTRY_TABLE, USER_COLUMNS, Upsert, absent_table, decode, stamp)
 
 # PostgresStorage's tables in its column order (upsonic/storage/postgres/schemas.py), as SQLAlchemy
 # creates them; the indexes in that file's order.
@@ -237,7 +237,7 @@ class PostgresBackend:
                    "updated_at = excluded.updated_at")
             return Upsert(kind, row["user_id"], sql, (
                 row["user_id"], _json(strip_nul(row["user_memory"])), row.get("agent_id"), row.get("team_id"),
-                row.get("created_at") or now, row.get("updated_at") or now))
+                stamp(row.get("created_at"), now), stamp(row.get("updated_at"), now)))
         values: dict[str, Any] = {k: row.get(k) for k in ("session_id", "session_type", "agent_id", "team_id",
                                                           "workflow_id", "user_id")}
         values["summary"] = strip_nul(row.get("summary"))
@@ -245,8 +245,8 @@ class PostgresBackend:
             value = row.get(key)
             agent_unbound = key in ("team_data", "workflow_data") and row.get("session_type") == "agent"
             values[key] = None if value is None and agent_unbound else _json(strip_nul(value))
-        values["created_at"] = row.get("created_at") or now
-        values["updated_at"] = row.get("updated_at") or now
+        values["created_at"] = stamp(row.get("created_at"), now)
+        values["updated_at"] = stamp(row.get("updated_at"), now)
         columns = list(values)
         marks = ", ".join("%s::jsonb" if c in JSON_SESSION_COLUMNS + ("usage",) else "%s" for c in columns)
         updates = ", ".join(f"{c} = excluded.{c}" for c in columns if c not in ("session_id", "created_at"))

@@ -69,6 +69,11 @@ def decode(value: Any) -> Any:
         return value
 
 
+def stamp(value: Any, now: int | None) -> Any:
+    """A time from a row, or ``now`` when the row has none (0 is a time: only a missing one is replaced)."""
+    return now if value is None else value
+
+
 # ---------------------------------------------------------------- what a backend provides
 
 

@@ -24,7 +24,7 @@ from praisonmem.core.errors import NotFound, Refused
 from praisonmem.core.io.sqlite import connect_ro, connect_rw, require_store_tables, translate
 from praisonmem.core.result import Action
 from praisonmem.core.upsonic.schema import (JSON_SESSION_COLUMNS, SESSION_COLUMNS, UPSONIC_VERSION, USAGE_ENTRY_COLUMNS,
-                                           USAGE_ENTRY_TABLE, USER_COLUMNS, Upsert, absent_table)
+                                           USAGE_ENTRY_TABLE, USER_COLUMNS, Upsert, absent_table, stamp)
 
 SESSION_DDL_COLUMNS = (
     "session_id VARCHAR NOT NULL", "session_type VARCHAR NOT NULL", "agent_id VARCHAR", "team_id VARCHAR",
@@ -206,7 +206,7 @@ class SqliteBackend:
                    "updated_at = excluded.updated_at")
             return Upsert(kind, row["user_id"], sql, (
                 row["user_id"], encode_once(row["user_memory"]), row.get("agent_id"), row.get("team_id"),
-                row.get("created_at") or now, row.get("updated_at") or now))
+                stamp(row.get("created_at"), now), stamp(row.get("updated_at"), now)))
         values = _session_values(row, now)
         columns = list(values)
         updates = ", ".join(f"{c} = excluded.{c}" for c in columns if c not in ("session_id", "created_at"))
@@ -251,8 +251,8 @@ def _session_values(row: dict[str, Any], now: int) -> dict[str, Any]:
         else:
             values[key] = "null" if value is None else encode_double(value)
     values["usage"] = "null" if row.get("usage") is None else encode_once(row["usage"])
-    values["created_at"] = row.get("created_at") or now
-    values["updated_at"] = row.get("updated_at") or now
+    values["created_at"] = stamp(row.get("created_at"), now)
+    values["updated_at"] = stamp(row.get("updated_at"), now)
     return values
 
 

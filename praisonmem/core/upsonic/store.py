@@ -8,11 +8,15 @@ way its library does:
 * :mod:`.sqlite_backend`: SqliteStorage over plain ``sqlite3`` (``mode=ro`` readers, ``BEGIN
   IMMEDIATE`` writers, the session JSON columns double-encoded);
 * :mod:`.postgres_backend`: PostgresStorage over psycopg 3 (``READ ONLY`` reader transactions,
-  ``SELECT … FOR UPDATE`` in writers, JSONB encoded once).
+  ``SELECT … FOR UPDATE`` in writers, JSONB encoded once);
+* :mod:`.json_backend`: JSONStorage's directory of ``<table>.json`` arrays (no lock of the library's;
+  praisonmem's writers re-read and replace a file atomically);
+* :mod:`.redis_backend`: RedisStorage's keys over redis-py (``SCAN`` readers, ``WATCH``/``MULTI`` writers).
 
 The tables and columns are :mod:`.schema`'s. The schema is recognised by its columns (there is no version
 table), so a database whose
-tables are not Upsonic's is refused before anything is read or written. Readers fetch
+tables are not Upsonic's is refused before anything is read or written (a JSON or Redis record by its
+fields, :mod:`.records`). Readers fetch
 everything in one short transaction and close it before anything is rendered. Writers build
 the new values before the transaction and re-check what they depend on inside it.
 """
@@ -29,6 +33,7 @@ from typing import Any, Protocol
 from praisonmem.core.errors import CorruptFile, NotFound, Refused, UsageError
 from praisonmem.core.io import jsonfile, pgurl
 from praisonmem.core.result import Action, Change, Outcome
+from praisonmem.core.upsonic.json_backend import is_json_storage
 from praisonmem.core.upsonic.schema import (DEFAULT_SCHEMA, JSON_SESSION_COLUMNS, SESSION_TABLE, USER_MEMORY_TABLE,
                                             SessionType, Upsert, decode)
 
@@ -114,27 +119,56 @@ class Backend(Protocol):
 
 
 class Store:
-    """An Upsonic database: a file path, ``sqlite:///PATH`` or ``postgresql://…`` (``schema``: PostgreSQL's)."""
+    """An Upsonic database: a file path, ``sqlite:///PATH``, ``postgresql://…`` (``schema``: PostgreSQL's), a
+    JSONStorage directory (or ``DIR/``, to be created) or ``redis://…`` (``prefix``, and ``expire``: the TTL a new
+    record gets)."""
 
     def __init__(self, where: str | os.PathLike[str] | pgurl.DatabaseURL, session_table: str = SESSION_TABLE,
                  user_memory_table: str = USER_MEMORY_TABLE, *, timeout: float = 5.0,
-                 schema: str | None = None) -> None:
+                 schema: str | None = None, prefix: str | None = None, expire: int | None = None) -> None:
+        from praisonmem.core.upsonic.redis_backend import is_redis_url
+
+        no_schemas = UsageError("--schema is a PostgreSQL option; an SQLite file has no schemas")
+        if is_redis_url(where):
+            if schema is not None:
+                raise UsageError("--schema is a PostgreSQL option; RedisStorage has no schemas (use --prefix)")
+            from praisonmem.core.upsonic.redis_backend import RedisBackend
+
+            self.backend: Backend = RedisBackend(str(where), session_table, user_memory_table, prefix=prefix,
+                                                 timeout=timeout, expire=expire)
+            return
+        if prefix is not None or expire is not None:
+            raise UsageError(f"{'--prefix' if prefix is not None else '--expire'} is a RedisStorage option "
+                             "(--db redis://…)")
+        if isinstance(where, str) and pgurl.is_url(where) and where.split(":", 1)[0].lower().split("+")[0] not in (
+                "postgres", "postgresql", "sqlite"):
+            scheme = where.split(":", 1)[0].lower()
+            raise UsageError(f"unsupported database URL {pgurl.redact(where)}: {scheme}:// is not supported "
+                             "(praisonmem opens Upsonic's SQLite file, JSONStorage directory, postgresql:// and "
+                             "redis:// stores)")
         url = where if isinstance(where, pgurl.DatabaseURL) else (
             pgurl.parse(where) if pgurl.is_url(where) else None)
         if url is not None and url.is_postgres:
             from praisonmem.core.upsonic.postgres_backend import PostgresBackend
 
-            self.backend: Backend = PostgresBackend(url, session_table, user_memory_table, timeout=timeout,
-                                                    schema=schema or DEFAULT_SCHEMA)
-        else:
+            self.backend = PostgresBackend(url, session_table, user_memory_table, timeout=timeout,
+                                           schema=schema or DEFAULT_SCHEMA)
+            return
+        from praisonmem.core.paths import expand_user
+
+        path = url.path if url is not None else expand_user(where, "--db")
+        if url is None and is_json_storage(where):
             if schema is not None:
-                raise UsageError("--schema is a PostgreSQL option; an SQLite file has no schemas")
-            from praisonmem.core.upsonic.sqlite_backend import SqliteBackend
+                raise UsageError("--schema is a PostgreSQL option; a JSONStorage directory has no schemas")
+            from praisonmem.core.upsonic.json_backend import JsonBackend
 
-            from praisonmem.core.paths import expand_user
+            self.backend = JsonBackend(path, session_table, user_memory_table, timeout=timeout)
+            return
+        if schema is not None:
+            raise no_schemas
+        from praisonmem.core.upsonic.sqlite_backend import SqliteBackend
 
-            path = url.path if url is not None else expand_user(where, "--db")
-            self.backend = SqliteBackend(path, session_table, user_memory_table, timeout=timeout)
+        self.backend = SqliteBackend(path, session_table, user_memory_table, timeout=timeout)
 
     def __repr__(self) -> str:
         return f"Store({self.label!r})"
@@ -269,15 +303,26 @@ class Store:
         return self.backend.prepare(kind, row, now)
 
 
+def is_upsonic_document_store(where: str) -> bool:
+    """A RedisStorage URL, or a directory holding JSONStorage's tables under the library's default names."""
+    from praisonmem.core.upsonic.redis_backend import is_redis_url
+
+    if is_redis_url(where):
+        return True
+    directory = os.path.expanduser(where)
+    return os.path.isdir(directory) and any(os.path.isfile(os.path.join(directory, f"{t}.json"))
+                                            for t in (SESSION_TABLE, USER_MEMORY_TABLE))
+
+
 def open_store(db: str | os.PathLike[str] | None, *, session_table: str = SESSION_TABLE,
                user_memory_table: str = USER_MEMORY_TABLE, timeout: float = 5.0,
-               schema: str | None = None) -> Store:
-    """The Upsonic database ``db`` (``--db``, else the config's ``upsonic.db``): an SQLite file, or a
-    ``sqlite:///`` / ``postgresql://`` URL."""
+               schema: str | None = None, prefix: str | None = None, expire: int | None = None) -> Store:
+    """The Upsonic database ``db`` (``--db``, else the config's ``upsonic.db``): an SQLite file, a JSONStorage
+    directory, or a ``sqlite:///`` / ``postgresql://`` / ``redis://`` URL."""
     if not db:
-        raise UsageError("--db PATH is required (an SQLite file or a postgresql:// URL; or set upsonic.db in "
-                         "the config file)")
-    return Store(db, session_table, user_memory_table, timeout=timeout, schema=schema)
+        raise UsageError("--db PATH is required (an SQLite file, a JSONStorage directory, a postgresql:// or "
+                         "redis:// URL; or set upsonic.db in the config file)")
+    return Store(db, session_table, user_memory_table, timeout=timeout, schema=schema, prefix=prefix, expire=expire)
 
 
 def edit_user_memory(store: Store, user_id: str, *, set_traits: dict[str, str] | None = None,

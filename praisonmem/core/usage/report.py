@@ -209,7 +209,10 @@ def read_elsewhere(paths: Paths, where: str, progress: Callable[[int, int], None
 
     from praisonmem.core.errors import NotFound
     from praisonmem.core.sessions import store_location
+    from praisonmem.core.upsonic import is_upsonic_document_store
 
+    if is_upsonic_document_store(where):
+        return None  # an Upsonic JSONStorage directory or RedisStorage: read_upsonic reads it
     if "://" not in where and not os.path.isdir(os.path.expanduser(where)) and \
             not os.path.lexists(os.path.expanduser(where)):
         return None  # nothing there: read_upsonic says so
