@@ -162,7 +162,7 @@ def test_a_concurrent_write_between_read_and_write_is_never_overwritten(cli, lib
     result = cli("upsonic", "user-memory", "set", "user_123", "by=praisonmem", "--db", redis_db.url())
     assert (result.exit_code, result.stdout) == (4, "")
     assert result.stderr == (f"praisonmem: error: {redis_db.url()}: another writer changed the Upsonic records "
-                             "meanwhile; nothing changed, try again\n")
+                             "meanwhile; nothing changed\n")
     assert lib.read()["users"]["user_123"]["user_memory"] == {"by": "agent"}
     after = redis_db.dump()
     assert {k: v for k, v in after.items() if k != "upsonic:user_memories:user_123"} == {

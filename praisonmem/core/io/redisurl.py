@@ -78,6 +78,10 @@ def errors(label: str, then: str, *, conflict: str = CONFLICT) -> Iterator[None]
         raise Refused(f"{label}: {conflict}; {then}") from None
     except redis.exceptions.NoPermissionError as exc:
         raise Refused(f"{label}: Redis refused the command ({reason(exc)}); {then}") from None
+    except redis.exceptions.ResponseError as exc:
+        if "NOAUTH" in str(exc) or "WRONGPASS" in str(exc):  # servers whose replies redis-py does not type
+            raise AuthFailed(f"{label}: Redis refused the credentials ({reason(exc)}); {then}") from None
+        raise IOFailure(f"{label}: Redis failed ({reason(exc)}); {then}") from None
     except redis.exceptions.RedisError as exc:
         raise IOFailure(f"{label}: Redis failed ({reason(exc)}); {then}") from None
     except ValueError as exc:  # redis-py's URL parser, on the first connection

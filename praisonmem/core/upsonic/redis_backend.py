@@ -28,8 +28,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from praisonmem.core.errors import (AuthFailed, ConnectionFailed, CorruptFile, IOFailure, PraisonMemError, Refused,
-                                    UsageError)
+from praisonmem.core.errors import CorruptFile, UsageError
 from praisonmem.core.io import pgurl
 from praisonmem.core.result import Action
 from praisonmem.core.upsonic import records
@@ -37,7 +36,6 @@ from praisonmem.core.upsonic.schema import SESSION_TABLE, USAGE_ENTRY_COLUMNS, U
 
 SCHEMES = ("redis", "rediss", "unix")
 DEFAULT_PREFIX = "upsonic"
-INSTALL_HINT = "Upsonic's RedisStorage needs redis-py: pip install 'praisonmem[redis]'"
 TIMEOUT = 10.0  # seconds to connect and for each reply
 SCAN_COUNT = 1000  # keys asked of each SCAN step
 BATCH = 500  # keys read per pipelined round trip
@@ -54,21 +52,9 @@ def is_redis_url(where: Any) -> bool:
     return isinstance(where, str) and where.split("://", 1)[0].lower() in SCHEMES and "://" in where
 
 
-def _driver() -> Any:
-    try:
-        import redis
-    except ImportError:
-        raise IOFailure(INSTALL_HINT) from None
-    return redis
-
-
 def _glob(text: str) -> str:
     """``text`` matched literally by ``SCAN MATCH``."""
     return "".join("\\" + c if c in "*?[]\\" else c for c in text)
-
-
-def _reason(exc: BaseException) -> str:
-    return pgurl.mask(" ".join(str(exc).split()) or type(exc).__name__)
 
 
 class RedisBackend:
@@ -103,31 +89,12 @@ class RedisBackend:
     @contextmanager
     def _errors(self, then: str) -> Iterator[Any]:
         """The client, with redis-py's failures as one-line errors naming the URL masked."""
-        redis = _driver()
-        try:
+        from praisonmem.core.io import redisurl
+
+        with redisurl.errors(self.label, then, conflict="another writer changed the Upsonic records meanwhile"):
             if self._client is None:
-                self._client = redis.Redis.from_url(self.url, socket_timeout=TIMEOUT, socket_connect_timeout=TIMEOUT,
-                                                    decode_responses=False)
+                self._client = redisurl.connect(self.url, timeout=TIMEOUT)
             yield self._client
-        except PraisonMemError:
-            raise
-        except redis.exceptions.AuthenticationError as exc:
-            raise AuthFailed(f"{self.label}: Redis refused the credentials ({_reason(exc)}); {then}") from None
-        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as exc:
-            raise ConnectionFailed(f"{self.label}: cannot reach Redis ({_reason(exc)}); {then}") from None
-        except redis.exceptions.WatchError:
-            raise Refused(f"{self.label}: another writer changed the Upsonic records meanwhile; {then}, try "
-                          "again") from None
-        except redis.exceptions.NoPermissionError as exc:
-            raise Refused(f"{self.label}: Redis refused the command ({_reason(exc)}); {then}") from None
-        except redis.exceptions.ResponseError as exc:
-            if "NOAUTH" in str(exc) or "WRONGPASS" in str(exc):
-                raise AuthFailed(f"{self.label}: Redis refused the credentials ({_reason(exc)}); {then}") from None
-            raise IOFailure(f"{self.label}: Redis failed ({_reason(exc)}); {then}") from None
-        except redis.exceptions.RedisError as exc:
-            raise IOFailure(f"{self.label}: Redis failed ({_reason(exc)}); {then}") from None
-        except ValueError as exc:  # redis-py's URL parser
-            raise UsageError(f"{self.label}: not a Redis URL redis-py reads ({_reason(exc)})") from None
 
     # -------------------------------------------------------- reading
 
