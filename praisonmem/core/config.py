@@ -68,10 +68,10 @@ def masked_setting(value: Any) -> Any:
 
 
 def _provider(key: str, value: Any) -> str:
-    from praisonmem.core.memory import provider_names
+    from praisonmem.core.memory import provider_aliases, provider_names
 
     names = provider_names()  # the entry points' names: no plug-in is loaded to check a setting
-    if _str(key, value) not in names:
+    if _str(key, value) not in names and value not in provider_aliases:  # "rag": the library's name for chroma
         raise UsageError(f"config {key} must be an installed provider ({', '.join(names)}), got {value!r}")
     return value
 

@@ -85,6 +85,13 @@ def test_invalid_files_name_the_line_or_the_key(tmp_path, toml, message):
     assert message in info.value.message
 
 
+def test_the_provider_takes_the_library_s_own_name_for_chroma(tmp_path):
+    path = tmp_path / "config.toml"
+    path.write_text("provider = 'rag'\n")
+    assert load_file(path) == {"provider": "rag"}  # praisonaiagents' Memory(config={"provider": "rag"})
+    assert Settings(env={"PRAISONMEM_PROVIDER": "rag"}).get("provider").value == "rag"
+
+
 def test_invalid_environment_values_name_the_variable():
     with pytest.raises(UsageError, match="PRAISONMEM_LOCK_TIMEOUT \\(environment\\) must be a number"):
         Settings(env={"PRAISONMEM_LOCK_TIMEOUT": "soon"}).get("lock_timeout")

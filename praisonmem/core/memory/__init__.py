@@ -38,7 +38,7 @@ _EXPORTS = {
 }
 # A name that is also a submodule's would be shadowed by the submodule once it is imported.
 _ALIASES = {"available_providers": ("providers", "available"), "file_users": ("filememory", "users"),
-            "config_problem": ("filememory_config", "problem"), "sqlite_users": ("sqlitememory", "users"),
+            "provider_aliases": ("providers", "ALIASES"), "config_problem": ("filememory_config", "problem"), "sqlite_users": ("sqlitememory", "users"),
             "mem0_history_db": ("mem0history", "default_db"), "mem0_history_texts": ("mem0history", "texts")}
 __getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS, _ALIASES)
 
@@ -65,4 +65,5 @@ if TYPE_CHECKING:
                                             plan_reset_memory, search_memory, store_memory)
     from praisonmem.core.memory.providers import (ProviderFailed, ResetTier, Unsupported, UsersReport,
                                                   open_provider, provider_names, provider_users)
+    from praisonmem.core.memory.providers import ALIASES as provider_aliases
     from praisonmem.core.memory.providers import available as available_providers
