@@ -23,11 +23,12 @@ every file of the directory is searched for the deleted texts' bytes.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sqlite3
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -332,3 +333,45 @@ def add_rows(path: Path, name: str, records: list[dict[str, Any]], *, metadata: 
                 raise Refused(f"chromadb refused the records: {_first_line(exc)}; {done or 'nothing added'}") from None
     # free pages a killed delete may have left: every praisonmem write ends with the store vacuumed
     vacuum(path)
+
+
+def read_export(source: str, *, export_format: str, what: str,
+                problem: Callable[[dict[str, Any]], str | None]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A praisonmem export of a Chroma collection (a header line ``{"format": export_format, …}``, then one
+    record per line) read from ``source`` (``-``: stdin) as ``(header, records)``. Any bad line (not JSON, not an
+    object, ``problem(record)``, an id twice) is a :class:`UsageError` naming it, so nothing is imported from a
+    damaged file."""
+    from praisonmem.core.io import inputfile
+
+    raw = inputfile.read_source(source)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{source}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    header: dict[str, Any] = {}
+    records: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except ValueError as exc:
+            raise UsageError(f"{source}:{number}: not JSON ({exc})") from None
+        if not isinstance(value, dict):
+            raise UsageError(f"{source}:{number}: not a JSON object")
+        if number == 1 and "format" in value:
+            if value["format"] != export_format:
+                raise UsageError(f"{source}: format {value['format']!r} is not {export_format!r}")
+            header = value
+            continue
+        found = problem(value)
+        if found:
+            raise UsageError(f"{source}:{number}: {found}")
+        if value["id"] in seen:
+            raise UsageError(f"{source}:{number}: id {value['id']!r} appears twice")
+        seen.add(value["id"])
+        records.append(value)
+    if not header:
+        raise UsageError(f"{source}: not a praisonmem {what} export (no {export_format!r} header line)")
+    return header, records

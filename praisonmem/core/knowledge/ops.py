@@ -89,56 +89,29 @@ def export_items(store: Store, *, output: str = "-", stdout: Any = None) -> dict
     return {"store": store.kind, "path": str(store.path), "exported": len(records), "output": output}
 
 
-def _parse(text: str, source: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    header: dict[str, Any] = {}
-    records: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line)
-        except ValueError as exc:
-            raise UsageError(f"{source}:{number}: not JSON ({exc})") from None
-        if not isinstance(value, dict):
-            raise UsageError(f"{source}:{number}: not a JSON object")
-        if number == 1 and "format" in value:
-            if value["format"] != EXPORT_FORMAT:
-                raise UsageError(f"{source}: format {value['format']!r} is not {EXPORT_FORMAT!r}")
-            header = value
-            continue
-        if not isinstance(value.get("id"), str) or not value["id"]:
-            raise UsageError(f"{source}:{number}: no string 'id'")
-        if value["id"] in seen:
-            raise UsageError(f"{source}:{number}: id {value['id']!r} appears twice")
-        if value.get("document") is not None and not isinstance(value["document"], str):
-            raise UsageError(f"{source}:{number}: 'document' is not a string")
-        if value.get("metadata") is not None and not isinstance(value["metadata"], dict):
-            raise UsageError(f"{source}:{number}: 'metadata' is not an object")
-        vector = value.get("embedding")
-        if vector is not None and (not isinstance(vector, list) or not vector or
-                                   any(isinstance(x, bool) or not isinstance(x, (int, float)) for x in vector)):
-            raise UsageError(f"{source}:{number}: 'embedding' must be a non-empty list of numbers")
-        seen.add(value["id"])
-        records.append(value)
-    if not header:
-        raise UsageError(f"{source}: not a praisonmem knowledge export (no {EXPORT_FORMAT!r} header line)")
-    return header, records
+def _record_problem(value: dict[str, Any]) -> str | None:
+    if not isinstance(value.get("id"), str) or not value["id"]:
+        return "no string 'id'"
+    if value.get("document") is not None and not isinstance(value["document"], str):
+        return "'document' is not a string"
+    if value.get("metadata") is not None and not isinstance(value["metadata"], dict):
+        return "'metadata' is not an object"
+    vector = value.get("embedding")
+    if vector is not None and (not isinstance(vector, list) or not vector or
+                               any(isinstance(x, bool) or not isinstance(x, (int, float)) for x in vector)):
+        return "'embedding' must be a non-empty list of numbers"
+    return None
 
 
 def import_items(store: Store, source: str, *, on_conflict: str = "fail", dry_run: bool = False) -> Outcome:
     """``knowledge import FILE``: a ``knowledge export`` file into the store (made as the library makes it when
     absent); the whole file is checked first, ids already there fail the import or (``skip``) are kept."""
-    from praisonmem.core.io import inputfile
+    from praisonmem.core.io import chroma as chroma_io
 
     if on_conflict not in ("fail", "skip"):
         raise UsageError(f"--on-conflict must be fail or skip, got '{on_conflict}'")
-    raw = inputfile.read_source(source)
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"{source}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
-    header, records = _parse(text, str(source))
+    header, records = chroma_io.read_export(source, export_format=EXPORT_FORMAT, what="knowledge",
+                                            problem=_record_problem)
     existing = store.existing([r["id"] for r in records])
     clashes = [r["id"] for r in records if r["id"] in existing]
     if clashes and on_conflict == "fail":

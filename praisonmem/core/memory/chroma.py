@@ -135,37 +135,12 @@ class ChromaMemoryStore:
                 "path": str(self.path)}
 
 
-def parse_export(lines: list[str], source: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """A praisonmem Chroma export (header line, then records) as ``(header, records)``; any bad line is a
-    :class:`UsageError` naming it, so nothing is imported from a damaged file."""
-    header: dict[str, Any] = {}
-    records: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line)
-        except ValueError as exc:
-            raise UsageError(f"{source}:{number}: not JSON ({exc})") from None
-        if not isinstance(value, dict):
-            raise UsageError(f"{source}:{number}: not a JSON object")
-        if number == 1 and "format" in value:
-            if value["format"] != EXPORT_FORMAT:
-                raise UsageError(f"{source}: format {value['format']!r} is not {EXPORT_FORMAT!r}")
-            header = value
-            continue
-        problem = _record_problem(value)
-        if problem:
-            raise UsageError(f"{source}:{number}: {problem}")
-        if value["id"] in seen:
-            raise UsageError(f"{source}:{number}: id {value['id']!r} appears twice")
-        seen.add(value["id"])
-        records.append({"id": value["id"], "document": value.get("document"), "metadata": value.get("metadata") or {},
-                        "embedding": value["embedding"]})
-    if not header:
-        raise UsageError(f"{source}: not a praisonmem Chroma export (no {EXPORT_FORMAT!r} header line)")
-    return header, records
+def read_export(source: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A ``memory export`` file of a Chroma collection as ``(header, records)``; nothing of a damaged file."""
+    header, records = chroma_io.read_export(source, export_format=EXPORT_FORMAT, what="Chroma",
+                                            problem=_record_problem)
+    return header, [{"id": r["id"], "document": r.get("document"), "metadata": r.get("metadata") or {},
+                     "embedding": r["embedding"]} for r in records]
 
 
 def _record_problem(value: dict[str, Any]) -> str | None:

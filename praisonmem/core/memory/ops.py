@@ -88,18 +88,12 @@ def import_memory(provider: Provider, source: str, *, on_conflict: str = "fail",
     """``memory import FILE``: a ``memory export`` file into the user's collection; ids it holds already fail
     the import (``on_conflict="skip"``: are left as they are). The whole file is checked before anything is
     written."""
-    from praisonmem.core.io import inputfile
-    from praisonmem.core.memory.chroma import parse_export
+    from praisonmem.core.memory.chroma import read_export
 
     if on_conflict not in ("fail", "skip"):
         raise UsageError(f"--on-conflict must be fail or skip, got '{on_conflict}'")
     provider.require("import", "import")
-    raw = inputfile.read_source(source)
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"{source}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
-    header, records = parse_export(text.splitlines(), str(source))
+    header, records = read_export(source)
     result = provider.import_records(header, records, on_conflict, dry_run)
     return Outcome([Change(Action.imported, f"{result['added']} memory item(s) into {result['collection']}",
                            f"{result['skipped']} already there, skipped" if result["skipped"] else None,

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from praisonmem.core.errors import UsageError
-from praisonmem.core.memory.chroma import EXPORT_FORMAT, parse_export, suffix, words_score
+from praisonmem.core.memory.chroma import EXPORT_FORMAT, read_export, suffix, words_score
 
 
 @settings(deadline=None)  # the first example imports praisonaiagents
@@ -40,6 +40,13 @@ def test_word_score(query, text, score):
 HEADER = json.dumps({"format": EXPORT_FORMAT, "collection": "memory_store", "metadata": {}, "count": 1})
 
 
+def parse_export(lines: list[str], name: str) -> tuple[dict, list[dict]]:
+    """``lines`` as a file ``name`` in the working directory, read as ``memory import`` reads it."""
+    with open(name, "w", encoding="utf-8") as handle:
+        handle.write("\n".join(lines) + "\n")
+    return read_export(name)
+
+
 @pytest.mark.parametrize(("lines", "message"), [
     ([HEADER, "{"], "x:2: not JSON"),
     ([HEADER, "[]"], "x:2: not a JSON object"),
@@ -52,13 +59,15 @@ HEADER = json.dumps({"format": EXPORT_FORMAT, "collection": "memory_store", "met
     ([json.dumps({"id": "a", "embedding": [1]})], "x: not a praisonmem Chroma export"),
     ([json.dumps({"format": "other"})], "x: format 'other' is not"),
 ])
-def test_a_damaged_export_is_refused_naming_the_line(lines, message):
+def test_a_damaged_export_is_refused_naming_the_line(lines, message, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     with pytest.raises(UsageError) as caught:
         parse_export(lines, "x")
     assert str(caught.value).startswith(message)
 
 
-def test_an_export_parses_to_its_records():
+def test_an_export_parses_to_its_records(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     header, records = parse_export([HEADER, json.dumps({"id": "a", "document": "t", "metadata": {"k": 1},
                                                         "embedding": [0.25, -1]})], "x")
     assert header["collection"] == "memory_store"
