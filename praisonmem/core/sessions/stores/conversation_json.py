@@ -21,10 +21,12 @@ so every session command works here as on the SQL store.
   index that does not parse or is not the library's shape is never overwritten (exit 4). A running app keeps
   its index in memory and rewrites it whole on its next change: stop it while praisonmem writes.
 * **Fields**: a written session keeps every value the change did not touch as the file held it (a message's
-  ``metadata: null``, an int time, an unknown key), so the library reads back exactly the change. A session
-  praisonmem brings in from another store carries the map's ``_praisonmem`` layout envelope (in
-  ``session.state`` and in the metadata of the messages the columns cannot rebuild), so it goes back to a JSON
-  directory byte for byte; a title is the session's ``name``.
+  ``metadata: null``, an int time, an unknown key), so the library reads back exactly the change; a library
+  session edited stays a plain library file, its title its ``name``. A session praisonmem brings in from another
+  store keeps the map's side rows (what the columns cannot hold) as ``[[message_id, archived, json], ...]`` under
+  the file's top-level ``_praisonmem``, after ``session`` and ``messages``: the library's loader ignores it and
+  its ``update_session``/``add_message`` keep it, so the session goes back to a JSON directory byte for byte,
+  and nothing of praisonmem's is in a field the library shows.
 * **Ids** are the library's: ``[A-Za-z0-9_-:.]{1,128}``, no ``..``, not ``_sessions_index``; a session with
   another id cannot be kept here (exit 2, nothing written).
 """
