@@ -258,7 +258,10 @@ def test_a_migrate_in_adds_the_session_the_library_then_reads_whole(oracle, stor
         {k: v for k, v in raw.items() if k != INDEX}
     coherent(store)
     # the library appends to it; praisonmem shows the new turn after the migrated ones
+    assert list(json.loads((store / "my_chat.json").read_text())) == ["session", "messages", "_praisonmem"]
     oracle.run(APPEND, str(store), "my_chat", "a turn the library added")
+    # the library's own rewrite of the file keeps praisonmem's key (its loader ignores it)
+    assert list(json.loads((store / "my_chat.json").read_text())) == ["session", "messages", "_praisonmem"]
     shown = json.loads(cli("session", "show", "my_chat", "--store", store, "--json").stdout)
     assert [m["content"] for m in shown["messages"]] == [m["content"] for m in source["messages"]] + \
         ["a turn the library added"]

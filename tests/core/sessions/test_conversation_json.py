@@ -90,7 +90,11 @@ def test_an_empty_dir_stays_a_json_dir_unless_named_jsonconv(cli, tmp_path):
     named.mkdir()
     conv = cli("session", "migrate", "--from", src, "--to", f"jsonconv:{named}", "--all")
     assert conv.exit_code == 0, conv.stderr
-    assert list(json.loads((named / "s1.json").read_text())) == ["session", "messages"]
+    data = json.loads((named / "s1.json").read_text())
+    # the library's two keys, then what its fields cannot hold (the layout) under praisonmem's own top-level key,
+    # which the library's loader ignores: nothing of praisonmem's inside the session or message rows
+    assert list(data) == ["session", "messages", "_praisonmem"]
+    assert "_praisonmem" not in json.dumps([data["session"], data["messages"]])
     assert list(json.loads((named / INDEX).read_text())["sessions"]) == ["s1"]
     new = tmp_path / "praisonai_conversations"  # the library's default name, not there yet
     assert cli("session", "migrate", "--from", src, "--to", new, "--all").exit_code == 0

@@ -21,10 +21,12 @@ so every session command works here as on the SQL store.
   index that does not parse or is not the library's shape is never overwritten (exit 4). A running app keeps
   its index in memory and rewrites it whole on its next change: stop it while praisonmem writes.
 * **Fields**: a written session keeps every value the change did not touch as the file held it (a message's
-  ``metadata: null``, an int time, an unknown key), so the library reads back exactly the change. A session
-  praisonmem brings in from another store carries the map's ``_praisonmem`` layout envelope (in
-  ``session.state`` and in the metadata of the messages the columns cannot rebuild), so it goes back to a JSON
-  directory byte for byte; a title is the session's ``name``.
+  ``metadata: null``, an int time, an unknown key), so the library reads back exactly the change; a library
+  session edited stays a plain library file, its title its ``name``. A session praisonmem brings in from another
+  store keeps the map's side rows (what the columns cannot hold) as ``[[message_id, archived, json], ...]`` under
+  the file's top-level ``_praisonmem``, after ``session`` and ``messages``: the library's loader ignores it and
+  its ``update_session``/``add_message`` keep it, so the session goes back to a JSON directory byte for byte,
+  and nothing of praisonmem's is in a field the library shows.
 * **Ids** are the library's: ``[A-Za-z0-9_-:.]{1,128}``, no ``..``, not ``_sessions_index``; a session with
   another id cannot be kept here (exit 2, nothing written).
 """
@@ -43,15 +45,12 @@ from praisonmem.core.errors import CorruptFile, NotFound, PraisonMemError, Refus
 from praisonmem.core.io import jsonfile
 from praisonmem.core.sessions.documents import title_of, validate
 from praisonmem.core.sessions.stores import Fold, PlainStore, Scanned, ambiguous
-from praisonmem.core.sessions.stores.conversation_map import (NS, RESERVED, doc_to_rows, dumps_style, iso_epoch,
-                                                              rows_to_doc)
+from praisonmem.core.sessions.stores.conversation_map import NS, RESERVED, doc_to_rows, iso_epoch, rows_to_doc
 from praisonmem.core.sessions.stores.conversation_sql import MESSAGE_COLUMNS, SESSION_COLUMNS, ConvRef
 from praisonmem.core.sessions.stores.names import CONVERSATION_INDEX, CONVERSATION_JSON, is_conversation_file, valid_id
 
 A = TypeVar("A")
 ROW_COLUMNS = [c for c in SESSION_COLUMNS if c != "session_id"]
-NULL = "\x00null"  # a row's flag: its metadata was null in the library's file
-PLAIN_STATE = "\x00state"  # a library session's state column, without praisonmem's additions
 
 
 def dumps(data: Any, pretty: bool) -> bytes:
@@ -83,13 +82,25 @@ def _rows(sid: str, data: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str
     return srow, mrows
 
 
+def _side(data: dict[str, Any]) -> dict[str, tuple[int, str]]:
+    """The map's side rows a file keeps under its top-level ``_praisonmem`` (``[[message_id, archived, json],
+    ...]``, ``""`` for the session), by message id; ``{}`` for a file the library wrote."""
+    rows = data.get(RESERVED)
+    out: dict[str, tuple[int, str]] = {}
+    for r in rows if isinstance(rows, list) else []:
+        if isinstance(r, list) and len(r) == 3 and isinstance(r[0], str) and type(r[1]) is int \
+                and isinstance(r[2], str):
+            out[r[0]] = (r[1], r[2])
+    return out
+
+
 def _foreign(data: dict[str, Any]) -> bool:
-    """A session the library wrote (no praisonmem layout envelope), whose ``name`` is the document's title."""
-    state = data["session"].get("state")
-    return not (isinstance(state, dict) and RESERVED in state)
+    """A session the library wrote (no side rows beside its fields)."""
+    return not _side(data)
 
 
 def _titled_by_name(data: dict[str, Any]) -> bool:
+    """A library session whose title is its ``name`` (its metadata has no ``title``): a retitle sets the name."""
     md = data["session"].get("metadata")
     return _foreign(data) and not (isinstance(md, dict) and "title" in md)
 
@@ -97,61 +108,41 @@ def _titled_by_name(data: dict[str, Any]) -> bool:
 def file_to_text(sid: str, data: dict[str, Any]) -> str:
     """The session document for a store file (its text, in the library's layout or as praisonmem kept it)."""
     srow, mrows = _rows(sid, data)
-    text, _ = rows_to_doc(sid, srow, mrows)
-    if not _foreign(data):
-        return text
-    # A library session: its name is the title, and a null metadata (the library's default) is said in the
-    # envelope the map keeps the row in, so writing the document back keeps it null.
-    doc = json.loads(text)
-    name = srow["name"]
-    if _titled_by_name(data) and isinstance(name, str) and name:
-        doc["metadata"]["title"] = name
-        doc["metadata"][RESERVED]["row"]["title_is_name"] = True
-    if srow["metadata"] is None:
-        doc["metadata"][RESERVED]["row"]["metadata"] = None
-    for m, r in zip(doc["messages"], mrows):
-        if r["metadata"] is None:
-            m["metadata"][RESERVED]["metadata"] = None
-    return dumps_style(doc, "indent2")
+    text, _ = rows_to_doc(sid, srow, mrows, _side(data))
+    return text
 
 
 def _loads(raw: bytes) -> Any:
     return json.loads(raw.decode("utf-8", "surrogatepass"))  # as the map reads a document's bytes
 
 
-def _null_metadata(obj: Any, key: str) -> bool:
-    md = obj.get("metadata") if isinstance(obj, dict) else None
-    env = md.get(RESERVED) if isinstance(md, dict) else None
-    env = env.get(key) if isinstance(env, dict) and key else env
-    return isinstance(env, dict) and "metadata" in env and env["metadata"] is None
-
-
-def _columns(raw: bytes, foreign: bool, titled_by_name: bool, library: bool = False
-             ) -> tuple[str, dict[str, Any], list[dict[str, Any]]]:
-    """The map's rows for a document, with the flags a plain (envelope-free) file needs: which metadata were null,
-    a library session's state, times and title as its columns hold them."""
-    sid, srow, mrows = doc_to_rows(raw, postgres=False)
+def _title_as_name(raw: bytes) -> bytes:
+    """The document with its title (``metadata.title``, else the top-level one) as the top-level ``title``, the
+    field the map takes a library session's name from, and none in its metadata."""
     doc = _loads(raw)
-    srow[NULL] = _null_metadata(doc, "row")
-    seq = [m for key in ("archived_messages", "messages") if isinstance(doc.get(key), list)
-           for m in doc[key] if isinstance(m, dict)]
-    for m, r in zip(seq, mrows):
-        r[NULL] = _null_metadata(m, "")
-    if library:  # no file to keep values from: the state as the row copy has it, without the map's default
-        st, rs = _strip(srow["state"]), _row_of(raw).get("state")
-        if isinstance(st, dict) and st.get("runtime_state") == {} and not (isinstance(rs, dict)
-                                                                          and "runtime_state" in rs):
-            st = {k: v for k, v in st.items() if k != "runtime_state"}
-        srow[PLAIN_STATE] = None if st == {} and rs is None else st
-    if foreign:  # a library session: its times are the document's (the row copy is the time as read)
+    title, md = title_of(doc), doc.get("metadata")
+    if isinstance(md, dict):
+        doc["metadata"] = {k: v for k, v in md.items() if k != "title"}
+    doc["title"] = title
+    return json.dumps(doc, ensure_ascii=True, allow_nan=True).encode("ascii")
+
+
+Rows = tuple[dict[str, Any], list[dict[str, Any]], list[tuple[str, int, str]]]
+
+
+def _columns(raw: bytes, foreign: bool = False, titled: bool = False) -> tuple[str, dict[str, Any],
+                                                                          list[dict[str, Any]],
+                                                                          list[tuple[str, int, str]]]:
+    """The map's rows and side rows for a document; for a library session edited in place (``foreign``), its times
+    as the document says them (the copy of its row the document carries has them as they were read) and, where
+    its title is its name (``titled``), the title as the name rather than a metadata key."""
+    sid, srow, mrows, side = doc_to_rows(_title_as_name(raw) if titled else raw, postgres=False)
+    if foreign:
+        doc = _loads(raw)
         for key in ("created_at", "updated_at"):
-            srow[key] = iso_epoch(doc.get(key)) if iso_epoch(doc.get(key)) is not None else srow[key]
-    if titled_by_name:  # a library session's title is its name, not a metadata key
-        md = srow["metadata"]
-        if isinstance(md, dict):
-            md.pop("title", None)
-        srow["name"] = title_of(doc)
-    return sid, srow, mrows
+            stamp = iso_epoch(doc.get(key))
+            srow[key] = stamp if stamp is not None else srow[key]
+    return sid, srow, mrows, side
 
 
 def _session_obj(sid: str, srow: dict[str, Any]) -> dict[str, Any]:
@@ -162,116 +153,83 @@ def _message_obj(sid: str, row: dict[str, Any]) -> dict[str, Any]:
     return {"id": row["id"], "session_id": sid, **{c: row[c] for c in MESSAGE_COLUMNS[2:]}}
 
 
-def _strip(value: Any) -> Any:
-    """A column without praisonmem's envelope (``None`` kept; a dict left empty by it stays a dict)."""
-    if isinstance(value, dict) and RESERVED in value:
-        return {k: v for k, v in value.items() if k != RESERVED}
-    return value
-
-
-def _merged(sid: str, new: tuple[dict[str, Any], list[dict[str, Any]]], base: dict[str, Any] | None,
-            old: tuple[dict[str, Any], list[dict[str, Any]]] | None, envelope: bool) -> dict[str, Any]:
-    """The file for rows ``new``: every value equal to what the ``base`` file's rows (``old``) project to is kept
-    as ``base`` holds it; without ``envelope``, praisonmem's ``_praisonmem`` keys are left out."""
-    srow, mrows = new
-
-    def fix(v: Any, row: dict[str, Any] | None = None) -> Any:
-        if envelope:
-            return v
-        v = _strip(v)
-        return None if row is not None and row.get(NULL) and v == {} else v
-
+def _merged(sid: str, new: Rows, base: dict[str, Any] | None,
+            old: tuple[dict[str, Any], list[dict[str, Any]]] | None) -> dict[str, Any]:
+    """The file for rows and side rows ``new``: every value equal to what the ``base`` file's rows (``old``)
+    project to is kept as ``base`` holds it; the side rows (none: none kept) under the top-level ``_praisonmem``."""
+    srow, mrows, side = new
     if base is None or old is None:
-        session = {c: fix(srow[c], srow if c == "metadata" else None) for c in ROW_COLUMNS}
-        if not envelope and PLAIN_STATE in srow:
-            session["state"] = srow[PLAIN_STATE]
-        return {"session": _session_obj(sid, session),
-                "messages": [_message_obj(sid, {**r, "metadata": fix(r["metadata"], r)}) for r in mrows]}
-    osrow, omrows = old
-    s_base = base["session"]
-    session = {k: v for k, v in s_base.items()}
-    session["session_id"] = sid
-    for c in ROW_COLUMNS:
-        if fix(srow[c]) != fix(osrow[c]) or c not in s_base:
-            session[c] = fix(srow[c], srow if c == "metadata" else None)
-    by_id = {r["id"]: r for r in omrows}
-    raw_by_id = {m.get("id"): m for m in base["messages"] if isinstance(m, dict)}
-    messages = []
-    for r in mrows:
-        o, m_base = by_id.get(r["id"]), raw_by_id.get(r["id"])
-        if o is None or m_base is None:
-            messages.append(_message_obj(sid, {**r, "metadata": fix(r["metadata"], r)}))
-            continue
-        m = dict(m_base)
-        if "session_id" in m:
-            m["session_id"] = sid
-        for c in MESSAGE_COLUMNS[2:]:
-            if fix(r[c]) != fix(o[c]) or c not in m_base:
-                m[c] = fix(r[c], r if c == "metadata" else None)
-        messages.append(m)
-    return {"session": session, "messages": messages}
+        out = {"session": _session_obj(sid, srow), "messages": [_message_obj(sid, r) for r in mrows]}
+    else:
+        osrow, omrows = old
+        s_base = base["session"]
+        session = dict(s_base)
+        session["session_id"] = sid
+        for c in ROW_COLUMNS:
+            if srow[c] != osrow[c] or c not in s_base:
+                session[c] = srow[c]
+        by_id = {r["id"]: r for r in omrows}
+        raw_by_id = {m.get("id"): m for m in base["messages"] if isinstance(m, dict)}
+        messages = []
+        for r in mrows:
+            o, m_base = by_id.get(r["id"]), raw_by_id.get(r["id"])
+            if o is None or m_base is None:
+                messages.append(_message_obj(sid, r))
+                continue
+            m = dict(m_base)
+            if "session_id" in m:
+                m["session_id"] = sid
+            for c in MESSAGE_COLUMNS[2:]:
+                if r[c] != o[c] or c not in m_base:
+                    m[c] = r[c]
+            messages.append(m)
+        out = {"session": session, "messages": messages}
+    if side:
+        out[RESERVED] = [list(row) for row in side]
+    return out
 
 
 def doc_to_file(raw: bytes, base: dict[str, Any] | None, base_id: str | None) -> tuple[str, dict[str, Any]]:
     """``(session_id, file object)`` for a document's bytes, over the file ``base`` (the session as stored now,
-    or the file it is renamed from) so values the change did not touch stay as stored. Without praisonmem's
-    envelope when the library's plain fields rebuild the document exactly (a library session edited), else
-    with it (what the columns lose rides along)."""
-    library = base is None and _from_library(raw)
-    foreign = base is not None and _foreign(base)
-    if foreign or library:
-        titled = (base is not None and _titled_by_name(base)) or \
-            (library and _row_of(raw).get("title_is_name") is True)
-        sid, srow, mrows = _columns(raw, foreign, titled, library)
-        plain = _merged(sid, (srow, mrows), base, _old(base, base_id, foreign, titled), envelope=False)
+    or the file it is renamed from) so values the change did not touch stay as stored. A library session
+    edited stays a plain library file when its fields rebuild the document; otherwise the map's side rows ride
+    along under the file's top-level ``_praisonmem``, which the library's loader ignores."""
+    sid, srow, mrows, side = _columns(raw)
+    if side and base is not None and _foreign(base):
+        titled = _titled_by_name(base)
+        _, psrow, pmrows, _ = _columns(raw, True, titled)
+        plain = _merged(sid, (psrow, pmrows, []), base, _old(base, base_id, True, titled))
         try:
             again = file_to_text(sid, plain)
-            if _canonical(json.loads(again)) == _canonical(_loads(raw)):
+            if _canonical(json.loads(again), titled) == _canonical(_loads(raw), titled):
                 return sid, plain
         except (PraisonMemError, ValueError, TypeError, KeyError, AttributeError):
             pass
-        base = None  # the library's plain fields cannot hold it: written whole, with the map's envelope
-    sid, srow, mrows = _columns(raw, False, False)
-    return sid, _merged(sid, (srow, mrows), base, _old(base, base_id, False, False), envelope=True)
+        base = None  # the library's fields cannot hold it: written whole, with the side rows
+    return sid, _merged(sid, (srow, mrows, side), base, _old(base, base_id))
 
 
-def _old(base: dict[str, Any] | None, base_id: str | None, foreign: bool, titled: bool
+def _old(base: dict[str, Any] | None, base_id: str | None, foreign: bool = False, titled: bool = False
          ) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
     """The rows the ``base`` file's document maps to (what an unchanged value of the new rows equals)."""
     if base is None or base_id is None:
         return None
     try:
         text = file_to_text(base_id, base)
-        _, osrow, omrows = _columns(text.encode("utf-8", "surrogatepass"), foreign, titled)
+        _, osrow, omrows, _ = _columns(text.encode("utf-8", "surrogatepass"), foreign, titled)
     except (PraisonMemError, ValueError, TypeError, KeyError, AttributeError):
         return None
     return osrow, omrows
 
 
-def _row_of(raw: bytes) -> dict[str, Any]:
-    """The copy of a library session's columns a document made of it carries (empty: none)."""
-    try:
-        row = _loads(raw)["metadata"][RESERVED]["row"]
-    except (ValueError, TypeError, KeyError):
-        return {}
-    return row if isinstance(row, dict) else {}
-
-
-def _from_library(raw: bytes) -> bool:
-    """The document is one praisonmem made of a library-written conversation session."""
-    return bool(_row_of(raw))
-
-
-def _canonical(doc: Any) -> str:
-    """The document compared without the copy of the session's columns it carries (``metadata._praisonmem.row``:
-    derived from the columns, so stale in an edited document)."""
-    md = doc.get("metadata") if isinstance(doc, dict) else None
-    if isinstance(md, dict) and isinstance(md.get(RESERVED), dict):
-        env = {k: v for k, v in md[RESERVED].items() if k != "row"}
-        md = {k: v for k, v in md.items() if k != RESERVED}
-        if env:
-            md[RESERVED] = env
-        doc = {**doc, "metadata": md}
+def _canonical(doc: Any, titled: bool) -> str:
+    """The document compared without the copy of the session's columns it carries (its top-level
+    ``_praisonmem``: derived from the columns, so stale in an edited document) and, where the title is the
+    name, with the title in one place."""
+    if isinstance(doc, dict):
+        doc = {k: v for k, v in doc.items() if k != RESERVED}
+        if titled:
+            doc = json.loads(_title_as_name(json.dumps(doc, ensure_ascii=True, allow_nan=True).encode("ascii")))
     return json.dumps(doc, sort_keys=True, ensure_ascii=True, allow_nan=True, separators=(",", ":"))
 
 

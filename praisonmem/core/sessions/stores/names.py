@@ -49,6 +49,7 @@ def valid_id(session_id: Any) -> bool:
 
 
 def is_conversation_file(data: Any) -> bool:
-    """A ``JSONConversationStore`` session file's shape: ``{"session": {...}, "messages": [...]}``."""
-    return isinstance(data, dict) and list(data) == ["session", "messages"] and isinstance(data["session"], dict) \
-        and isinstance(data["messages"], list)
+    """A ``JSONConversationStore`` session file's shape: ``{"session": {...}, "messages": [...]}``, optionally
+    followed by praisonmem's ``"_praisonmem"`` (what the library's fields cannot hold; its loader ignores it)."""
+    return isinstance(data, dict) and list(data) in (["session", "messages"], ["session", "messages", "_praisonmem"]) \
+        and isinstance(data["session"], dict) and isinstance(data["messages"], list)
