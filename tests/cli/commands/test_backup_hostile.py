@@ -69,7 +69,7 @@ def test_restore_never_keeps_the_modes_an_archive_claims(cli, tmp_path):
     assert (memory / "u/short_term.json").read_bytes() == b"[]" and (home / "sessions/s.json").read_bytes() == SESSION
 
 
-OUTSIDE = "outside the backup layout (home/sessions/, home/state/session_spill/, home/learn/, memory/)"
+OUTSIDE = "outside the backup layout (home/sessions/, home/state/session_spill/, home/learn/, memory/, project/)"
 NOT_MEMORY = ("not a file FileMemory writes (config.json, short_term.json, long_term.json, entities.json, "
               "summaries.json, or a .json file in episodic/, sessions/ or checkpoints/, in a user directory at most "
               "4 levels deep)")
@@ -588,7 +588,8 @@ def test_links_inside_the_home_are_archived_under_their_names_and_the_rest_is_na
     shown = [f"praisonmem: not backed up: {next(d / p[len(k):] for k, d in on_disk.items() if p.startswith(k))}"
              f": {r}\n" for p, r in left]
     assert result.stderr == (f"praisonmem: not backed up, no such directory: learn ({home / 'learn'})\n"
-                             + "".join(shown))
+                             f"praisonmem: not backed up, no such directory: chroma ({memory.parent / 'chroma_db*'}, "
+                             f"{memory.parent / 'knowledge' / 'chroma'})\n" + "".join(shown))
     quiet = cli("--home", home, "--memory-dir", memory, "backup", "create", "-o", tmp_path / "b")
     assert (quiet.exit_code, quiet.stderr) == (0, "")  # said only with -v (and always in the manifest)
     assert cli("backup", "verify", archive).exit_code == 0
