@@ -160,9 +160,11 @@ class Check:
     def problems(self, missing: set[str]) -> list[tuple[str, str]]:
         """``(store, problem)`` of each store whose members all arrived whole and that chromadb cannot open, or
         whose counts are not the manifest's; then the temp dir is removed."""
+        out: list[tuple[str, str]] = []
+        if not self.dirs:
+            return out
         from praisonmem.core.io import chroma as chroma_io
 
-        out = []
         try:
             for store, directory in self.dirs.items():
                 if store in self.bad or any(store_of(m) == store for m in missing):
