@@ -446,8 +446,9 @@ def _unlink(name: str, dfd: int) -> None:
 @dataclass
 class Sweep:
     """The leftover temp files earlier restores left when they were killed, removed once per directory this
-    restore writes into: names of :data:`RESTORE_TEMP` only, regular files of this user, untouched for
-    :data:`STALE_TEMP` seconds, whose process is gone."""
+    restore writes into: names of :data:`RESTORE_TEMP` only, regular files (or a Chroma directory's temp
+    directory, removed whole without following a link) of this user, untouched for :data:`STALE_TEMP` seconds,
+    whose process is gone."""
 
     done: set[tuple[int, int]] = field(default_factory=set)
     removed: list[str] = field(default_factory=list)
@@ -468,11 +469,14 @@ class Sweep:
                 found = os.lstat(name, dir_fd=dfd) if match else None
             except OSError:
                 continue
-            if found is None or not stat.S_ISREG(found.st_mode) or found.st_uid != os.geteuid() \
-                    or now - found.st_mtime <= STALE_TEMP or _alive(int(match["pid"])):
+            if found is None or not (stat.S_ISREG(found.st_mode) or stat.S_ISDIR(found.st_mode)) \
+                    or found.st_uid != os.geteuid() or now - found.st_mtime <= STALE_TEMP or _alive(int(match["pid"])):
                 continue
             try:
-                os.unlink(name, dir_fd=dfd)
+                if stat.S_ISDIR(found.st_mode):
+                    chroma.remove_tree(dfd, name)
+                else:
+                    os.unlink(name, dir_fd=dfd)
             except OSError:
                 continue
             self.removed.append(str(directory / name))

@@ -528,6 +528,22 @@ def test_the_next_restore_removes_only_its_own_stale_leftovers(cli, tmp_path):
         [n for n, stale in leftovers.items() if not stale] + ["short_term.json", ".praisonmem.lock"])
 
 
+def test_the_next_restore_removes_a_killed_chroma_restore_s_temp_directory(cli, tmp_path):
+    archive = crafted(tmp_path / "a.tar.gz", {"memory/u/short_term.json": b"[]"})
+    user = tmp_path / "to" / "memory" / "u"
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    stale, fresh = (user / f".chroma_db.restore-{gone.pid}-0a1b2c3{c}.tmp" for c in "de")
+    for temp in (stale, fresh):
+        (temp / "0f8e2b1c-3d4a-4b5c-9d6e-7f8091a2b3c4").mkdir(parents=True)
+        (temp / "chroma.sqlite3").write_text("partial")
+    os.utime(stale, (1796000000, 1796000000))
+    result = cli("backup", "restore", archive, "--to", tmp_path / "to", "--yes")
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr == f"praisonmem: removed 1 temp file(s) an interrupted restore left: {stale}\n"
+    assert sorted(p.name for p in user.iterdir()) == sorted([".praisonmem.lock", fresh.name, "short_term.json"])
+
+
 def test_restore_temp_names_fit_and_match_the_pattern():
     from praisonmem.core.layout import is_restore_temp
     from praisonmem.core.backup.restore import temp_name
