@@ -122,6 +122,20 @@ def test_a_restored_chroma_store_reads_back_identical(project, tmp_path):
     assert snapshot(empty / ".praisonai") == before
 
 
+def test_a_chroma_directory_reached_through_a_link_is_left_out_and_named(project, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "chroma.sqlite3").write_bytes(b"not read")
+    (project / ".praisonai" / "chroma_db_bob").symlink_to(outside)
+    made = _pm(project, "backup", "create", "-o", str(tmp_path / "out"), "-v")
+    assert made.returncode == 0, made.stderr
+    why = "a symbolic link; a Chroma directory is backed up only as the directory itself"
+    assert f"praisonmem: not backed up: .praisonai/chroma_db_bob: {why}\n" in made.stderr
+    manifest, members = _members(_archive(project))
+    assert {"path": "project/chroma_db_bob/", "reason": why} in manifest["left_out"]
+    assert not [n for n in members if "chroma_db_bob" in n]
+
+
 def test_replace_puts_the_whole_store_back_never_merging(project, tmp_path):
     made = _pm(project, "backup", "create", "-o", str(tmp_path / "out"))
     assert made.returncode == 0, made.stderr

@@ -45,20 +45,26 @@ class Taken:
     left_out: list[tuple[str, Path, str]] = field(default_factory=list)  # archive name, file, why
 
 
-def stores(project_dir: Path) -> list[tuple[str, Path]]:
-    """``(archive name, directory)`` of each Chroma directory in the project dir (a link is not followed)."""
+LINKED = "a symbolic link; a Chroma directory is backed up only as the directory itself"
+
+
+def stores(project_dir: Path, linked: list[tuple[str, Path]] | None = None) -> list[tuple[str, Path]]:
+    """``(archive name, directory)`` of each Chroma directory in the project dir; one reached through a symbolic
+    link is not followed, but added to ``linked`` (to be named as left out)."""
     import re
 
     from praisonmem.core.io.chroma import looks_like_chroma
 
-    found = []
+    found, links = [], [] if linked is None else linked
+    candidates = []
     if project_dir.is_dir():
-        for path in sorted(project_dir.iterdir()):
-            if re.fullmatch(CHROMA_DIRS[0], path.name) and not path.is_symlink() and looks_like_chroma(path):
-                found.append((f"{PREFIX}{path.name}/", path))
+        candidates = [(f"{PREFIX}{p.name}/", p, (p,)) for p in sorted(project_dir.iterdir())
+                      if re.fullmatch(CHROMA_DIRS[0], p.name)]
     knowledge = project_dir.joinpath(*KNOWLEDGE)
-    if not any(p.is_symlink() for p in (knowledge.parent, knowledge)) and looks_like_chroma(knowledge):
-        found.append((f"{PREFIX}{'/'.join(KNOWLEDGE)}/", knowledge))
+    candidates.append((f"{PREFIX}{'/'.join(KNOWLEDGE)}/", knowledge, (knowledge.parent, knowledge)))
+    for name, path, way in candidates:
+        if looks_like_chroma(path):
+            (links if any(p.is_symlink() for p in way) else found).append((name, path))
     return found
 
 

@@ -274,9 +274,11 @@ def create(paths: Paths, *, output: Path, include: tuple[str, ...] = INCLUDES, k
     if streamed and keep:
         raise UsageError("--keep rotates the backups in a directory; it does not apply to -, a pipe or a device")
     entries, roots, left_out = collect(paths, include)
-    stores = chroma.stores(paths.project_dir) if CHROMA in include else []
+    linked: list[tuple[str, Path]] = []
+    stores = chroma.stores(paths.project_dir, linked) if CHROMA in include else []
     if CHROMA in include:
         roots[CHROMA] = os.path.abspath(paths.project_dir)
+        left_out += [LeftOut(name, path, chroma.LINKED) for name, path in linked]
     if not entries and not stores:
         raise NotFound("nothing to back up: no " + ", ".join(include) + " under " + ", ".join(roots.values())
                        + " (wrong --home or --memory-dir?)")
