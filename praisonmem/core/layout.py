@@ -13,6 +13,10 @@ both, as the library writes them there); a backup archives the home's part under
   ``events.jsonl``);
 * ``state/session_spill/``: turns the library saved aside after a failed write;
 * ``learn/<scope>/<user>/<store>.json`` and its ``<store>.archive.json`` (the library's stores and scopes only);
+* ``project/``: the project dir (``.praisonai/``, the FileMemory base's parent), for its Chroma directories only
+  (:data:`CHROMA_DIRS`): praisonaiagents' rag Memory's ``chroma_db[_<user>]/`` and Knowledge's
+  ``knowledge/chroma/``, each ``chroma.sqlite3`` and its HNSW segment dirs' files (:data:`CHROMA_SEGMENT_FILES`),
+  archived and restored as whole directories;
 * ``memory/[<user dir>/]``: FileMemory's files (``config.json``, ``short_term.json``, …) and the ``*.json`` files
   of its ``episodic/``, ``sessions/`` and ``checkpoints/``; a user directory is up to :data:`NESTING` levels deep
   (releases before 1.6.58 nested ``team/alice``), or the base itself.
@@ -85,6 +89,16 @@ MEMORY_SUBDIRS = (EPISODIC, SAVED_SESSIONS, "checkpoints")  # a user's directori
 NESTING = 4  # how deep a pre-1.6.58 user id with '/' (``team/alice``) is looked for
 MEMORY_LOCK = ".praisonmem"  # praisonmem's writer lock of a FileMemory user: <user dir>/.praisonmem.lock
 
+# praisonaiagents' Chroma directories in the project dir: the rag Memory's chroma_db[_<user>], Knowledge's
+# knowledge/chroma; each holds chroma.sqlite3 and one HNSW dir (named by its segment's uuid) per vector segment.
+CHROMA = "chroma"
+CHROMA_SQLITE = "chroma.sqlite3"
+CHROMA_DIRS = (r"chroma_db(?:_[^/]+)?", r"knowledge/chroma")
+CHROMA_SEGMENT = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+# what chromadb (1.x) writes in a segment dir; never a pickle (older releases' index_metadata.pickle is left out,
+# so no archive can hand chromadb one to load)
+CHROMA_SEGMENT_FILES = ("header.bin", "data_level0.bin", "length.bin", "link_lists.bin")
+
 LEARN_SCOPES = ("private", "shared")
 LEARN_STORES = ("persona", "insights", "threads", "patterns", "decisions", "feedback", "improvements")
 LEARN_ARCHIVE = ".archive.json"  # <store>.archive.json beside <store>.json
@@ -141,7 +155,10 @@ class Root(NamedTuple):
 
     @property
     def prefix(self) -> str:
-        """Its prefix inside a backup archive: ``home/…`` for the home's trees, ``memory/`` for FileMemory."""
+        """Its prefix inside a backup archive: ``home/…`` for the home's trees, ``memory/`` for FileMemory,
+        ``project/`` for the project dir's Chroma directories."""
+        if self.anchor == "project":
+            return "project/"
         return self.relative if self.anchor == "memory" else f"home/{self.relative}"
 
 
@@ -150,6 +167,7 @@ ROOTS = (
     Root("spill", f"{STATE}/{SPILL}/", "state", SPILL_DIR),
     Root(LEARN, f"{LEARN}/", "data", (LEARN,)),
     Root(MEMORY, f"{MEMORY}/", "memory", ()),
+    Root(CHROMA, "", "project", ()),  # below the project dir (Paths.project_dir), not the home
 )
 ROOT_NAMES = {root.name: root for root in ROOTS}
 
@@ -179,6 +197,21 @@ def learn_path_ok(parts: Sequence[str]) -> bool:
     return len(parts) == 3 and parts[0] in LEARN_SCOPES and parts[2] in LEARN_FILES or tuple(parts) == (LEARN_DB,)
 
 
+def chroma_store(parts: Sequence[str]) -> int:
+    """How many of ``parts`` (a path below the project dir) name a Chroma directory (:data:`CHROMA_DIRS`): 1 for
+    ``chroma_db[_<user>]``, 2 for ``knowledge/chroma``; 0 when they start with none."""
+    for size in (1, 2):
+        if len(parts) >= size and any(re.fullmatch(p, "/".join(parts[:size])) for p in CHROMA_DIRS):
+            return size
+    return 0
+
+
+def chroma_file_ok(rest: Sequence[str]) -> bool:
+    """A file chromadb writes in a Chroma directory (``rest``: its path below it)."""
+    return (tuple(rest) == (CHROMA_SQLITE,) or len(rest) == 2 and re.fullmatch(CHROMA_SEGMENT, rest[0]) is not None
+            and rest[1] in CHROMA_SEGMENT_FILES)
+
+
 def file_reason(root: str, parts: Sequence[str]) -> str | None:
     """Why a file at ``parts`` below ``root``'s prefix is not one the store writes; ``None`` when it is."""
     if root == SESSIONS and not session_path_ok(parts) or root == "spill" and len(parts) > 1:
@@ -187,6 +220,9 @@ def file_reason(root: str, parts: Sequence[str]) -> str | None:
         return "a lock or temp file, which backups never hold"
     if root == LEARN and not learn_path_ok(parts):
         return ("not a learn store (<scope>/<user>/<store>.json of " + ", ".join(LEARN_STORES) + f", or {LEARN_DB})")
+    if root == CHROMA and not ((size := chroma_store(parts)) and chroma_file_ok(parts[size:])):
+        return (f"not a file of a Chroma directory (chroma_db[_<user>]/ or knowledge/chroma/: {CHROMA_SQLITE}, or "
+                f"<segment uuid>/{{{','.join(CHROMA_SEGMENT_FILES)}}})")
     if root == MEMORY and memory_user(parts) is None:
         return (f"not a file FileMemory writes ({', '.join(MEMORY_FILES)}, or a .json file in "
                 f"{', '.join(d + '/' for d in MEMORY_SUBDIRS[:-1])} or {MEMORY_SUBDIRS[-1]}/, in a user directory "
@@ -203,6 +239,10 @@ def dir_ok(root: str, parts: tuple[str, ...]) -> bool:
         return not parts
     if root == LEARN:
         return len(parts) < 2 or (len(parts) == 2 and parts[0] in LEARN_SCOPES)
+    if root == CHROMA:
+        size = chroma_store(parts)
+        return (not parts or parts == ("knowledge",) or size == len(parts)
+                or size + 1 == len(parts) and re.fullmatch(CHROMA_SEGMENT, parts[-1]) is not None)
     return len(parts) <= NESTING + 1
 
 
@@ -244,6 +284,7 @@ class Lock(StrEnum):
     learn = "learn"  # <file>.lock created with O_EXCL, deleted on release, stale after 10 s (BaseJSONStore)
     filememory = "filememory"  # BSD flock on <user dir>/.praisonmem.lock (praisonmem's own: the library has none)
     sqlite = "sqlite"  # SQLite's own locks: nobody may have the database open
+    chroma = "chroma"  # none a writer takes: no process may have the directory's chroma.sqlite3 open (a /proc scan)
     none = "none"  # no writer locks it (spill records, old runs, .last_session, quarantined copies)
 
 
@@ -259,10 +300,11 @@ class Kind(StrEnum):
     learn_store = "learn_store"
     learn_archive = "learn_archive"
     memory_file = "memory_file"  # one of FileMemory's files, or a JSON file of its episodic/, sessions/, checkpoints/
+    chroma_file = "chroma_file"  # a file of a Chroma directory: backed up and restored with its whole directory
 
 
 LOCKS = {Kind.session: Lock.session, Kind.database: Lock.sqlite, Kind.learn_store: Lock.learn,
-         Kind.memory_file: Lock.filememory}  # every other kind: Lock.none
+         Kind.memory_file: Lock.filememory, Kind.chroma_file: Lock.chroma}  # every other kind: Lock.none
 # Each lock's implementation, a ``(path, timeout)`` context manager: (module, name) in the package that owns the
 # files, imported only when asked (:func:`lock_of`), so that layout imports nothing above it.
 LOCKERS = {
@@ -270,6 +312,7 @@ LOCKERS = {
     Lock.learn: ("praisonmem.core.learn.files", "locked"),
     Lock.filememory: ("praisonmem.core.memory.filememory", "file_lock"),
     Lock.sqlite: ("praisonmem.core.backup.sqlite", "exclusive"),
+    Lock.chroma: ("praisonmem.core.io.chroma", "unheld"),  # its path: the Chroma directory itself
 }
 
 
@@ -277,7 +320,7 @@ def classify(relative: str) -> Kind | None:
     """The kind of the file at ``relative`` (a path below a home, ``memory/…`` below the FileMemory base), or
     ``None`` when no store writes such a file there (a lock, a temp file, a foreign name)."""
     for root in ROOTS:
-        if relative.startswith(root.relative):
+        if root.anchor != "project" and relative.startswith(root.relative):
             return _admitted(root.name, tuple(relative[len(root.relative):].split("/")))
     return None
 
@@ -311,6 +354,8 @@ def _kind(root: str, parts: tuple[str, ...]) -> Kind:
         if parts == (LEARN_DB,):
             return Kind.database
         return Kind.learn_archive if name.endswith(LEARN_ARCHIVE) else Kind.learn_store
+    if root == CHROMA:
+        return Kind.chroma_file
     return Kind.memory_file if root == MEMORY else Kind.spill
 
 

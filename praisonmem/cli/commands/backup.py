@@ -30,7 +30,7 @@ def create_command(
                                                   "new one is never deleted (config backup.keep; 0 = keep "
                                                   "all; not with -, a pipe or a device).")] = None,
     include: Annotated[str | None, typer.Option("--include", metavar="LIST",
-                                                help="Comma list of sessions,memory,learn (default: all).")] = None,
+                                                help="Comma list of sessions,memory,learn,chroma (default: all).")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Say what was written (also on a terminal).")
                        ] = False,
     as_json: JsonFlag = False,
@@ -43,7 +43,12 @@ def create_command(
     -o - streams the archive to stdout (never to a terminal) and a pipe or
     device is written to; --keep needs a directory. A FileMemory file that
     still does not parse after re-reading is archived as it is, marked
-    damaged: the run exits 1 and deletes no old backup.
+    damaged: the run exits 1 and deletes no old backup. praisonaiagents'
+    Chroma directories (.praisonai/chroma_db*, .praisonai/knowledge/chroma)
+    are archived whole, and only while no process has one open: one that is
+    open is left out with a warning naming it and the process, and the run
+    exits 1 (the rest is written); each archived one is checked by opening
+    its copy with chromadb.
 
     Silent on success unless -v or on a terminal (and with -q even there), so
     cron mails only failures. A source that does not exist (most homes have no
@@ -87,6 +92,12 @@ def create_command(
     for damage in result["damaged"]:
         warn(f"{damage['file']} did not parse even after re-reading it ({damage['problem']}): archived as it is "
              "and marked damaged")
+    for refused in result["not_backed_up"]:  # one line each: what, why, and that the rest is there
+        problem = refused["problem"]
+        named = problem if problem.startswith(refused["file"]) else f"{refused['file']}: {problem}"
+        warn(f"not backed up: {named}; the rest of the backup is written", always=True)
+    if result["not_backed_up"] and not result["damaged"]:
+        return EXIT_PROBLEMS
     if result["damaged"]:
         warn("backup written but incomplete" + (", so no old backup was deleted" if plan.keep else ""), always=True)
         return EXIT_PROBLEMS

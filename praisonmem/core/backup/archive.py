@@ -8,6 +8,8 @@ An archive is untrusted input. Only what ``backup create`` itself writes is acce
   (:mod:`praisonmem.core.layout`, the rule ``backup create`` archives by); no path twice, no path that is also
   another's directory;
 * a database (``"sqlite": true``: a snapshot ``backup create`` took) passes ``PRAGMA quick_check``;
+* a Chroma directory (``project/…``) opens with chromadb (imported only then) to the collection counts the
+  manifest's ``"chroma"`` list recorded (:mod:`praisonmem.core.backup.chroma`);
 * each file's size and sha256 as the manifest says. Members are streamed in chunks while hashing,
   a member larger than its manifest size is refused before a byte of it is read, and the bytes
   read in all never exceed the manifest's total, so a tiny archive claiming gigabytes cannot
@@ -30,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from praisonmem.core.backup import sqlite
+from praisonmem.core.backup import chroma, sqlite
 from praisonmem.core.errors import Refused
 from praisonmem.core.layout import DATABASES, LEARN, LEARN_DB, ROOT_NAMES, SESSIONS, layout_reason
 from praisonmem.core.result import Progress
@@ -105,6 +107,8 @@ def manifest_problem(data: dict[str, Any]) -> str | None:
         return "'roots' is not an object"
     if "files" in data and not isinstance(data["files"], list):
         return "'files' is not a list"
+    if "chroma" in data:
+        return chroma.manifest_problem(data["chroma"])
     return None
 
 
@@ -221,7 +225,7 @@ def copy_member(source: IO[bytes], size: int, sink: Callable[[bytes], Any] | Non
 class Problem:
     path: str
     problem: str
-    kind: Literal["unsafe", "mismatch", "damaged", "missing", "broken"]
+    kind: Literal["unsafe", "mismatch", "damaged", "missing", "broken", "store"]  # store: a Chroma dir that fails
 
     def to_json(self) -> dict[str, str]:
         return {"path": self.path, "problem": self.problem}
@@ -236,6 +240,7 @@ def check_archive(archive: Path, manifest: dict[str, Any], files: list[dict[str,
     problems: list[Problem] = []
     seen: set[str] = set()
     current = MANIFEST
+    stores = chroma.Check(manifest)
     try:
         with open_archive(archive) as tar:
             for count, member in enumerate(tar):
@@ -246,9 +251,10 @@ def check_archive(archive: Path, manifest: dict[str, Any], files: list[dict[str,
                     problems.append(Problem(member.name, "more entries than the manifest lists; stopped reading",
                                             "unsafe"))
                     break
-                problem = _member_problem(tar, member, roots, expected, seen, budget)
+                problem = _member_problem(tar, member, roots, expected, seen, budget, stores)
                 if problem:
                     problems.append(problem)
+                    stores.failed(member.name)
                 if progress:
                     progress(len(seen), len(expected))
     except DAMAGE as exc:
@@ -258,11 +264,13 @@ def check_archive(archive: Path, manifest: dict[str, Any], files: list[dict[str,
             problems.append(Problem(path, "missing from the archive", "missing"))
         elif isinstance(entry.get("damaged"), str):
             problems.append(Problem(path, f"did not parse when it was backed up: {entry['damaged']}", "damaged"))
+    missing = {p.path for p in problems}
+    problems += [Problem(store, problem, "store") for store, problem in stores.problems(missing)]
     return problems
 
 
 def _member_problem(tar: tarfile.TarFile, member: tarfile.TarInfo, roots: set[str], expected: dict[str, Any],
-                    seen: set[str], budget: Budget) -> Problem | None:
+                    seen: set[str], budget: Budget, stores: chroma.Check) -> Problem | None:
     reason = member_reason(member, roots)
     if reason:
         return Problem(member.name, f"unsafe entry: {reason}", "unsafe")
@@ -279,7 +287,11 @@ def _member_problem(tar: tarfile.TarFile, member: tarfile.TarInfo, roots: set[st
         return Problem(member.name, "more data than the manifest's total; not read", "mismatch")
     if (want.get("sqlite") or is_database(member.name)) and "damaged" not in want:
         return _database_problem(tar.extractfile(member), member.name, want)
-    size, digest = copy_member(tar.extractfile(member), want["size"])
+    if chroma.store_of(member.name) is not None:  # copied aside, to be opened once all of its store is there
+        with stores.sink(member.name) as handle:
+            size, digest = copy_member(tar.extractfile(member), want["size"], handle.write)
+    else:
+        size, digest = copy_member(tar.extractfile(member), want["size"])
     if size != want["size"] or digest != want["sha256"]:
         return Problem(member.name, "checksum mismatch", "mismatch")
     return None

@@ -11,6 +11,9 @@ Layout inside the archive (so that ``restore --to DIR`` yields a usable
     home/learn/<scope>/<user>/…        read under the learn-store lock; learn.db (the library's sqlite
                                        backend, when the home holds it) as a snapshot
     memory/<user>/…
+    project/chroma_db[_<user>]/…       praisonaiagents' Chroma directories in the project dir (the memory
+    project/knowledge/chroma/…         dir's parent), each whole, only while no process has it open, and
+                                       verified by opening the copy with chromadb (:mod:`.chroma`)
 
 The manifest records the praisonmem version, the source roots, and each file's
 path, size, mode, mtime and sha256. The archive is written to a temp name in
@@ -52,12 +55,12 @@ from typing import Any, BinaryIO
 
 from praisonmem import __version__
 from praisonmem.core import learn, memory
-from praisonmem.core.backup import sqlite
+from praisonmem.core.backup import chroma, sqlite
 from praisonmem.core.backup.archive import FORMAT, MANIFEST, read_manifest
 from praisonmem.core.errors import IOFailure, NotFound, PraisonMemError, TargetExists, UsageError, io_failure
 from praisonmem.core.io import fastjson, jsonfile, outfile
 from praisonmem.core.io.safetext import json_safe
-from praisonmem.core.layout import (JSON, LEARN, LEARN_DB, MEMORY, ROOT_NAMES, SESSIONS, SKIPPED_SUFFIXES, STORE_DATABASES, Kind,
+from praisonmem.core.layout import (CHROMA, JSON, LEARN, LEARN_DB, MEMORY, ROOT_NAMES, SESSIONS, SKIPPED_SUFFIXES, STORE_DATABASES, Kind,
                                     Root, archive_kind, dir_ok, file_reason, is_db_sidecar)
 from praisonmem.core.paths import Paths
 from praisonmem.core.result import Progress
@@ -65,7 +68,7 @@ from praisonmem.core.result import Progress
 PREFIX = "praisonmem-backup-"
 SUFFIX = ".tar.gz"
 NAMED = re.compile(r"praisonmem-backup-(\d{8}T\d{6}Z)(?:-([1-9]\d{0,8}))?\.tar\.gz")
-INCLUDES = (SESSIONS, MEMORY, LEARN)
+INCLUDES = (SESSIONS, MEMORY, LEARN, CHROMA)
 LEVEL = 6  # gzip's own default: level 9 costs about twice the time for a few per cent on JSON
 COPY_CHUNK = 1 << 20
 
@@ -271,7 +274,12 @@ def create(paths: Paths, *, output: Path, include: tuple[str, ...] = INCLUDES, k
     if streamed and keep:
         raise UsageError("--keep rotates the backups in a directory; it does not apply to -, a pipe or a device")
     entries, roots, left_out = collect(paths, include)
-    if not entries:
+    linked: list[tuple[str, Path]] = []
+    stores = chroma.stores(paths.project_dir, linked) if CHROMA in include else []
+    if CHROMA in include:
+        roots[CHROMA] = os.path.abspath(paths.project_dir)
+        left_out += [LeftOut(name, path, chroma.LINKED) for name, path in linked]
+    if not entries and not stores:
         raise NotFound("nothing to back up: no " + ", ".join(include) + " under " + ", ".join(roots.values())
                        + " (wrong --home or --memory-dir?)")
     for entry in entries:  # a database that is not its store's refuses the backup before anything is written
@@ -288,6 +296,8 @@ def create(paths: Paths, *, output: Path, include: tuple[str, ...] = INCLUDES, k
         written = _Counting(raw)
         manifest_files = []
         damaged: list[dict[str, str]] = []
+        refused: list[dict[str, str]] = []  # Chroma directories left out: open elsewhere, or a copy that fails
+        chroma_counts: list[dict[str, Any]] = []
         # The members go, compressed, into a private temp file as they are read; the manifest (which needs
         # every file's digest) is then written first, as a gzip member of its own, the members' gzip member
         # copied after it, and the end of the archive last: gzip readers (tarfile, gzip -d, tar xz) read
@@ -309,10 +319,27 @@ def create(paths: Paths, *, output: Path, include: tuple[str, ...] = INCLUDES, k
                             manifest_files[-1]["damaged"] = reason
                             damaged.append({"path": entry.name, "file": str(entry.source), "problem": reason})
                     if progress:
-                        progress(done, len(entries))
+                        progress(done, len(entries) + len(stores))
+                for done, (name, source) in enumerate(stores, len(entries) + 1):
+                    try:
+                        taken = chroma.take(name, source)
+                    except PraisonMemError as exc:
+                        refused.append({"path": name, "file": str(source), "problem": exc.message})
+                        left_out.append(LeftOut(name, source, exc.message))
+                        continue
+                    for member, data, mode, mtime in taken.members:
+                        members.add(_info(member, len(data), mode, mtime), data)
+                        manifest_files.append({"path": member, "size": len(data), "mode": f"{mode:04o}",
+                                               "mtime": mtime, "sha256": hashlib.sha256(data).hexdigest()})
+                    chroma_counts.append({"path": name, "collections": taken.collections})
+                    left_out += [LeftOut(*item) for item in taken.left_out]
+                    if progress:
+                        progress(done, len(entries) + len(stores))
             manifest = {"format": FORMAT, "version": 1, "praisonmem_version": __version__,
                         "created_at": datetime.now(timezone.utc).isoformat(), "include": list(include),
                         "roots": roots, "files": manifest_files}
+            if chroma_counts:
+                manifest["chroma"] = chroma_counts
             if left_out:
                 manifest["left_out"] = [{"path": o.name, "reason": o.reason} for o in left_out]
             # A name that is not UTF-8 holds lone surrogates (surrogateescape): escaped, the manifest is
@@ -326,11 +353,11 @@ def create(paths: Paths, *, output: Path, include: tuple[str, ...] = INCLUDES, k
             spool.seek(0)
             shutil.copyfileobj(spool, written, COPY_CHUNK)
             written.write(_gzip(_TarBody.end(len(head) + members.offset)))
-    # A damaged file skips rotation, so the older, whole backups survive.
-    removed = prune(directory, keep, final) if keep and final is not None and not damaged else []
+    # A damaged file or a Chroma directory left out skips rotation, so the older, whole backups survive.
+    removed = prune(directory, keep, final) if keep and final is not None and not damaged and not refused else []
     return {"path": str(final if final is not None else output), "files": len(manifest_files),
             "size": written.size, "removed": [str(p) for p in removed], "damaged": damaged,
-            "left_out": [o.to_json() for o in left_out]}
+            "not_backed_up": refused, "left_out": [o.to_json() for o in left_out]}
 
 
 @dataclass
@@ -521,7 +548,10 @@ def prune(directory: Path, keep: int, written: Path) -> list[Path]:
 def missing_sources(paths: Paths, include: tuple[str, ...]) -> list[str]:
     """The included sources that do not exist (worth a warning: a cron job may be looking elsewhere)."""
     sources = {SESSIONS: paths.sessions_dir, LEARN: paths.learn_dir, MEMORY: paths.memory_dir}
-    return [f"{kind} ({sources[kind]})" for kind in include if not sources[kind].is_dir()]
+    missing = [f"{kind} ({sources[kind]})" for kind in include if kind in sources and not sources[kind].is_dir()]
+    if CHROMA in include and not chroma.stores(paths.project_dir):
+        missing.append(f"{CHROMA} ({paths.project_dir / 'chroma_db*'}, {paths.project_dir / 'knowledge' / 'chroma'})")
+    return missing
 
 
 def list_backups(chosen: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:

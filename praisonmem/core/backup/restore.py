@@ -29,7 +29,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 
-from praisonmem.core.backup import sqlite
+from praisonmem.core.backup import chroma, sqlite
 from praisonmem.core.backup.archive import (
     DAMAGE,
     EXTRA_MEMBERS,
@@ -41,7 +41,7 @@ from praisonmem.core.backup.archive import (
     quoted_entry,
     read_manifest,
 )
-from praisonmem.core.backup.nofollow import LinkInTheWay, Place, link_in, open_dir
+from praisonmem.core.backup.nofollow import DIR_FLAGS, DIR_MODE, LinkInTheWay, Place, link_in, open_dir
 from praisonmem.core.errors import PraisonMemError, ProblemsFound, Refused, UsageError, io_failure
 from praisonmem.core.io import jsonfile
 from praisonmem.core.layout import RESTORE_TEMP, STORE_DATABASES, Kind, Lock, archive_kind, is_db_sidecar, lock_of, split
@@ -79,11 +79,12 @@ def destination(name: str, paths: Paths, to: Path | None) -> Place:
     if to is not None:
         return Place(to, tuple(parts), file)
     root, rest = split(name)
-    if root.anchor != "memory":
+    if root.anchor not in ("memory", "project"):
         return Place(getattr(paths, root.anchor).path, root.below + rest[:-1], file)
-    if paths.memory_dir.is_absolute():
-        return Place(paths.memory_dir, rest[:-1], file)
-    return Place(Path("."), paths.memory_dir.parts + rest[:-1], file)
+    base = paths.memory_dir if root.anchor == "memory" else paths.project_dir
+    if base.is_absolute():
+        return Place(base, rest[:-1], file)
+    return Place(Path("."), base.parts + rest[:-1], file)
 
 
 @dataclass
@@ -96,6 +97,7 @@ class RestoreItem:
     mtime: float
     detail: str | None = None
     database: bool = False  # an SQLite file: put back only while nobody has it open (:func:`sqlite.exclusive`)
+    store: StoreRestore | None = None  # a file of a Chroma directory, which is restored whole
 
     @property
     def target(self) -> Path:
@@ -150,6 +152,9 @@ def plan_items(archive: Path, paths: Paths, *, to: Path | None, on_conflict: Res
     except BadEntry as exc:
         raise Refused(f"{exc.message}; nothing written") from exc
     problems = check_archive(archive, manifest, files, progress)
+    store = next((p for p in problems if p.kind == "store"), None)
+    if store:
+        raise Refused(f"{quoted_entry(store.path)}: {store.problem}; nothing written")
     unsafe = next((p for p in problems if p.kind == "unsafe"), None)
     if unsafe:
         raise Refused(f"refusing archive entry {quoted_entry(unsafe.path)}: "
@@ -161,6 +166,7 @@ def plan_items(archive: Path, paths: Paths, *, to: Path | None, on_conflict: Res
     damaged = {p.path: p.problem for p in problems if p.kind == "damaged"}
     items = []
     seen: dict[Path, int | None] = {}
+    groups: dict[str, StoreRestore] = {}
     for entry in files:
         place = destination(entry["path"], paths, to)
         link = link_in(place, seen)
@@ -169,7 +175,12 @@ def plan_items(archive: Path, paths: Paths, *, to: Path | None, on_conflict: Res
         target = place.target
         item = RestoreItem(entry["path"], place, "restore", entry["size"], entry["sha256"], entry["mtime"],
                            database=entry.get("sqlite") is True or target.name in STORE_DATABASES)
-        if entry["path"] in damaged:
+        if (store_name := chroma.store_of(entry["path"])) is not None:
+            item.store = groups.get(store_name) or groups.setdefault(store_name, _store_plan(store_name, paths, to,
+                                                                                           on_conflict, seen))
+            item.action, item.detail = item.store.action, item.store.detail
+            item.store.items.append(item)
+        elif entry["path"] in damaged:
             item.action, item.detail = "fail", f"{damaged[entry['path']]}; not restored (tar -xzf the archive to see it)"
         elif is_db_sidecar(target.name):
             item.action, item.detail = "skip", ("a SQLite sidecar an older praisonmem copied as it was; not restored "
@@ -180,6 +191,121 @@ def plan_items(archive: Path, paths: Paths, *, to: Path | None, on_conflict: Res
             item.action, item.detail = _database_in_use(target) or (item.action, item.detail)
         items.append(item)
     return items
+
+
+@dataclass(eq=False)  # one per directory, kept in a set by identity
+class StoreRestore:
+    """A Chroma directory being put back: its files go into a new temp directory beside it, renamed into place
+    once all are written (:mod:`praisonmem.core.backup.chroma`)."""
+
+    name: str  # its path in the archive, ending in /
+    place: Place  # the directory itself
+    action: ItemAction
+    detail: str | None = None
+    items: list[RestoreItem] = field(default_factory=list)
+    dfd: int | None = None  # the directory it is in
+    temp: str | None = None
+    tfd: int | None = None  # the temp directory
+    failure: PraisonMemError | None = None
+
+    def write(self, source: Any, item: RestoreItem, sweep: Sweep) -> None:
+        """One file of the store into the temp directory (created with the first), checked against the manifest."""
+        if self.tfd is None:
+            self.dfd = open_dir(self.place)
+            sweep(self.dfd, self.place.directory)
+            self.temp = temp_name(self.place.name)
+            try:
+                os.mkdir(self.temp, DIR_MODE, dir_fd=self.dfd)
+                self.tfd = os.open(self.temp, DIR_FLAGS | os.O_NOFOLLOW, dir_fd=self.dfd)
+            except OSError as exc:
+                raise io_failure(self.place.target, exc) from exc
+        *subdirs, file = item.name[len(self.name):].split("/")
+        fd = os.dup(self.tfd)
+        try:
+            for sub in subdirs:  # a segment dir, its name checked against the layout
+                try:
+                    os.mkdir(sub, DIR_MODE, dir_fd=fd)
+                except FileExistsError:
+                    pass
+                inner = os.open(sub, DIR_FLAGS | os.O_NOFOLLOW, dir_fd=fd)
+                os.close(fd)
+                fd = inner
+            out = os.open(file, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=fd)
+            with os.fdopen(out, "wb") as handle:
+                size, digest = copy_member(source, item.size, handle.write)
+                if (size, digest) != (item.size, item.sha256):
+                    raise Refused("does not match its manifest checksum (the archive changed since it was "
+                                  "verified); not restored")
+                handle.flush()
+                os.utime(handle.fileno(), (item.mtime, item.mtime))
+                os.fsync(handle.fileno())
+            os.fsync(fd)
+        except OSError as exc:
+            raise io_failure(item.target, exc) from exc
+        finally:
+            os.close(fd)
+
+    def finish(self, timeout: float) -> list[Change]:
+        """Rename the written directory into place (swapped with the old one for a replace), or drop it."""
+        changes = [i.change() for i in self.items]
+        try:
+            if self.failure is not None:
+                raise self.failure
+            if self.tfd is None:
+                raise Refused("gone from the archive since it was verified; not restored")
+            assert self.dfd is not None and self.temp is not None
+            with lock_of(Lock.chroma)(self.place.target, timeout):
+                if _lexists(self.place.name, self.dfd):
+                    if self.action != "replace":  # appeared since it was planned: not ours to replace
+                        for change in changes:
+                            change.action, change.detail = Action.skipped, "appeared while restoring; left as it is"
+                        return changes
+                    if not chroma.exchange(self.dfd, self.temp, self.place.name):  # then two renames
+                        old = temp_name(self.place.name)
+                        os.rename(self.place.name, old, src_dir_fd=self.dfd, dst_dir_fd=self.dfd)
+                        os.rename(self.temp, self.place.name, src_dir_fd=self.dfd, dst_dir_fd=self.dfd)
+                        self.temp = old
+                else:
+                    os.rename(self.temp, self.place.name, src_dir_fd=self.dfd, dst_dir_fd=self.dfd)
+                    self.temp = None
+            os.fsync(self.dfd)
+        except OSError as exc:
+            for change in changes:
+                change.fail(io_failure(self.place.target, exc))
+        except PraisonMemError as exc:
+            for change in changes:
+                change.fail(exc)
+        finally:
+            self.close()
+        return changes
+
+    def close(self) -> None:
+        if self.tfd is not None:
+            os.close(self.tfd)
+            self.tfd = None
+        if self.dfd is not None:
+            if self.temp is not None:  # the new files not put in place, or the old directory swapped out
+                chroma.remove_tree(self.dfd, self.temp)
+            os.close(self.dfd)
+            self.dfd = None
+
+
+def _store_plan(name: str, paths: Paths, to: Path | None, on_conflict: RestoreConflict,
+                seen: dict[Path, int | None]) -> StoreRestore:
+    """What restoring the Chroma directory ``name`` does: the whole directory, or nothing of it."""
+    place = destination(name.rstrip("/"), paths, to)
+    link = link_in(place, seen)
+    if link is not None or os.path.islink(place.target):
+        raise LinkInTheWay(link or place.target, "nothing written")
+    if not os.path.lexists(place.target):
+        return StoreRestore(name, place, "restore")
+    chroma.refuse_busy(place.target)
+    if not os.path.isdir(place.target):
+        return StoreRestore(name, place, "fail", "exists and is not a directory; not restored")
+    if on_conflict is RestoreConflict.replace:
+        return StoreRestore(name, place, "replace", "the whole Chroma directory replaced")
+    return StoreRestore(name, place, "skip", "the Chroma directory already exists; left whole (--on-conflict "
+                                             "replace puts the backup's in its place; files are never merged)")
 
 
 def _database_in_use(target: Path) -> tuple[ItemAction, str] | None:
@@ -211,12 +337,35 @@ def _restore_members(archive: Path, wanted: dict[str, RestoreItem], most: int, t
                      progress: Progress, sweep: Sweep) -> list[Change]:
     results: list[Change] = []
     total = len(wanted)
+    stores = list(dict.fromkeys(i.store for i in wanted.values() if i.store is not None))
+    try:
+        results += _members_into_place(archive, wanted, most, timeout, progress, sweep, total)
+        for store in stores:
+            results += store.finish(timeout)
+    finally:
+        for store in stores:
+            store.close()
+    return results
+
+
+def _members_into_place(archive: Path, wanted: dict[str, RestoreItem], most: int, timeout: float,
+                        progress: Progress, sweep: Sweep, total: int) -> list[Change]:
+    results: list[Change] = []
     with open_archive(archive) as tar:
         for count, member in enumerate(tar):
             if not wanted or count >= most:  # all found, or the archive grew since it was verified
                 break
             item = wanted.pop(member.name, None)  # a second member of the same name is never used
             if item is None:
+                continue
+            if item.store is not None:  # into its store's temp directory; its changes come with the store's rename
+                try:
+                    if not member.isreg() or member.issparse() or member.size != item.size:
+                        raise Refused("the archive changed since it was verified; not restored")
+                    if item.store.failure is None:
+                        item.store.write(tar.extractfile(member), item, sweep)
+                except PraisonMemError as exc:
+                    item.store.failure = item.store.failure or exc
                 continue
             outcome = item.change()
             try:
@@ -229,8 +378,12 @@ def _restore_members(archive: Path, wanted: dict[str, RestoreItem], most: int, t
             results.append(outcome)
             if progress:
                 progress(len(results), total)
-    results += [i.change(Action.failed, "gone from the archive since it was verified; not restored")
-                for i in wanted.values()]
+    for item in wanted.values():
+        if item.store is not None:
+            item.store.failure = item.store.failure or Refused("gone from the archive since it was verified; not "
+                                                               "restored")
+        else:
+            results.append(item.change(Action.failed, "gone from the archive since it was verified; not restored"))
     return results
 
 
@@ -293,8 +446,9 @@ def _unlink(name: str, dfd: int) -> None:
 @dataclass
 class Sweep:
     """The leftover temp files earlier restores left when they were killed, removed once per directory this
-    restore writes into: names of :data:`RESTORE_TEMP` only, regular files of this user, untouched for
-    :data:`STALE_TEMP` seconds, whose process is gone."""
+    restore writes into: names of :data:`RESTORE_TEMP` only, regular files (or a Chroma directory's temp
+    directory, removed whole without following a link) of this user, untouched for :data:`STALE_TEMP` seconds,
+    whose process is gone."""
 
     done: set[tuple[int, int]] = field(default_factory=set)
     removed: list[str] = field(default_factory=list)
@@ -315,11 +469,14 @@ class Sweep:
                 found = os.lstat(name, dir_fd=dfd) if match else None
             except OSError:
                 continue
-            if found is None or not stat.S_ISREG(found.st_mode) or found.st_uid != os.geteuid() \
-                    or now - found.st_mtime <= STALE_TEMP or _alive(int(match["pid"])):
+            if found is None or not (stat.S_ISREG(found.st_mode) or stat.S_ISDIR(found.st_mode)) \
+                    or found.st_uid != os.geteuid() or now - found.st_mtime <= STALE_TEMP or _alive(int(match["pid"])):
                 continue
             try:
-                os.unlink(name, dir_fd=dfd)
+                if stat.S_ISDIR(found.st_mode):
+                    chroma.remove_tree(dfd, name)
+                else:
+                    os.unlink(name, dir_fd=dfd)
             except OSError:
                 continue
             self.removed.append(str(directory / name))

@@ -134,7 +134,37 @@ def _close(client: Any) -> None:
         type(client).clear_system_cache()
 
 
-def _copy_files(src: Path, dst: Path) -> None:
+@contextmanager
+def unheld(path: Path, timeout: float = 0.0) -> Iterator[None]:
+    """The Chroma directory ``path``'s "lock": chromadb takes none a process could wait on (``timeout`` is
+    unused), so this refuses while another process has the store open."""
+    busy = busy_reason(path)
+    if busy:
+        raise Refused(f"{busy}; stop it first: chromadb has no lock to wait on")
+    yield
+
+
+def counts(client: Any) -> dict[str, int]:
+    """Each collection's item count, by name."""
+    return {name: client.get_collection(name, embedding_function=None).count() for name in names(client)}
+
+
+def opened_counts(path: Path) -> dict[str, int]:
+    """:func:`counts` of the directory ``path`` itself, opened with chromadb (a private copy a caller made:
+    opening rewrites files). :class:`CorruptFile` when chromadb cannot open or read it."""
+    chromadb = driver()
+    client = _open_client(chromadb, path)
+    try:
+        return counts(client)
+    except (PraisonMemError, KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:  # chromadb (or its Rust side) failing on what it read: a damaged store
+        raise CorruptFile(str(path), f"chromadb cannot read it ({_first_line(exc)})") from None
+    finally:
+        _close(client)
+
+
+def copy_files(src: Path, dst: Path) -> None:
     """The segment dirs' regular files (nothing a link points at), and ``chroma.sqlite3`` by the backup API."""
     for entry in os.scandir(src):
         if entry.is_dir(follow_symlinks=False):
@@ -162,7 +192,7 @@ def snapshot(path: Path) -> Iterator[Any]:
     client = None
     try:
         try:
-            _copy_files(path, scratch)
+            copy_files(path, scratch)
         except (OSError, sqlite3.Error) as exc:
             raise IOFailure(f"{path}: cannot read: {exc}") from None
         client = _open_client(chromadb, scratch)

@@ -210,7 +210,9 @@ def test_nothing_to_back_up_and_missing_sources(cli, world, tmp_path):
     told = cli("--home", world["home"], "--memory-dir", tmp_path / "nomem", "backup", "create", "-o", world["out"],
                "-v")
     assert told.exit_code == 0
-    assert told.stderr == f"praisonmem: not backed up, no such directory: memory ({tmp_path / 'nomem'})\n"
+    assert told.stderr == (f"praisonmem: not backed up, no such directory: memory ({tmp_path / 'nomem'})\n"
+                           f"praisonmem: not backed up, no such directory: chroma ({tmp_path / 'chroma_db*'}, "
+                           f"{tmp_path / 'knowledge' / 'chroma'})\n")
     asked = cli("--home", world["home"], "--memory-dir", tmp_path / "nomem", "backup", "create", "-o", world["out"],
                 "--include", "sessions,memory")
     assert asked.exit_code == 0

@@ -69,7 +69,7 @@ def test_restore_never_keeps_the_modes_an_archive_claims(cli, tmp_path):
     assert (memory / "u/short_term.json").read_bytes() == b"[]" and (home / "sessions/s.json").read_bytes() == SESSION
 
 
-OUTSIDE = "outside the backup layout (home/sessions/, home/state/session_spill/, home/learn/, memory/)"
+OUTSIDE = "outside the backup layout (home/sessions/, home/state/session_spill/, home/learn/, memory/, project/)"
 NOT_MEMORY = ("not a file FileMemory writes (config.json, short_term.json, long_term.json, entities.json, "
               "summaries.json, or a .json file in episodic/, sessions/ or checkpoints/, in a user directory at most "
               "4 levels deep)")
@@ -528,6 +528,22 @@ def test_the_next_restore_removes_only_its_own_stale_leftovers(cli, tmp_path):
         [n for n, stale in leftovers.items() if not stale] + ["short_term.json", ".praisonmem.lock"])
 
 
+def test_the_next_restore_removes_a_killed_chroma_restore_s_temp_directory(cli, tmp_path):
+    archive = crafted(tmp_path / "a.tar.gz", {"memory/u/short_term.json": b"[]"})
+    user = tmp_path / "to" / "memory" / "u"
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    stale, fresh = (user / f".chroma_db.restore-{gone.pid}-0a1b2c3{c}.tmp" for c in "de")
+    for temp in (stale, fresh):
+        (temp / "0f8e2b1c-3d4a-4b5c-9d6e-7f8091a2b3c4").mkdir(parents=True)
+        (temp / "chroma.sqlite3").write_text("partial")
+    os.utime(stale, (1796000000, 1796000000))
+    result = cli("backup", "restore", archive, "--to", tmp_path / "to", "--yes")
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr == f"praisonmem: removed 1 temp file(s) an interrupted restore left: {stale}\n"
+    assert sorted(p.name for p in user.iterdir()) == sorted([".praisonmem.lock", fresh.name, "short_term.json"])
+
+
 def test_restore_temp_names_fit_and_match_the_pattern():
     from praisonmem.core.layout import is_restore_temp
     from praisonmem.core.backup.restore import temp_name
@@ -588,7 +604,8 @@ def test_links_inside_the_home_are_archived_under_their_names_and_the_rest_is_na
     shown = [f"praisonmem: not backed up: {next(d / p[len(k):] for k, d in on_disk.items() if p.startswith(k))}"
              f": {r}\n" for p, r in left]
     assert result.stderr == (f"praisonmem: not backed up, no such directory: learn ({home / 'learn'})\n"
-                             + "".join(shown))
+                             f"praisonmem: not backed up, no such directory: chroma ({memory.parent / 'chroma_db*'}, "
+                             f"{memory.parent / 'knowledge' / 'chroma'})\n" + "".join(shown))
     quiet = cli("--home", home, "--memory-dir", memory, "backup", "create", "-o", tmp_path / "b")
     assert (quiet.exit_code, quiet.stderr) == (0, "")  # said only with -v (and always in the manifest)
     assert cli("backup", "verify", archive).exit_code == 0

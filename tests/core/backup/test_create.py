@@ -32,9 +32,9 @@ def test_only_the_names_praisonmem_gives_are_its_own(name, ok):
     assert (NAMED.fullmatch(name) is not None) is ok
 
 
-@pytest.mark.parametrize("text, parts", [(None, ("sessions", "memory", "learn")), ("memory", ("memory",)),
-                                         (" sessions , learn ,", ("sessions", "learn"))])
-def test_include_takes_a_comma_list_of_the_three(text, parts):
+@pytest.mark.parametrize("text, parts", [(None, ("sessions", "memory", "learn", "chroma")), ("memory", ("memory",)),
+                                         (" sessions , learn ,", ("sessions", "learn")), ("chroma", ("chroma",))])
+def test_include_takes_a_comma_list_of_the_four(text, parts):
     assert parse_include(text) == parts
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from praisonmem.core import memory
-from praisonmem.core.layout import dir_ok, file_reason, layout_reason, split
+from praisonmem.core.layout import LOCKS, Kind, Lock, archive_kind, dir_ok, file_reason, layout_reason, split
 
 ROOTS = {"sessions", "spill", "learn", "memory"}
 SUB_SESSIONS = "in a sub-directory of home/sessions/, which backups never hold"
@@ -48,7 +48,7 @@ def test_every_name_a_store_writes_is_admitted(name):
     ("memory/../x.json", "a path with '..'"),
     ("memory/u/x\0.json", "a path with a NUL byte"),
     ("home/sessions/", "a path with an empty or '.' component"),
-    ("home/sessions", "outside the backup layout (home/sessions/, home/state/session_spill/, home/learn/, memory/)"),
+    ("home/sessions", "outside the backup layout (home/sessions/, home/state/session_spill/, home/learn/, memory/, project/)"),
 ])
 def test_names_no_store_writes_are_refused_with_the_reason(name, reason):
     assert layout_reason(name, ROOTS) == reason
@@ -87,3 +87,40 @@ def test_split_names_the_root_and_the_parts_below_it():
     assert (root.name, parts) == ("spill", ("s.jsonl",))
     with pytest.raises(ValueError):
         split("etc/passwd")
+
+
+SEGMENT = "0f8e2b1c-3d4a-4b5c-9d6e-7f8091a2b3c4"
+NOT_CHROMA = ("not a file of a Chroma directory (chroma_db[_<user>]/ or knowledge/chroma/: chroma.sqlite3, or "
+              "<segment uuid>/{header.bin,data_level0.bin,length.bin,link_lists.bin})")
+
+
+@pytest.mark.parametrize("name", [
+    "project/chroma_db/chroma.sqlite3", "project/chroma_db_alice/chroma.sqlite3",
+    f"project/chroma_db_alice/{SEGMENT}/header.bin", f"project/chroma_db/{SEGMENT}/link_lists.bin",
+    "project/knowledge/chroma/chroma.sqlite3", f"project/knowledge/chroma/{SEGMENT}/data_level0.bin"])
+def test_the_files_chromadb_writes_in_the_project_s_chroma_dirs_are_admitted(name):
+    assert layout_reason(name, {"chroma"}) is None
+    assert archive_kind(name) is Kind.chroma_file and LOCKS[Kind.chroma_file] is Lock.chroma
+
+
+@pytest.mark.parametrize("name, reason", [
+    (f"project/chroma_db/{SEGMENT}/index_metadata.pickle", NOT_CHROMA),  # an old release's: chromadb would load it
+    ("project/chroma_db/chroma.sqlite3-wal", NOT_CHROMA),
+    ("project/chroma_dbx/chroma.sqlite3", NOT_CHROMA),
+    ("project/memory/short_term.json", NOT_CHROMA),
+    ("project/knowledge/chroma.sqlite3", NOT_CHROMA),
+    (f"project/chroma_db/{SEGMENT}/sub/header.bin", NOT_CHROMA),
+    ("project/chroma_db/not-a-uuid/header.bin", NOT_CHROMA),
+    ("project/chroma_db/../x/chroma.sqlite3", "a path with '..'"),
+    ("project/chroma_db/chroma.sqlite3", "under project/ but the manifest has no 'chroma' root"),
+])
+def test_anything_else_below_project_is_refused(name, reason):
+    roots = {"memory"} if "no 'chroma' root" in reason else {"chroma", "memory"}
+    assert layout_reason(name, roots) == reason
+
+
+def test_create_walks_only_into_chroma_dirs_and_their_segment_dirs():
+    assert [dir_ok("chroma", tuple(p.split("/"))) for p in
+            ("chroma_db", "chroma_db_bob", "knowledge", "knowledge/chroma", f"chroma_db/{SEGMENT}",
+             f"knowledge/chroma/{SEGMENT}", "memory", "knowledge/other", f"chroma_db/{SEGMENT}/x", "chroma_db/x")] \
+        == [True, True, True, True, True, True, False, False, False, False]
