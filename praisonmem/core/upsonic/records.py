@@ -108,18 +108,25 @@ def users_newest_first(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda r: (_newest(r.get("updated_at")), r["user_id"]), reverse=True)
 
 
-def summaries(rows: list[dict[str, Any]], filters: list[tuple[str, str]], limit: int) -> list[dict[str, Any]]:
-    """What :meth:`~.store.Backend.summaries` returns, from decoded session rows."""
+def listing_row(row: dict[str, Any]) -> dict[str, Any]:
+    """What a listing keeps of a decoded session row: its own fields, its messages and runs counted (a listing of
+    many records keeps these, not the records: the decoded messages and runs are most of a record's memory)."""
     from praisonmem.core.upsonic.schema import decode
 
-    picked = [r for r in rows if all(r.get(c) is not None and str(r.get(c)) == v for c, v in filters)]
-    out = []
-    for row in sessions_newest_first(picked):
-        messages, runs = decode(row.get("messages")), decode(row.get("runs"))
-        out.append({"session_id": row["session_id"], "session_type": row.get("session_type"),
-                    "agent_id": row.get("agent_id"), "user_id": row.get("user_id"),
-                    "message_count": len(messages) if isinstance(messages, list) else None,
-                    "run_count": len(runs) if isinstance(runs, dict) else None,
-                    "has_summary": row.get("summary") is not None, "created_at": row.get("created_at"),
-                    "updated_at": row.get("updated_at"), "total": len(picked)})
-    return out[:limit] if limit else out
+    messages, runs = decode(row.get("messages")), decode(row.get("runs"))
+    return {"session_id": row["session_id"], "session_type": row.get("session_type"), "agent_id": row.get("agent_id"),
+            "user_id": row.get("user_id"), "message_count": len(messages) if isinstance(messages, list) else None,
+            "run_count": len(runs) if isinstance(runs, dict) else None, "has_summary": row.get("summary") is not None,
+            "created_at": row.get("created_at"), "updated_at": row.get("updated_at")}
+
+
+def listed(briefs: list[dict[str, Any]], filters: list[tuple[str, str]], limit: int) -> list[dict[str, Any]]:
+    """What :meth:`~.store.Backend.summaries` returns, from :func:`listing_row`'s rows."""
+    picked = [r for r in briefs if all(r.get(c) is not None and str(r.get(c)) == v for c, v in filters)]
+    ordered = sessions_newest_first(picked)
+    return [{**r, "total": len(picked)} for r in (ordered[:limit] if limit else ordered)]
+
+
+def summaries(rows: list[dict[str, Any]], filters: list[tuple[str, str]], limit: int) -> list[dict[str, Any]]:
+    """What :meth:`~.store.Backend.summaries` returns, from decoded session rows."""
+    return listed([listing_row(r) for r in rows], filters, limit)

@@ -9,8 +9,8 @@ The library's layout under its prefix (``db_prefix``, default ``upsonic``): each
 ``team_id``, one per non-null value. With ``expire=N`` the library gives every record and index set a TTL of N
 seconds on each write. The table names are fixed in the keys (``session_table`` does not change them).
 
-Reads list the records with ``SCAN`` (a match on the prefix, in batches; never ``KEYS``), read them in
-pipelined round trips and refuse, before anything is shown or written, a key under the prefix that is not one of
+Reads list the records with ``SCAN`` (a match on the prefix, in batches; never ``KEYS``), read them with ``MGET`` in
+batches and refuse, before anything is shown or written, a key under the prefix that is not one of
 the library's records (another application's keys under the same prefix). A write is compare-and-write:
 every key it reads or changes (the record and the index sets it touches) is ``WATCH``ed and read, the new
 values are queued in ``MULTI`` and ``EXEC`` applies them all or, when any watched key changed meanwhile,
@@ -38,7 +38,7 @@ SCHEMES = ("redis", "rediss", "unix")
 DEFAULT_PREFIX = "upsonic"
 TIMEOUT = 10.0  # seconds to connect and for each reply
 SCAN_COUNT = 1000  # keys asked of each SCAN step
-BATCH = 500  # keys read per pipelined round trip
+BATCH = 500  # keys read per MGET
 TABLES = {"sessions": "sessions", "users": "user_memories"}
 USAGE_TABLE = "usage_entries"
 INDEX_FIELDS = {"sessions": ("user_id", "agent_id", "team_id", "workflow_id", "session_type"),
@@ -121,23 +121,24 @@ class RedisBackend:
         suffix = name[len(self.key(kind, "")):]
         return records.check_record(kind, record, where, suffix)
 
-    def _records(self, kind: str, then: str = "nothing read") -> list[dict[str, Any]]:
+    def _records(self, kind: str, then: str = "nothing read",
+                 keep: Callable[[dict[str, Any]], Any] | None = None) -> list[Any]:
+        """Every record of a table, checked, in key order; ``keep`` maps each as it is read (so a listing holds
+        what it shows, not every decoded record at once)."""
         with self._errors(then) as client:
             keys = self._scan(client, TABLES[kind])
             out = []
             for start in range(0, len(keys), BATCH):
                 batch = keys[start:start + BATCH]
-                pipe = client.pipeline(transaction=False)
-                for key in batch:
-                    pipe.type(key)
-                    pipe.get(key)
-                replies = pipe.execute(raise_on_error=False)
-                for key, type_, value in zip(batch, replies[::2], replies[1::2]):
-                    if isinstance(type_, Exception):
-                        raise type_
-                    if type_ == b"none":  # expired or deleted since the SCAN
-                        continue
-                    out.append(self._decode(kind, key, type_, value))
+                for key, value in zip(batch, client.mget(batch)):
+                    if value is None:  # MGET answers nil for a key gone since the SCAN and for one of another type
+                        type_ = client.type(key)
+                        if type_ == b"none":
+                            continue
+                    else:
+                        type_ = b"string"
+                    record = self._decode(kind, key, type_, value)
+                    out.append(record if keep is None else keep(record))
         return out
 
     def _rows(self, kind: str) -> list[dict[str, Any]]:
@@ -155,7 +156,8 @@ class RedisBackend:
         return [] if type_ == b"none" else [records.as_row(kind, self._decode(kind, name, type_, value))]
 
     def summaries(self, filters: list[tuple[str, str]], limit: int) -> list[dict[str, Any]]:
-        return records.summaries(self._rows("sessions"), filters, limit)
+        briefs = self._records("sessions", keep=lambda r: records.listing_row(records.as_row("sessions", r)))
+        return records.listed(briefs, filters, limit)
 
     def session_rows(self, session_id: str | None) -> list[dict[str, Any]]:
         if session_id is None:
@@ -169,7 +171,7 @@ class RedisBackend:
 
     def ids(self, kind: str) -> set[str]:
         key = "session_id" if kind == "sessions" else "user_id"
-        return {r[key] for r in self._records(kind)}
+        return set(self._records(kind, keep=lambda r: r[key]))
 
     def usage_entries(self) -> list[dict[str, Any]]:
         with self._errors("nothing read") as client:
