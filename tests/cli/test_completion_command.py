@@ -148,7 +148,7 @@ def shell_env() -> dict[str, str]:
 
 
 @pytest.mark.parametrize(("words", "offered"), [
-    (["praisonmem", "memory", "list", "--type", ""], ["short", "long", "entity", "episodic"]),
+    (["praisonmem", "memory", "list", "--type", ""], ["short", "long", "entity", "episodic", "summary"]),
     (["praisonmem", "memory", "search", "x", "--type", "e"], ["entity", "episodic"]),
     (["praisonmem", "memory", "delete", "x", "--type", "l"], ["long"]),
     (["praisonmem", "upsonic", "sessions", "--type", ""], ["agent", "team", "workflow"]),
