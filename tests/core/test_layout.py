@@ -55,7 +55,8 @@ def test_the_kinds_locks():
     assert {kind: layout.LOCKS.get(kind, Lock.none) for kind in Kind} == {
         Kind.session: Lock.session, Kind.database: Lock.sqlite, Kind.learn_store: Lock.learn,
         Kind.memory_file: Lock.filememory, Kind.database_sidecar: Lock.none, Kind.run_file: Lock.none,
-        Kind.session_dir_file: Lock.none, Kind.spill: Lock.none, Kind.learn_archive: Lock.none}
+        Kind.session_dir_file: Lock.none, Kind.spill: Lock.none, Kind.learn_archive: Lock.none,
+        Kind.chroma_file: Lock.chroma}
 
 
 @pytest.mark.parametrize("lock", [lock for lock in Lock if lock is not Lock.none])
