@@ -149,3 +149,7 @@ def store_options(command: Callable[..., Any]) -> Callable[..., Any]:
     ``--store``, ``--table-prefix`` and ``--schema``, in that place of ``--help``, and the command is called with
     the :class:`StoreChoice` they make. The one way a session command takes a store."""
     return _WithStoreOptions(command)
+
+ExportOutputOption = Annotated[str, typer.Option("--output", "-o", metavar="FILE",
+                                                 help="Write here instead of stdout: '-' is stdout, a regular file "
+                                                      "is replaced atomically.")]

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from praisonmem.cli.options import DryRunFlag, JsonFlag, LimitOption, NdjsonFlag, YesFlag, parse_pairs
+from praisonmem.cli.options import DryRunFlag, ExportOutputOption, JsonFlag, LimitOption, NdjsonFlag, YesFlag, parse_pairs
 from praisonmem.cli.output import binary_stdout, fmt_time, note, render_outcome
 from praisonmem.cli.prompts import confirm_and_run
 from praisonmem.cli.state import State, state_of
@@ -153,9 +153,7 @@ def delete_command(
 @app.command("export")
 def export_command(
     ctx: typer.Context,
-    output: Annotated[str, typer.Option("--output", "-o", metavar="FILE",
-                                        help="Write here instead of stdout: '-' is stdout, a regular file is "
-                                             "replaced atomically.")] = "-",
+    output: ExportOutputOption = "-",
     path: PathOption = None,
     collection: CollectionOption = knowledge.COLLECTION,
     as_json: JsonFlag = False,

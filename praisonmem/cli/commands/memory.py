@@ -10,6 +10,7 @@ from typer.core import TyperGroup
 
 from praisonmem.cli.options import (
     DryRunFlag,
+    ExportOutputOption,
     JsonFlag,
     LimitOption,
     MetaOption,
@@ -272,9 +273,7 @@ def delete_command(
 @app.command("export")
 def export_command(
     ctx: typer.Context,
-    output: Annotated[str, typer.Option("--output", "-o", metavar="FILE",
-                                        help="Write here instead of stdout: '-' is stdout, a regular file is "
-                                             "replaced atomically.")] = "-",
+    output: ExportOutputOption = "-",
     user_id: UserIdOption = None,
     provider: ProviderOption = None,
     chroma_path: ChromaPathOption = None,

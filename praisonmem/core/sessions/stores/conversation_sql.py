@@ -270,7 +270,25 @@ class ConversationSqlite(ConversationTables):
             conn.execute(stmt)
 
 
-class ConversationPg(ConversationTables):
+class ServerTables(ConversationTables):
+    """The tables on a database server: every read and write is one transaction of :meth:`_tx` (read-only or
+    not, with the write's lock timeout)."""
+
+    def _tx(self, read_only: bool, lock_timeout: float | None = None) -> Any:
+        raise NotImplementedError
+
+    @contextmanager
+    def reading(self) -> Iterator[Any]:
+        with self._tx(True) as conn:
+            yield conn
+
+    @contextmanager
+    def writing(self, timeout: float) -> Iterator[Any]:
+        with self._tx(False, timeout) as conn:
+            yield conn
+
+
+class ConversationPg(ServerTables):
     postgres = True
     dialect = "postgres"
     long_ids = True
@@ -348,16 +366,6 @@ class ConversationPg(ConversationTables):
         except pg.Error as exc:
             raise pgurl.translate(exc, self.url, writing=not read_only, lock_timeout=lock_timeout) from None
 
-    @contextmanager
-    def reading(self) -> Iterator[Any]:
-        with self._tx(True) as conn:
-            yield conn
-
-    @contextmanager
-    def writing(self, timeout: float) -> Iterator[Any]:
-        with self._tx(False, timeout) as conn:
-            yield conn
-
     def recognise(self, conn: Any, *, create: bool = False) -> None:
         pgurl.require_plain_tables(conn, self.schema, [self.sessions, self.messages, self.extra], self.display)
         super().recognise(conn, create=create)
@@ -424,7 +432,7 @@ class _MyConn:
         return cur
 
 
-class ConversationMy(ConversationTables):
+class ConversationMy(ServerTables):
     """praisonai's ``MySQLConversationStore`` tables (MySQL 8 / MariaDB, InnoDB, utf8mb4) through PyMySQL:
     readers in ``READ ONLY`` ``REPEATABLE READ`` transactions, each change one transaction that locks the
     session's row (``SELECT … FOR UPDATE``) and waits at most the lock timeout
@@ -524,16 +532,6 @@ class ConversationMy(ConversationTables):
                 conn.raw.close()
             except Exception:  # noqa: BLE001 - closing a lost connection
                 pass
-
-    @contextmanager
-    def reading(self) -> Iterator[Any]:
-        with self._tx(True) as conn:
-            yield conn
-
-    @contextmanager
-    def writing(self, timeout: float) -> Iterator[Any]:
-        with self._tx(False, timeout) as conn:
-            yield conn
 
     def recognise(self, conn: Any, *, create: bool = False) -> None:
         problem = self._relations_problem(conn)
