@@ -26,7 +26,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("praisonmem.core.upsonic", "praisonmem.core.config", "praisonmem.core.knowledge"),
     ("praisonmem.core.usage",),
     ("praisonmem.core.backup", "praisonmem.core.migrate"),
-    ("praisonmem.core.check",),
+    ("praisonmem.core.check", "praisonmem.core.forget"),
     ("praisonmem.cli",),
     ("praisonmem.__main__",),  # the console script
 ]
