@@ -192,10 +192,15 @@ def isolated_env(data_dir: Path, **extra: str) -> dict[str, str]:
 
     praisonmem's cache lives in PRAISONMEM_CACHE_DIR, or else the platformdirs
     user cache dir under XDG_CACHE_HOME / HOME: all three point under the data dir.
+    Bytecode is written as an installed package has it (pip compiles every module): with
+    PYTHONDONTWRITEBYTECODE set (as some shells and CI set it), a module edited since its .pyc
+    was written would be compiled again on every timed run, and the newer code would pay for
+    its size rather than its speed.
     """
     user_home = data_dir / "user-home"
     user_home.mkdir(parents=True, exist_ok=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PRAISONAI", "PRAISONMEM", "XDG_"))}
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("PRAISONAI", "PRAISONMEM", "XDG_")) and k != "PYTHONDONTWRITEBYTECODE"}
     env.update(HOME=str(user_home), XDG_CACHE_HOME=str(data_dir / "xdg-cache"),
                XDG_CONFIG_HOME=str(data_dir / "xdg-config"), PRAISONMEM_CACHE_DIR=str(data_dir / "praisonmem-cache"),
                DO_NOT_TRACK="1", PRAISONAI_TELEMETRY_DISABLED="true", NO_COLOR="1", COLUMNS="100")

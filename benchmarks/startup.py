@@ -42,9 +42,7 @@ def body(ctx: Context) -> list[Row]:
     shutil.rmtree(home)
     shutil.copytree(_data.EXAMPLE_HOME, home)
     pm = shlex.join(ctx.pm)
-    # Start-up as installed, where pip has compiled every module: with PYTHONDONTWRITEBYTECODE set (as some shells
-    # and CI set it), a module edited since its .pyc was written is compiled again on every timed run.
-    env = {k: v for k, v in ctx.env.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env = ctx.env  # bytecode written, as installed: see _data.isolated_env
     commands = {
         "import typer": shlex.join([_bench.PYTHON, "-c", "import typer"]),
         "workspace id": f"{pm} workspace id",
