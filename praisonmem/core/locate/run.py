@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from praisonmem.core.errors import NotFound, UsageError
-from praisonmem.core.locate import places, servers as server_checks
+from praisonmem.core.locate import places
 from praisonmem.core.locate.model import ABSENT, Report, Store
 from praisonmem.core.locate.walk import Context, one_file, walk
 
@@ -60,6 +60,8 @@ def locate(paths: Any, settings: Any, dirs: Sequence[str] = (), *, depth: int = 
             walk(root_dir, depth, Context(report, timeout=timeout, walked=walked))
     report.stores = _merged(report.stores)
     if connect:
+        from praisonmem.core.locate import servers as server_checks
+
         for server in report.servers:
             server_checks.check(server)
     return report

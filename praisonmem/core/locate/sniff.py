@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 
 HEAD = 1024  # bytes read of a JSON file to classify it: its first keys come long before
@@ -35,8 +36,6 @@ def read_head(path: str, size: int = HEAD) -> bytes | None:
     except OSError:
         return None
     try:
-        import stat
-
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None
         return os.read(fd, size)
@@ -56,9 +55,7 @@ SIGNATURES: tuple[tuple[str, frozenset[str]], ...] = (
 )
 
 
-def _decided(found: Shape) -> bool:
-    keys = set(found.keys)
-    return any(outer == found.outer and wanted <= keys for outer, wanted in SIGNATURES)
+DECIDING = {outer: tuple(wanted for o, wanted in SIGNATURES if o == outer) for outer in "{["}
 
 
 # A JSON token that matters to the shape: a whole string, or a structural character (numbers and literals are
@@ -73,6 +70,8 @@ def shape(head: bytes) -> Shape:
     if not text or text[0] not in "{[":
         return Shape(head=head)
     found = Shape(outer=text[0], head=head)
+    deciding = DECIDING[found.outer]
+    seen: set[str] = set()
     base = 1 if found.outer == "{" else 2  # the depth of the object whose keys are kept
     stack: list[str] = []  # the open containers
     expect_key = False
@@ -84,8 +83,10 @@ def shape(head: bytes) -> Shape:
         if token[0] == '"':
             if expect_key:
                 if depth == base and not first_done:
-                    found.keys.append(_unescape(token[1:-1]))
-                    if _decided(found):
+                    key = _unescape(token[1:-1])
+                    found.keys.append(key)
+                    seen.add(key)
+                    if any(wanted <= seen for wanted in deciding):
                         break
                 elif depth == base + 1 and target is not None:
                     target.append(_unescape(token[1:-1]))

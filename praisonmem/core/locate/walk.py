@@ -71,9 +71,9 @@ def walk(root: str, depth: int, ctx: Context) -> None:
         listing = _list(path, ctx)
         if listing is None:
             continue
-        if VENV_MARK in listing.files and path != root:
+        if path != root and VENV_MARK in listing.names:
             continue
-        ctx.report.files_visited += len(listing.files)
+        ctx.report.files_visited += len(listing.names)
         claimed = _classify(path, listing, ctx)
         dirs = listing.dirs
         if level < depth:
@@ -85,48 +85,58 @@ def walk(root: str, depth: int, ctx: Context) -> None:
     _group(ctx)
 
 
-@dataclass
 class Listing:
     """One directory: its regular files, its subdirectories (no link among either), and the names of the files
-    that may be databases or JSON documents (sorted), picked out while listing: one pass over the names."""
+    that may be databases or JSON documents (sorted). ``files`` (name to entry) is built only when asked: most
+    directories hold no candidate, and the walk then needs only their count."""
 
-    files: dict[str, os.DirEntry[str]]
-    dirs: list[str]
-    dbs: list[str]
-    jsons: list[str]
+    __slots__ = ("entries", "names", "dirs", "dbs", "jsons", "_files")
+
+    def __init__(self, entries: list[os.DirEntry[str]], dirs: list[str]) -> None:
+        self.entries = entries
+        self.names = [e.name for e in entries]
+        self.dirs = dirs
+        self.jsons = sorted(n for n in self.names if n.endswith(".json"))
+        self.dbs = sorted(n for n in self.names if n[-1] in DB_TAILS and n.lower().endswith(sqlitekind.SUFFIXES))
+        self._files: dict[str, os.DirEntry[str]] | None = None
+
+    @property
+    def files(self) -> dict[str, os.DirEntry[str]]:
+        if self._files is None:
+            self._files = dict(zip(self.names, self.entries))
+        return self._files
 
 
 DB_TAILS = frozenset("bBeE3")  # the last characters of SQLITE suffixes, a cheap first test
 
 
 def _list(path: str, ctx: Context) -> Listing | None:
-    files: dict[str, os.DirEntry[str]] = {}
-    dirs: list[str] = []
-    dbs: list[str] = []
-    jsons: list[str] = []
     try:
-        with os.scandir(path) as entries:
-            for entry in entries:
-                try:
-                    if entry.is_dir(follow_symlinks=False):
-                        dirs.append(entry.name)
-                        continue
-                    if not entry.is_file(follow_symlinks=False):
-                        continue
-                except OSError:
-                    continue
-                name = entry.name
-                files[name] = entry
-                if name.endswith(".json"):
-                    jsons.append(name)
-                elif name[-1] in DB_TAILS and name.lower().endswith(sqlitekind.SUFFIXES):
-                    dbs.append(name)
+        with os.scandir(path) as it:
+            entries = list(it)
     except OSError as exc:
         ctx.report.skipped.append(Skipped(path, _reason(exc)))
         return None
-    dbs.sort()
-    jsons.sort()
-    return Listing(files, dirs, dbs, jsons)
+    try:  # d_type answers both tests without a system call (a file system without it: one lstat, cached)
+        dirs = [e.name for e in entries if e.is_dir(follow_symlinks=False)]
+        files = [e for e in entries if e.is_file(follow_symlinks=False)]
+    except OSError:  # an entry that went away or cannot be looked at, between the listing and its lstat
+        dirs, files = _sorted_out(entries)
+    return Listing(files, dirs)
+
+
+def _sorted_out(entries: list[os.DirEntry[str]]) -> tuple[list[str], list[os.DirEntry[str]]]:
+    """The subdirectories' names and the regular files, one entry at a time, leaving out one that cannot be told."""
+    dirs, files = [], []
+    for entry in entries:
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                dirs.append(entry.name)
+            elif entry.is_file(follow_symlinks=False):
+                files.append(entry)
+        except OSError:
+            continue
+    return dirs, files
 
 
 def _reason(exc: OSError) -> str:
@@ -149,8 +159,8 @@ def tree_size(path: str, into: Sized, ctx: Context, limit: int = 32) -> None:
         listing = _list(here, ctx)
         if listing is None:
             continue
-        ctx.report.files_visited += len(listing.files)
-        for entry in listing.files.values():
+        ctx.report.files_visited += len(listing.names)
+        for entry in listing.entries:
             _stat(entry, into)
         if level < limit:
             stack.extend((os.path.join(here, d), level + 1) for d in listing.dirs)
@@ -159,11 +169,13 @@ def tree_size(path: str, into: Sized, ctx: Context, limit: int = 32) -> None:
 def _classify(path: str, listing: Listing, ctx: Context) -> set[str]:
     """Report the stores directly in ``path``; the subdirectories that belong to one (not to be walked again)."""
     claimed: set[str] = set()
+    if not (listing.dbs or listing.jsons):  # most directories
+        return claimed
     files, dirs = listing.files, listing.dirs
     in_db = _databases(path, files, listing.dbs, ctx, claimed) if listing.dbs else set()
     if claimed == {""}:  # the directory itself is a store (Chroma): summed, not entered
         return set(dirs)
-    if not listing.jsons:  # most directories
+    if not listing.jsons:
         return claimed
     rest = {name: entry for name, entry in files.items() if name not in in_db} if in_db else files
     jsons = [name for name in listing.jsons if name not in in_db]
