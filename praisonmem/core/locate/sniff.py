@@ -20,11 +20,13 @@ ENCRYPTED = b'"praisonai:enc:v1:'  # EncryptedSessionStore's value prefix
 @dataclass
 class Shape:
     """``outer``: ``{`` or ``[`` (``""``: not JSON of either); ``keys``: the outer object's keys (an array: its
-    first object's); ``inner``: the keys of the first object value inside that; ``head``: the bytes read."""
+    first object's); ``inner``: the keys of the first object value inside that; ``values``: those of the outer
+    object's keys read whose value is a string, with it; ``head``: the bytes read."""
 
     outer: str = ""
     keys: list[str] = field(default_factory=list)
     inner: list[str] = field(default_factory=list)
+    values: dict[str, str] = field(default_factory=dict)
     head: bytes = b""
 
 
@@ -77,6 +79,7 @@ def shape(head: bytes) -> Shape:
     expect_key = False
     target: list[str] | None = None
     inner_done = first_done = False
+    pending: str | None = None  # an outer key whose value comes next
     for match in TOKEN.finditer(text):
         token = match.group()
         depth = len(stack)
@@ -88,9 +91,13 @@ def shape(head: bytes) -> Shape:
                     seen.add(key)
                     if any(wanted <= seen for wanted in deciding):
                         break
+                    pending = key if base == 1 else None
                 elif depth == base + 1 and target is not None:
                     target.append(_unescape(token[1:-1]))
                 expect_key = False
+                continue
+            if pending is not None and depth == base:
+                found.values[pending] = _unescape(token[1:-1])
         elif token in "{[":
             stack.append(token)
             if token == "{" and depth + 1 == base + 1 and not inner_done and not first_done:
@@ -106,6 +113,7 @@ def shape(head: bytes) -> Shape:
             expect_key = False
         else:  # a comma: a key follows only inside an object
             expect_key = stack[-1] == "{"
+        pending = None
     return found
 
 

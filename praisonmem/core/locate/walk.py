@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from praisonmem.core.layout import SPILL
 from praisonmem.core.locate import sniff, sqlitekind
 from praisonmem.core.locate.model import ORPHAN, Report, Skipped, Store, command, session_dir_command
 
@@ -25,6 +26,9 @@ GIVE_UP = 16  # JSON files read in one directory without a store's document befo
 SESSION_KEYS = ("session_id", "messages")
 CONVERSATION_KEYS = ("session", "messages")
 CONVERSATION_INDEX = "_sessions_index.json"
+# A spill record (what the library writes when a session's write fails: `<safe id>.<ms>.<pid>.<hex>.json`, merged
+# into the session on its next load): the library writes spilled_at before messages, so the head holds all three.
+SPILL_KEYS = ("session_id", "spilled_at", "messages")
 FILEMEMORY_FILES = ("config.json", "short_term.json", "long_term.json", "entities.json", "summaries.json")
 FILEMEMORY_CONFIG = "short_term_limit"
 ORPHAN_USER = re.compile(r"agent-[0-9a-f]{12}\Z")  # Agent(memory=True) without a user_id: a new one every run
@@ -245,20 +249,37 @@ def _has(keys: list[str], wanted: tuple[str, ...]) -> bool:
 
 
 def _sessions(path: str, files: dict[str, os.DirEntry[str]], jsons: list[str], ctx: Context, heads: Heads) -> None:
-    """A directory of praisonaiagents session files, or of praisonai's JSON conversation store."""
-    candidates = [n for n in jsons if not n.startswith((".", "_"))]
+    """A directory of praisonaiagents session files, or of praisonai's JSON conversation store; the spill records
+    among them (or the spill dir itself) are a store of their own: turns waiting to be merged, not sessions."""
+    candidates = [n for n in jsons if not n.startswith(".") and n != CONVERSATION_INDEX]
     sessions = conversations = encrypted = misses = 0
-    for _, shape in heads(candidates):
-        if shape.outer == "{" and _has(shape.keys, SESSION_KEYS):
+    spills: list[tuple[str, str | None]] = []  # (file, the session its turns wait for)
+    for name, shape in heads(candidates):
+        if shape.outer == "{" and _has(shape.keys, SPILL_KEYS):
+            spills.append((name, shape.values.get("session_id")))
+        elif name.startswith("_"):  # no session file's name (the library's names start with the id)
+            continue
+        elif shape.outer == "{" and _has(shape.keys, SESSION_KEYS):
             sessions += 1
             encrypted += sniff.ENCRYPTED in shape.head
         elif shape.outer == "{" and _has(shape.keys, CONVERSATION_KEYS):
             conversations += 1
         else:
             misses += 1
-        if misses >= GIVE_UP and not (sessions or conversations):
+        if misses >= GIVE_UP and not (sessions or conversations or spills):
             return
     indexed = CONVERSATION_INDEX in files and _conversation_index(os.path.join(path, CONVERSATION_INDEX))
+    if spills:
+        alone = not (sessions or conversations or indexed)  # the spill dir: every file in it (leftover temps too)
+        mine = set(files) if alone else {name for name, _ in spills}
+        sized = Sized()
+        for name in mine:
+            _stat(files[name], sized)
+        waiting = len({sid for _, sid in spills if sid is not None})
+        reach = command("check", path) if os.path.basename(path) == SPILL else None  # check takes it by its name
+        ctx.add(Store(path, "session-spill", "praisonaiagents", sized.size, sized.modified,
+                      {"spill_files": len(spills), "sessions": waiting}, reach))
+        files = {name: entry for name, entry in files.items() if name not in mine}
     if not (sessions or conversations or indexed):
         return
     sized = Sized()
