@@ -49,10 +49,122 @@ class Context:
     walked: frozenset[str] = frozenset()  # roots walked already (a home inside a DIR): not entered again
     memory_users: dict[str, list[tuple[str, int, float | None, bool]]] = field(default_factory=dict)
     learn_users: dict[str, list[tuple[int, int, float | None]]] = field(default_factory=dict)
+    split_after: int = 0  # directories listed before half of those waiting go to a forked helper (0: one process)
 
     def add(self, store: Store) -> None:
         store.flag(*self.flags)
         self.report.stores.append(store)
+
+
+# ---------------------------------------------------------------- the forked helper
+#
+# The walk is mostly Python's own work per directory entry, which one process cannot share between cores (the
+# GIL is released only around each readdir() call, too briefly for a second thread to gain). A large tree is
+# therefore shared with one forked helper: it walks half the directories waiting at that moment with a Context of
+# its own and sends back what it found (the stores, the skipped paths, the files it visited, the FileMemory and
+# learn users still to group), pickled through a pipe. It only reads, as the walk does. If it fails in any way
+# (killed, a broken pipe, an exception), the parent walks its half itself; if the parent is interrupted, the
+# helper is killed and reaped. Nothing is process-global: all a helper knows is on its object.
+
+SPLIT_AFTER = 256  # directories listed before a helper is forked: a smaller tree costs less than the fork
+
+
+class Helper:
+    def __init__(self, pid: int, read_fd: int, share: list[tuple[str, int]], root: str, depth: int) -> None:
+        self.pid, self.read_fd, self.share, self.root, self.depth = pid, read_fd, share, root, depth
+
+    @classmethod
+    def start(cls, share: list[tuple[str, int]], root: str, depth: int, ctx: Context) -> Helper | None:
+        """A helper walking ``share`` (``None``: one CPU only, or no fork here: the parent walks it all)."""
+        import signal
+
+        if not hasattr(os, "fork") or _cpus() < 2:
+            return None
+        read_fd, write_fd = os.pipe()
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})  # born blocked: no Ctrl-C before SIG_IGN
+        try:
+            pid = os.fork()
+            if pid == 0:  # the helper: never returns
+                os.close(read_fd)
+                _helper_main(write_fd, share, root, depth, ctx)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        os.close(write_fd)
+        return cls(pid, read_fd, share, root, depth)
+
+    def join(self, ctx: Context) -> None:
+        """Merge the helper's results into ``ctx`` (or walk its share here when it failed), and reap it."""
+        import pickle
+
+        chunks = []
+        try:
+            while chunk := os.read(self.read_fd, 1 << 20):
+                chunks.append(chunk)
+        finally:
+            os.close(self.read_fd)
+            self.read_fd = -1
+        _, status = os.waitpid(self.pid, 0)
+        self.pid = 0
+        try:
+            if status != 0:
+                raise ValueError(f"status {status}")
+            stores, skipped, visited, memory_users, learn_users = pickle.loads(b"".join(chunks))
+        except Exception:  # whatever went wrong there: its share is walked here
+            _drain(self.share, self.root, self.depth, ctx, split=0)
+            return
+        ctx.report.stores.extend(stores)
+        ctx.report.skipped.extend(skipped)
+        ctx.report.skipped.sort(key=lambda s: s.path)  # in one order whichever process met each
+        ctx.report.files_visited += visited
+        for base, users in memory_users.items():
+            ctx.memory_users.setdefault(base, []).extend(users)
+        for base, learners in learn_users.items():
+            ctx.learn_users.setdefault(base, []).extend(learners)
+
+    def kill(self) -> None:
+        import signal
+
+        if self.read_fd >= 0:
+            os.close(self.read_fd)
+            self.read_fd = -1
+        if self.pid:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            os.waitpid(self.pid, 0)
+            self.pid = 0
+
+
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _helper_main(write_fd: int, share: list[tuple[str, int]], root: str, depth: int, parent: Context) -> None:
+    """The forked helper's whole life: walk ``share``, write the results, exit without running the parent's exit
+    handlers or flushing its buffers (``os._exit``)."""
+    code = 1
+    try:
+        import pickle
+        import signal
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent answers Ctrl-C, and kills this
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        ctx = Context(Report(), flags=parent.flags, timeout=parent.timeout, walked=parent.walked)
+        _drain(share, root, depth, ctx, split=0)
+        data = pickle.dumps((ctx.report.stores, ctx.report.skipped, ctx.report.files_visited, ctx.memory_users,
+                             ctx.learn_users))
+        view = memoryview(data)
+        while view:
+            view = view[os.write(write_fd, view):]
+        code = 0
+    except BaseException:  # noqa: BLE001 - any failure: the parent walks this share itself
+        code = 1
+    finally:
+        os._exit(code)
 
 
 @dataclass
@@ -68,25 +180,46 @@ class Sized:
 
 
 def walk(root: str, depth: int, ctx: Context) -> None:
-    """Classify every directory under ``root`` down to ``depth`` levels below it."""
-    stack = [(root, 0)]
-    while stack:
-        path, level = stack.pop()
-        listing = _list(path, ctx)
-        if listing is None:
-            continue
-        if path != root and VENV_MARK in listing.names:
-            continue
-        ctx.report.files_visited += len(listing.names)
-        claimed = _classify(path, listing, ctx)
-        dirs = listing.dirs
-        if level < depth:
-            for name in sorted(dirs, reverse=True):
-                if name not in SKIP_DIRS and name not in claimed:
-                    child = os.path.join(path, name)
-                    if child not in ctx.walked:
-                        stack.append((child, level + 1))
+    """Classify every directory under ``root`` down to ``depth`` levels below it (a large tree shared with one
+    forked helper: :func:`_drain`)."""
+    _drain([(root, 0)], root, depth, ctx, split=ctx.split_after)
     _group(ctx)
+
+
+def _drain(stack: list[tuple[str, int]], root: str, depth: int, ctx: Context, *, split: int) -> None:
+    """Walk every directory on ``stack`` and below. Once ``split`` directories are listed (0: never) with two or more
+    still waiting, every other one of those goes to a forked helper (:class:`Helper`), and its results are merged
+    when this half is done."""
+    helper = None
+    listed = 0
+    try:
+        while stack:
+            if split and listed == split and len(stack) > 1:
+                helper = Helper.start(stack[0::2], root, depth, ctx)
+                if helper is not None:
+                    stack = stack[1::2]
+            path, level = stack.pop()
+            listed += 1
+            listing = _list(path, ctx)
+            if listing is None:
+                continue
+            if path != root and VENV_MARK in listing.names:
+                continue
+            ctx.report.files_visited += len(listing.names)
+            claimed = _classify(path, listing, ctx)
+            dirs = listing.dirs
+            if level < depth:
+                for name in sorted(dirs, reverse=True):
+                    if name not in SKIP_DIRS and name not in claimed:
+                        child = os.path.join(path, name)
+                        if child not in ctx.walked:
+                            stack.append((child, level + 1))
+        if helper is not None:
+            helper.join(ctx)
+            helper = None
+    finally:
+        if helper is not None:  # interrupted, or failed: the helper is not left behind
+            helper.kill()
 
 
 class Listing:
