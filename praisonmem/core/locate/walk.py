@@ -80,13 +80,20 @@ class Helper:
 
         if not hasattr(os, "fork") or _cpus() < 2:
             return None
-        read_fd, write_fd = os.pipe()
+        try:
+            read_fd, write_fd = os.pipe()
+        except OSError:  # out of descriptors: one process walks it all
+            return None
         blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})  # born blocked: no Ctrl-C before SIG_IGN
         try:
             pid = os.fork()
             if pid == 0:  # the helper: never returns
                 os.close(read_fd)
                 _helper_main(write_fd, share, root, depth, ctx)
+        except OSError:  # no process to be had (a limit): one process walks it all
+            os.close(read_fd)
+            os.close(write_fd)
+            return None
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         os.close(write_fd)

@@ -101,3 +101,13 @@ def test_an_interrupted_walk_kills_and_reaps_its_helper(tree, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         report_of(tree, 2)
     assert len(made) == 1 and reaped(made[0])
+
+
+def test_without_a_process_to_fork_one_process_walks_it_all(tree, monkeypatch):
+    alone = report_of(tree, 0)
+
+    def fork() -> int:
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", fork)
+    assert report_of(tree, 2) == alone
