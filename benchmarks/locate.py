@@ -10,7 +10,12 @@ find does. In interleaved rounds:
 * praisonmem: ``locate TREE --json`` (HOME is empty: the tree's stores only);
 * find: ``sh -c 'find TREE -type f | wc -l'``;
 * python walk: a bare ``os.scandir`` walk counting the regular files, in ``python -S`` (what any Python walk
-  costs: start-up and the per-entry loop; reported beside the row, in the JSON).
+  costs: start-up and the per-entry loop; reported beside the row, in the JSON);
+* typer + walk: the same walk after ``import typer`` (the floor of a Typer CLI that walks in Python);
+* start-up: ``locate EMPTY --json`` (praisonmem's start-up, its command built, the homes looked at, no tree).
+
+The floors say where the time goes: praisonmem's figure is about start-up + (python walk - Python's own start-up)
++ what it does per store file (reading a JSON file's head, a stat for the sizes).
 
 Goal (README.md, Finding every store): <= 2.0x find. Checked: locate visits exactly the files find counts (the
 core's own count, once, untimed), reports the same stores every run (same bytes), and finds the sessions
@@ -100,31 +105,51 @@ def body(ctx: Context) -> list[Row]:
     files = 10_000 if ctx.quick else FILES
     tree = make_tree(ctx.data_dir, files)
     print(f"locate, {files:,} files, {_bench.load_line()}", file=sys.stderr)
-    counted = int(_bench.run(["sh", "-c", 'find "$0" -type f | wc -l', str(tree)], env=ctx.env).stdout)
+    # As installed, where pip has compiled every module: with PYTHONDONTWRITEBYTECODE set (as some shells and CI
+    # set it) each timed run would compile again every module edited since its .pyc was written (≈ 60 ms of CPU).
+    env = {k: v for k, v in ctx.env.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+    def pm_run(*argv: str) -> _bench.Run:
+        return _bench.run([*ctx.pm, *argv], env=env, cwd=ctx.cwd)
+
+    counted = int(_bench.run(["sh", "-c", 'find "$0" -type f | wc -l', str(tree)], env=env).stdout)
     assert counted == files, (counted, files)
-    assert visited(tree, ctx.env) == counted, "locate's walk did not visit exactly the files find counts"
-    expected = ctx.pm_run("locate", str(tree), "--json").stdout
+    assert visited(tree, env) == counted, "locate's walk did not visit exactly the files find counts"
+    expected = pm_run("locate", str(tree), "--json").stdout
     kinds = sorted((s["kind"], s["path"].removeprefix(str(tree))) for s in json.loads(expected)["stores"])
     assert kinds == [("filememory", "/project/.praisonai/memory"), ("session-dir", "/project/sessions"),
                      ("upsonic-sqlite", "/project/upsonic.db")], kinds
 
     def praisonmem() -> dict[str, Sample]:
-        result = ctx.pm_run("locate", str(tree), "--json")
+        result = pm_run("locate", str(tree), "--json")
         assert result.stdout == expected, "locate output changed between runs"
         return {"praisonmem": result.sample}
 
     def find() -> dict[str, Sample]:
-        result = _bench.run(["sh", "-c", 'find "$0" -type f | wc -l', str(tree)], env=ctx.env)
+        result = _bench.run(["sh", "-c", 'find "$0" -type f | wc -l', str(tree)], env=env)
         assert int(result.stdout) == counted
         return {"find": result.sample}
 
     def python_walk() -> dict[str, Sample]:
-        result = _bench.run([_bench.PYTHON, "-S", "-c", BARE_WALK, str(tree)], env=ctx.env)
+        result = _bench.run([_bench.PYTHON, "-S", "-c", BARE_WALK, str(tree)], env=env)
         assert int(result.stdout) == counted
         return {"python walk": result.sample}
 
+    def typer_walk() -> dict[str, Sample]:
+        result = _bench.run([_bench.PYTHON, "-c", "import typer\n" + BARE_WALK, str(tree)], env=env)
+        assert int(result.stdout) == counted
+        return {"typer + walk": result.sample}
+
+    empty = _data.scratch(ctx.data_dir, "locate-empty")
+
+    def startup() -> dict[str, Sample]:
+        return {"start-up": pm_run("locate", str(empty), "--json").sample}
+
     load_before = _bench.load_line()
-    samples = _bench.interleave([praisonmem, find, python_walk], ctx.rounds)
+    samples = _bench.interleave([praisonmem, find, python_walk, typer_walk, startup], ctx.rounds)
+    floors = ", ".join(f"{label} {_bench.median(samples[label]) * 1000:.0f} ms"
+                       for label in ("python walk", "typer + walk", "start-up"))
+    print(f"floors: {floors}", file=sys.stderr)
     details = _bench.details(samples, load_before, files=files, output_sha256=ctx.digest(expected))
     return [_bench.ratio_row(f"locate, {files:,}-file tree (vs find | wc -l)", samples, "praisonmem", "find", 2.0,
                              checked=f"{counted:,} files visited, as find counts; the same 3 stores every run",

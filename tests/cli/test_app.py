@@ -248,3 +248,24 @@ def test_check_imports_neither_the_secret_rules_nor_sqlite_nor_the_session_write
         "praisonmem.core.sessions.stores.locate", "praisonmem.core.sessions.stores.names",
         "praisonmem.core.migrate", "praisonmem.core.sessions.histories", "praisonmem.core.sessions.dbimport",
         "praisonmem.core.sessions.workspace", "praisonmem.core.sessions.scopes", "praisonmem.core.io.digest"}
+
+
+LOCATE = BASE - {"praisonmem.core.sessions"} | {"praisonmem.cli.commands.locate", "praisonmem.core.locate", "praisonmem.core.locate.model",
+          "praisonmem.core.locate.places", "praisonmem.core.locate.run", "praisonmem.core.locate.sniff",
+          "praisonmem.core.locate.sqlitekind", "praisonmem.core.locate.walk"}
+
+
+def test_locate_loads_sqlite_only_when_it_meets_a_database_and_no_server_driver(tmp_path):
+    """Start-up cost: `locate --json` of a tree of JSON files loads neither SQLite nor the URL parsers nor the
+    server checks (nor Rich: --json); SQLite only once a file may be a database."""
+    tree = tmp_path / "tree"
+    (tree / "sessions").mkdir(parents=True)
+    (tree / "sessions" / "chat.json").write_text(json.dumps({"session_id": "chat", "messages": []}))
+    (tree / "notes.txt").write_text("x")
+    assert imported_by(tmp_path, "locate", str(tree), "--json") == LOCATE | {"json"}
+    (tree / "app.db").write_bytes(b"")  # empty: not SQLite, not opened as a database
+    assert imported_by(tmp_path, "locate", str(tree), "--json") == LOCATE | {"json"}
+    sqlite3 = __import__("sqlite3")
+    sqlite3.connect(tree / "other.db").execute("CREATE TABLE t (x)").connection.commit()
+    assert imported_by(tmp_path, "locate", str(tree), "--json") == LOCATE | {
+        "json", "sqlite3", "praisonmem.core.io.sqlite", "tempfile"}  # its read-only connection (a private copy)

@@ -234,3 +234,89 @@ def test_verify_without_chromadb_says_it_cannot_open_the_store(project, tmp_path
         f"project/chroma_db_alice/: cannot open this Chroma directory to check it: {hint}",
         f"project/knowledge/chroma/: cannot open this Chroma directory to check it: {hint}",
         f"{_archive(project)}: FAILED (11 files)"]
+
+
+# ------------------------------------------------------------------ without chromadb (the [chroma] extra)
+
+HINT = "Chroma support needs chromadb: pip install 'praisonmem[chroma]'"
+
+
+def test_a_default_backup_without_chromadb_archives_the_chroma_stores(project, tmp_path):
+    """praisonmem installed on its own (no [chroma] extra) beside an agent's venv that has chromadb: the stores
+    need no chromadb to be copied, so the default backup takes them, checks each copy through SQLite, exits 0 and
+    says so only with -v; the archive then verifies and restores with chromadb, reading back identical."""
+    want = {MEMORY: _read(project / MEMORY), KNOWLEDGE: _read(project / KNOWLEDGE)}
+    before = snapshot(project)
+    made = _pm(project, "backup", "create", "-o", str(tmp_path / "out"), hide_chromadb=True)
+    assert (made.returncode, made.stderr, made.stdout) == (0, "", "")
+    assert snapshot(project) == before  # no file of a store changed, not an mtime
+    manifest, members = _members(_archive(project))
+    assert manifest["chroma"] == [
+        {"path": "project/chroma_db_alice/", "collections": {"memory_store_alice": 2}, "opened": False},
+        {"path": "project/knowledge/chroma/", "collections": {"praisonai_knowledge": 1}, "opened": False}]
+    assert "left_out" not in manifest
+    for store in ("chroma_db_alice", "knowledge/chroma"):
+        names = sorted(n.split("/")[-1] for n in members if n.startswith(f"project/{store}/"))
+        assert names == ["chroma.sqlite3", "data_level0.bin", "header.bin", "length.bin", "link_lists.bin"]
+    verified = _pm(project, "backup", "verify", str(_archive(project)))  # chromadb there: opens each copy
+    assert (verified.returncode, verified.stderr) == (0, ""), verified.stdout
+    empty = tmp_path / "elsewhere"
+    empty.mkdir()
+    restored = _pm(empty, "backup", "restore", str(_archive(project)), "--yes")
+    assert restored.returncode == 0, restored.stderr
+    assert {MEMORY: _read(empty / MEMORY), KNOWLEDGE: _read(empty / KNOWLEDGE)} == want
+
+
+def test_without_chromadb_verbose_and_json_say_which_stores_were_not_opened(project, tmp_path):
+    told = _pm(project, "backup", "create", "-o", str(tmp_path / "out"), "-v", hide_chromadb=True)
+    assert told.returncode == 0, told.stderr
+    said = [line for line in told.stderr.splitlines() if line.startswith("praisonmem: archived")]
+    assert said == [f"praisonmem: archived without chromadb (not installed), checked through SQLite only: {MEMORY}, "
+                    f"{KNOWLEDGE}; 'backup verify' opens them once it is installed: pip install 'praisonmem[chroma]'"]
+    made = _pm(project, "backup", "create", "-o", str(tmp_path / "out2"), "--json", hide_chromadb=True)
+    assert (made.returncode, made.stderr) == (0, "")
+    result = json.loads(made.stdout)
+    assert result["chroma_not_opened"] == [{"path": "project/chroma_db_alice/", "file": MEMORY},
+                                           {"path": "project/knowledge/chroma/", "file": KNOWLEDGE}]
+    assert result["not_backed_up"] == [] and result["left_out"] == []
+
+
+def test_with_chromadb_the_manifest_and_the_report_are_as_before(project, tmp_path):
+    made = _pm(project, "backup", "create", "-o", str(tmp_path / "out"), "--json")
+    assert (made.returncode, made.stderr) == (0, "")
+    assert json.loads(made.stdout)["chroma_not_opened"] == []
+    assert all("opened" not in e for e in _members(_archive(project))[0]["chroma"])
+
+
+def test_without_chromadb_a_store_held_open_is_still_left_out(project, tmp_path):
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(project / MEMORY)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True, env=dict(os.environ, ANONYMIZED_TELEMETRY="False"))
+    try:
+        assert holder.stdout.readline() == "ready\n"
+        made = _pm(project, "backup", "create", "-o", str(tmp_path / "out"), hide_chromadb=True)
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=120)
+    assert made.returncode == 1
+    assert made.stderr == (f"praisonmem: warning: not backed up: {MEMORY} is open in process {holder.pid} (a running "
+                           "agent?); the rest of the backup is written\n")
+    manifest, members = _members(_archive(project))
+    assert not [n for n in members if n.startswith("project/chroma_db_alice/")]
+    assert manifest["chroma"] == [{"path": "project/knowledge/chroma/", "collections": {"praisonai_knowledge": 1},
+                                   "opened": False}]
+
+
+def test_without_chromadb_a_damaged_store_is_left_out_with_one_line(project, tmp_path):
+    """SQLite's own check stands in for chromadb's: a chroma.sqlite3 whose pages are damaged is not archived."""
+    db = project / MEMORY / "chroma.sqlite3"
+    data = bytearray(db.read_bytes())
+    page = int.from_bytes(data[16:18], "big")
+    data[page * 2: page * 3] = b"\xff" * page  # the second page (a table's b-tree) overwritten
+    db.write_bytes(bytes(data))
+    made = _pm(project, "backup", "create", "-o", str(tmp_path / "out"), hide_chromadb=True)
+    assert made.returncode == 1
+    assert made.stderr == (f"praisonmem: warning: not backed up: {MEMORY}/chroma.sqlite3: SQLite finds it damaged "
+                           "(Page 3: btreeInitPage() returns error code 11); the rest of the backup is written\n")
+    manifest, members = _members(_archive(project))
+    assert not [n for n in members if n.startswith("project/chroma_db_alice/")]
+    assert [e["path"] for e in manifest["chroma"]] == ["project/knowledge/chroma/"]

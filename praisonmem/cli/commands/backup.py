@@ -48,7 +48,8 @@ def create_command(
     are archived whole, and only while no process has one open: one that is
     open is left out with a warning naming it and the process, and the run
     exits 1 (the rest is written); each archived one is checked by opening
-    its copy with chromadb.
+    its copy with chromadb (without chromadb installed: through SQLite, its
+    integrity and item counts; -v says so).
 
     Silent on success unless -v or on a terminal (and with -q even there), so
     cron mails only failures. A source that does not exist (most homes have no
@@ -89,6 +90,10 @@ def create_command(
         out.raw(f"{result['path']}  ({result['files']} files, {result['size']} bytes)")
         for path in result["removed"]:
             out.raw(f"removed old backup {path}")
+    if result["chroma_not_opened"] and (verbose or (stdout_is_tty() and not quiet())):
+        stores = ", ".join(item["file"] for item in result["chroma_not_opened"])
+        note(f"archived without chromadb (not installed), checked through SQLite only: {stores}; 'backup verify' "
+             "opens them once it is installed: pip install 'praisonmem[chroma]'")
     for damage in result["damaged"]:
         warn(f"{damage['file']} did not parse even after re-reading it ({damage['problem']}): archived as it is "
              "and marked damaged")

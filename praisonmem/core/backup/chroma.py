@@ -8,6 +8,12 @@ taken, verified and put back as whole directories.
   collection's ``count()`` must equal the source's (read from yet another private copy: opening a store
   rewrites its files). A store open elsewhere, or one whose copy does not open to the same counts, is left
   out of the backup, named. The counts go into the manifest's ``"chroma"`` list.
+* **Taken without chromadb** (the ``[chroma]`` extra not installed: praisonmem in a venv of its own beside the
+  agent's): the copy needs none of it, so the store is still taken, and checked as far as SQLite can: the
+  copy's ``chroma.sqlite3`` passes ``quick_check`` and holds, per collection, the items the source's does
+  (counted as chromadb counts them: the rows of the collection's metadata segment), and no source file changed
+  and no process opened the store while it was copied. :attr:`Taken.opened` is then ``False`` (said, and kept
+  in the manifest as ``"opened": false``); ``backup verify`` opens it once chromadb is there.
 * **Verified** by extracting each store's files into a private temp dir and opening them with chromadb (imported
   only then), counts checked against the manifest.
 * **Put back** whole: the files are written into a new temp directory beside the target, which is then renamed
@@ -43,6 +49,7 @@ class Taken:
     members: list[tuple[str, bytes, int, float]]  # archive name, data, mode, mtime
     collections: dict[str, int]
     left_out: list[tuple[str, Path, str]] = field(default_factory=list)  # archive name, file, why
+    opened: bool = True  # its copy was opened with chromadb (False: checked through SQLite only)
 
 
 LINKED = "a symbolic link; a Chroma directory is backed up only as the directory itself"
@@ -76,6 +83,8 @@ def take(name: str, source: Path) -> Taken:
     busy = chroma_io.busy_reason(source)
     if busy:
         raise Refused(busy)
+    opened = _chromadb_installed()
+    at_rest = None if opened else _signature(source)
     with tempfile.TemporaryDirectory(prefix="praisonmem-chroma-") as scratch:
         staged = Path(scratch) / "store"
         staged.mkdir(0o700)
@@ -83,7 +92,7 @@ def take(name: str, source: Path) -> Taken:
             chroma_io.copy_files(source, staged)
         except (OSError, sqlite3.Error) as exc:
             raise IOFailure(f"{source}: cannot read: {exc}") from None
-        taken = Taken(name, [], {})
+        taken = Taken(name, [], {}, opened=opened)
         for path in sorted(p for p in staged.rglob("*") if p.is_file()):
             rest = path.relative_to(staged).parts
             if not chroma_file_ok(rest):
@@ -103,13 +112,79 @@ def take(name: str, source: Path) -> Taken:
             file = check.joinpath(*member[len(name):].split("/"))
             file.parent.mkdir(0o700, exist_ok=True)
             file.write_bytes(data)
-        taken.collections = chroma_io.opened_counts(check)
-    with chroma_io.snapshot(source) as client:
-        expected = chroma_io.counts(client)
+        taken.collections = (chroma_io.opened_counts(check) if opened
+                              else sql_counts(check / CHROMA_SQLITE, source / CHROMA_SQLITE))
+    if opened:
+        with chroma_io.snapshot(source) as client:
+            expected = chroma_io.counts(client)
+    else:
+        expected = sql_counts(source / CHROMA_SQLITE)
+        busy = chroma_io.busy_reason(source)
+        if busy:
+            raise Refused(f"{busy} (opened while it was copied)")
+        if _signature(source) != at_rest:
+            raise IOFailure(f"{source}: changed while it was copied (a writer without a process holding it open?)")
     if taken.collections != expected:
         raise CorruptFile(str(source), f"its copy opens with {taken.collections} items per collection, the store "
                                        f"with {expected}")
     return taken
+
+
+def _chromadb_installed() -> bool:
+    from praisonmem.core.io import chroma as chroma_io
+
+    try:
+        chroma_io.driver()
+    except IOFailure:
+        return False
+    return True
+
+
+# Each collection of the default database (the one chromadb's client opens) with the rows of its metadata
+# segment: what chromadb's count() returns (measured with chromadb 1.5.9, its write-ahead queue not yet synced
+# to the vector segment included).
+SQL_COUNTS = ("SELECT c.name, count(e.id) FROM collections c JOIN databases d ON d.id = c.database_id "
+              "LEFT JOIN segments s ON s.collection = c.id AND s.scope = 'METADATA' "
+              "LEFT JOIN embeddings e ON e.segment_id = s.id "
+              "WHERE d.name = 'default_database' AND d.tenant_id = 'default_tenant' GROUP BY c.id ORDER BY c.name")
+
+
+def sql_counts(db: Path, shown: Path | None = None) -> dict[str, int]:
+    """Each collection's item count read from ``chroma.sqlite3`` itself (read-only, nothing changes on disk), after
+    SQLite's ``quick_check``; :class:`CorruptFile`, naming ``shown`` (default ``db``), when it is not a readable
+    Chroma database."""
+    from praisonmem.core.io import sqlite as sqlite_io
+
+    name = str(shown or db)
+    try:
+        conn = sqlite_io.connect_ro(db)
+    except sqlite3.Error as exc:
+        raise CorruptFile(name, f"not a readable Chroma database ({exc})") from None
+    try:
+        verdict = str(conn.execute("PRAGMA quick_check").fetchone()[0])
+        if verdict != "ok":  # "*** in database main ***" then one line per fault: the first fault says enough
+            faults = [line for line in verdict.splitlines() if line.strip() and not line.startswith("***")]
+            raise CorruptFile(name, f"SQLite finds it damaged ({(faults or [verdict])[0].strip()})")
+        return {str(collection): int(items) for collection, items in conn.execute(SQL_COUNTS)}
+    except sqlite3.Error as exc:
+        raise CorruptFile(name, f"not a readable Chroma database ({exc})") from None
+    finally:
+        conn.close()
+
+
+def _signature(directory: Path) -> list[tuple[str, int, int]]:
+    """Every regular file of a Chroma directory (its segment dirs' too) with its size and mtime, to tell whether a
+    writer changed any while it was copied."""
+    found = []
+    for here, _, names in os.walk(directory):
+        for file_name in names:
+            path = os.path.join(here, file_name)
+            try:
+                st = os.lstat(path)
+            except FileNotFoundError:
+                continue
+            found.append((path, st.st_size, st.st_mtime_ns))
+    return sorted(found)
 
 
 # ---------------------------------------------------------------- verify

@@ -298,6 +298,7 @@ def create(paths: Paths, *, output: Path, include: tuple[str, ...] = INCLUDES, k
         damaged: list[dict[str, str]] = []
         refused: list[dict[str, str]] = []  # Chroma directories left out: open elsewhere, or a copy that fails
         chroma_counts: list[dict[str, Any]] = []
+        unopened: list[dict[str, str]] = []
         # The members go, compressed, into a private temp file as they are read; the manifest (which needs
         # every file's digest) is then written first, as a gzip member of its own, the members' gzip member
         # copied after it, and the end of the archive last: gzip readers (tarfile, gzip -d, tar xz) read
@@ -331,7 +332,10 @@ def create(paths: Paths, *, output: Path, include: tuple[str, ...] = INCLUDES, k
                         members.add(_info(member, len(data), mode, mtime), data)
                         manifest_files.append({"path": member, "size": len(data), "mode": f"{mode:04o}",
                                                "mtime": mtime, "sha256": hashlib.sha256(data).hexdigest()})
-                    chroma_counts.append({"path": name, "collections": taken.collections})
+                    chroma_counts.append({"path": name, "collections": taken.collections,
+                                          **({} if taken.opened else {"opened": False})})
+                    if not taken.opened:  # chromadb not installed: checked through SQLite only
+                        unopened.append({"path": name, "file": str(source)})
                     left_out += [LeftOut(*item) for item in taken.left_out]
                     if progress:
                         progress(done, len(entries) + len(stores))
@@ -357,7 +361,7 @@ def create(paths: Paths, *, output: Path, include: tuple[str, ...] = INCLUDES, k
     removed = prune(directory, keep, final) if keep and final is not None and not damaged and not refused else []
     return {"path": str(final if final is not None else output), "files": len(manifest_files),
             "size": written.size, "removed": [str(p) for p in removed], "damaged": damaged,
-            "not_backed_up": refused, "left_out": [o.to_json() for o in left_out]}
+            "not_backed_up": refused, "chroma_not_opened": unopened, "left_out": [o.to_json() for o in left_out]}
 
 
 @dataclass

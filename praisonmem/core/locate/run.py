@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from praisonmem.core.errors import NotFound, UsageError
-from praisonmem.core.locate import places, servers as server_checks
+from praisonmem.core.locate import places
 from praisonmem.core.locate.model import ABSENT, Report, Store
-from praisonmem.core.locate.walk import Context, one_file, walk
+from praisonmem.core.locate.walk import SPLIT_AFTER, Context, one_file, walk
 
 DEFAULT_DEPTH = 6
 
@@ -46,7 +46,7 @@ def locate(paths: Any, settings: Any, dirs: Sequence[str] = (), *, depth: int = 
     named, report.servers = places.configured(settings, env)
     walked = frozenset(str(root.path) for root in [*home_roots, *mem0_roots])
     for root in [*home_roots, *mem0_roots]:
-        walk(str(root.path), depth, Context(report, flags=root.flags, timeout=timeout))
+        walk(str(root.path), depth, Context(report, flags=root.flags, timeout=timeout, split_after=SPLIT_AFTER))
     for item in named:
         ctx = Context(report, timeout=timeout)
         if item.path.is_dir():
@@ -57,9 +57,11 @@ def locate(paths: Any, settings: Any, dirs: Sequence[str] = (), *, depth: int = 
         report.stores.append(Store(str(item.path), item.kind, item.library, flags=[ABSENT]))
     for root_dir in roots:
         if root_dir not in walked:
-            walk(root_dir, depth, Context(report, timeout=timeout, walked=walked))
+            walk(root_dir, depth, Context(report, timeout=timeout, walked=walked, split_after=SPLIT_AFTER))
     report.stores = _merged(report.stores)
     if connect:
+        from praisonmem.core.locate import servers as server_checks
+
         for server in report.servers:
             server_checks.check(server)
     return report

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 
 HEAD = 1024  # bytes read of a JSON file to classify it: its first keys come long before
@@ -19,11 +20,13 @@ ENCRYPTED = b'"praisonai:enc:v1:'  # EncryptedSessionStore's value prefix
 @dataclass
 class Shape:
     """``outer``: ``{`` or ``[`` (``""``: not JSON of either); ``keys``: the outer object's keys (an array: its
-    first object's); ``inner``: the keys of the first object value inside that; ``head``: the bytes read."""
+    first object's); ``inner``: the keys of the first object value inside that; ``values``: those of the outer
+    object's keys read whose value is a string, with it; ``head``: the bytes read."""
 
     outer: str = ""
     keys: list[str] = field(default_factory=list)
     inner: list[str] = field(default_factory=list)
+    values: dict[str, str] = field(default_factory=dict)
     head: bytes = b""
 
 
@@ -35,8 +38,6 @@ def read_head(path: str, size: int = HEAD) -> bytes | None:
     except OSError:
         return None
     try:
-        import stat
-
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None
         return os.read(fd, size)
@@ -56,9 +57,7 @@ SIGNATURES: tuple[tuple[str, frozenset[str]], ...] = (
 )
 
 
-def _decided(found: Shape) -> bool:
-    keys = set(found.keys)
-    return any(outer == found.outer and wanted <= keys for outer, wanted in SIGNATURES)
+DECIDING = {outer: tuple(wanted for o, wanted in SIGNATURES if o == outer) for outer in "{["}
 
 
 # A JSON token that matters to the shape: a whole string, or a structural character (numbers and literals are
@@ -73,23 +72,32 @@ def shape(head: bytes) -> Shape:
     if not text or text[0] not in "{[":
         return Shape(head=head)
     found = Shape(outer=text[0], head=head)
+    deciding = DECIDING[found.outer]
+    seen: set[str] = set()
     base = 1 if found.outer == "{" else 2  # the depth of the object whose keys are kept
     stack: list[str] = []  # the open containers
     expect_key = False
     target: list[str] | None = None
     inner_done = first_done = False
+    pending: str | None = None  # an outer key whose value comes next
     for match in TOKEN.finditer(text):
         token = match.group()
         depth = len(stack)
         if token[0] == '"':
             if expect_key:
                 if depth == base and not first_done:
-                    found.keys.append(_unescape(token[1:-1]))
-                    if _decided(found):
+                    key = _unescape(token[1:-1])
+                    found.keys.append(key)
+                    seen.add(key)
+                    if any(wanted <= seen for wanted in deciding):
                         break
+                    pending = key if base == 1 else None
                 elif depth == base + 1 and target is not None:
                     target.append(_unescape(token[1:-1]))
                 expect_key = False
+                continue
+            if pending is not None and depth == base:
+                found.values[pending] = _unescape(token[1:-1])
         elif token in "{[":
             stack.append(token)
             if token == "{" and depth + 1 == base + 1 and not inner_done and not first_done:
@@ -105,6 +113,7 @@ def shape(head: bytes) -> Shape:
             expect_key = False
         else:  # a comma: a key follows only inside an object
             expect_key = stack[-1] == "{"
+        pending = None
     return found
 
 

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import os
 import re
-import sqlite3
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from praisonmem.core.locate.model import command, session_dir_command
+
+if TYPE_CHECKING:
+    import sqlite3
 
 MAGIC = b"SQLite format 3\x00"
 SUFFIXES = (".db", ".sqlite", ".sqlite3", ".db3")  # files opened to look at their tables
@@ -86,6 +88,8 @@ class Tables:
 def classify(path: Path, *, timeout: float = 5.0) -> list[Found]:
     """The stores ``path`` holds (empty: another application's database, or not one); an error the caller
     reports as a skipped path (:class:`~praisonmem.core.errors.PraisonMemError`, a hot journal among them)."""
+    import sqlite3  # here, not at import: a walk that meets no database never loads it
+
     from praisonmem.core.errors import IOFailure
     from praisonmem.core.io.sqlite import connect_ro
 

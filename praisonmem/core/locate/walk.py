@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from praisonmem.core.layout import SPILL
 from praisonmem.core.locate import sniff, sqlitekind
 from praisonmem.core.locate.model import ORPHAN, Report, Skipped, Store, command, session_dir_command
 
@@ -25,6 +26,9 @@ GIVE_UP = 16  # JSON files read in one directory without a store's document befo
 SESSION_KEYS = ("session_id", "messages")
 CONVERSATION_KEYS = ("session", "messages")
 CONVERSATION_INDEX = "_sessions_index.json"
+# A spill record (what the library writes when a session's write fails: `<safe id>.<ms>.<pid>.<hex>.json`, merged
+# into the session on its next load): the library writes spilled_at before messages, so the head holds all three.
+SPILL_KEYS = ("session_id", "spilled_at", "messages")
 FILEMEMORY_FILES = ("config.json", "short_term.json", "long_term.json", "entities.json", "summaries.json")
 FILEMEMORY_CONFIG = "short_term_limit"
 ORPHAN_USER = re.compile(r"agent-[0-9a-f]{12}\Z")  # Agent(memory=True) without a user_id: a new one every run
@@ -45,10 +49,129 @@ class Context:
     walked: frozenset[str] = frozenset()  # roots walked already (a home inside a DIR): not entered again
     memory_users: dict[str, list[tuple[str, int, float | None, bool]]] = field(default_factory=dict)
     learn_users: dict[str, list[tuple[int, int, float | None]]] = field(default_factory=dict)
+    split_after: int = 0  # directories listed before half of those waiting go to a forked helper (0: one process)
 
     def add(self, store: Store) -> None:
         store.flag(*self.flags)
         self.report.stores.append(store)
+
+
+# ---------------------------------------------------------------- the forked helper
+#
+# The walk is mostly Python's own work per directory entry, which one process cannot share between cores (the
+# GIL is released only around each readdir() call, too briefly for a second thread to gain). A large tree is
+# therefore shared with one forked helper: it walks half the directories waiting at that moment with a Context of
+# its own and sends back what it found (the stores, the skipped paths, the files it visited, the FileMemory and
+# learn users still to group), pickled through a pipe. It only reads, as the walk does. If it fails in any way
+# (killed, a broken pipe, an exception), the parent walks its half itself; if the parent is interrupted, the
+# helper is killed and reaped. Nothing is process-global: all a helper knows is on its object.
+
+SPLIT_AFTER = 256  # directories listed before a helper is forked: a smaller tree costs less than the fork
+
+
+class Helper:
+    def __init__(self, pid: int, read_fd: int, share: list[tuple[str, int]], root: str, depth: int) -> None:
+        self.pid, self.read_fd, self.share, self.root, self.depth = pid, read_fd, share, root, depth
+
+    @classmethod
+    def start(cls, share: list[tuple[str, int]], root: str, depth: int, ctx: Context) -> Helper | None:
+        """A helper walking ``share`` (``None``: one CPU only, or no fork here: the parent walks it all)."""
+        import signal
+
+        if not hasattr(os, "fork") or _cpus() < 2:
+            return None
+        try:
+            read_fd, write_fd = os.pipe()
+        except OSError:  # out of descriptors: one process walks it all
+            return None
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})  # born blocked: no Ctrl-C before SIG_IGN
+        try:
+            pid = os.fork()
+            if pid == 0:  # the helper: never returns
+                os.close(read_fd)
+                _helper_main(write_fd, share, root, depth, ctx)
+        except OSError:  # no process to be had (a limit): one process walks it all
+            os.close(read_fd)
+            os.close(write_fd)
+            return None
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        os.close(write_fd)
+        return cls(pid, read_fd, share, root, depth)
+
+    def join(self, ctx: Context) -> None:
+        """Merge the helper's results into ``ctx`` (or walk its share here when it failed), and reap it."""
+        import pickle
+
+        chunks = []
+        try:
+            while chunk := os.read(self.read_fd, 1 << 20):
+                chunks.append(chunk)
+        finally:
+            os.close(self.read_fd)
+            self.read_fd = -1
+        _, status = os.waitpid(self.pid, 0)
+        self.pid = 0
+        try:
+            if status != 0:
+                raise ValueError(f"status {status}")
+            stores, skipped, visited, memory_users, learn_users = pickle.loads(b"".join(chunks))
+        except Exception:  # whatever went wrong there: its share is walked here
+            _drain(self.share, self.root, self.depth, ctx, split=0)
+            return
+        ctx.report.stores.extend(stores)
+        ctx.report.skipped.extend(skipped)
+        ctx.report.skipped.sort(key=lambda s: s.path)  # in one order whichever process met each
+        ctx.report.files_visited += visited
+        for base, users in memory_users.items():
+            ctx.memory_users.setdefault(base, []).extend(users)
+        for base, learners in learn_users.items():
+            ctx.learn_users.setdefault(base, []).extend(learners)
+
+    def kill(self) -> None:
+        import signal
+
+        if self.read_fd >= 0:
+            os.close(self.read_fd)
+            self.read_fd = -1
+        if self.pid:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            os.waitpid(self.pid, 0)
+            self.pid = 0
+
+
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _helper_main(write_fd: int, share: list[tuple[str, int]], root: str, depth: int, parent: Context) -> None:
+    """The forked helper's whole life: walk ``share``, write the results, exit without running the parent's exit
+    handlers or flushing its buffers (``os._exit``)."""
+    code = 1
+    try:
+        import pickle
+        import signal
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent answers Ctrl-C, and kills this
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        ctx = Context(Report(), flags=parent.flags, timeout=parent.timeout, walked=parent.walked)
+        _drain(share, root, depth, ctx, split=0)
+        data = pickle.dumps((ctx.report.stores, ctx.report.skipped, ctx.report.files_visited, ctx.memory_users,
+                             ctx.learn_users))
+        view = memoryview(data)
+        while view:
+            view = view[os.write(write_fd, view):]
+        code = 0
+    except BaseException:  # noqa: BLE001 - any failure: the parent walks this share itself
+        code = 1
+    finally:
+        os._exit(code)
 
 
 @dataclass
@@ -64,69 +187,100 @@ class Sized:
 
 
 def walk(root: str, depth: int, ctx: Context) -> None:
-    """Classify every directory under ``root`` down to ``depth`` levels below it."""
-    stack = [(root, 0)]
-    while stack:
-        path, level = stack.pop()
-        listing = _list(path, ctx)
-        if listing is None:
-            continue
-        if VENV_MARK in listing.files and path != root:
-            continue
-        ctx.report.files_visited += len(listing.files)
-        claimed = _classify(path, listing, ctx)
-        dirs = listing.dirs
-        if level < depth:
-            for name in sorted(dirs, reverse=True):
-                if name not in SKIP_DIRS and name not in claimed:
-                    child = os.path.join(path, name)
-                    if child not in ctx.walked:
-                        stack.append((child, level + 1))
+    """Classify every directory under ``root`` down to ``depth`` levels below it (a large tree shared with one
+    forked helper: :func:`_drain`)."""
+    _drain([(root, 0)], root, depth, ctx, split=ctx.split_after)
     _group(ctx)
 
 
-@dataclass
+def _drain(stack: list[tuple[str, int]], root: str, depth: int, ctx: Context, *, split: int) -> None:
+    """Walk every directory on ``stack`` and below. Once ``split`` directories are listed (0: never) with two or more
+    still waiting, every other one of those goes to a forked helper (:class:`Helper`), and its results are merged
+    when this half is done."""
+    helper = None
+    listed = 0
+    try:
+        while stack:
+            if split and listed == split and len(stack) > 1:
+                helper = Helper.start(stack[0::2], root, depth, ctx)
+                if helper is not None:
+                    stack = stack[1::2]
+            path, level = stack.pop()
+            listed += 1
+            listing = _list(path, ctx)
+            if listing is None:
+                continue
+            if path != root and VENV_MARK in listing.names:
+                continue
+            ctx.report.files_visited += len(listing.names)
+            claimed = _classify(path, listing, ctx)
+            dirs = listing.dirs
+            if level < depth:
+                for name in sorted(dirs, reverse=True):
+                    if name not in SKIP_DIRS and name not in claimed:
+                        child = os.path.join(path, name)
+                        if child not in ctx.walked:
+                            stack.append((child, level + 1))
+        if helper is not None:
+            helper.join(ctx)
+            helper = None
+    finally:
+        if helper is not None:  # interrupted, or failed: the helper is not left behind
+            helper.kill()
+
+
 class Listing:
     """One directory: its regular files, its subdirectories (no link among either), and the names of the files
-    that may be databases or JSON documents (sorted), picked out while listing: one pass over the names."""
+    that may be databases or JSON documents (sorted). ``files`` (name to entry) is built only when asked: most
+    directories hold no candidate, and the walk then needs only their count."""
 
-    files: dict[str, os.DirEntry[str]]
-    dirs: list[str]
-    dbs: list[str]
-    jsons: list[str]
+    __slots__ = ("entries", "names", "dirs", "dbs", "jsons", "_files")
+
+    def __init__(self, entries: list[os.DirEntry[str]], dirs: list[str]) -> None:
+        self.entries = entries
+        self.names = [e.name for e in entries]
+        self.dirs = dirs
+        self.jsons = sorted(n for n in self.names if n.endswith(".json"))
+        self.dbs = sorted(n for n in self.names if n[-1] in DB_TAILS and n.lower().endswith(sqlitekind.SUFFIXES))
+        self._files: dict[str, os.DirEntry[str]] | None = None
+
+    @property
+    def files(self) -> dict[str, os.DirEntry[str]]:
+        if self._files is None:
+            self._files = dict(zip(self.names, self.entries))
+        return self._files
 
 
 DB_TAILS = frozenset("bBeE3")  # the last characters of SQLITE suffixes, a cheap first test
 
 
 def _list(path: str, ctx: Context) -> Listing | None:
-    files: dict[str, os.DirEntry[str]] = {}
-    dirs: list[str] = []
-    dbs: list[str] = []
-    jsons: list[str] = []
     try:
-        with os.scandir(path) as entries:
-            for entry in entries:
-                try:
-                    if entry.is_dir(follow_symlinks=False):
-                        dirs.append(entry.name)
-                        continue
-                    if not entry.is_file(follow_symlinks=False):
-                        continue
-                except OSError:
-                    continue
-                name = entry.name
-                files[name] = entry
-                if name.endswith(".json"):
-                    jsons.append(name)
-                elif name[-1] in DB_TAILS and name.lower().endswith(sqlitekind.SUFFIXES):
-                    dbs.append(name)
+        with os.scandir(path) as it:
+            entries = list(it)
     except OSError as exc:
         ctx.report.skipped.append(Skipped(path, _reason(exc)))
         return None
-    dbs.sort()
-    jsons.sort()
-    return Listing(files, dirs, dbs, jsons)
+    try:  # d_type answers both tests without a system call (a file system without it: one lstat, cached)
+        dirs = [e.name for e in entries if e.is_dir(follow_symlinks=False)]
+        files = [e for e in entries if e.is_file(follow_symlinks=False)]
+    except OSError:  # an entry that went away or cannot be looked at, between the listing and its lstat
+        dirs, files = _sorted_out(entries)
+    return Listing(files, dirs)
+
+
+def _sorted_out(entries: list[os.DirEntry[str]]) -> tuple[list[str], list[os.DirEntry[str]]]:
+    """The subdirectories' names and the regular files, one entry at a time, leaving out one that cannot be told."""
+    dirs, files = [], []
+    for entry in entries:
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                dirs.append(entry.name)
+            elif entry.is_file(follow_symlinks=False):
+                files.append(entry)
+        except OSError:
+            continue
+    return dirs, files
 
 
 def _reason(exc: OSError) -> str:
@@ -149,8 +303,8 @@ def tree_size(path: str, into: Sized, ctx: Context, limit: int = 32) -> None:
         listing = _list(here, ctx)
         if listing is None:
             continue
-        ctx.report.files_visited += len(listing.files)
-        for entry in listing.files.values():
+        ctx.report.files_visited += len(listing.names)
+        for entry in listing.entries:
             _stat(entry, into)
         if level < limit:
             stack.extend((os.path.join(here, d), level + 1) for d in listing.dirs)
@@ -159,11 +313,13 @@ def tree_size(path: str, into: Sized, ctx: Context, limit: int = 32) -> None:
 def _classify(path: str, listing: Listing, ctx: Context) -> set[str]:
     """Report the stores directly in ``path``; the subdirectories that belong to one (not to be walked again)."""
     claimed: set[str] = set()
+    if not (listing.dbs or listing.jsons):  # most directories
+        return claimed
     files, dirs = listing.files, listing.dirs
     in_db = _databases(path, files, listing.dbs, ctx, claimed) if listing.dbs else set()
     if claimed == {""}:  # the directory itself is a store (Chroma): summed, not entered
         return set(dirs)
-    if not listing.jsons:  # most directories
+    if not listing.jsons:
         return claimed
     rest = {name: entry for name, entry in files.items() if name not in in_db} if in_db else files
     jsons = [name for name in listing.jsons if name not in in_db]
@@ -233,20 +389,37 @@ def _has(keys: list[str], wanted: tuple[str, ...]) -> bool:
 
 
 def _sessions(path: str, files: dict[str, os.DirEntry[str]], jsons: list[str], ctx: Context, heads: Heads) -> None:
-    """A directory of praisonaiagents session files, or of praisonai's JSON conversation store."""
-    candidates = [n for n in jsons if not n.startswith((".", "_"))]
+    """A directory of praisonaiagents session files, or of praisonai's JSON conversation store; the spill records
+    among them (or the spill dir itself) are a store of their own: turns waiting to be merged, not sessions."""
+    candidates = [n for n in jsons if not n.startswith(".") and n != CONVERSATION_INDEX]
     sessions = conversations = encrypted = misses = 0
-    for _, shape in heads(candidates):
-        if shape.outer == "{" and _has(shape.keys, SESSION_KEYS):
+    spills: list[tuple[str, str | None]] = []  # (file, the session its turns wait for)
+    for name, shape in heads(candidates):
+        if shape.outer == "{" and _has(shape.keys, SPILL_KEYS):
+            spills.append((name, shape.values.get("session_id")))
+        elif name.startswith("_"):  # no session file's name (the library's names start with the id)
+            continue
+        elif shape.outer == "{" and _has(shape.keys, SESSION_KEYS):
             sessions += 1
             encrypted += sniff.ENCRYPTED in shape.head
         elif shape.outer == "{" and _has(shape.keys, CONVERSATION_KEYS):
             conversations += 1
         else:
             misses += 1
-        if misses >= GIVE_UP and not (sessions or conversations):
+        if misses >= GIVE_UP and not (sessions or conversations or spills):
             return
     indexed = CONVERSATION_INDEX in files and _conversation_index(os.path.join(path, CONVERSATION_INDEX))
+    if spills:
+        alone = not (sessions or conversations or indexed)  # the spill dir: every file in it (leftover temps too)
+        mine = set(files) if alone else {name for name, _ in spills}
+        sized = Sized()
+        for name in mine:
+            _stat(files[name], sized)
+        waiting = len({sid for _, sid in spills if sid is not None})
+        reach = command("check", path) if os.path.basename(path) == SPILL else None  # check takes it by its name
+        ctx.add(Store(path, "session-spill", "praisonaiagents", sized.size, sized.modified,
+                      {"spill_files": len(spills), "sessions": waiting}, reach))
+        files = {name: entry for name, entry in files.items() if name not in mine}
     if not (sessions or conversations or indexed):
         return
     sized = Sized()

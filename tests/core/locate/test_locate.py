@@ -285,7 +285,7 @@ def test_a_chosen_memory_dir_the_xdg_state_dir_and_a_json_conversation_store(cli
     assert got == [
         (str(Path.cwd() / "praisonai_conversations"), "conversation-json", ["absent"], {}),
         (str(memory), "filememory", [], {"users": 2, "users_with_saved_sessions": 1}),
-        (str(state / "praisonai" / "state" / "session_spill"), "session-dir", [], {"sessions": 1}),
+        (str(state / "praisonai" / "state" / "session_spill"), "session-spill", [], {"spill_files": 1, "sessions": 1}),
     ]
     monkeypatch.setenv("PRAISONMEM_MEMORY_DIR", str(tmp_path / "nothing-here"))
     stores = json.loads(cli("locate", str(empty), "--json").stdout)["stores"]

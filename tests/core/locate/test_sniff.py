@@ -30,6 +30,17 @@ def test_shape(text, outer, keys, inner):
     assert (found.outer, found.keys, found.inner) == (outer, keys, inner)
 
 
+@pytest.mark.parametrize(("text", "values"), [
+    ('{"session_id": "a\\u00e9", "spilled_at": "t", "messages": []}', {"session_id": "a\u00e9", "spilled_at": "t"}),
+    ('{"n": 1, "x": {"session_id": "inner"}, "l": ["v"], "s": "kept"}', {"s": "kept"}),  # the outer object's only
+    ('{"k": "a, \\"q\\": \\"b", "e": ""}', {"k": 'a, "q": "b', "e": ""}),
+    ('{"cut": "abc', {}),  # a value the head cuts is not one
+    ('[{"id": "1", "content": "c"}]', {}),  # an array's first element: keys only
+])
+def test_values(text, values):
+    assert shape(text.encode()).values == values
+
+
 def test_a_long_document_costs_one_head(tmp_path):
     doc = {"session_id": "s", "messages": [{"role": "user", "content": "x" * 100_000}]}
     path = tmp_path / "s.json"
