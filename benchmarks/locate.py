@@ -105,9 +105,7 @@ def body(ctx: Context) -> list[Row]:
     files = 10_000 if ctx.quick else FILES
     tree = make_tree(ctx.data_dir, files)
     print(f"locate, {files:,} files, {_bench.load_line()}", file=sys.stderr)
-    # As installed, where pip has compiled every module: with PYTHONDONTWRITEBYTECODE set (as some shells and CI
-    # set it) each timed run would compile again every module edited since its .pyc was written (≈ 60 ms of CPU).
-    env = {k: v for k, v in ctx.env.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env = ctx.env  # bytecode written, as installed: see _data.isolated_env
 
     def pm_run(*argv: str) -> _bench.Run:
         return _bench.run([*ctx.pm, *argv], env=env, cwd=ctx.cwd)
