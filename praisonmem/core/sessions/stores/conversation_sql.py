@@ -785,7 +785,9 @@ class ConversationStore(PlainStore):
     def summaries(self, *, agent: str | None = None, user: str | None = None, sort: str = "updated",
                   limit: int = 0) -> tuple[list[dict[str, Any]], int]:
         """``session list`` rows (without ``scope``) and how many sessions match, filtered, sorted, counted
-        and cut in SQL: the sessions table, and per listed session its messages by the ``session_id`` index."""
+        and cut in SQL: the sessions table, and per listed session its messages by the ``session_id`` index.
+        The matching sessions are counted only when the page is full (one row more than the page is read to
+        know), since a page with room left holds them all."""
         where_sql, params = [], []
         if agent is not None:
             where_sql.append("s.agent_id = ?")
@@ -807,17 +809,39 @@ class ConversationStore(PlainStore):
                 sql = (f"SELECT {cols}, (SELECT count(*) FROM {{m}} m WHERE m.session_id = s.session_id), "
                        f"{archived} "
                        f"FROM (SELECT * FROM {{s}} s{cond} ORDER BY {SORTS[sort]} LIMIT ?) s ORDER BY {SORTS[sort]}")
-                args: tuple[Any, ...] = (*params, limit)
+                rows = conn.execute(self._sql(sql), (*params, limit + 1)).fetchall()
+            elif self.backend.dialect == "mysql":
+                rows = self._merged_counts(conn, cols, cond, params, pred, arch, sort)
+                return [self._summary(r) for r in (rows[:limit] if limit else rows)], len(rows)
             else:
                 # every session (or sorted by size): one aggregate over the messages beats one lookup per session
                 sql = (f"SELECT {cols}, coalesce(c.n, 0), coalesce(c.a, 0) FROM {{s}} s LEFT JOIN "
                        f"(SELECT m.session_id, count(*) AS n, {arch} AS a FROM {{m}} m GROUP BY m.session_id) c "
                        f"ON c.session_id = s.session_id{cond} ORDER BY {SORTS[sort]}" + (" LIMIT ?" if limit else ""))
-                args = (*params, limit) if limit else tuple(params)
-            rows = conn.execute(self._sql(sql), args).fetchall()
-            total = len(rows) if not limit else \
-                conn.execute(self._sql(f"SELECT count(*) FROM {{s}} s{cond}"), tuple(params)).fetchone()[0]
+                rows = conn.execute(self._sql(sql), (*params, limit + 1) if limit else tuple(params)).fetchall()
+            total = len(rows)
+            if limit and len(rows) > limit:
+                rows = rows[:limit]
+                total = conn.execute(self._sql(f"SELECT count(*) FROM {{s}} s{cond}"), tuple(params)).fetchone()[0]
         return [self._summary(r) for r in rows], total
+
+    def _merged_counts(self, conn: Any, cols: str, cond: str, params: list[Any], pred: str, arch: str,
+                       sort: str) -> list[tuple[Any, ...]]:
+        """Every matching session's row with its message counts, on MySQL/MariaDB: the sessions in one query, the
+        counts in one grouped scan of the messages' session_id index, joined here (MariaDB joins the grouped
+        counts to the sessions without an index: minutes for 100,000 sessions)."""
+        order = "s.session_id" if sort == "messages" else SORTS[sort]
+        sessions = conn.execute(self._sql(f"SELECT {cols} FROM {{s}} s{cond} ORDER BY {order}"),
+                                tuple(params)).fetchall()
+        within = f" WHERE m.session_id IN (SELECT s.session_id FROM {{s}} s{cond})" if cond else ""
+        archived = "0" if pred == "0 = 1" else arch
+        counts = {sid: (int(n), int(a)) for sid, n, a in conn.execute(self._sql(
+            f"SELECT m.session_id, count(*), {archived} FROM {{m}} m{within} GROUP BY m.session_id"),
+            tuple(params)).fetchall()}
+        rows = [(*row, *counts.get(row[0], (0, 0))) for row in sessions]
+        if sort == "messages":  # stable: equal sizes stay in the server's session_id order, as SORTS says
+            rows.sort(key=lambda r: r[8] - r[7])
+        return rows
 
     def _summary(self, r: Any) -> dict[str, Any]:
         sid, user_id, agent_id, name, metadata, created, updated, n, archived = r
