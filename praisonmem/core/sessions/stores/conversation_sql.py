@@ -618,6 +618,7 @@ def _tables(backend: ConversationTables) -> tuple[str, str, str]:
 SORTS = {"updated": "s.updated_at DESC, s.session_id",
          "created": "s.created_at DESC, s.session_id",
          "messages": "coalesce(c.n, 0) - coalesce(c.a, 0) DESC, s.session_id", "id": "s.session_id"}
+LISTED_KEYS = ("title", "model", "total_tokens", "cost", "agent_id", "source", "parent_id")  # _summary's
 LATERAL_LIMIT = 2000  # a page up to this size counts its sessions' messages one session at a time
 
 
@@ -799,7 +800,7 @@ class ConversationStore(PlainStore):
             cond = (" WHERE " + " AND ".join(where_sql)) if where_sql else ""
             pred = self.backend.archived(self.x)
             arch = f"sum(CASE WHEN {pred} THEN 1 ELSE 0 END)"
-            cols = "s.session_id, s.user_id, s.agent_id, s.name, s.metadata, s.created_at, s.updated_at"
+            cols = f"s.session_id, s.user_id, s.agent_id, s.name, {self._listed_metadata()}, s.created_at, s.updated_at"
             if limit and limit <= LATERAL_LIMIT and sort != "messages":
                 # the page first (the sessions table, its updated_at index), then each listed session's messages
                 # by their session_id index
@@ -810,7 +811,7 @@ class ConversationStore(PlainStore):
                        f"{archived} "
                        f"FROM (SELECT * FROM {{s}} s{cond} ORDER BY {SORTS[sort]} LIMIT ?) s ORDER BY {SORTS[sort]}")
                 rows = conn.execute(self._sql(sql), (*params, limit + 1)).fetchall()
-            elif self.backend.dialect == "mysql":
+            elif self.backend.dialect in ("mysql", "postgres"):
                 rows = self._merged_counts(conn, cols, cond, params, pred, arch, sort)
                 return [self._summary(r) for r in (rows[:limit] if limit else rows)], len(rows)
             else:
@@ -825,11 +826,21 @@ class ConversationStore(PlainStore):
                 total = conn.execute(self._sql(f"SELECT count(*) FROM {{s}} s{cond}"), tuple(params)).fetchone()[0]
         return [self._summary(r) for r in rows], total
 
+    def _listed_metadata(self) -> str:
+        """The metadata column as the listing reads it: on PostgreSQL NULL when it holds none of the keys
+        :meth:`_summary` reads (a missing key, a JSON null and a non-object all read as nothing there), so most
+        rows' JSON is never decoded."""
+        if not self.backend.postgres:
+            return "s.metadata"
+        held = " OR ".join(f"s.metadata ->> '{key}' IS NOT NULL" for key in LISTED_KEYS)
+        return f"CASE WHEN {held} THEN s.metadata END"
+
     def _merged_counts(self, conn: Any, cols: str, cond: str, params: list[Any], pred: str, arch: str,
                        sort: str) -> list[tuple[Any, ...]]:
-        """Every matching session's row with its message counts, on MySQL/MariaDB: the sessions in one query, the
+        """Every matching session's row with its message counts, on a server: the sessions in one query, the
         counts in one grouped scan of the messages' session_id index, joined here (MariaDB joins the grouped
-        counts to the sessions without an index: minutes for 100,000 sessions)."""
+        counts to the sessions without an index: minutes for 100,000 sessions; PostgreSQL sorts the joined rows
+        again, on disk past its work_mem)."""
         order = "s.session_id" if sort == "messages" else SORTS[sort]
         sessions = conn.execute(self._sql(f"SELECT {cols} FROM {{s}} s{cond} ORDER BY {order}"),
                                 tuple(params)).fetchall()
@@ -851,6 +862,7 @@ class ConversationStore(PlainStore):
         except ValueError:
             meta = None
         meta = meta if isinstance(meta, dict) else {}
+        # only LISTED_KEYS are read (see _listed_metadata)
         title = meta.get("title") if isinstance(meta.get("title"), str) and meta.get("title") else name
         return {"session_id": sid, "file": self.where, "agent_name": agent_id, "user_id": user_id,
                 "title": title, "message_count": n - archived, "archived_count": archived,
