@@ -4,8 +4,10 @@
 Runs, on one data dir (generated once, reused with --dir): session_search,
 session_list, memory_search, startup, backup_create, memory_store, check_home,
 session_migrate, session_list_pg (these two on a throwaway PostgreSQL cluster,
-against the real praisonai store in the oracle venv: --oracle-python), locate,
-upsonic_sessions_redis (on a throwaway redis-server, against Upsonic's RedisStorage);
+against the real praisonai store in the oracle venv: --oracle-python),
+session_list_mysql (on a throwaway MariaDB server, against the real praisonai
+MySQLConversationStore in the oracle venv), locate, upsonic_sessions_redis (on a
+throwaway redis-server, against Upsonic's RedisStorage);
 then prints the goals table (medians, ratio, goal, pass/fail, noise). --quick
 runs everything at small sizes with 2 rounds: a smoke test of the scripts, not a
 measurement. Exits 1 when a script failed (a command failed or a result differed
@@ -28,7 +30,8 @@ import _pg
 import session_list
 
 SCRIPTS = ("session_search", "session_list", "memory_search", "startup", "backup_create", "memory_store",
-           "check_home", "session_migrate", "session_list_pg", "locate", "upsonic_sessions_redis")
+           "check_home", "session_migrate", "session_list_pg", "session_list_mysql", "locate",
+           "upsonic_sessions_redis")
 
 
 def main() -> int:

@@ -8,8 +8,8 @@ in the shape an Agent with ``db=`` writes them, filled by INSERT … SELECT over
 (filling through either tool is not what is measured). Interleaved rounds, process against process, each
 including its start-up and imports: the newest 50 (``session list``'s default), ``session list --store URL
 --json`` against ``list_sessions(limit=50)``; and the query alone, the connection made and the imports done.
-praisonmem also counts each listed session's messages (by the messages' session_id index), which
-list_sessions does not. Checked: the same session ids in the same order as list_sessions.
+praisonmem also counts each listed session's messages (by the messages' session_id index) and, when
+the page is full, the matching sessions (its "showing 50 of N" note), which list_sessions does not. Checked: the same session ids in the same order as list_sessions.
 """
 
 from __future__ import annotations

@@ -13,8 +13,8 @@ against process, each including its start-up and imports:
 * every session: ``session list --store URL --json --limit 0`` against ``list_sessions(limit=N)``;
 
 and the query alone, the connection made and the imports done (praisonmem's in this process, the
-library's timed inside its process). praisonmem also counts each listed session's messages (by the
-messages' session_id index), which list_sessions does not. Checked: the same session ids in the same
+library's timed inside its process). praisonmem also counts each listed session's messages (by the messages' session_id index) and, when
+the page is full, the matching sessions (its "showing 50 of N" note), which list_sessions does not. Checked: the same session ids in the same
 order as list_sessions.
 """
 

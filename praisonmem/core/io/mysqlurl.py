@@ -8,13 +8,18 @@
 * Passwords never reach output: the URL's display form masks it, and every password parsed is handed to
   :func:`praisonmem.core.io.pgurl.remember`, so the masking every error line goes through removes it.
 * PyMySQL is imported by :func:`driver` only, when a ``mysql://`` store is opened; without it the error says
-  how to install it (:data:`INSTALL_HINT`).
-* :func:`connect`: utf8mb4, not autocommit, ``REPEATABLE READ`` (InnoDB's default), ``connect_timeout`` 10s;
-  :func:`translate` turns a server or driver error into one praisonmem line by its MySQL error number.
+  how to install it (:data:`INSTALL_HINT`). PyMySQL imports ``cryptography`` up front for one thing, the RSA
+  exchange of ``sha256_password``/``caching_sha2_password`` over a connection without TLS; that import (a
+  large compiled module, most of PyMySQL's own import time) is put off until an authentication needs it.
+* :func:`connect`: utf8mb4, not autocommit, ``REPEATABLE READ`` (InnoDB's default), ``connect_timeout`` 10s,
+  TLS when the server offers it (PyMySQL's preferred mode, which verifies no certificate, so the system's CA
+  bundle is not loaded for it); :func:`translate` turns a server or driver error into one praisonmem line by
+  its MySQL error number.
 """
 
 from __future__ import annotations
 
+import sys
 import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any
@@ -88,16 +93,82 @@ def parse(text: str) -> MySQLURL:
                     sock, timeout, password)
 
 
+class _CryptographyLater:
+    """An import finder that has ``cryptography`` look absent, installed only while PyMySQL is imported."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
+        if name == "cryptography" or name.startswith("cryptography."):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+
 def driver() -> Any:
     """The pymysql module, imported now; :class:`IOFailure` with :data:`INSTALL_HINT` without it."""
     global _driver
     if _driver is None:
+        later = "cryptography" not in sys.modules
+        finder = _CryptographyLater()
+        if later:
+            sys.meta_path.insert(0, finder)
         try:
             import pymysql
         except ImportError:
             raise IOFailure(INSTALL_HINT) from None
+        finally:
+            if later:
+                sys.meta_path.remove(finder)
+        if later:
+            _import_cryptography_when_needed(pymysql)
+        global _Connection
+        _Connection = _connection_class(pymysql)
         _driver = pymysql
     return _driver
+
+
+def _import_cryptography_when_needed(pymysql: Any) -> None:
+    """PyMySQL's RSA password encryption, importing ``cryptography`` on its first call (then it is PyMySQL's
+    own, as if imported up front; without ``cryptography`` installed PyMySQL raises its own error)."""
+    auth = getattr(pymysql, "_auth", None)
+    encrypt = getattr(auth, "sha2_rsa_encrypt", None)
+    if encrypt is None or getattr(auth, "_have_cryptography", True):
+        return  # a PyMySQL laid out otherwise, or one that found cryptography anyway: as it is
+
+    def sha2_rsa_encrypt(password: bytes, salt: bytes, public_key: bytes) -> bytes:
+        try:
+            from cryptography.hazmat.backends import default_backend
+            from cryptography.hazmat.primitives import hashes, serialization
+            from cryptography.hazmat.primitives.asymmetric import padding
+        except ImportError:
+            return encrypt(password, salt, public_key)
+        auth.default_backend, auth.hashes, auth.serialization, auth.padding = (default_backend, hashes,
+                                                                                 serialization, padding)
+        auth._have_cryptography = True
+        auth.sha2_rsa_encrypt = encrypt
+        return encrypt(password, salt, public_key)
+
+    auth.sha2_rsa_encrypt = sha2_rsa_encrypt
+
+
+_Connection: Any = None
+
+
+def _connection_class(pymysql: Any) -> Any:
+    """PyMySQL's connection, with the context of its preferred TLS (no certificate verified: the server's is
+    taken as it comes) made without loading the system's CA bundle, which that mode never consults."""
+    import ssl
+
+    base = pymysql.connections.Connection
+
+    class Connection(base):  # type: ignore[misc, valid-type]
+        def _create_ssl_ctx(self, sslp: Any) -> Any:
+            if isinstance(sslp, dict) and not sslp:  # preferred mode: PyMySQL's own settings for it
+                ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+                ctx.check_hostname = False
+                ctx.verify_mode = ssl.CERT_NONE
+                return ctx
+            return super()._create_ssl_ctx(sslp)
+
+    return Connection
 
 
 def connect(url: MySQLURL) -> Any:
@@ -106,8 +177,8 @@ def connect(url: MySQLURL) -> Any:
     my = driver()
     where = {"unix_socket": url.unix_socket} if url.unix_socket else {"host": url.host, "port": url.port}
     try:
-        conn = my.connect(user=url.user, password=url.password, database=url.database, charset="utf8mb4",
-                          autocommit=False, connect_timeout=url.connect_timeout, **where)
+        conn = _Connection(user=url.user, password=url.password, database=url.database, charset="utf8mb4",
+                           autocommit=False, connect_timeout=url.connect_timeout, **where)
     except my.Error as exc:
         raise connect_error(exc, url) from None
     except (OSError, ValueError, RuntimeError) as exc:
