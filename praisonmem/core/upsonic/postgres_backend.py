@@ -302,3 +302,17 @@ class PostgresTransaction:
         existed = self.exists(upsert.kind, upsert.key)
         self.conn.execute(upsert.statement, upsert.params)
         return Action.updated if existed else Action.inserted
+
+    def delete(self, kind: str, key: str) -> bool:
+        """The row of a session or a user, as the library's ``delete_session``/``delete_user_memory`` remove it;
+        False when it is not there (a rerun)."""
+        column = "session_id" if kind == "sessions" else "user_id"
+        return self.conn.execute(f"DELETE FROM {self.backend.table(kind)} WHERE {column} = %s",
+                                 (key,)).rowcount > 0
+
+    def delete_usage_entries(self, entry_ids: list[str]) -> int:
+        """Rows of the usage ledger by ``entry_id`` (none when the ledger does not exist)."""
+        if not entry_ids or pgurl.columns(self.conn, self.backend.schema, USAGE_ENTRY_TABLE) is None:
+            return 0
+        table = f"{quote(self.backend.schema)}.{quote(USAGE_ENTRY_TABLE)}"
+        return self.conn.execute(f"DELETE FROM {table} WHERE entry_id = ANY(%s)", (list(entry_ids),)).rowcount
