@@ -43,7 +43,9 @@ TABLES = {"sessions": "sessions", "users": "user_memories"}
 USAGE_TABLE = "usage_entries"
 INDEX_FIELDS = {"sessions": ("user_id", "agent_id", "team_id", "workflow_id", "session_type"),
                 "users": ("user_id", "agent_id", "team_id")}
-# The usage ledger's index sets, ``<prefix>:usage_entries:idx:<field>:<value>`` (RedisStorage._USAGE_SCOPE_FIELDS)
+# The usage ledger's index sets: the library names them by its usage table's name, not the records' key word
+# (``<prefix>:upsonic_usage_entries:idx:<field>:<value>`` beside ``<prefix>:usage_entries:<entry_id>``)
+USAGE_INDEX_TABLE = "upsonic_usage_entries"
 USAGE_INDEX_FIELDS = ("chat_usage_id", "agent_usage_id", "task_usage_id", "team_usage_id", "workflow_usage_id",
                       "system_usage_id", "run_id", "user_id", "kind")
 # Called with the backend after a write has read (and watched) everything and before it queues its writes: tests
@@ -341,7 +343,7 @@ class RedisTransaction:
         self.queue.append(lambda pipe: pipe.delete(name))
         for field in USAGE_INDEX_FIELDS:
             if entry.get(field) is not None:
-                index = f"{self.backend.prefix}:{USAGE_TABLE}:idx:{field}:{entry[field]}"
+                index = f"{self.backend.prefix}:{USAGE_INDEX_TABLE}:idx:{field}:{entry[field]}"
                 self._read(index)
                 self.queue.append(lambda pipe, index=index: pipe.srem(index, entry_id))
         self.seen[name.encode("utf-8")] = (b"none", None, -2)
