@@ -95,6 +95,8 @@ def test_forget_user_removes_alices_sessions_and_the_library_reads_bobs_unchange
     assert sorted(store.residue(needles)) == sorted(
         ["praison_messages.content", "praison_messages.id", "praison_messages.session_id",
          "praison_sessions.session_id", "praison_sessions.name"])
+    # matched as text, not as a LIKE pattern: '%' and '_' are no wildcards
+    assert store.residue(["Alice keeps%her_savings"]) == []
     assert store.erase(plan) == 2
     after = server.read()
     assert after == {"bob-chat-one": before["bob-chat-one"]}
