@@ -80,6 +80,7 @@ def test_forget_user_in_the_state_store(oracle, server):
     before = server.dump()
     store = StateRedis(server.url())
     plan = store.plan(Subject(SubjectKind.user, "alice"))
+    assert server.dump() == before  # a plan reads only: no key, value or TTL changed
     assert plan.unreachable is None
     assert sorted(e.key for e in plan.erasures) == [
         "key:run:alice-session-01:r1", "key:run:alice-session-01:r2",
@@ -114,7 +115,8 @@ def test_forget_session_and_agent_in_the_state_store(server):
 
 def test_forget_user_in_the_learn_store_takes_her_entries_only(oracle, server):
     wrote = oracle.json(LEARN, server.url())
-    assert wrote["persona"] == ["Alice prefers oolong tea in the afternoon", "Bob prefers espresso before every meeting"]
+    assert wrote["persona"] == ["Alice prefers oolong tea in the afternoon",
+                                "Bob prefers espresso before every meeting"]
     state_before = {k: v for k, v in server.dump().items() if not k.startswith("praison:learn:")}
     store = LearnRedis(server.url())
     plan = store.plan(Subject(SubjectKind.user, "alice"))

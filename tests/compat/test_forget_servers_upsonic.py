@@ -97,6 +97,7 @@ def test_forget_user_removes_sessions_user_memory_and_usage_and_the_library_read
     assert sorted(before["mine"]) == ["session_001", "session_002"]
     store = UpsonicServer(upsonic.url)
     plan = store.plan(Subject(SubjectKind.user, "user_123"))
+    assert upsonic.read() == before  # a plan reads only
     assert plan.unreachable is None, plan.unreachable
     assert sorted(e.key for e in plan.erasures) == [
         "session:session_001", "session:session_002", "usage:entry-alice-0001", "usage:entry-alice-0002",

@@ -15,10 +15,9 @@ import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
+from praisonmem.core.forget.match import distinctive, epoch_of, guarded, names_subject, older
 from praisonmem.core.forget.model import Action, Erasure, ForgetStore, StorePlan, Subject, SubjectKind, Where
-from praisonmem.core.forget.servers import distinctive, epoch_of, guarded, names_subject, older
 
 KIND = "chroma-memory"
 
@@ -58,12 +57,13 @@ class ChromaMemory:
     def owned_by(self, user: str) -> bool:
         """The collection is the user's own (``memory_store_<user>``, named by the library's rule)."""
         from praisonmem.core.errors import UsageError
-        from praisonmem.core.memory.chroma import suffix
+        from praisonmem.core.memory import ChromaMemoryStore
 
-        try:
-            return self.collection == f"memory_store{suffix(user)}" and bool(suffix(user))
+        try:  # the library's own naming of a user's collection (an id it refuses names none)
+            name = ChromaMemoryStore(self.path, user).collection_name
         except UsageError:
             return False
+        return name != "memory_store" and self.collection == name
 
     def plan(self, subject: Subject) -> StorePlan:
         plan = StorePlan(self.store, self.location, files=files(self.path))
@@ -98,7 +98,10 @@ class ChromaMemory:
 
         ids = [e.key.split(":", 1)[1] for e in plan.erasures if e.key.startswith("item:")]
         if ids:
-            chroma_io.delete_ids(self.path, self.collection, ids)  # those gone already are skipped
+            if not chroma_io.delete_ids(self.path, self.collection, ids):  # those gone already are skipped
+                # all gone already: a rerun after a kill, maybe between chromadb's delete and the VACUUM that
+                # clears the free pages holding the deleted texts, so it is run again
+                chroma_io.vacuum(self.path)
         return len(ids)
 
     def residue(self, needles: Sequence[str]) -> list[str] | None:

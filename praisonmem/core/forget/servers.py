@@ -29,15 +29,14 @@ appear (every label is the URL masked).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from praisonmem.core.errors import NotFound, PraisonMemError
+from praisonmem.core.forget.match import (before_note, contents, distinctive, epoch_of, guarded, names_subject, older,
+                                          strings, variants)
 from praisonmem.core.forget.model import (MIN_NEEDLE, Action, Erasure, ForgetStore, StorePlan, Subject, SubjectKind,
                                           Where)
-
-# the agent's name or id in a record's metadata, as the libraries' callers put it there
-AGENT_KEYS = ("agent_id", "agent_name", "agent")
 
 
 def forget_stores(where: Where) -> list[ForgetStore]:
@@ -67,9 +66,9 @@ def _urls(where: Where) -> list[tuple[str, str | None]]:
 
 
 def _scheme(url: str) -> str:
-    from praisonmem.core.locate.places import scheme
-
-    return scheme(url)
+    """``postgresql``, ``mysql``, ``redis`` (``rediss``, ``unix``) or the URL's own scheme, as ``locate`` names it."""
+    head = url.split("://", 1)[0].lower().split("+", 1)[0]
+    return {"postgres": "postgresql"}.get(head, head)
 
 
 def _for_url(url: str, role: str | None) -> list[ForgetStore]:
@@ -90,119 +89,11 @@ def _for_url(url: str, role: str | None) -> list[ForgetStore]:
     return out
 
 
-# ---------------------------------------------------------------- what every store shares
-
-
 def masked(url: str) -> str:
     from praisonmem.core.io import pgurl
 
     pgurl.remember(url)
     return pgurl.redact(url)
-
-
-def older(subject: Subject, epoch: float | None) -> bool | None:
-    """Whether a record of time ``epoch`` (seconds) falls under ``--before``: True without one; None when the
-    record has no time (it is left alone, and the plan says so)."""
-    if subject.before is None:
-        return True
-    if epoch is None:
-        return None
-    return float(epoch) < subject.before.timestamp()
-
-
-def epoch_of(value: Any) -> float | None:
-    """A record's time as seconds: a number, or an ISO 8601 text (naive: UTC, as the libraries write it)."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        return float(value)
-    if isinstance(value, str) and value:
-        from praisonmem.core.io.timeutil import epoch_of as parse
-
-        return parse(value)
-    return None
-
-
-def distinctive(texts: Iterable[Any], kept: Sequence[str] = ()) -> tuple[str, ...]:
-    """The texts of an erased record the proof looks for: strings of :data:`MIN_NEEDLE` characters or more, each
-    once, leaving out any that a record of somebody else also holds (finding those would prove nothing)."""
-    out: list[str] = []
-    for text in texts:
-        if isinstance(text, str) and len(text) >= MIN_NEEDLE and text not in out \
-                and not any(text in other for other in kept):
-            out.append(text)
-    return tuple(out)
-
-
-def contents(value: Any) -> list[str]:
-    """The message texts inside a session's JSON (every ``content``/``text`` string, at any depth)."""
-    found: list[str] = []
-
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            for key, inner in node.items():
-                if key in ("content", "text") and isinstance(inner, str):
-                    found.append(inner)
-                else:
-                    walk(inner)
-        elif isinstance(node, list):
-            for inner in node:
-                walk(inner)
-    walk(value)
-    return found
-
-
-def strings(value: Any) -> list[str]:
-    """Every string value inside a JSON value (keys left out)."""
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for inner in value.values() for s in strings(inner)]
-    if isinstance(value, list):
-        return [s for inner in value for s in strings(inner)]
-    return []
-
-
-def variants(needles: Sequence[str]) -> list[str]:
-    """Each needle as it is and as a JSON string's body (escaped ASCII, and UTF-8): how a JSON column or a JSON
-    value holds it."""
-    out: list[str] = []
-    for needle in needles:
-        for form in (needle, json.dumps(needle)[1:-1], json.dumps(needle, ensure_ascii=False)[1:-1]):
-            if form and form not in out:
-                out.append(form)
-    return out
-
-
-def names_subject(record: Any, subject: Subject) -> bool:
-    """A record's own fields (or its ``metadata``) name the subject: ``user_id``, ``session_id`` or the agent."""
-    if not isinstance(record, dict):
-        return False
-    keys = {SubjectKind.user: ("user_id",), SubjectKind.session: ("session_id",),
-            SubjectKind.agent: AGENT_KEYS}[subject.kind]
-    for holder in (record, record.get("metadata")):
-        if isinstance(holder, dict) and any(holder.get(k) == subject.value for k in keys):
-            return True
-    return False
-
-
-def guarded(plan: StorePlan, read: Callable[[], None]) -> StorePlan:
-    """Run a plan's reads: a store that is not there leaves the plan empty; any other failure makes it
-    ``unreachable`` with the reason (one line, the password masked by the module that raised it)."""
-    try:
-        read()
-    except NotFound as exc:
-        plan.erasures = []
-        plan.notes.append(f"nothing of this kind here ({exc})")
-    except PraisonMemError as exc:
-        plan.erasures = []
-        plan.unreachable = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    return plan
-
-
-def _before_note(plan: StorePlan, subject: Subject, undated: int, what: str) -> None:
-    if undated and subject.before is not None:
-        plan.notes.append(f"{undated} {what} without a time left alone (--before cannot place them)")
 
 
 # ---------------------------------------------------------------- praisonai's conversation tables
@@ -222,12 +113,10 @@ class ConversationServer:
 
     def _open(self) -> Any:
         if self._conv is None:
-            from praisonmem.core.io import mysqlurl, pgurl
-            from praisonmem.core.sessions.stores.conversation_sql import (ConversationMy, ConversationPg,
-                                                                           ConversationStore)
+            from praisonmem.core.sessions import open_store
 
-            backend = ConversationMy(mysqlurl.parse(self.url)) if self.mysql else ConversationPg(pgurl.parse(self.url))
-            self._conv = ConversationStore(backend)
+            # a location opens as a home of that one store: the conversation tables (default prefix and schema)
+            [self._conv] = open_store(None, self.url).stores.values()
         return self._conv
 
     def close(self) -> None:
@@ -259,8 +148,8 @@ class ConversationServer:
             for start in range(0, len(ids), 500):
                 chunk = ids[start:start + 500]
                 inn, params = b.ids_in(len(chunk)), b.ids_param(chunk)
-                for sid, content in conn.execute(b.q(f"SELECT session_id, content FROM {conv.m} WHERE session_id {inn}"),
-                                                 params):
+                sql = f"SELECT session_id, content FROM {conv.m} WHERE session_id {inn}"
+                for sid, content in conn.execute(b.q(sql), params):
                     counts[sid] += 1
                     if isinstance(content, str):
                         texts[sid].append(content)
@@ -275,7 +164,7 @@ class ConversationServer:
         for sid in ids:
             plan.erasures.append(Erasure(f"session:{sid}", f"session {sid}, {counts[sid]} messages", Action.remove,
                                          distinctive(texts[sid], kept)))
-        _before_note(plan, subject, undated, "sessions")
+        before_note(plan, subject, undated, "sessions")
 
     def _shared(self, conn: Any, ids: list[str], texts: list[str]) -> list[str]:
         """Those of ``texts`` that a message of another session also holds (the proof cannot look for them)."""
@@ -288,7 +177,8 @@ class ConversationServer:
         params: list[Any] = list(ids) if self.mysql else [list(ids)]
         found = []
         for text in candidates:
-            hit = "LOCATE(CAST(? AS BINARY), CAST(content AS BINARY)) > 0" if self.mysql else "position(? in content) > 0"
+            hit = "LOCATE(CAST(? AS BINARY), CAST(content AS BINARY)) > 0" if self.mysql else \
+                "position(? in content) > 0"
             row = conn.execute(b.q(f"SELECT 1 FROM {conv.m} WHERE {other} AND {hit} LIMIT 1"),
                                (*params, text)).fetchone()
             if row is not None:
@@ -357,7 +247,7 @@ class UpsonicServer:
 
     def _open(self) -> Any:
         if self._backend is None:
-            from praisonmem.core.upsonic.store import Store
+            from praisonmem.core.upsonic import Store
 
             self._backend = Store(self.url).backend
         return self._backend
@@ -367,11 +257,13 @@ class UpsonicServer:
         return guarded(plan, lambda: self._plan(plan, subject))
 
     def _plan(self, plan: StorePlan, subject: Subject) -> None:
-        from praisonmem.core.upsonic.store import decode_session_row, decode_user_row
+        from praisonmem.core.upsonic import decode
 
         backend = self._open()
-        sessions = [decode_session_row(r) for r in _or_empty(lambda: backend.session_rows(None))]
-        users = [decode_user_row(r) for r in _or_empty(lambda: backend.user_rows(None))]
+        # the JSON columns the plan reads, decoded as every backend's reader does
+        sessions = [{**r, **{k: decode(r.get(k)) for k in ("messages", "runs")}}
+                    for r in _or_empty(lambda: backend.session_rows(None))]
+        users = [{**r, "user_memory": decode(r.get("user_memory"))} for r in _or_empty(lambda: backend.user_rows(None))]
         usage = _or_empty(backend.usage_entries)
         field = {SubjectKind.user: "user_id", SubjectKind.session: "session_id",
                  SubjectKind.agent: "agent_id"}[subject.kind]
@@ -408,7 +300,7 @@ class UpsonicServer:
                                          Action.remove, distinctive(strings(row.get("user_memory")), kept)))
         for entry in my_usage:
             plan.erasures.append(Erasure(f"usage:{entry['entry_id']}", f"usage entry {entry['entry_id']}"))
-        _before_note(plan, subject, undated, "records")
+        before_note(plan, subject, undated, "records")
 
     def erase(self, plan: StorePlan) -> int:
         backend = self._open()
@@ -441,29 +333,9 @@ class UpsonicServer:
             backend = self._open()
             if self.redis:
                 return redis_residue(backend.url, backend.label, [f"{backend.prefix}:"], forms)
-            return self._pg_residue(backend, forms)
+            return backend.holding(forms)
         except PraisonMemError:
             return None
-
-    @staticmethod
-    def _pg_residue(backend: Any, forms: list[str]) -> list[str]:
-        from praisonmem.core.io import pgurl
-        from praisonmem.core.upsonic.postgres_backend import quote
-        from praisonmem.core.upsonic.schema import USAGE_ENTRY_TABLE
-
-        found = []
-        with pgurl.transaction(backend.url, read_only=True, lock_timeout=backend.timeout) as conn:
-            for name in (backend.session_table, backend.user_memory_table, USAGE_ENTRY_TABLE):
-                columns = [c for c, t in (pgurl.columns(conn, backend.schema, name) or {}).items() if _texty(t)]
-                if not columns:
-                    continue
-                test = "position(%s in {c}::text) > 0"
-                parts = [f"max(CASE WHEN {' OR '.join([test.format(c=quote(c))] * len(forms))} THEN 1 ELSE 0 END)"
-                         for c in columns]
-                row = conn.execute(f"SELECT {', '.join(parts)} FROM {quote(backend.schema)}.{quote(name)}",
-                                   tuple(forms) * len(columns)).fetchone()
-                found += [f"{backend.schema}.{name}.{c}" for c, hit in zip(columns, row or ()) if hit]
-        return found
 
 
 def _or_empty(read: Callable[[], list[dict[str, Any]]]) -> list[dict[str, Any]]:
@@ -479,26 +351,41 @@ def _or_empty(read: Callable[[], list[dict[str, Any]]]) -> list[dict[str, Any]]:
 
 def redis_residue(url: str, label: str, prefixes: Sequence[str], forms: Sequence[str],
                   skip: Sequence[str] = ()) -> list[str]:
-    """The keys under ``prefixes`` (not under ``skip``) whose name or value holds one of ``forms``, by ``SCAN``
-    and a pipelined read of each key's value whatever its type."""
-    from praisonmem.core.state.redis import RedisState, glob_escape
+    """The keys under ``prefixes`` (not under ``skip``) whose name or value holds one of ``forms``: ``SCAN`` in
+    bounded steps (never ``KEYS``), each value read by its type (strings, hashes, sets, lists, sorted sets: an
+    index set's members are ids)."""
+    from praisonmem.core.io import redisurl
 
     needles = [f.encode("utf-8") for f in forms]
-    state = RedisState(url, "")
-    state.label = label
+    glob = str.maketrans({c: "\\" + c for c in "*?[]\\"})
     found: list[str] = []
-    try:
-        with state.client("nothing read") as client:
-            keys = sorted({k for p in prefixes for k in client.scan_iter(match=glob_escape(p) + "*", count=500)
+    with redisurl.errors(label, "nothing read"):
+        client = redisurl.connect(url)
+        try:
+            keys = sorted({k for p in prefixes for k in client.scan_iter(match=p.translate(glob) + "*", count=500)
                            if not any(k.startswith(s.encode("utf-8")) for s in skip)})
-        for start in range(0, len(keys), 500):
-            batch = keys[start:start + 500]
-            for raw in state.read(batch):
-                if any(n in b"\0".join(_parts(raw.key, raw.value)) for n in needles):
-                    found.append(f"key {raw.key.decode('utf-8', 'replace')}")
-    finally:
-        state.close()
+            for key in keys:
+                if any(n in b"\0".join(_parts(key, _value(client, key))) for n in needles):
+                    found.append(f"key {key.decode('utf-8', 'replace')}")
+        finally:
+            client.close()
     return found
+
+
+def _value(client: Any, key: bytes) -> Any:
+    kind = client.type(key)
+    kind = kind.decode() if isinstance(kind, bytes) else str(kind)
+    if kind == "string":
+        return client.get(key)
+    if kind == "hash":
+        return client.hgetall(key)
+    if kind == "set":
+        return list(client.smembers(key))
+    if kind == "list":
+        return client.lrange(key, 0, -1)
+    if kind == "zset":
+        return client.zrange(key, 0, -1)
+    return None
 
 
 def _parts(key: bytes, value: Any) -> list[bytes]:
@@ -515,23 +402,26 @@ class LearnRedis:
     """The learn stores in Redis (``praison:learn:<store>``): the entries whose metadata names the subject."""
 
     store = "learn-redis"
+    prefix = "praison:learn:"  # the library's (LearnManager's) own, which ``learn --backend redis`` reads
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, paths: Any = None) -> None:
         self.url = url
+        self.paths = paths
         self.location = masked(url)
 
-    def _open(self) -> Any:
-        from praisonmem.core.learn.redis import DEFAULT_PREFIX, RedisBackend
+    def _source(self) -> Any:
+        from praisonmem.core.learn import Source
 
-        return RedisBackend(self.url, DEFAULT_PREFIX)
+        return Source(backend="redis", url=self.url, prefix=self.prefix)
 
     def plan(self, subject: Subject) -> StorePlan:
         plan = StorePlan(self.store, self.location)
         return guarded(plan, lambda: self._plan(plan, subject))
 
     def _plan(self, plan: StorePlan, subject: Subject) -> None:
-        backend = self._open()
-        entries, unreadable = backend.entries()
+        from praisonmem.core.learn import list_entries
+
+        entries, unreadable = list_entries(self.paths, source=self._source())
         if unreadable:
             plan.unverifiable = unreadable[0]
         undated = 0
@@ -551,31 +441,25 @@ class LearnRedis:
         if entries and subject.kind == SubjectKind.user:
             plan.notes.append("the library keeps no user id in Redis learn stores (every user shares them): only "
                               "entries whose metadata names the user were found")
-        _before_note(plan, subject, undated, "entries")
+        before_note(plan, subject, undated, "entries")
 
     def erase(self, plan: StorePlan) -> int:
-        backend = self._open()
-        by_store: dict[str, set[str]] = {}
+        from praisonmem.core.learn import plan_delete_entry
+
         for e in plan.erasures:
-            _, store, entry_id = e.key.split(":", 2)
-            by_store.setdefault(store, set()).add(entry_id)
-        for store, ids in sorted(by_store.items()):
-            def drop(data: dict[str, Any], ids: set[str] = ids) -> bool:
-                gone = [k for k in data if k in ids]
-                for k in gone:
-                    del data[k]
-                return bool(gone)
-            backend.edit(store, "", "", drop, 10.0, create=False)
+            entry_id = e.key.split(":", 2)[2]
+            try:  # each one a compare-and-write of its store's key
+                plan_delete_entry(self.paths, entry_id, source=self._source()).run()
+            except NotFound:  # gone already: a rerun after a kill
+                continue
         return len(plan.erasures)
 
     def residue(self, needles: Sequence[str]) -> list[str] | None:
-        from praisonmem.core.learn.redis import DEFAULT_PREFIX
-
         forms = variants(needles)
         if not forms:
             return []
         try:
-            return redis_residue(self.url, self.location, [DEFAULT_PREFIX], forms)
+            return redis_residue(self.url, self.location, [self.prefix], forms)
         except PraisonMemError:
             return None
 
@@ -591,38 +475,18 @@ class StateRedis:
         self.url = url
         self.location = masked(url)
 
-    def _open(self) -> Any:
-        from praisonmem.core.state.redis import RedisState
+    def _values(self) -> dict[str, tuple[Any, Any]]:
+        """Each state key (``learn:`` left out) by its library name: how it is listed, and its decoded value."""
+        from praisonmem.core.state import Kind, list_keys
 
-        state = RedisState(self.url, self.prefix)
-        state.label = self.location
-        return state
-
-    def _values(self, state: Any) -> dict[str, tuple[Any, Any]]:
-        """Each state key (``learn:`` left out) by its library name: its raw read and its decoded value."""
-        from praisonmem.core.state.model import Unreadable, decode_string
-
-        keys = [k for k in state.scan() if not k.startswith(self.learn.encode("utf-8"))]
-        out = {}
-        for raw in state.read(keys):
-            name = raw.key.decode("utf-8", "replace")[len(self.prefix):]
-            try:
-                value = decode_string(raw.value) if raw.type == "string" else None
-            except Unreadable:
-                value = None
-            out[name] = (raw, value)
-        return out
+        return {k.name: (k, k.value) for k in list_keys(self.url, prefix=self.prefix) if k.kind != Kind.learn}
 
     def plan(self, subject: Subject) -> StorePlan:
         plan = StorePlan(self.store, self.location)
         return guarded(plan, lambda: self._plan(plan, subject))
 
     def _plan(self, plan: StorePlan, subject: Subject) -> None:
-        state = self._open()
-        try:
-            values = self._values(state)
-        finally:
-            state.close()
+        values = self._values()
         chosen = self.matching(values, subject)
         undated = 0
         mine = []
@@ -641,7 +505,7 @@ class StateRedis:
                 texts += [value.get("input_content"), value.get("output_content"), value.get("session_id")]
             plan.erasures.append(Erasure(f"key:{name}", f"state key {name}", Action.remove,
                                          distinctive(texts, kept)))
-        _before_note(plan, subject, undated, "keys")
+        before_note(plan, subject, undated, "keys")
 
     @staticmethod
     def matching(values: dict[str, tuple[Any, Any]], subject: Subject) -> set[str]:
@@ -659,7 +523,8 @@ class StateRedis:
             chosen |= {t for t in traces if field(t, "session_id") == subject.value}
         elif subject.kind == SubjectKind.user:
             chosen |= {t for t in traces if field(t, "user_id") == subject.value}
-            others = {field(t, "session_id") for t in traces - chosen if field(t, "user_id") not in (None, subject.value)}
+            others = {field(t, "session_id") for t in traces - chosen
+                      if field(t, "user_id") not in (None, subject.value)}
             sessions |= {field(t, "session_id") for t in chosen if field(t, "session_id")} - others
         else:
             chosen |= {t for t in traces if field(t, "agent_name") == subject.value}
@@ -675,16 +540,12 @@ class StateRedis:
         return chosen
 
     def erase(self, plan: StorePlan) -> int:
+        from praisonmem.core.state import plan_delete
+
         names = [e.key.split(":", 1)[1] for e in plan.erasures if e.key.startswith("key:")]
-        if not names:
-            return 0
-        state = self._open()
-        try:
-            raws = [r for r in state.read([state.full(n) for n in names])]
-            if raws:
-                state.delete(raws)  # compare-and-delete: a writer that changed one meanwhile refuses it all
-        finally:
-            state.close()
+        present = [n for n in names if n in self._values()]  # gone already: a rerun after a kill
+        if present:  # compare-and-delete: a writer that changed one meanwhile refuses them all
+            plan_delete(self.url, present, prefix=self.prefix).run()
         return len(names)
 
     def residue(self, needles: Sequence[str]) -> list[str] | None:

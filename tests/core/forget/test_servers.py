@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from praisonmem.core.forget import servers
 from praisonmem.core.forget.model import Subject, SubjectKind, Where
-from praisonmem.core.forget.servers import StateRedis, distinctive, forget_stores, older, variants
+from praisonmem.core.forget.match import distinctive, epoch_of, older, variants
+from praisonmem.core.forget.servers import StateRedis, forget_stores
 from praisonmem.core.locate.model import Server, Store
 
 
@@ -59,8 +59,8 @@ def test_before_takes_older_records_and_leaves_undated_ones():
     assert older(subject, cut.timestamp()) is False
     assert older(subject, None) is None
     assert older(Subject(SubjectKind.user, "alice"), None) is True
-    assert servers.epoch_of("2025-12-31T23:59:59") == cut.timestamp() - 1
-    assert servers.epoch_of(True) is None
+    assert epoch_of("2025-12-31T23:59:59") == cut.timestamp() - 1
+    assert epoch_of(True) is None
 
 
 def values(**keys: dict) -> dict:
