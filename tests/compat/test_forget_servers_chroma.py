@@ -94,3 +94,26 @@ def test_a_directory_chromadb_cannot_open_is_unreachable(tmp_path):
     plan = ChromaMemory(broken, "memory_store").plan(Subject(SubjectKind.user, "alice"))
     assert plan.unreachable and plan.erasures == []
     assert (broken / "chroma.sqlite3").read_bytes() == b"not a database at all"
+
+
+def test_a_rerun_after_a_kill_between_the_delete_and_the_vacuum_clears_the_free_pages(project, monkeypatch):
+    """chromadb deleted the items, then the process died before SQLite's VACUUM: the texts are still in free
+    pages. The rerun finds nothing left to delete and must still VACUUM."""
+    from praisonmem.core.io import chroma as chroma_io
+
+    cwd, ids = project
+    [store] = [s for s in forget_stores(Where(paths=None, located=located(cwd))) if s.collection == "memory_store_alice"]
+    plan = store.plan(Subject(SubjectKind.user, "alice"))
+    vacuum = chroma_io.vacuum
+
+    def killed(path):
+        raise KeyboardInterrupt("killed before the VACUUM")
+
+    monkeypatch.setattr(chroma_io, "vacuum", killed)
+    with pytest.raises(KeyboardInterrupt):
+        store.erase(plan)
+    monkeypatch.setattr(chroma_io, "vacuum", vacuum)
+    assert store.plan(Subject(SubjectKind.user, "alice")).erasures == []  # chromadb has deleted them
+    assert cs.files_holding(cwd, ALICE[0])  # but the bytes are still there
+    assert store.erase(plan) == 2
+    assert cs.files_holding(cwd, ALICE[0]) == [] and cs.files_holding(cwd, ALICE[1]) == []
