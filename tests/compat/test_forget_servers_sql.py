@@ -107,6 +107,18 @@ def test_forget_user_removes_alices_sessions_and_the_library_reads_bobs_unchange
     store.close()
 
 
+def test_before_takes_only_sessions_last_updated_earlier(server):
+    from datetime import datetime, timezone
+
+    store = ConversationServer(server.url)
+    updated = 1796050100.0  # every session's updated_at, as the library stored it
+    early = Subject(SubjectKind.user, "alice", before=datetime.fromtimestamp(updated, timezone.utc))
+    assert store.plan(early).erasures == []
+    late = Subject(SubjectKind.user, "alice", before=datetime.fromtimestamp(updated + 1, timezone.utc))
+    assert [e.key for e in store.plan(late).erasures] == ["session:alice-chat-one", "session:alice-chat-two"]
+    store.close()
+
+
 def test_forget_session_and_agent(server):
     store = ConversationServer(server.url)
     plan = store.plan(Subject(SubjectKind.agent, "planner"))

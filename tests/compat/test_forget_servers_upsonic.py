@@ -141,6 +141,7 @@ def test_residue_names_a_planted_leftover_by_place(upsonic):
     else:
         upsonic.db.psql(f"UPDATE upsonic_sessions SET summary = '{secret}' WHERE session_id = 'session_003'")
         assert store.residue([secret]) == ["public.upsonic_sessions.summary"]
+        assert store.residue(["planted text of user_123%nobody"]) == []  # text, not a LIKE pattern
 
 
 def test_forget_session_takes_its_usage_entries_and_agent_its_sessions(upsonic):
