@@ -166,3 +166,23 @@ def test_an_unreachable_server_is_a_plan_with_the_reason_and_no_password(server)
     assert db.rw_password not in plan.unreachable and db.rw_password not in plan.location
     assert "***" in plan.location
     assert conv.residue(["Alice keeps her savings at Banco Azul"]) is None
+
+
+def test_an_encrypted_message_is_a_needle_by_its_stored_text_and_with_the_key_by_its_clear_text(oracle, server):
+    from cryptography.fernet import Fernet
+
+    from praisonmem.core.sessions import Key
+
+    secret = "Alice's encrypted diary entry about Lisbon"
+    good, other = Fernet.generate_key(), Fernet.generate_key()
+    token = Key(good.decode(), "test").cipher().encrypt(secret)
+    oracle.json(WRITE, server.kind, server.url, json.dumps([["alice-sealed-01", "alice", "helper", [token]]]))
+    subject = Subject(SubjectKind.session, "alice-sealed-01")
+    plain = ConversationServer(server.url).plan(subject)
+    assert plain.erasures[0].texts == ("alice-sealed-01", token)
+    assert plain.notes == ["encrypted messages: looked for by their stored (encrypted) text only; no session key "
+                           "given"] and plain.unverifiable is None
+    keyed = ConversationServer(server.url, key=good).plan(subject)
+    assert keyed.erasures[0].texts == ("alice-sealed-01", token, secret) and keyed.notes == []
+    wrong = ConversationServer(server.url, key=other).plan(subject)
+    assert wrong.unverifiable and "does not decrypt" in wrong.unverifiable and secret not in wrong.unverifiable

@@ -47,7 +47,7 @@ def forget_stores(where: Where) -> list[ForgetStore]:
     stores: list[ForgetStore] = []
     seen: set[tuple[str, str]] = set()
     for url, role in _urls(where):
-        for store in _for_url(url, role):
+        for store in _for_url(url, role, where.key):
             if (store.store, store.location) not in seen:
                 seen.add((store.store, store.location))
                 stores.append(store)
@@ -71,7 +71,7 @@ def _scheme(url: str) -> str:
     return {"postgres": "postgresql"}.get(head, head)
 
 
-def _for_url(url: str, role: str | None) -> list[ForgetStore]:
+def _for_url(url: str, role: str | None, key: bytes | None = None) -> list[ForgetStore]:
     kind = _scheme(url)
     out: list[ForgetStore] = []
     if kind == "postgresql":
@@ -80,7 +80,7 @@ def _for_url(url: str, role: str | None) -> list[ForgetStore]:
         if role in (None, "upsonic"):
             out.append(UpsonicServer(url))
     elif kind == "mysql" and role in (None, "conversation"):
-        out.append(ConversationServer(url))
+        out.append(ConversationServer(url, key))
     elif kind in ("redis", "rediss", "unix"):
         if role in (None, "upsonic"):
             out.append(UpsonicServer(url))
@@ -102,10 +102,11 @@ def masked(url: str) -> str:
 class ConversationServer:
     """praisonai's SQL conversation store on PostgreSQL or MySQL/MariaDB (default prefix and schema)."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, key: bytes | None = None) -> None:
         from praisonmem.core.io import mysqlurl
 
         self.url = url
+        self.key = key  # the session key: an encrypted message's text is then a needle too
         self.mysql = mysqlurl.is_mysql(url)
         self.store = "conversation-mysql" if self.mysql else "conversation-postgresql"
         self.location = masked(url)
@@ -152,7 +153,7 @@ class ConversationServer:
                 for sid, content in conn.execute(b.q(sql), params):
                     counts[sid] += 1
                     if isinstance(content, str):
-                        texts[sid].append(content)
+                        texts[sid] += self._opened(content, plan)
                 if b.has_extra:
                     for sid, text in conn.execute(b.q(f"SELECT session_id, json FROM {conv.x} WHERE session_id {inn}"),
                                                   params):
@@ -166,10 +167,27 @@ class ConversationServer:
                                          distinctive(texts[sid], kept)))
         before_note(plan, subject, undated, "sessions")
 
+    def _opened(self, content: str, plan: StorePlan) -> list[str]:
+        """A message's stored text, and its clear text when it is encrypted and the key was given."""
+        from praisonmem.core.sessions import Key, is_encrypted
+
+        if not is_encrypted(content):
+            return [content]
+        if self.key is None:
+            note = "encrypted messages: looked for by their stored (encrypted) text only; no session key given"
+            if note not in plan.notes:
+                plan.notes.append(note)
+            return [content]
+        try:
+            return [content, Key(self.key.decode("utf-8"), "the session key").cipher().decrypt(content)]
+        except (PraisonMemError, UnicodeDecodeError) as exc:  # another key's message, or no session key at all
+            plan.unverifiable = f"an encrypted message the session key does not open ({exc})"
+            return [content]
+
     def _shared(self, conn: Any, ids: list[str], texts: list[str]) -> list[str]:
         """Those of ``texts`` that a message of another session also holds (the proof cannot look for them)."""
         conv = self._open()
-        candidates = sorted({t for t in texts if len(t) >= MIN_NEEDLE})
+        candidates = sorted({t for t in texts if len(t) >= MIN_NEEDLE and "\x00" not in t})
         if not candidates:
             return []
         b = conv.backend
@@ -197,7 +215,8 @@ class ConversationServer:
         return len(refs)
 
     def residue(self, needles: Sequence[str]) -> list[str] | None:
-        forms = variants(needles)
+        # a NUL cannot be in a PostgreSQL text (psycopg refuses it as a parameter): its JSON form can
+        forms = [f for f in variants(needles) if "\x00" not in f]
         if not forms:
             return []
         conv = self._open()

@@ -224,6 +224,7 @@ class PostgresBackend:
         which a row holds one of ``needles``: matched by ``position``, as text, never as a pattern; one read-only
         transaction, one scan per table. The places only: never the text found."""
         found: list[str] = []
+        needles = [n for n in needles if "\x00" not in n]  # PostgresStorage strips NUL: no text holds one
         if not needles:
             return found
         with pgurl.transaction(self.url, read_only=True, lock_timeout=self.timeout) as conn:
