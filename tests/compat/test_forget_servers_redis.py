@@ -101,6 +101,19 @@ def test_forget_user_in_the_state_store(oracle, server):
     assert store.erase(plan) == len(plan.erasures) and server.dump() == after  # a rerun changes nothing
 
 
+def test_a_rerun_after_a_partial_erase_finishes_it(server):
+    """A kill between two of the learn or state writes: the rerun deletes what is left and counts the rest done."""
+    from dataclasses import replace
+
+    before = server.dump()
+    store = StateRedis(server.url())
+    plan = store.plan(Subject(SubjectKind.user, "alice"))
+    assert store.erase(replace(plan, erasures=plan.erasures[:3])) == 3
+    assert len(store.plan(Subject(SubjectKind.user, "alice")).erasures) == len(plan.erasures) - 3
+    assert store.erase(plan) == len(plan.erasures)
+    assert server.dump() == bobs(before)
+
+
 def test_forget_session_and_agent_in_the_state_store(server):
     store = StateRedis(server.url())
     keys = {e.key for e in store.plan(Subject(SubjectKind.session, "bob-session-0001")).erasures}
