@@ -76,7 +76,7 @@ def _for_url(url: str, role: str | None, key: bytes | None = None) -> list[Forge
     out: list[ForgetStore] = []
     if kind == "postgresql":
         if role in (None, "conversation"):
-            out.append(ConversationServer(url))
+            out.append(ConversationServer(url, key))
         if role in (None, "upsonic"):
             out.append(UpsonicServer(url))
     elif kind == "mysql" and role in (None, "conversation"):
@@ -308,7 +308,7 @@ class UpsonicServer:
             inside = older(subject, epoch_of(entry.get("timestamp"))) if named else False
             undated += inside is None
             (my_usage if inside else their_usage).append(entry)
-        kept = [json.dumps(r, ensure_ascii=False, default=str) for r in theirs + their_users + their_usage]
+        kept = [t for r in theirs + their_users + their_usage for t in strings(r)]
         for row in mine:
             texts = [row["session_id"], row.get("summary"), *contents(row.get("messages")), *contents(row.get("runs"))]
             plan.erasures.append(Erasure(f"session:{row['session_id']}",
@@ -452,7 +452,7 @@ class LearnRedis:
             if inside:
                 mine.append(e)
             else:
-                kept.append(json.dumps(e.entry, ensure_ascii=False, default=str))
+                kept += strings(e.entry)
         for e in mine:
             plan.erasures.append(Erasure(f"entry:{e.store}:{e.entry.get('id')}",
                                          f"learn {e.store} entry {e.entry.get('id')}", Action.rewrite,
@@ -516,7 +516,7 @@ class StateRedis:
             undated += inside is None
             if inside:
                 mine.append(name)
-        kept = [json.dumps(v, ensure_ascii=False, default=str) for n, (_, v) in values.items() if n not in mine]
+        kept = [t for n, (_, v) in values.items() if n not in mine for t in strings(v)]
         for name in mine:
             value = values[name][1]
             texts = [name.split(":", 1)[-1]]

@@ -27,6 +27,12 @@ def test_each_url_becomes_the_stores_it_can_hold_once_with_its_password_masked()
         ("state-redis", "redis://:***@cache:6379/0")]
 
 
+def test_the_session_key_goes_to_the_conversation_stores():
+    stores = forget_stores(Where(paths=None, urls=("postgresql://u@db/app", "mysql://u@db/app"), key=b"the-key"))
+    assert [(s.store, getattr(s, "key", "-")) for s in stores] == [
+        ("conversation-postgresql", b"the-key"), ("upsonic-postgresql", "-"), ("conversation-mysql", b"the-key")]
+
+
 def test_a_located_server_becomes_the_store_of_its_role_only_and_a_located_chroma_dir_its_collection(tmp_path):
     located = (Server("postgresql://u:***@db/app", "upsonic-postgresql", "upsonic", "config upsonic.db",
                       _url="postgresql://u:pw-one@db/app"),
