@@ -219,6 +219,27 @@ class PostgresBackend:
                 f"SELECT {', '.join(quote(c) for c in wanted)} FROM {quote(self.schema)}.{quote(USAGE_ENTRY_TABLE)} "
                 'ORDER BY "timestamp", entry_id').fetchall()
 
+    def holding(self, needles: list[str]) -> list[str]:
+        """``schema.table.column`` of every text or JSON column of the store's tables (the usage ledger too) in
+        which a row holds one of ``needles``: matched by ``position``, as text, never as a pattern; one read-only
+        transaction, one scan per table. The places only: never the text found."""
+        found: list[str] = []
+        needles = [n for n in needles if "\x00" not in n]  # PostgresStorage strips NUL: no text holds one
+        if not needles:
+            return found
+        with pgurl.transaction(self.url, read_only=True, lock_timeout=self.timeout) as conn:
+            self._plain(conn)
+            for name in (self.session_table, self.user_memory_table, USAGE_ENTRY_TABLE):
+                columns = [c for c, t in (pgurl.columns(conn, self.schema, name) or {}).items()
+                           if t in STRING_TYPES or t in ("jsonb", "json")]
+                if not columns:
+                    continue
+                tests = [" OR ".join([f"position(%s in {quote(c)}::text) > 0"] * len(needles)) for c in columns]
+                sql = "SELECT " + ", ".join(f"bool_or({t})" for t in tests) + f" FROM {quote(self.schema)}.{quote(name)}"
+                row = conn.execute(sql, tuple(needles) * len(columns)).fetchone()
+                found += [f"{self.schema}.{name}.{c}" for c, hit in zip(columns, row or ()) if hit]
+        return found
+
     def user_memory_text(self, user_id: str) -> str | None:
         rows = self._read(("users",), f"SELECT user_memory::text AS t FROM {self.table('users')} WHERE user_id = %s",
                           (user_id,))
@@ -302,3 +323,17 @@ class PostgresTransaction:
         existed = self.exists(upsert.kind, upsert.key)
         self.conn.execute(upsert.statement, upsert.params)
         return Action.updated if existed else Action.inserted
+
+    def delete(self, kind: str, key: str) -> bool:
+        """The row of a session or a user, as the library's ``delete_session``/``delete_user_memory`` remove it;
+        False when it is not there (a rerun)."""
+        column = "session_id" if kind == "sessions" else "user_id"
+        return self.conn.execute(f"DELETE FROM {self.backend.table(kind)} WHERE {column} = %s",
+                                 (key,)).rowcount > 0
+
+    def delete_usage_entries(self, entry_ids: list[str]) -> int:
+        """Rows of the usage ledger by ``entry_id`` (none when the ledger does not exist)."""
+        if not entry_ids or pgurl.columns(self.conn, self.backend.schema, USAGE_ENTRY_TABLE) is None:
+            return 0
+        table = f"{quote(self.backend.schema)}.{quote(USAGE_ENTRY_TABLE)}"
+        return self.conn.execute(f"DELETE FROM {table} WHERE entry_id = ANY(%s)", (list(entry_ids),)).rowcount

@@ -43,6 +43,11 @@ TABLES = {"sessions": "sessions", "users": "user_memories"}
 USAGE_TABLE = "usage_entries"
 INDEX_FIELDS = {"sessions": ("user_id", "agent_id", "team_id", "workflow_id", "session_type"),
                 "users": ("user_id", "agent_id", "team_id")}
+# The usage ledger's index sets: the library names them by its usage table's name, not the records' key word
+# (``<prefix>:upsonic_usage_entries:idx:<field>:<value>`` beside ``<prefix>:usage_entries:<entry_id>``)
+USAGE_INDEX_TABLE = "upsonic_usage_entries"
+USAGE_INDEX_FIELDS = ("chat_usage_id", "agent_usage_id", "task_usage_id", "team_usage_id", "workflow_usage_id",
+                      "system_usage_id", "run_id", "user_id", "kind")
 # Called with the backend after a write has read (and watched) everything and before it queues its writes: tests
 # put a concurrent writer there.
 before_commit: Callable[["RedisBackend"], None] | None = None
@@ -305,6 +310,44 @@ class RedisTransaction:
             if new is not None:
                 self._index_add(kind, field, new, key, ttl)
         self.seen[name.encode("utf-8")] = (b"string", record, ttl)
+
+    def delete(self, kind: str, key: str) -> bool:
+        """Queue the record's ``DEL`` and its id's removal from each index set of its values, as the library's
+        ``delete_session``/``delete_user_memory`` do; False when the record is not there (a rerun)."""
+        old = self._record(kind, key)
+        if old is None:
+            return False
+        name = self.backend.key(kind, key)
+        self.queue.append(lambda pipe: pipe.delete(name))
+        for field in INDEX_FIELDS[kind]:
+            value = records.session_type_of(old) if field == "session_type" else old.get(field)
+            if value is not None:
+                self._index_remove(kind, field, value, key)
+        self.seen[name.encode("utf-8")] = (b"none", None, -2)
+        return True
+
+    def delete_usage_entry(self, entry_id: str) -> bool:
+        """Queue a usage-ledger entry's ``DEL`` and its id's removal from the ledger's index sets, as the library's
+        ``delete_usage_entries`` does; False when the entry is not there."""
+        name = f"{self.backend.prefix}:{USAGE_TABLE}:{entry_id}"
+        type_, value, _ = self._read(name)
+        if type_ == b"none":
+            return False
+        try:
+            entry = json.loads(value.decode("utf-8")) if isinstance(value, bytes) else None
+        except (UnicodeDecodeError, ValueError):
+            entry = None
+        if not isinstance(entry, dict):
+            raise CorruptFile(f"{self.backend.label}: key '{name}'", "is not the JSON object RedisStorage writes for "
+                              "a usage entry; not touched")
+        self.queue.append(lambda pipe: pipe.delete(name))
+        for field in USAGE_INDEX_FIELDS:
+            if entry.get(field) is not None:
+                index = f"{self.backend.prefix}:{USAGE_INDEX_TABLE}:idx:{field}:{entry[field]}"
+                self._read(index)
+                self.queue.append(lambda pipe, index=index: pipe.srem(index, entry_id))
+        self.seen[name.encode("utf-8")] = (b"none", None, -2)
+        return True
 
     def _index(self, kind: str, field: str, value: Any) -> tuple[str, int]:
         index = self.backend.index_key(kind, field, value)

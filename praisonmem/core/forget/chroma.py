@@ -1,0 +1,109 @@
+"""``forget`` on praisonaiagents' Chroma memory (``chroma_db[_<user>]``, collection ``memory_store[_<user>]``) in
+the directories ``locate`` found.
+
+``--user`` is every item of the user's own collection (the library names it after the user) and every item of
+another memory collection whose ``user_id`` metadata is that user; ``--session`` and ``--agent`` the items whose
+metadata names them. Reads go through a private copy (:func:`praisonmem.core.io.chroma.snapshot`: opening a
+Chroma directory rewrites files), the delete through :func:`praisonmem.core.io.chroma.delete_ids`, which syncs
+the segment, purges chromadb's write-ahead log and VACUUMs, so the raw-byte scan of the plan's files finds no
+deleted text. The emptied collection itself stays (the library makes it again on its next start).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from praisonmem.core.forget.match import distinctive, epoch_of, guarded, names_subject, older
+from praisonmem.core.forget.model import Action, Erasure, ForgetStore, StorePlan, Subject, SubjectKind, Where
+
+KIND = "chroma-memory"
+
+
+def forget_stores(where: Where) -> list[ForgetStore]:
+    """One store per Chroma memory collection ``where.located`` lists."""
+    out: list[ForgetStore] = []
+    seen: set[tuple[str, str]] = set()
+    for item in where.located:
+        if getattr(item, "kind", None) != KIND:
+            continue
+        name = (getattr(item, "holds", None) or {}).get("collection")
+        if isinstance(name, str) and (item.path, name) not in seen:
+            seen.add((item.path, name))
+            out.append(ChromaMemory(Path(item.path), name))
+    return out
+
+
+def files(path: Path) -> list[Path]:
+    """Every regular file of the Chroma directory (``chroma.sqlite3`` and its journals, each segment's files)."""
+    found = []
+    for root, _dirs, names in os.walk(path):
+        found += [Path(root) / n for n in sorted(names) if os.path.isfile(os.path.join(root, n))]
+    return sorted(found)
+
+
+class ChromaMemory:
+    """One memory collection of one Chroma directory."""
+
+    store = KIND
+
+    def __init__(self, path: Path, collection: str) -> None:
+        self.path = path
+        self.collection = collection
+        self.location = f"{path} ({collection})"
+
+    def owned_by(self, user: str) -> bool:
+        """The collection is the user's own (``memory_store_<user>``, named by the library's rule)."""
+        from praisonmem.core.errors import UsageError
+        from praisonmem.core.memory import ChromaMemoryStore
+
+        try:  # the library's own naming of a user's collection (an id it refuses names none)
+            name = ChromaMemoryStore(self.path, user).collection_name
+        except UsageError:
+            return False
+        return name != "memory_store" and self.collection == name
+
+    def plan(self, subject: Subject) -> StorePlan:
+        plan = StorePlan(self.store, self.location, files=files(self.path))
+        return guarded(plan, lambda: self._plan(plan, subject))
+
+    def _plan(self, plan: StorePlan, subject: Subject) -> None:
+        from praisonmem.core.io import chroma as chroma_io
+
+        with chroma_io.snapshot(self.path) as client:
+            rows = chroma_io.rows(chroma_io.collection(client, self.collection, self.path))
+            others = [r["document"] or "" for name in chroma_io.names(client) if name != self.collection
+                      for r in chroma_io.rows(client.get_collection(name, embedding_function=None))]
+        whole = subject.kind == SubjectKind.user and self.owned_by(subject.value)
+        mine, kept, undated = [], list(others), 0
+        for row in rows:
+            meta = row["metadata"] or {}
+            inside = older(subject, epoch_of(meta.get("timestamp") or meta.get("created_at"))) \
+                if whole or names_subject({"metadata": meta}, subject) else False
+            undated += inside is None
+            if inside:
+                mine.append(row)
+            else:
+                kept.append((row["document"] or "") + "\n" + json.dumps(meta, ensure_ascii=False))
+        for row in mine:
+            plan.erasures.append(Erasure(f"item:{row['id']}", f"Chroma memory {row['id']} in {self.collection}",
+                                         Action.remove, distinctive([row["document"]], kept)))
+        if undated:
+            plan.notes.append(f"{undated} items without a time left alone (--before cannot place them)")
+
+    def erase(self, plan: StorePlan) -> int:
+        from praisonmem.core.io import chroma as chroma_io
+
+        ids = [e.key.split(":", 1)[1] for e in plan.erasures if e.key.startswith("item:")]
+        if ids:
+            if not chroma_io.delete_ids(self.path, self.collection, ids):  # those gone already are skipped
+                # all gone already: a rerun after a kill, maybe between chromadb's delete and the VACUUM that
+                # clears the free pages holding the deleted texts, so it is run again
+                chroma_io.vacuum(self.path)
+        return len(ids)
+
+    def residue(self, needles: Sequence[str]) -> list[str] | None:
+        """None: the store is files, which the raw-byte scan of the plan's ``files`` reads."""
+        return None

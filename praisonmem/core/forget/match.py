@@ -1,0 +1,119 @@
+"""What the forget adapters share when they read a store: whether a record is the subject's (its own fields or
+its metadata), whether ``--before`` takes it, and which of its texts the proof may look for afterwards."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from praisonmem.core.errors import NotFound, PraisonMemError
+from praisonmem.core.forget.model import MIN_NEEDLE, StorePlan, Subject, SubjectKind
+
+# the agent's name or id in a record's metadata, as the libraries' callers put it there
+AGENT_KEYS = ("agent_id", "agent_name", "agent")
+
+
+def older(subject: Subject, epoch: float | None) -> bool | None:
+    """Whether a record of time ``epoch`` (seconds) falls under ``--before``: True without one; None when the
+    record has no time (it is left alone, and the plan says so)."""
+    if subject.before is None:
+        return True
+    if epoch is None:
+        return None
+    return float(epoch) < subject.before.timestamp()
+
+
+def epoch_of(value: Any) -> float | None:
+    """A record's time as seconds: a number, or an ISO 8601 text (naive: UTC, as the libraries write it)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str) and value:
+        from praisonmem.core.io.timeutil import epoch_of as parse
+
+        return parse(value)
+    return None
+
+
+def distinctive(texts: Iterable[Any], kept: Sequence[str] = ()) -> tuple[str, ...]:
+    """The texts of an erased record the proof looks for: strings of :data:`MIN_NEEDLE` characters or more, each
+    once, leaving out any that a record of somebody else also holds (finding those would prove nothing)."""
+    out: list[str] = []
+    for text in texts:
+        if isinstance(text, str) and len(text) >= MIN_NEEDLE and text not in out \
+                and not any(text in other for other in kept):
+            out.append(text)
+    return tuple(out)
+
+
+def contents(value: Any) -> list[str]:
+    """The message texts inside a session's JSON (every ``content``/``text`` string, at any depth)."""
+    found: list[str] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            for key, inner in node.items():
+                if key in ("content", "text") and isinstance(inner, str):
+                    found.append(inner)
+                else:
+                    walk(inner)
+        elif isinstance(node, list):
+            for inner in node:
+                walk(inner)
+    walk(value)
+    return found
+
+
+def strings(value: Any) -> list[str]:
+    """Every string value inside a JSON value (keys left out)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for inner in value.values() for s in strings(inner)]
+    if isinstance(value, list):
+        return [s for inner in value for s in strings(inner)]
+    return []
+
+
+def variants(needles: Sequence[str]) -> list[str]:
+    """Each needle as it is and as a JSON string's body (escaped ASCII, and UTF-8): how a JSON column or a JSON
+    value holds it."""
+    out: list[str] = []
+    for needle in needles:
+        for form in (needle, json.dumps(needle)[1:-1], json.dumps(needle, ensure_ascii=False)[1:-1]):
+            if form and form not in out:
+                out.append(form)
+    return out
+
+
+def names_subject(record: Any, subject: Subject) -> bool:
+    """A record's own fields (or its ``metadata``) name the subject: ``user_id``, ``session_id`` or the agent."""
+    if not isinstance(record, dict):
+        return False
+    keys = {SubjectKind.user: ("user_id",), SubjectKind.session: ("session_id",),
+            SubjectKind.agent: AGENT_KEYS}[subject.kind]
+    for holder in (record, record.get("metadata")):
+        if isinstance(holder, dict) and any(holder.get(k) == subject.value for k in keys):
+            return True
+    return False
+
+
+def guarded(plan: StorePlan, read: Callable[[], None]) -> StorePlan:
+    """Run a plan's reads: a store that is not there leaves the plan empty; any other failure makes it
+    ``unreachable`` with the reason (one line, the password masked by the module that raised it)."""
+    try:
+        read()
+    except NotFound as exc:
+        plan.erasures = []
+        plan.notes.append(f"nothing of this kind here ({exc})")
+    except PraisonMemError as exc:
+        plan.erasures = []
+        plan.unreachable = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return plan
+
+
+def before_note(plan: StorePlan, subject: Subject, undated: int, what: str) -> None:
+    if undated and subject.before is not None:
+        plan.notes.append(f"{undated} {what} without a time left alone (--before cannot place them)")

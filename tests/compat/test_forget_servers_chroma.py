@@ -1,0 +1,119 @@
+"""``forget`` on Chroma memory written by praisonaiagents 1.7.17's rag ``Memory`` (oracle venv, offline, fakellm's
+embeddings), found by ``locate``'s walk: alice's own collection is emptied and her items in the shared collection
+go, the library then reads bob's memories unchanged and nothing of alice's, and no file of the store holds her
+texts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from praisonmem.core.forget.chroma import ChromaMemory, forget_stores
+from praisonmem.core.forget.model import Subject, SubjectKind, Where
+from praisonmem.core.locate.model import Report
+from praisonmem.core.locate.walk import Context, walk
+from tests.compat import chromastores as cs
+from tests.oracles import oracle_json, require_oracle_packages
+
+pytestmark = pytest.mark.oracle
+
+WRITE = cs.PRELUDE + """
+from praisonaiagents.memory.memory import Memory
+ids = {}
+for user, texts in (("alice", ["Alice keeps a spare key under the blue pot", "Alice is allergic to peanuts"]),
+                    ("bob", ["Bob keeps his bicycle in the basement", "Bob is learning Portuguese"])):
+    m = Memory(config={"provider": "rag", "user_id": user})
+    ids[user] = [m.store_long_term(t, metadata={"user_id": user}) for t in texts]
+shared = Memory(config={"provider": "rag"})
+ids["shared"] = [shared.store_long_term("Alice asked the team about parking permits", metadata={"user_id": "alice"}),
+                 shared.store_long_term("Bob asked the team about the holiday rota", metadata={"user_id": "bob"})]
+print(json.dumps({"ids": ids, "outside": fakellm.OUTSIDE}))
+"""
+
+ALICE = ["Alice keeps a spare key under the blue pot", "Alice is allergic to peanuts",
+         "Alice asked the team about parking permits"]
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory):
+    require_oracle_packages("chromadb", "litellm")
+    root = tmp_path_factory.mktemp("forget-chroma")
+    got = oracle_json(WRITE, cwd=root, timeout=600)
+    assert got["outside"] == []
+    return root, got["ids"]
+
+
+@pytest.fixture
+def project(written, tmp_path):
+    root, ids = written
+    return cs.copy_project(root, tmp_path / "project"), ids
+
+
+def located(root: Path) -> tuple:
+    report = Report()
+    walk(str(root), 4, Context(report))
+    return tuple(report.stores)
+
+
+def test_forget_user_in_chroma_memory(project):
+    cwd, ids = project
+    bob_before = cs.library_memory(cwd, "bob")
+    stores = forget_stores(Where(paths=None, located=located(cwd)))
+    assert sorted((Path(s.path).name, s.collection) for s in stores) == [
+        ("chroma_db", "memory_store"), ("chroma_db_alice", "memory_store_alice"), ("chroma_db_bob", "memory_store_bob")]
+    plans = {s.collection: s.plan(Subject(SubjectKind.user, "alice")) for s in stores}
+    assert [e.key for e in plans["memory_store_alice"].erasures] == [f"item:{i}" for i in ids["alice"]]
+    assert [e.key for e in plans["memory_store"].erasures] == [f"item:{ids['shared'][0]}"]
+    assert plans["memory_store_bob"].erasures == []
+    assert all(p.unreachable is None and p.files for p in plans.values())
+    assert sorted(t for p in plans.values() for e in p.erasures for t in e.texts) == sorted(ALICE)
+    assert cs.files_holding(cwd, ALICE[0])  # there before
+    bob_dir = {p: p.read_bytes() for p in (cwd / ".praisonai" / "chroma_db_bob").rglob("*") if p.is_file()}
+    for store in stores:
+        assert store.erase(plans[store.collection]) == len(plans[store.collection].erasures)
+        assert store.residue(ALICE) is None  # files: the raw-byte scan's job
+    # bob's directory untouched, byte for byte (checked before the library opens it: opening rewrites files)
+    assert {p: p.read_bytes() for p in (cwd / ".praisonai" / "chroma_db_bob").rglob("*") if p.is_file()} == bob_dir
+    for text in ALICE:
+        assert cs.files_holding(cwd, text) == [], text
+    assert cs.library_memory(cwd, "alice") == []
+    assert cs.library_memory(cwd, "bob") == bob_before
+    shared = cs.library_memory(cwd, "")
+    assert [row[1] for row in shared] == ["Bob asked the team about the holiday rota"]
+    for store in stores:  # planned again: nothing; erased again: nothing changes
+        assert store.plan(Subject(SubjectKind.user, "alice")).erasures == []
+        store.erase(plans[store.collection])
+    assert cs.library_memory(cwd, "bob") == bob_before
+
+
+def test_a_directory_chromadb_cannot_open_is_unreachable(tmp_path):
+    broken = tmp_path / "chroma_db"
+    broken.mkdir()
+    (broken / "chroma.sqlite3").write_bytes(b"not a database at all")
+    plan = ChromaMemory(broken, "memory_store").plan(Subject(SubjectKind.user, "alice"))
+    assert plan.unreachable and plan.erasures == []
+    assert (broken / "chroma.sqlite3").read_bytes() == b"not a database at all"
+
+
+def test_a_rerun_after_a_kill_between_the_delete_and_the_vacuum_clears_the_free_pages(project, monkeypatch):
+    """chromadb deleted the items, then the process died before SQLite's VACUUM: the texts are still in free
+    pages. The rerun finds nothing left to delete and must still VACUUM."""
+    from praisonmem.core.io import chroma as chroma_io
+
+    cwd, ids = project
+    [store] = [s for s in forget_stores(Where(paths=None, located=located(cwd))) if s.collection == "memory_store_alice"]
+    plan = store.plan(Subject(SubjectKind.user, "alice"))
+    vacuum = chroma_io.vacuum
+
+    def killed(path):
+        raise KeyboardInterrupt("killed before the VACUUM")
+
+    monkeypatch.setattr(chroma_io, "vacuum", killed)
+    with pytest.raises(KeyboardInterrupt):
+        store.erase(plan)
+    monkeypatch.setattr(chroma_io, "vacuum", vacuum)
+    assert store.plan(Subject(SubjectKind.user, "alice")).erasures == []  # chromadb has deleted them
+    assert cs.files_holding(cwd, ALICE[0])  # but the bytes are still there
+    assert store.erase(plan) == 2
+    assert cs.files_holding(cwd, ALICE[0]) == [] and cs.files_holding(cwd, ALICE[1]) == []
