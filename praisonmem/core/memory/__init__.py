@@ -30,7 +30,7 @@ _EXPORTS = {
     "filememory": ("ENTITY_KEYS", "ITEM_KEYS", "MEMORY_FILES", "NESTING", "SUBDIRS", "FileMemoryStore",
                    "legacy_user_reason", "looks_like_user", "sanitise_user_id", "user_lock"),
     "filememory_io": ("read_last", "read_settled", "read_shared"),
-    "mem0history": ("Mem0HistoryProvider",),
+    "mem0history": ("HistoryDb", "Mem0HistoryProvider"),
     "savedsessions": ("SavedSession", "list_saved_sessions", "plan_delete_saved_session", "show_saved_session"),
     "layouts": ("EpisodicMerge", "SqliteSplit", "raw_date_merges", "shared_splits"),
     "sqlitememory": ("SqliteMemoryStore",),
@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from praisonmem.core.memory.filememory import users as file_users
     from praisonmem.core.memory.filememory_config import problem as config_problem
     from praisonmem.core.memory.filememory_io import read_last, read_settled, read_shared
-    from praisonmem.core.memory.mem0history import Mem0HistoryProvider
+    from praisonmem.core.memory.mem0history import HistoryDb, Mem0HistoryProvider
     from praisonmem.core.memory.mem0history import default_db as mem0_history_db
     from praisonmem.core.memory.mem0history import texts as mem0_history_texts
     from praisonmem.core.memory.savedsessions import (SavedSession, list_saved_sessions, plan_delete_saved_session,

@@ -126,6 +126,68 @@ class HistoryDb:
             conn.close()
 
 
+    def messages(self) -> list[dict[str, Any]]:
+        """Every row of ``messages`` (the last messages of each session scope), read-only; none when mem0 has not
+        created the table, or it lacks mem0's columns."""
+        import sqlite3
+
+        from praisonmem.core.io.sqlite import connect_ro, translate
+
+        conn = connect_ro(self.path, self.timeout)
+        try:
+            self._require(conn, "nothing read")
+            if not self._has_messages(conn):
+                return []
+            return [dict(zip(MESSAGE_COLUMNS, r)) for r in
+                    conn.execute(f"SELECT {', '.join(MESSAGE_COLUMNS)} FROM {MESSAGES} ORDER BY rowid")]
+        except sqlite3.Error as exc:
+            raise translate(exc, self.path, self.timeout) from exc
+        finally:
+            conn.close()
+
+    @staticmethod
+    def _has_messages(conn: sqlite3.Connection) -> bool:
+        if not conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (MESSAGES,)).fetchone():
+            return False
+        return set(MESSAGE_COLUMNS) <= {r[1] for r in conn.execute(f"PRAGMA table_info({MESSAGES})")}
+
+    def erase(self, history_ids: list[str], message_ids: list[str]) -> tuple[int, list[str]]:
+        """Forget's delete: these ``history`` events and ``messages`` rows removed by id in one ``BEGIN
+        IMMEDIATE`` with ``secure_delete`` on, then the WAL emptied and the file vacuumed whatever its free pages
+        look like (:func:`praisonmem.core.io.sqlite.vacuum_clean`). Rows gone already count for nothing, and the
+        scrub runs again, so a rerun after a kill finishes the job. The rows removed, and notes."""
+        import sqlite3
+
+        from praisonmem.core.io.sqlite import connect_existing, roll_back_journal, translate, vacuum_clean
+
+        roll_back_journal(self.path, self.timeout)  # a delete killed mid-way: SQLite puts its pages back first
+        conn = connect_existing(self.path, self.timeout)  # never creates the file
+        try:
+            self._require(conn, "nothing changed")
+            conn.execute("PRAGMA secure_delete=ON")
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                removed = 0
+                tables = [(HISTORY, history_ids)]
+                if message_ids and self._has_messages(conn):
+                    tables.append((MESSAGES, message_ids))
+                for table, ids in tables:
+                    for start in range(0, len(ids), 500):
+                        part = ids[start:start + 500]
+                        removed += conn.execute(f"DELETE FROM {table} WHERE id IN ({', '.join('?' * len(part))})",
+                                                part).rowcount
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            return removed, vacuum_clean(conn, self.path)
+        except sqlite3.Error as exc:
+            raise translate(exc, self.path, self.timeout) from exc
+        finally:
+            conn.close()
+
+
 def scrub(conn: sqlite3.Connection, db: Path) -> list[str]:
     """After the delete: copy a WAL back and empty it, vacuum when free pages hold bytes a writer freed without
     zeroing them (mem0's own deletes of old messages run without ``secure_delete``); what remains, as notes."""
