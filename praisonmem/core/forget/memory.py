@@ -33,57 +33,13 @@ from pathlib import Path
 from typing import Any
 
 from praisonmem.core.errors import PraisonMemError
-from praisonmem.core.forget.model import (MIN_NEEDLE, Action, Erasure, ForgetStore, StorePlan, Subject, SubjectKind,
-                                          Where)
+from praisonmem.core.forget.matching import SCRUB, names_subject, needles, older, scrubs, sqlite_files, strings
+from praisonmem.core.forget.model import Action, Erasure, ForgetStore, StorePlan, Subject, SubjectKind, Where
 from praisonmem.core.io import jsonfile
-from praisonmem.core.io.timeutil import epoch_of
 
-SQLITE_SIDECARS = ("-wal", "-shm", "-journal")
 TIERS = ("short_term.json", "long_term.json")
 ENTITIES, SUMMARIES = "entities.json", "summaries.json"
 SAVED_LISTS = ("short_term", "long_term_snapshot")  # FileMemory.save_session's copies of the tiers
-
-
-# ------------------------------------------------------------------ what matches
-
-
-def strings(value: Any) -> list[str]:
-    """Every string value inside a JSON value (keys are the schema's, the same in everybody's records)."""
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in strings(v)]
-    if isinstance(value, list):
-        return [s for v in value for s in strings(v)]
-    return []
-
-
-def needles(texts: Iterable[Any], *ids: Any) -> tuple[str, ...]:
-    """The texts of :data:`~praisonmem.core.forget.model.MIN_NEEDLE` characters or more, then the identifiers
-    (whatever their length: the proof decides what it can look for), each once, in order."""
-    found = [t for t in texts if isinstance(t, str) and len(t) >= MIN_NEEDLE]
-    return tuple(dict.fromkeys(found + [str(i) for i in ids if i not in (None, "")]))
-
-
-def older(subject: Subject, stamp: Any) -> bool:
-    """Inside ``--before`` (always, without it); a record the store does not date is outside it."""
-    if subject.before is None:
-        return True
-    when = epoch_of(stamp)
-    return when is not None and when < subject.before.timestamp()
-
-
-def names_subject(subject: Subject, metadata: Any) -> bool:
-    """Whether a record's metadata names the subject, where the libraries record it."""
-    if not isinstance(metadata, dict):
-        return False
-    keys = {SubjectKind.user: ("user_id",), SubjectKind.session: ("session_id",),
-            SubjectKind.agent: ("agent_id", "agent_name")}[subject.kind]
-    return any(metadata.get(k) is not None and str(metadata.get(k)) == subject.value for k in keys)
-
-
-def sqlite_files(db: Path) -> list[Path]:
-    return [db] + [Path(f"{db}{tail}") for tail in SQLITE_SIDECARS if os.path.exists(f"{db}{tail}")]
 
 
 class _Store:
@@ -264,10 +220,14 @@ class SqliteMemoryForget(_Store):
         return SqliteMemoryStore(self.db.parent, "", timeout=self.timeout, suffix=self.suffix)
 
     def _scan(self, subject: Subject) -> StorePlan:
-        from praisonmem.core.memory.sqlitememory import user_suffix
+        from praisonmem.core.memory import sqlite_user_suffix
 
-        own = subject.kind == SubjectKind.user and self.suffix != "" and self.suffix == user_suffix(subject.value)
-        plan = self._plan(files=sqlite_files(self.db))
+        try:
+            mine = sqlite_user_suffix(subject.value) if subject.kind == SubjectKind.user else None
+        except PraisonMemError:  # an id the library refuses has no file of its own
+            mine = None
+        own = self.suffix != "" and self.suffix == mine
+        plan = self._plan(files=sqlite_files(self.db), erasures=scrubs(self.db))
         for row_id, content, metadata, stamp in self._memory().rows(self.tier, committed=True):
             meta = _json(metadata)
             if (own or names_subject(subject, meta)) and older(subject, stamp):
@@ -276,8 +236,8 @@ class SqliteMemoryForget(_Store):
         return plan
 
     def erase(self, plan: StorePlan) -> int:
-        ids = [int(e.key.partition("#")[2]) for e in plan.erasures]
-        return self._memory().erase(self.tier, ids)[0] if ids or self.db.is_file() else 0
+        ids = [int(e.key.partition("#")[2]) for e in plan.erasures if e.key != SCRUB]
+        return self._memory().erase(self.tier, ids)[0] if plan.erasures else 0
 
 
 def _json(raw: Any) -> Any:
@@ -428,16 +388,16 @@ class Mem0HistoryForget(_Store):
         return HistoryDb(self.db, self.timeout)
 
     def _scan(self, subject: Subject) -> StorePlan:
-        plan = self._plan(files=sqlite_files(self.db))
+        plan = self._plan(files=sqlite_files(self.db), erasures=scrubs(self.db))
         db = self._history()
         scope_key = {SubjectKind.user: "user_id", SubjectKind.session: "run_id",
                      SubjectKind.agent: "agent_id"}[subject.kind]
-        for row in db.messages():
+        for row in db.messages(committed=True):
             if scope_names(row.get("session_scope"), scope_key, subject.value) and older(subject, row["created_at"]):
                 plan.erasures.append(Erasure(f"messages#{row['id']}", f"mem0 message {row['id']} "
                                              f"({row.get('role')})", Action.remove, needles([row.get("content")])))
         ids = self.memory_ids(subject)
-        for event in db.events():
+        for event in db.events(committed=True):
             mine = event["memory_id"] in ids or (subject.kind == SubjectKind.agent and event["actor_id"] == subject.value)
             if mine and older(subject, event["created_at"]):
                 plan.erasures.append(Erasure(f"history#{event['id']}", f"mem0 history event {event['id']} "
@@ -448,7 +408,7 @@ class Mem0HistoryForget(_Store):
     def erase(self, plan: StorePlan) -> int:
         history = [e.key.partition("#")[2] for e in plan.erasures if e.key.startswith("history#")]
         messages = [e.key.partition("#")[2] for e in plan.erasures if e.key.startswith("messages#")]
-        if not self.db.is_file():
+        if not self.db.is_file() or not plan.erasures:
             return 0
         return self._history().erase(history, messages)[0]
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from praisonmem.core.errors import PraisonMemError
-from praisonmem.core.forget.memory import needles, older, sqlite_files, strings
+from praisonmem.core.forget.matching import SCRUB, needles, older, scrubs, sqlite_files, strings
 from praisonmem.core.forget.model import Action, Erasure, ForgetStore, StorePlan, Subject, SubjectKind, Where
 
 KINDS = {"upsonic-sqlite": "sqlite", "upsonic-json": "json", "upsonic": "sqlite"}
@@ -49,6 +49,10 @@ class UpsonicForget:
 
     def plan(self, subject: Subject) -> StorePlan:
         plan = StorePlan(self.store, self.location, files=self._files())
+        if self.kind == "sqlite":
+            plan.erasures += scrubs(self.where)
+            if plan.erasures:  # a killed write's hot journal: its rows are read once SQLite has rolled it back
+                return plan
         try:
             store = self._open()
             sessions = store.all_sessions() if store.known_ids("sessions") else []
@@ -61,9 +65,7 @@ class UpsonicForget:
             if _session_matches(subject, row) and older(subject, row.get("created_at")):
                 runs |= _run_ids(row.get("runs"))
                 plan.erasures.append(Erasure(f"session#{row['session_id']}", f"Upsonic session {row['session_id']}",
-                                             Action.remove, needles(strings({k: v for k, v in row.items()
-                                                                             if k not in ("session_type",)}),
-                                                                    row["session_id"])))
+                                             Action.remove, needles(said(row), row["session_id"])))
         for row in users:
             hit = (subject.kind == SubjectKind.user and row.get("user_id") == subject.value) or (
                 subject.kind == SubjectKind.agent and row.get("agent_id") == subject.value)
@@ -82,10 +84,31 @@ class UpsonicForget:
         keys: dict[str, list[str]] = {"session": [], "user": [], "usage": []}
         for e in plan.erasures:
             kind, _, key = e.key.partition("#")
-            keys[kind].append(key)
-        if not self.where.exists() or not any(keys.values()) and self.kind == "json":
+            if kind != SCRUB:
+                keys[kind].append(key)
+        if not self.where.exists() or not plan.erasures:
             return 0
         return self._open().erase(keys["session"], keys["user"], keys["usage"])[0]
+
+
+def said(row: dict[str, Any]) -> list[str]:
+    """A session's own texts: its summary and every ``content`` in its messages and runs (not the model names,
+    part kinds and settings every session shares, which would be found in the others' rows)."""
+    found = [row["summary"]] if isinstance(row.get("summary"), str) else []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if key == "content" and isinstance(item, str):
+                    found.append(item)
+                else:
+                    walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    walk([row.get("messages"), row.get("runs"), row.get("session_data")])
+    return found
 
 
 def _session_matches(subject: Subject, row: dict[str, Any]) -> bool:

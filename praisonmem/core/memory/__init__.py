@@ -39,6 +39,7 @@ _EXPORTS = {
 # A name that is also a submodule's would be shadowed by the submodule once it is imported.
 _ALIASES = {"available_providers": ("providers", "available"), "file_users": ("filememory", "users"),
             "provider_aliases": ("providers", "ALIASES"), "config_problem": ("filememory_config", "problem"), "sqlite_users": ("sqlitememory", "users"),
+            "sqlite_user_suffix": ("sqlitememory", "user_suffix"),
             "mem0_history_db": ("mem0history", "default_db"), "mem0_history_texts": ("mem0history", "texts")}
 __getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS, _ALIASES)
 
@@ -59,6 +60,7 @@ if TYPE_CHECKING:
     from praisonmem.core.memory.layouts import EpisodicMerge, SqliteSplit, raw_date_merges, shared_splits
     from praisonmem.core.memory.sqlitememory import SqliteMemoryStore
     from praisonmem.core.memory.chroma import ChromaMemoryStore, word_hits, words_score
+    from praisonmem.core.memory.sqlitememory import user_suffix as sqlite_user_suffix
     from praisonmem.core.memory.sqlitememory import users as sqlite_users
     from praisonmem.core.memory.ops import (export_memory, extract_memories, import_memory, item_text, list_memory,
                                             similar_memory, plan_delete_memory,

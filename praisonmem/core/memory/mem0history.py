@@ -80,12 +80,14 @@ class HistoryDb:
 
         require_store_tables(conn, self.path, TABLES, (HISTORY,), then=then)
 
-    def events(self, where: str = "", args: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+    def events(self, where: str = "", args: tuple[Any, ...] = (), *, committed: bool = False) -> list[dict[str, Any]]:
+        """The events (``committed``: as rolling back a killed writer's hot journal leaves them, read from a private
+        copy, as a writer planning a delete must see them; nothing here changes either way)."""
         import sqlite3
 
-        from praisonmem.core.io.sqlite import connect_ro, translate
+        from praisonmem.core.io.sqlite import connect_committed, connect_ro, translate
 
-        conn = connect_ro(self.path, self.timeout)
+        conn = (connect_committed if committed else connect_ro)(self.path, self.timeout)
         try:
             self._require(conn, "nothing read")
             return [event(r) for r in conn.execute(SELECT.format(where=where), args)]
@@ -126,14 +128,14 @@ class HistoryDb:
             conn.close()
 
 
-    def messages(self) -> list[dict[str, Any]]:
-        """Every row of ``messages`` (the last messages of each session scope), read-only; none when mem0 has not
-        created the table, or it lacks mem0's columns."""
+    def messages(self, *, committed: bool = False) -> list[dict[str, Any]]:
+        """Every row of ``messages`` (the last messages of each session scope), read-only (``committed``: as for
+        :meth:`events`); none when mem0 has not created the table, or it lacks mem0's columns."""
         import sqlite3
 
-        from praisonmem.core.io.sqlite import connect_ro, translate
+        from praisonmem.core.io.sqlite import connect_committed, connect_ro, translate
 
-        conn = connect_ro(self.path, self.timeout)
+        conn = (connect_committed if committed else connect_ro)(self.path, self.timeout)
         try:
             self._require(conn, "nothing read")
             if not self._has_messages(conn):

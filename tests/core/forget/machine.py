@@ -117,6 +117,14 @@ for storage in (SqliteStorage(db_file=str(project / "upsonic.db")), JSONStorage(
     storage.upsert_session(AgentSession(session_id="up-bob", agent_id="planner", user_id="bob", summary=B["up_summary"]))
     storage.upsert_user_memory(UserMemory(user_id="alice", user_memory={"hobby": A["up_trait"]}))
     storage.upsert_user_memory(UserMemory(user_id="bob", user_memory={"hobby": B["up_trait"]}))
+    for n, (user, texts) in enumerate((("alice", A), ("bob", B))):
+        counts = dict.fromkeys(("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens",
+                                "reasoning_tokens", "input_audio_tokens", "output_audio_tokens",
+                                "cache_audio_read_tokens", "requests", "tool_calls"), 1)
+        storage.upsert_usage_entry({"entry_id": f"usage-{user}", "timestamp": 1796000000.0 + n, "kind": "llm_call",
+                                    "model": "gpt-4o-mini", "provider": "openai", "duration": 0.5,
+                                    "model_execution_time": 0.4, "tool_execution_time": 0.0, "cost_usd": 0.001,
+                                    "user_id": user, "run_id": f"run-{user}", **counts})
 print("ok")
 '''
 
@@ -155,7 +163,8 @@ for name, storage in (("up_sqlite", SqliteStorage(db_file=str(project / "upsonic
     alice = storage.get_session(session_id="up-alice")
     out[name] = {"bob": bob.summary if bob else None, "alice": None if alice is None else alice.summary,
                  "bob_memory": (storage.get_user_memory(user_id="bob") or {}) and storage.get_user_memory(user_id="bob").user_memory,
-                 "alice_memory": storage.get_user_memory(user_id="alice") is not None}
+                 "alice_memory": storage.get_user_memory(user_id="alice") is not None,
+                 "usage": sorted(e["entry_id"] for e in storage.query_usage_entries())}
 fa = FileMemory(user_id="alice")  # last: the library makes the directory again
 out["file_alice"] = sorted(i.content for i in fa._short_term + fa._long_term)
 print(json.dumps(out, default=str))
