@@ -99,26 +99,28 @@ def test_forget_alice_leaves_nothing_of_hers_and_bob_as_he_was(template, tmp_pat
     assert seen["file_alice"] == []
 
 
-# The crash test: a forget over three stores (FileMemory, SQLite memory, mem0's history.db) in its own process.
+# The crash test: a forget over four stores (FileMemory, SQLite memory, mem0's history.db, Upsonic's SQLite file) in
+# its own process.
 FORGET = r"""
 import os, sys
 from pathlib import Path
 sys.path.insert(0, os.environ["REPO"])
 from praisonmem.core.forget.memory import FileMemoryForget, SqliteMemoryForget, Mem0HistoryForget
+from praisonmem.core.forget.upsonic import UpsonicForget
 from praisonmem.core.forget.model import Subject, SubjectKind
 root = Path(sys.argv[1])
 subject = Subject(SubjectKind.user, "alice")
 ids = lambda s: {"mem-alice-1"}
 for store in (FileMemoryForget(root / "project/.praisonai/memory"),
               SqliteMemoryForget(root / "project/.praisonai/long_term_alice.db"),
-              Mem0HistoryForget(root / "home/.mem0/history.db", ids)):
+              Mem0HistoryForget(root / "home/.mem0/history.db", ids),
+              UpsonicForget(root / "project/upsonic.db", "sqlite")):
     plan = store.plan(subject)
     assert plan.unreachable is None, plan.unreachable
     if plan.erasures:
         store.erase(plan)
 print("done")
 """
-STORES = ("project/.praisonai/memory", "project/.praisonai/long_term_alice.db", "home/.mem0/history.db")
 
 
 def run_forget(root: Path, strace: list[str] | None = None) -> subprocess.CompletedProcess:
@@ -127,7 +129,7 @@ def run_forget(root: Path, strace: list[str] | None = None) -> subprocess.Comple
 
 
 def state(root: Path) -> dict:
-    """What the three stores hold, as their readers see it, and every file of theirs (names only for SQLite,
+    """What the four stores hold, as their readers see it, and every file of theirs (names only for SQLite,
     whose bytes differ run to run in page layout)."""
     seen = machine.run(r"""
 import json, sqlite3, sys
@@ -139,6 +141,9 @@ out["sql"] = db.execute("SELECT content FROM long_term_memory").fetchall(); db.c
 db = sqlite3.connect(f"file:{root / 'home/.mem0/history.db'}?mode=ro", uri=True)
 out["history"] = db.execute("SELECT memory_id, new_memory FROM history ORDER BY rowid").fetchall()
 out["messages"] = db.execute("SELECT session_scope, content FROM messages ORDER BY rowid").fetchall(); db.close()
+db = sqlite3.connect(f"file:{root / 'project/upsonic.db'}?mode=ro", uri=True)
+out["upsonic"] = [db.execute(f"SELECT * FROM {t} ORDER BY 1").fetchall()
+                  for t in ("upsonic_sessions", "upsonic_user_memories", "upsonic_usage_entries")]; db.close()
 print(json.dumps(out))
 """, root)
     memory = root / "project/.praisonai/memory"
@@ -148,7 +153,9 @@ print(json.dumps(out))
              if p.is_file() and not p.name.endswith(".tmp")}
     return {"libraries": json.loads(seen), "filememory": files,
             "residue": helpers.residue(root, [machine.ALICE[k] for k in ("short", "long", "turn", "sql_long",
-                                                                          "mem0_add", "mem0_update", "mem0_message")])}
+                                                                          "mem0_add", "mem0_update", "mem0_message",
+                                                                          "up_summary", "up_trait")],
+                                      skip=("project/upsonic_json_db", "home/.praisonai"))}
 
 
 def test_a_forget_killed_at_any_write_finishes_when_run_again(template, tmp_path):

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from praisonmem.core.errors import PraisonMemError
+from praisonmem.core.errors import NotFound, PraisonMemError
 from praisonmem.core.forget.matching import SCRUB, names_subject, needles, older, scrubs, sqlite_files, strings
 from praisonmem.core.forget.model import Action, Erasure, ForgetStore, StorePlan, Subject, SubjectKind, Where
 from praisonmem.core.io import jsonfile
@@ -88,6 +88,8 @@ class FileMemoryForget(_Store):
 
         try:
             doc = read_settled(path, self.timeout)[1]
+        except NotFound:  # gone since it was listed, or a file this user never had
+            return default
         except PraisonMemError:
             if path.suffix != ".json" or path.parent.name == "checkpoints":
                 return default  # not one of the library's JSON documents: listed for the proof all the same
@@ -123,7 +125,7 @@ class FileMemoryForget(_Store):
                 and older(subject, item.get("created_at"))
 
         lists = [n for n in TIERS if user.path(n).is_file()] + [f"episodic/{d}.json" for d in user.episodic_dates()]
-        if own:
+        if own and user.path(SUMMARIES).is_file():
             lists.append(SUMMARIES)
         for rel in lists:
             doc = self._doc(user.user_dir / rel, [])

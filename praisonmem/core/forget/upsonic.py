@@ -12,7 +12,8 @@ JSONStorage), every other record as it was.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,31 @@ class UpsonicForget:
 
         return Store(str(self.where) + (os.sep if self.kind == "json" else ""), timeout=self.timeout)
 
+    @contextmanager
+    def _committed(self, interrupted: bool) -> Iterator[Any]:
+        """The store to read; after a killed write (``interrupted``), a private copy of the file and its journal
+        that SQLite has rolled back: what the erase will find once it has done the same (nothing here changes)."""
+        if not interrupted:
+            yield self._open()
+            return
+        import shutil
+        import sqlite3
+        import tempfile
+
+        from praisonmem.core.upsonic import Store
+
+        with tempfile.TemporaryDirectory(prefix="praisonmem-forget-") as scratch:
+            copy = Path(scratch) / self.where.name
+            for tail in ("", "-journal", "-wal"):
+                if os.path.exists(f"{self.where}{tail}"):
+                    shutil.copyfile(f"{self.where}{tail}", f"{copy}{tail}")
+            conn = sqlite3.connect(copy)
+            try:
+                conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # SQLite rolls the copy back
+            finally:
+                conn.close()
+            yield Store(str(copy), timeout=self.timeout)
+
     def _files(self) -> list[Path]:
         if self.kind == "sqlite":
             return sqlite_files(self.where)
@@ -51,13 +77,11 @@ class UpsonicForget:
         plan = StorePlan(self.store, self.location, files=self._files())
         if self.kind == "sqlite":
             plan.erasures += scrubs(self.where)
-            if plan.erasures:  # a killed write's hot journal: its rows are read once SQLite has rolled it back
-                return plan
         try:
-            store = self._open()
-            sessions = store.all_sessions() if store.known_ids("sessions") else []
-            users = store.users() if store.known_ids("users") else []
-            usage = store.usage_entries()
+            with self._committed(bool(plan.erasures)) as store:
+                sessions = store.all_sessions() if store.known_ids("sessions") else []
+                users = store.users() if store.known_ids("users") else []
+                usage = store.usage_entries()
         except PraisonMemError as exc:
             return StorePlan(self.store, self.location, unreachable=exc.message)
         runs: set[str] = set()

@@ -65,13 +65,13 @@ def grams(texts: list[str], size: int = 8) -> set[str]:
     return {t[i:i + size] for t in texts for i in range(len(t) - size + 1)}
 
 
-def residue(root: Path, texts: list[str]) -> dict[str, list[str]]:
-    """The files under ``root`` (Chroma's directory aside) holding any 8-character piece of ``texts``, in UTF-8 or
+def residue(root: Path, texts: list[str], skip: tuple[str, ...] = ()) -> dict[str, list[str]]:
+    """The files under ``root`` (Chroma's directory and ``skip`` aside) holding any 8-character piece of ``texts``, in UTF-8 or
     lower case (praisonmem's search index keeps texts lower-cased)."""
     wanted = grams(texts) - grams(list(machine.BOB.values()))  # " prefers" is in both users' texts
     found: dict[str, list[str]] = {}
     for path in sorted(p for p in root.rglob("*") if p.is_file() and not p.is_symlink()):
-        if (root / CHROMA) in path.parents:
+        if any((root / part) in path.parents for part in (CHROMA, *skip)):
             continue
         data = path.read_bytes()
         low = data.lower()

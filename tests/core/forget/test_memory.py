@@ -132,3 +132,18 @@ def test_a_store_that_does_not_parse_is_reported_and_left_alone(root, monkeypatc
     [plan] = [p for s, p in helpers.plans(where, helpers.user("alice")) if s.store == "filememory"]
     assert plan.erasures == [] and str(broken) in plan.unreachable
     assert helpers.snapshot(root) == before
+
+
+def test_before_narrows_a_users_own_directory_item_by_item(root, monkeypatch):
+    where = helpers.where(root, monkeypatch)
+    later = Subject(SubjectKind.user, "alice", before=datetime(2100, 1, 1, tzinfo=timezone.utc))
+    planned = helpers.forget(where, later)
+    found = {e.key for store, plan in planned if store.store == "filememory" for e in plan.erasures}
+    assert "alice/" not in found and "alice/config.json" not in found
+    assert "alice/sessions/alice-chat.json" in found
+    alice = root / "project/.praisonai/memory/alice"
+    for name, empty in (("short_term.json", []), ("long_term.json", []), ("entities.json", {})):
+        assert json.loads((alice / name).read_bytes()) == empty, name
+    assert json.loads(next((alice / "episodic").glob("*.json")).read_bytes()) == []
+    assert not (alice / "sessions/alice-chat.json").exists() and (alice / "config.json").is_file()
+    assert helpers.residue(alice, helpers.alice_texts()) == {}
