@@ -147,3 +147,19 @@ def test_before_narrows_a_users_own_directory_item_by_item(root, monkeypatch):
     assert json.loads(next((alice / "episodic").glob("*.json")).read_bytes()) == []
     assert not (alice / "sessions/alice-chat.json").exists() and (alice / "config.json").is_file()
     assert helpers.residue(alice, helpers.alice_texts()) == {}
+
+
+def test_a_user_locked_by_another_writer_is_waited_for_then_left_as_it_was(root, monkeypatch):
+    from praisonmem.core.errors import LockTimeout
+    from praisonmem.core.forget.memory import FileMemoryForget
+    from praisonmem.core.memory import user_lock
+
+    base = root / "project/.praisonai/memory"
+    store = FileMemoryForget(base, timeout=0.3)
+    plan = store.plan(helpers.user("alice"))
+    before = helpers.snapshot(base / "alice")
+    with user_lock(base / "alice"), pytest.raises(LockTimeout):
+        store.erase(plan)
+    after = helpers.snapshot(base / "alice")
+    assert {k: v for k, v in after.items() if k != ".praisonmem.lock"} == before
+    assert store.erase(plan) == 6 and not (base / "alice").exists()
