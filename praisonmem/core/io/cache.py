@@ -170,6 +170,44 @@ class Cache:
                 except OSError:
                     pass
 
+    def listing(self) -> list[tuple[str, str, str | None, bytes]]:
+        """Every entry of every kind, for ``forget``: ``(kind, file name, the source its header names or None,
+        its bytes)``, in name order; reading only, nothing followed through a link, nothing created."""
+        root = self._root(False)
+        if root is None:
+            return []
+        try:
+            kinds = sorted(os.listdir(root))
+        except OSError:
+            kinds = []
+        found = []
+        try:
+            for kind in kinds:
+                fd = _subdir(root, kind, False)
+                if fd is None:
+                    continue
+                try:
+                    for name in sorted(n for n in os.listdir(fd) if n.endswith(".bin")):
+                        data = _read_private(fd, name)
+                        if data is not None:
+                            found.append((kind, name, _source_of(data), data))
+                finally:
+                    os.close(fd)
+        finally:
+            os.close(root)
+        return found
+
+    def remove(self, kind: str, name: str) -> bool:
+        """Remove one entry by its file name (``forget``); whether it was there."""
+        with self._kind_dir(kind, create=False) as fd:
+            if fd is None:
+                return False
+            try:
+                os.unlink(name, dir_fd=fd)
+            except FileNotFoundError:
+                return False
+        return True
+
     @contextmanager
     def _kind_dir(self, kind: str, *, create: bool) -> Iterator[int | None]:
         """A descriptor of ``<dir>/<kind>`` (``None``: not there, or not to be used), never through a link."""
@@ -291,6 +329,19 @@ def _decode(data: bytes, kind: str, version: int, source: str) -> Entry | None:
     except (ValueError, TypeError):
         return None
     return Entry(payload, key, snapshot)
+
+
+def _source_of(data: bytes) -> str | None:
+    """The source an entry's header names (any version's), or ``None``."""
+    end = data.find(b"\n", len(MAGIC), len(MAGIC) + MAX_HEADER)
+    if not data.startswith(MAGIC) or end < 0:
+        return None
+    try:
+        header = json.loads(data[len(MAGIC):end])
+    except ValueError:
+        return None
+    source = header.get("source") if isinstance(header, dict) else None
+    return source if isinstance(source, str) else None
 
 
 def _temp_name(name: str) -> str:

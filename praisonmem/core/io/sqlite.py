@@ -434,3 +434,23 @@ def require_store_tables(conn: sqlite3.Connection, path: Path, tables: Mapping[s
     problem = store_tables_problem(conn, tables, required)
     if problem is not None:
         raise Refused(f"{path}: {problem}; not a store as its library writes it, {then}")
+
+
+def vacuum_clean(conn: sqlite3.Connection, db: Path) -> list[str]:
+    """After a committed delete that must leave no text behind (``forget``): copy a WAL back and empty it, then
+    ``VACUUM`` whatever the free pages look like, since text an earlier writer deleted without ``secure_delete``
+    may sit in the free space *inside* live pages, which no freelist count sees and only a rebuild of every page
+    removes; then empty the WAL again. What could not be done (a reader holding an old snapshot keeps ``-wal``),
+    as notes. ``conn`` is in autocommit mode and holds no transaction."""
+    wal = conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"  # a query: the mode is not changed
+    if wal:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.execute("PRAGMA temp_store=MEMORY")  # VACUUM's copy stays in memory, not in a temp file
+    conn.execute("VACUUM")
+    if wal:
+        busy, frames, copied = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        if busy or frames != copied:
+            return [f"another process was reading {db.name}, so its -wal keeps the deleted text until the next "
+                    "checkpoint"]
+    left = residue(db)
+    return [left] if left else []

@@ -20,18 +20,18 @@ from praisonmem.core.lazy import lazy_exports
 
 _EXPORTS = {
     "model": ("DEFAULT_USER", "ENTRY_KEYS", "SCOPES", "STORES", "Entry", "LearnBackend", "LearnScope", "check_names"),
-    "files": ("ABANDONED_AFTER", "POLL", "STALE_AFTER", "add", "clear", "delete", "entries", "find", "locked",
-              "read_store", "store_path"),
-    "sqlite": ("LEARN_TABLES", "SCRUB_KEY", "holds_store", "inspect_db"),
+    "files": ("ABANDONED_AFTER", "POLL", "STALE_AFTER", "add", "archive_path", "clear", "delete", "entries", "erase",
+              "find", "locked", "read_archive", "read_store", "store_path"),
+    "sqlite": ("LEARN_TABLES", "SCRUB_KEY", "SqliteBackend", "holds_store", "inspect_db"),
     "ops": ("BACKENDS", "BackendKind", "Source", "add_entry", "database_entries", "list_entries", "plan_clear", "plan_delete_entry", "show_entry"),
 }
 __getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)
 
 
 if TYPE_CHECKING:
-    from praisonmem.core.learn.files import (ABANDONED_AFTER, POLL, STALE_AFTER, add, clear, delete, entries, find,
-                                             locked, read_store, store_path)
-    from praisonmem.core.learn.sqlite import LEARN_TABLES, SCRUB_KEY, holds_store, inspect_db
+    from praisonmem.core.learn.files import (ABANDONED_AFTER, POLL, STALE_AFTER, add, archive_path, clear, delete,
+                                             entries, erase, find, locked, read_archive, read_store, store_path)
+    from praisonmem.core.learn.sqlite import LEARN_TABLES, SCRUB_KEY, SqliteBackend, holds_store, inspect_db
     from praisonmem.core.learn.model import (DEFAULT_USER, ENTRY_KEYS, SCOPES, STORES, Entry, LearnBackend,
                                              LearnScope, check_names)
     from praisonmem.core.learn.ops import (BACKENDS, BackendKind, Source, add_entry, database_entries, list_entries, plan_clear, plan_delete_entry,

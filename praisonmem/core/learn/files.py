@@ -205,6 +205,56 @@ def clear(path: Path, dry_run: bool = False, timeout: float = jsonfile.LOCK_TIME
     return counted.removed
 
 
+def archive_path(path: Path) -> Path:
+    """The library's ``<store>.archive.json`` beside ``<store>.json``: the entries its retention evicted, kept
+    recoverable (a JSON array of entries)."""
+    return path.with_suffix(".archive.json")
+
+
+def read_archive(path: Path) -> list[Any]:
+    """The archive sidecar of the store ``path`` as stored; absent: ``[]``; one that is not an array is refused."""
+    archive = archive_path(path)
+    try:
+        data = jsonfile.read(archive)
+    except NotFound:
+        return []
+    if not isinstance(data, list):
+        raise CorruptFile(str(archive), f"holds {jsonfile.json_kind(data)}, not the array of entries the library "
+                                        "archives")
+    return data
+
+
+def erase(path: Path, ids: frozenset[str], *, whole: bool = False, timeout: float = jsonfile.LOCK_TIMEOUT) -> int:
+    """Forget's delete, under the library's lock of the store: the entries with these ids removed from the store
+    and from its archive sidecar (each rewritten as the library serialises it, the other entries in their order),
+    or with ``whole`` both files removed. Idempotent; how many entries (or, ``whole``, files) went."""
+    archive = archive_path(path)
+    if not path.exists() and not archive.exists():
+        return 0
+    removed = 0
+    with locked(path, timeout):
+        if whole:
+            for target in (path, archive):
+                try:
+                    jsonfile.delete_locked(target)
+                    removed += 1
+                except NotFound:
+                    pass
+            return removed
+        data = read_store(path) if path.exists() else {}
+        gone = [key for key, entry in data.items() if key in ids or (isinstance(entry, dict) and entry.get("id") in ids)]
+        for key in gone:
+            del data[key]
+        if gone:
+            jsonfile.replace_atomically(path, jsonfile.serialise(data))
+        archived = read_archive(path)
+        kept_archive = [e for e in archived if not (isinstance(e, dict) and e.get("id") in ids)]
+        if len(kept_archive) != len(archived):
+            jsonfile.replace_atomically(archive, jsonfile.serialise(kept_archive))
+        removed = len(gone) + len(archived) - len(kept_archive)
+    return removed
+
+
 class FileBackend:
     """The learn files of one home (``<home>/learn``)."""
 

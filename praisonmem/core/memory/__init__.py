@@ -30,7 +30,7 @@ _EXPORTS = {
     "filememory": ("ENTITY_KEYS", "ITEM_KEYS", "MEMORY_FILES", "NESTING", "SUBDIRS", "FileMemoryStore",
                    "legacy_user_reason", "looks_like_user", "sanitise_user_id", "user_lock"),
     "filememory_io": ("read_last", "read_settled", "read_shared"),
-    "mem0history": ("Mem0HistoryProvider",),
+    "mem0history": ("HistoryDb", "Mem0HistoryProvider"),
     "savedsessions": ("SavedSession", "list_saved_sessions", "plan_delete_saved_session", "show_saved_session"),
     "layouts": ("EpisodicMerge", "SqliteSplit", "raw_date_merges", "shared_splits"),
     "sqlitememory": ("SqliteMemoryStore",),
@@ -39,6 +39,7 @@ _EXPORTS = {
 # A name that is also a submodule's would be shadowed by the submodule once it is imported.
 _ALIASES = {"available_providers": ("providers", "available"), "file_users": ("filememory", "users"),
             "provider_aliases": ("providers", "ALIASES"), "config_problem": ("filememory_config", "problem"), "sqlite_users": ("sqlitememory", "users"),
+            "sqlite_user_suffix": ("sqlitememory", "user_suffix"),
             "mem0_history_db": ("mem0history", "default_db"), "mem0_history_texts": ("mem0history", "texts")}
 __getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS, _ALIASES)
 
@@ -51,7 +52,7 @@ if TYPE_CHECKING:
     from praisonmem.core.memory.filememory import users as file_users
     from praisonmem.core.memory.filememory_config import problem as config_problem
     from praisonmem.core.memory.filememory_io import read_last, read_settled, read_shared
-    from praisonmem.core.memory.mem0history import Mem0HistoryProvider
+    from praisonmem.core.memory.mem0history import HistoryDb, Mem0HistoryProvider
     from praisonmem.core.memory.mem0history import default_db as mem0_history_db
     from praisonmem.core.memory.mem0history import texts as mem0_history_texts
     from praisonmem.core.memory.savedsessions import (SavedSession, list_saved_sessions, plan_delete_saved_session,
@@ -59,6 +60,7 @@ if TYPE_CHECKING:
     from praisonmem.core.memory.layouts import EpisodicMerge, SqliteSplit, raw_date_merges, shared_splits
     from praisonmem.core.memory.sqlitememory import SqliteMemoryStore
     from praisonmem.core.memory.chroma import ChromaMemoryStore, word_hits, words_score
+    from praisonmem.core.memory.sqlitememory import user_suffix as sqlite_user_suffix
     from praisonmem.core.memory.sqlitememory import users as sqlite_users
     from praisonmem.core.memory.ops import (export_memory, extract_memories, import_memory, item_text, list_memory,
                                             similar_memory, plan_delete_memory,

@@ -28,10 +28,10 @@ from itertools import repeat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from praisonmem.core.errors import CorruptFile, NotFound, UsageError
+from praisonmem.core.errors import CorruptFile, NotFound, UsageError, io_failure
 from praisonmem.core.io import jsonfile, timeutil
 from praisonmem.core.layout import (ENTITIES, EPISODIC, LONG_TERM, MEMORY_CONFIG, MEMORY_FILES, MEMORY_LOCK,
-                                    MEMORY_SUBDIRS, NESTING, SHORT_TERM, SUMMARIES)
+                                    MEMORY_SUBDIRS, NESTING, SAVED_SESSIONS, SHORT_TERM, SUMMARIES)
 from praisonmem.core.memory import filememory_config, filememory_io
 
 if TYPE_CHECKING:
@@ -54,6 +54,7 @@ SUBDIRS = MEMORY_SUBDIRS
 TYPES = ("short_term", "long_term", "entity", "episodic")
 SEARCH_DAYS = 7  # get_episodic(days_back=7), also used by search
 DELETE_DAYS = 30  # delete_episodic without a date
+SAVED_LISTS = ("short_term", "long_term_snapshot")  # save_session's copies of the tiers' items
 SEARCH_INDEX_KIND = "memory-search"  # the cache entries of :mod:`.search`'s index (its KIND), which a write drops
 
 
@@ -535,6 +536,104 @@ class FileMemoryStore:
                         pass
                     self.forget(path)
         return plan
+
+
+    # -------------------------------------------------------- forgetting
+
+    def erase_items(self, name: str, ids: frozenset[str]) -> int:
+        """Remove the records whose ids are in ``ids`` from the user's file ``name`` (relative to the user
+        directory: a tier, ``summaries.json``, ``episodic/<day>.json``; in a saved session its copies of the tiers;
+        in ``entities.json`` the entities by key), re-read under the user's lock; every other record is written
+        back as the library serialises it. How many went: 0 when the file or the user is gone already."""
+        from praisonmem.core.io.gcpolicy import no_gc
+
+        path = self.user_dir / name
+        if not path.is_file():
+            return 0
+        saved = name.startswith(f"{SAVED_SESSIONS}/")
+        with user_lock(self.user_dir, self.timeout), no_gc():
+            self._proofs = {}
+            try:
+                data = self.read(path, {} if name == ENTITIES or saved else [])
+                if saved:  # a saved session's copies of the tiers (save_session's snapshot)
+                    removed = 0
+                    for key in SAVED_LISTS:
+                        if isinstance(data.get(key), list):
+                            kept = [i for i in data[key] if not (isinstance(i, dict) and i.get("id") in ids)]
+                            removed += len(data[key]) - len(kept)
+                            data[key] = kept
+                elif type(data) is dict:
+                    gone = [key for key in data if key in ids]
+                    for key in gone:
+                        del data[key]
+                    removed = len(gone)
+                else:
+                    kept = [i for i in data if not (isinstance(i, dict) and i.get("id") in ids)]
+                    removed, data = len(data) - len(kept), kept
+                if removed:
+                    self._write(path, data)
+            finally:
+                self._proofs = None
+        return removed
+
+    def library_files(self) -> list[Path]:
+        """Every file the library keeps for this user: its JSON files, then each file of ``episodic/``,
+        ``sessions/`` and ``checkpoints/`` (sorted; no link followed)."""
+        found = [self.user_dir / n for n in MEMORY_FILES if (self.user_dir / n).is_file()]
+        for sub in MEMORY_SUBDIRS:
+            directory = self.user_dir / sub
+            if directory.is_dir() and not directory.is_symlink():
+                found += sorted(p for p in directory.iterdir() if p.is_file() and not p.is_symlink())
+        return found
+
+    def erase_files(self, names: list[str], *, whole_user: bool = False) -> int:
+        """Forget's delete of whole files: ``names`` (relative to the user directory, as :meth:`library_files`
+        lists them) removed under the user's lock. With ``whole_user``, when nothing else is left, the emptied
+        subdirectories, then the lock file (unlinked while held: a praisonmem writer waiting on it opens the path
+        again and finds the directory gone, so nothing is written after) and the directory, which would keep the
+        user's id on disk; FileMemory itself keeps no lock file there (it flocks each file it reads or writes).
+        Idempotent: files gone already count for nothing. How many went."""
+        if not self.user_dir.is_dir():
+            return 0
+        removed = 0
+        try:
+            with user_lock(self.user_dir, self.timeout):
+                for name in names:
+                    try:
+                        jsonfile.delete_locked(self.user_dir / name)
+                        removed += 1
+                    except NotFound:
+                        pass
+                    self.forget(self.user_dir / name)
+                if whole_user:
+                    for sub in MEMORY_SUBDIRS:
+                        _rmdir_empty(self.user_dir / sub)
+                    lock = self.user_dir / f"{MEMORY_LOCK}.lock"
+                    if {p.name for p in self.user_dir.iterdir()} <= {lock.name}:
+                        _unlink(lock)
+                        _rmdir_empty(self.user_dir)
+        except NotFound:  # the directory went while this waited for the lock: another forget finished it
+            pass
+        return removed
+
+
+def _rmdir_empty(directory: Path) -> None:
+    try:
+        directory.rmdir()
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        import errno
+
+        if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR):
+            raise io_failure(directory, exc, "cannot remove") from exc
+
+
+def _unlink(path: Path) -> None:
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        pass
 
 
 def ranked(items: list[dict[str, Any]]) -> list[dict[str, Any]]:

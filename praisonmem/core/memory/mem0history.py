@@ -80,12 +80,14 @@ class HistoryDb:
 
         require_store_tables(conn, self.path, TABLES, (HISTORY,), then=then)
 
-    def events(self, where: str = "", args: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+    def events(self, where: str = "", args: tuple[Any, ...] = (), *, committed: bool = False) -> list[dict[str, Any]]:
+        """The events (``committed``: as rolling back a killed writer's hot journal leaves them, read from a private
+        copy, as a writer planning a delete must see them; nothing here changes either way)."""
         import sqlite3
 
-        from praisonmem.core.io.sqlite import connect_ro, translate
+        from praisonmem.core.io.sqlite import connect_committed, connect_ro, translate
 
-        conn = connect_ro(self.path, self.timeout)
+        conn = (connect_committed if committed else connect_ro)(self.path, self.timeout)
         try:
             self._require(conn, "nothing read")
             return [event(r) for r in conn.execute(SELECT.format(where=where), args)]
@@ -120,6 +122,68 @@ class HistoryDb:
                     conn.execute("ROLLBACK")
                 raise
             return found, scrub(conn, self.path) if found else []
+        except sqlite3.Error as exc:
+            raise translate(exc, self.path, self.timeout) from exc
+        finally:
+            conn.close()
+
+
+    def messages(self, *, committed: bool = False) -> list[dict[str, Any]]:
+        """Every row of ``messages`` (the last messages of each session scope), read-only (``committed``: as for
+        :meth:`events`); none when mem0 has not created the table, or it lacks mem0's columns."""
+        import sqlite3
+
+        from praisonmem.core.io.sqlite import connect_committed, connect_ro, translate
+
+        conn = (connect_committed if committed else connect_ro)(self.path, self.timeout)
+        try:
+            self._require(conn, "nothing read")
+            if not self._has_messages(conn):
+                return []
+            return [dict(zip(MESSAGE_COLUMNS, r)) for r in
+                    conn.execute(f"SELECT {', '.join(MESSAGE_COLUMNS)} FROM {MESSAGES} ORDER BY rowid")]
+        except sqlite3.Error as exc:
+            raise translate(exc, self.path, self.timeout) from exc
+        finally:
+            conn.close()
+
+    @staticmethod
+    def _has_messages(conn: sqlite3.Connection) -> bool:
+        if not conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (MESSAGES,)).fetchone():
+            return False
+        return set(MESSAGE_COLUMNS) <= {r[1] for r in conn.execute(f"PRAGMA table_info({MESSAGES})")}
+
+    def erase(self, history_ids: list[str], message_ids: list[str]) -> tuple[int, list[str]]:
+        """Forget's delete: these ``history`` events and ``messages`` rows removed by id in one ``BEGIN
+        IMMEDIATE`` with ``secure_delete`` on, then the WAL emptied and the file vacuumed whatever its free pages
+        look like (:func:`praisonmem.core.io.sqlite.vacuum_clean`). Rows gone already count for nothing, and the
+        scrub runs again, so a rerun after a kill finishes the job. The rows removed, and notes."""
+        import sqlite3
+
+        from praisonmem.core.io.sqlite import connect_existing, roll_back_journal, translate, vacuum_clean
+
+        roll_back_journal(self.path, self.timeout)  # a delete killed mid-way: SQLite puts its pages back first
+        conn = connect_existing(self.path, self.timeout)  # never creates the file
+        try:
+            self._require(conn, "nothing changed")
+            conn.execute("PRAGMA secure_delete=ON")
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                removed = 0
+                tables = [(HISTORY, history_ids)]
+                if message_ids and self._has_messages(conn):
+                    tables.append((MESSAGES, message_ids))
+                for table, ids in tables:
+                    for start in range(0, len(ids), 500):
+                        part = ids[start:start + 500]
+                        removed += conn.execute(f"DELETE FROM {table} WHERE id IN ({', '.join('?' * len(part))})",
+                                                part).rowcount
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            return removed, vacuum_clean(conn, self.path)
         except sqlite3.Error as exc:
             raise translate(exc, self.path, self.timeout) from exc
         finally:

@@ -28,7 +28,7 @@ from typing import Any
 
 from praisonmem.core.errors import UsageError
 from praisonmem.core.io.sqlite import (connect_committed, connect_ro, connect_rw, require_store_tables, roll_back_journal,
-                                       translate)
+                                       translate, vacuum_clean)
 
 TABLES = {"short_term": "short_term_memory", "long_term": "long_term_memory"}
 COLUMNS = ("id", "content", "metadata", "timestamp")  # the adapter's table, each tier's the same
@@ -221,6 +221,41 @@ class SqliteMemoryStore:
 
     def reset(self, tier: str) -> None:
         self._modify(tier, "DELETE FROM {table}")
+
+
+    def erase(self, tier: str, ids: list[int]) -> tuple[int, list[str]]:
+        """Forget's delete: the rows with these ids removed in one ``BEGIN IMMEDIATE`` with ``secure_delete`` on
+        (their cells zeroed), then a WAL checkpointed and emptied and the file vacuumed when free pages still
+        hold bytes an earlier delete left; the rows removed (0: gone already, or no file) and what could not be
+        scrubbed, as notes. A rerun after a kill finds the rows gone and scrubs what is left."""
+        path = self.files[tier]
+        if not path.is_file():
+            return 0, []
+        roll_back_journal(path, self.timeout)  # a delete killed mid-way: SQLite puts its pages back first
+        conn = connect_rw(path, self.timeout)
+        conn.isolation_level = None
+        try:
+            _recognise(conn, path, tier)
+            conn.execute("PRAGMA secure_delete=ON")
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                removed = 0
+                if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                                (TABLES[tier],)).fetchone():
+                    for chunk in range(0, len(ids), 500):
+                        part = ids[chunk:chunk + 500]
+                        removed += conn.execute(f"DELETE FROM {TABLES[tier]} WHERE id IN "
+                                                f"({', '.join('?' * len(part))})", part).rowcount
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            return removed, vacuum_clean(conn, path)
+        except sqlite3.Error as exc:
+            raise translate(exc, path, self.timeout) from exc
+        finally:
+            conn.close()
 
 
 def _recognise(conn: sqlite3.Connection, path: Path, tier: str) -> None:

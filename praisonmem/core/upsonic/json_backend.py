@@ -185,6 +185,45 @@ class JsonBackend:
             os.close(fd)  # releases the flock
 
 
+    def erase(self, sessions: list[str], users: list[str], usage: list[str]) -> tuple[int, list[str]]:
+        """:meth:`Store.erase <praisonmem.core.upsonic.store.Store.erase>` on the directory: under its lock the
+        records are dropped from each table (every other record serialised as JSONStorage writes it, in its
+        order) and each changed file replaced atomically, as praisonmem's other writes do."""
+        if not self._recognise(allow_missing=True):
+            return 0, []
+        removed = 0
+        with self.transaction((), create=False) as tx:
+            for kind, field, ids in (("sessions", "session_id", set(sessions)), ("users", "user_id", set(users))):
+                if not ids or not self.file(kind).exists():
+                    continue
+                table = tx.table(kind)
+                kept = [r for r in table if r.get(field) not in ids]
+                if len(kept) != len(table):
+                    removed += len(table) - len(kept)
+                    table[:] = kept
+                    tx.dirty.add(kind)
+            if usage:
+                removed += self._erase_usage(set(usage))
+        return removed, []
+
+    def _erase_usage(self, ids: set[str]) -> int:
+        """The usage ledger's entries with these ids dropped (the caller holds the directory's lock)."""
+        path = self.directory / f"{USAGE_ENTRY_TABLE}.json"
+        try:
+            raw = jsonfile.read_bytes(path)
+        except NotFound:
+            return 0
+        data = jsonfile.parse(raw, path)
+        if not isinstance(data, list):
+            raise CorruptFile(str(path), f"top-level JSON value is {jsonfile.json_kind(data)}, not an array")
+        kept = [e for e in data if not (isinstance(e, dict) and e.get("entry_id") in ids)]
+        if len(kept) == len(data):
+            return 0
+        with jsonfile.replacing(path, mode=stat.S_IMODE(os.stat(path).st_mode), sweep=True) as handle:
+            handle.write(dumps(kept))
+        return len(data) - len(kept)
+
+
 def _new_file_mode() -> int:
     """The mode ``open(path, "w")`` gives a new file: 0666 less the umask."""
     mask = os.umask(0o22)

@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from praisonmem.core.errors import NotFound, Refused
-from praisonmem.core.io.sqlite import connect_ro, connect_rw, require_store_tables, translate
+from praisonmem.core.io.sqlite import (connect_existing, connect_ro, connect_rw, require_store_tables,
+                                       roll_back_journal, translate, vacuum_clean)
 from praisonmem.core.result import Action
 from praisonmem.core.upsonic.schema import (JSON_SESSION_COLUMNS, SESSION_COLUMNS, UPSONIC_VERSION, USAGE_ENTRY_COLUMNS,
                                            USAGE_ENTRY_TABLE, USER_COLUMNS, Upsert, absent_table, stamp)
@@ -234,6 +235,41 @@ class SqliteBackend:
                     conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise translate(exc, self.path, self.timeout) from exc
+        finally:
+            conn.close()
+
+
+    def erase(self, sessions: list[str], users: list[str], usage: list[str]) -> tuple[int, list[str]]:
+        """:meth:`Store.erase <praisonmem.core.upsonic.store.Store.erase>` on the file: one ``BEGIN IMMEDIATE``
+        (which waits for SqliteStorage's writer as its transactions wait for ours) with ``secure_delete`` on,
+        then the WAL emptied and the file vacuumed (:func:`~praisonmem.core.io.sqlite.vacuum_clean`)."""
+        if not self.path.is_file():
+            return 0, []
+        roll_back_journal(self.path, self.timeout)  # a delete killed mid-way: SQLite puts its pages back first
+        conn = connect_existing(self.path, self.timeout)
+        try:
+            tables = self._tables(conn)
+            conn.execute("PRAGMA secure_delete=ON")
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                removed = 0
+                for table, column, ids in ((self.session_table, "session_id", sessions),
+                                           (self.user_memory_table, "user_id", users),
+                                           (USAGE_ENTRY_TABLE, "entry_id", usage)):
+                    if not ids or column not in tables.get(table, ()):
+                        continue
+                    for start in range(0, len(ids), 500):
+                        part = ids[start:start + 500]
+                        removed += conn.execute(f"DELETE FROM {_quote(table)} WHERE {column} IN "
+                                                f"({', '.join('?' * len(part))})", part).rowcount
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            return removed, vacuum_clean(conn, self.path)
         except sqlite3.Error as exc:
             raise translate(exc, self.path, self.timeout) from exc
         finally:

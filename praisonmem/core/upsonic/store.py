@@ -302,6 +302,17 @@ class Store:
     def prepare(self, kind: str, row: dict[str, Any], now: int) -> Upsert:
         return self.backend.prepare(kind, row, now)
 
+    def erase(self, sessions: list[str], users: list[str], usage: list[str]) -> tuple[int, list[str]]:
+        """Forget's delete: these sessions, user memories and usage-ledger entries removed by id in one write of
+        the backend's own protocol (an SQLite file's text zeroed and vacuumed away); ids gone already count for
+        nothing, so a rerun finishes the job. The records removed, and what could not be scrubbed (notes).
+        SQLite files and JSONStorage directories only: the servers' stores are forgotten elsewhere."""
+        erase = getattr(self.backend, "erase", None)
+        if erase is None:
+            raise Refused(f"{self.label}: praisonmem forgets Upsonic's SQLite files and JSONStorage directories "
+                          "here only")
+        return erase(sessions, users, usage)
+
 
 def is_upsonic_document_store(where: str) -> bool:
     """A RedisStorage URL, or a directory holding JSONStorage's tables under the library's default names."""
