@@ -596,6 +596,8 @@ def _files(tops: list[str], known: set[str], seen: set[tuple[int, int]], swept: 
                 swept.skip("virtualenv(s)")
                 continue
             for entry in entries:
+                if entry.path in known:  # a store's file (scanned as the store's) or one left alone
+                    continue
                 try:
                     if entry.is_symlink():
                         swept.skip("symbolic link(s) (not followed)")
@@ -608,7 +610,7 @@ def _files(tops: list[str], known: set[str], seen: set[tuple[int, int]], swept: 
                             stack.append((entry.path, depth + 1))
                     elif not entry.is_file(follow_symlinks=False):
                         swept.skip("FIFO(s), socket(s) or device(s)")
-                    elif entry.path not in known:
+                    else:
                         st = entry.stat(follow_symlinks=False)
                         if (st.st_dev, st.st_ino) not in seen:  # a hard link is one file
                             seen.add((st.st_dev, st.st_ino))
