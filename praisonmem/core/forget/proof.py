@@ -43,6 +43,7 @@ A detail names the file, the byte offset and the erased record's key whose text 
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -343,10 +344,16 @@ class FileScan:
     sealed: str | None = None
 
 
-def scan_stream(chunks: Iterable[bytes], texts: Texts, *, utf16: bool, short_ids: bool,
+def scan_stream(chunks: Iterable[bytes], texts: Texts, *, utf16: bool | None, short_ids: bool,
                 cipher: Any = None, where: str = "a file") -> FileScan:
     """Needles in a stream of blocks; encrypted values decrypted with ``cipher`` (a
-    :class:`praisonmem.core.sessions.crypto.Cipher`) and searched as text."""
+    :class:`praisonmem.core.sessions.crypto.Cipher`) and searched as text. ``utf16=None``: UTF-16 forms too
+    when the stream starts with the header of a UTF-16 database."""
+    chunks = iter(chunks)
+    first = next(chunks, b"")
+    if utf16 is None:
+        utf16 = first.startswith(SQLITE_MAGIC) and int.from_bytes(first[56:60], "big") in UTF16
+    chunks = itertools.chain((first,), chunks)
     scanner = Scanner(needles_of(texts, utf16=utf16, short_ids=short_ids), watch_tokens=True)
     tokens = Tokens() if cipher is not None else None
     result = FileScan()
@@ -530,7 +537,7 @@ class Swept:
 def sweep(roots: Iterable[Path], texts: Texts, known: set[str], cipher: Any) -> list[Verdict]:
     """Every regular file under ``roots`` that is no store's (``known``) scanned for the records' texts: one
     verdict per file holding any (a copy praisonmem cannot erase), then the sweep's own."""
-    tops = _tops(roots)
+    walked = tops(roots)
     seen: set[tuple[int, int]] = set()  # a hard link to a file already scanned (or a store's) is not scanned again
     for path in known:
         try:
@@ -540,7 +547,7 @@ def sweep(roots: Iterable[Path], texts: Texts, known: set[str], cipher: Any) -> 
         seen.add((st.st_dev, st.st_ino))
     swept = Swept()
     verdicts: list[Verdict] = []
-    for path in _files(tops, known, seen, swept):
+    for path in walk(walked, known, seen, swept):
         try:
             scan = scan_file(Path(path), texts, short_ids=False, cipher=cipher)
         except Unreadable as exc:
@@ -555,7 +562,7 @@ def sweep(roots: Iterable[Path], texts: Texts, known: set[str], cipher: Any) -> 
                                     "a copy praisonmem cannot erase: " + describe(path, scan.hits)))
         elif scan.sealed and scan.encrypted:
             swept.sealed.append(path)
-    where = ", ".join(str(t) for t in tops) or "nothing"
+    where = ", ".join(str(t) for t in walked) or "nothing"
     parts = [f"{swept.scanned} file(s) under {where} that are no store's"]
     if swept.skipped:
         parts.append("skipped " + ", ".join(f"{n} {reason}" for reason, n in sorted(swept.skipped.items())))
@@ -570,7 +577,7 @@ def sweep(roots: Iterable[Path], texts: Texts, known: set[str], cipher: Any) -> 
     return verdicts
 
 
-def _tops(roots: Iterable[Path]) -> list[str]:
+def tops(roots: Iterable[Path]) -> list[str]:
     """The roots that are directories, none inside another (walked once)."""
     found = sorted({os.path.realpath(r) for r in roots if os.path.isdir(r)})
     tops: list[str] = []
@@ -580,7 +587,7 @@ def _tops(roots: Iterable[Path]) -> list[str]:
     return tops
 
 
-def _files(tops: list[str], known: set[str], seen: set[tuple[int, int]], swept: Swept) -> Iterator[str]:
+def walk(tops: list[str], known: set[str], seen: set[tuple[int, int]], swept: Swept) -> Iterator[str]:
     """The regular files under ``tops``: no link followed, what locate skips skipped (and counted)."""
     for top in tops:
         stack = [(top, 0)]

@@ -8,7 +8,7 @@ import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 
-from praisonmem.core.forget.model import Erasure, StorePlan, Subject
+from praisonmem.core.forget.model import Action, Erasure, StorePlan, Subject
 
 
 class JsonStore:
@@ -121,3 +121,83 @@ class ServerStore:
     def residue(self, needles: Sequence[str]) -> list[str] | None:
         self.asked.append(list(needles))
         return self.answer
+
+
+class SessionFiles:
+    """praisonaiagents-shaped session files ``<id>.json`` (``session_id``, ``user_id``, ``messages``): a session
+    of the user is removed, another user's session loses the user's turns (``metadata.user_id``), rewritten in
+    the file's own format (indent 2, non-ASCII kept)."""
+
+    store = "session-dir"
+
+    def __init__(self, directory: Path) -> None:
+        self.dir = directory
+        self.location = str(directory)
+
+    def _docs(self) -> list[tuple[Path, dict]]:
+        return [(p, json.loads(p.read_text("utf-8"))) for p in sorted(self.dir.glob("*.json"))]
+
+    @staticmethod
+    def _theirs(message: dict, user: str) -> bool:
+        return (message.get("metadata") or {}).get("user_id") == user
+
+    def plan(self, subject: Subject) -> StorePlan:
+        erasures = []
+        for path, doc in self._docs():
+            texts = tuple(m["content"] for m in doc["messages"])
+            if doc.get("user_id") == subject.value:
+                erasures.append(Erasure(doc["session_id"], f"session {doc['session_id']}", texts=texts))
+            elif any(self._theirs(m, subject.value) for m in doc["messages"]):
+                mine = tuple(m["content"] for m in doc["messages"] if self._theirs(m, subject.value))
+                erasures.append(Erasure(doc["session_id"], f"turns of session {doc['session_id']}",
+                                        Action.rewrite, mine))
+        return StorePlan(self.store, self.location, erasures, [p for p, _ in self._docs()])
+
+    def erase(self, plan: StorePlan) -> int:
+        keys = {e.key: e for e in plan.erasures}
+        for path, doc in self._docs():
+            erasure = keys.get(doc["session_id"])
+            if erasure is None:
+                continue
+            if erasure.action is Action.remove:
+                path.unlink()
+            else:
+                user = doc.get("user_id")
+                subject = next(iter({(m.get("metadata") or {}).get("user_id") for m in doc["messages"]
+                                     if m.get("content") in erasure.texts}))
+                doc["messages"] = [m for m in doc["messages"] if not self._theirs(m, subject)]
+                assert doc.get("user_id") == user
+                path.write_text(json.dumps(doc, indent=2, ensure_ascii=False), "utf-8")
+        return len(plan.erasures)
+
+    def residue(self, needles: Sequence[str]) -> list[str] | None:
+        return None
+
+
+class MemoryUsers:
+    """FileMemory user directories ``<base>/<user>/long_term.json``: the user's directory goes whole."""
+
+    store = "filememory"
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self.location = str(base)
+
+    def plan(self, subject: Subject) -> StorePlan:
+        user = self.base / subject.value
+        if not user.is_dir():
+            return StorePlan(self.store, self.location, [], [])
+        items = json.loads((user / "long_term.json").read_text("utf-8"))
+        return StorePlan(self.store, self.location,
+                         [Erasure(f"{subject.value}/{i['id']}", "memory", texts=(i["content"],)) for i in items],
+                         sorted(p for p in user.rglob("*") if p.is_file()))
+
+    def erase(self, plan: StorePlan) -> int:
+        import shutil
+
+        for erasure in plan.erasures:
+            shutil.rmtree(self.base / erasure.key.split("/")[0], ignore_errors=True)
+        return len(plan.erasures)
+
+    def residue(self, needles: Sequence[str]) -> list[str] | None:
+        return None
