@@ -257,12 +257,54 @@ def test_an_archive_the_stores_cannot_clean_is_left_as_it_was(machine):
                                "(what holds the subject is out of their reach)")
 
 
-def test_a_store_outside_the_private_tree_is_never_touched(machine):
+def test_only_the_archives_backup_list_lists_are_taken_from_a_backup_dir(tmp_path):
+    out = tmp_path / "backups"
+    out.mkdir()
+    (out / "notes.tar.gz").write_bytes(b"not a backup")  # not a name backup create gives: not ours to judge
+    (out / "praisonmem-backup-20261130T020000Z.tar.gz").write_bytes(b"damaged")
+    [held] = backups.holding(ALICE, [], [out])
+    assert (held.archive.name, held.problem) == (
+        "praisonmem-backup-20261130T020000Z.tar.gz",
+        f"{out / 'praisonmem-backup-20261130T020000Z.tar.gz'}: cannot read the archive (not a gzip file)")
+
+
+def test_an_archive_that_fails_its_check_is_not_rewritten(machine):
     tmp_path, paths, archive = machine
     plans = forget_live(paths)
-    bob_before = files_under(paths.data.path)
     [held] = backups.holding(ALICE, plans, [archive.parent])
-    live = SessionFiles(paths.data.path / "sessions")
-    result = backups.rewrite(held, ALICE, plans, stores_for=lambda tree: [live, *tree_stores(tree)])
+    raw = gzip.decompress(archive.read_bytes()).replace(BOB.encode(), BOB.upper().encode())
+    archive.write_bytes(gzip.compress(raw))
+    before = archive.read_bytes()
+    result = backups.rewrite(held, ALICE, plans, stores_for=tree_stores)
+    assert result.problem == (f"{archive}: left as it was: it fails its check ('home/sessions/s-bob.json': checksum "
+                              "mismatch)")
+    assert archive.read_bytes() == before
+
+
+def test_an_archive_that_changes_while_it_is_rewritten_is_left_as_it_was(machine):
+    tmp_path, paths, archive = machine
+    plans = forget_live(paths)
+    [held] = backups.holding(ALICE, plans, [archive.parent])
+
+    def meanwhile(tree):
+        os.utime(archive, (1796000000, 1796000000))  # backup create --keep, or another forget, got there first
+        return tree_stores(tree)
+
+    result = backups.rewrite(held, ALICE, plans, stores_for=meanwhile)
+    assert result.problem == f"{archive}: left as it was: it changed while it was rewritten"
+    assert [m.name for m in backups.holding(ALICE, plans, [archive.parent])[0].members] == [
+        m.name for m in held.members]
+    assert sorted(os.listdir(archive.parent)) == [archive.name]
+
+
+def test_a_live_store_handed_to_the_rewrite_is_left_alone(machine):
+    tmp_path, paths, archive = machine
+    plans = forget_live(paths)
+    [held] = backups.holding(ALICE, plans, [archive.parent])
+    other = tmp_path / "other-home" / "sessions"
+    other.mkdir(parents=True)
+    (other / "s-alice.json").write_text(session("s-alice", "alice", [(SECRET, None)]), "utf-8")
+    before = files_under(other)
+    result = backups.rewrite(held, ALICE, plans, stores_for=lambda tree: [SessionFiles(other), *tree_stores(tree)])
     assert result.problem is None
-    assert files_under(paths.data.path) == bob_before
+    assert files_under(other) == before
