@@ -56,9 +56,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any
 
-from praisonmem.core.backup import archive as backup_archive
-from praisonmem.core.backup.archive import (DAMAGE, EXTRA_MEMBERS, MANIFEST, BadEntry, Budget, checked_files,
-                                            member_reason, open_archive, quoted_entry, read_manifest, roots_of)
+from praisonmem.core.backup import (DAMAGE, EXTRA_MEMBERS, LEVEL, MANIFEST, BadEntry, Budget, check_archive,
+                                    checked_files, member_reason, open_archive, quoted_entry, read_manifest, roots_of,
+                                    verify)
 from praisonmem.core.errors import PraisonMemError, Refused
 from praisonmem.core.forget import proof
 from praisonmem.core.forget.model import ForgetStore, StorePlan, Subject
@@ -275,7 +275,7 @@ def _rewrite(path: Path, subject: Subject, plans: Sequence[StorePlan],
         files = checked_files(manifest)
     except PraisonMemError as exc:
         raise Failed(exc.message) from None
-    problems = backup_archive.check_archive(path, manifest, files)
+    problems = check_archive(path, manifest, files)
     if problems:
         raise Failed(f"it fails its check ({quoted_entry(problems[0].path)}: {problems[0].problem})")
     with private_dir() as tree:
@@ -462,9 +462,9 @@ def _digest(path: Path) -> tuple[int, str]:
 
 
 def _chroma_of(name: str) -> str | None:
-    from praisonmem.core.backup import chroma
+    from praisonmem.core.backup import chroma_store_of
 
-    return chroma.store_of(name)
+    return chroma_store_of(name)
 
 
 def _chroma_counts(tree: Path, listed: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -491,7 +491,6 @@ def _write(path: Path, temp: Path, tree: Path, manifest: dict[str, Any], dropped
     own), then the members in the old order (an unchanged one with its very header and bytes), then the end."""
     import gzip
 
-    from praisonmem.core.backup.create import LEVEL, _TarBody
     from praisonmem.core.io.safetext import json_safe
 
     gone, new = set(dropped), set(changed)
@@ -503,7 +502,7 @@ def _write(path: Path, temp: Path, tree: Path, manifest: dict[str, Any], dropped
             body = json_safe(json.dumps(manifest, indent=2, ensure_ascii=False)).encode("utf-8")
             info = copy.copy(head)
             info.size = len(body)
-            block = _TarBody.block(info, body)
+            block = _header(info) + body + tarfile.NUL * (-len(body) % tarfile.BLOCKSIZE)
             raw.write(gzip.compress(block, compresslevel=LEVEL, mtime=int(time.time())))
             offset = len(block)
             stream = gzip.GzipFile(filename="", mode="wb", compresslevel=LEVEL, fileobj=raw)
@@ -519,15 +518,26 @@ def _write(path: Path, temp: Path, tree: Path, manifest: dict[str, Any], dropped
                 else:
                     offset += _add(stream, member, tar.extractfile(member))
             stream.close()
-        raw.write(gzip.compress(_TarBody.end(offset), compresslevel=LEVEL, mtime=int(time.time())))
+        raw.write(gzip.compress(_end(offset), compresslevel=LEVEL, mtime=int(time.time())))
         raw.flush()
         os.fchmod(raw.fileno(), os.stat(path).st_mode & 0o7777)
         os.fsync(raw.fileno())
 
 
+def _header(info: tarfile.TarInfo) -> bytes:
+    """A member's header as ``backup create`` (and ``TarFile.addfile``) writes it."""
+    return info.tobuf(tarfile.DEFAULT_FORMAT, tarfile.ENCODING, "surrogateescape")
+
+
+def _end(offset: int) -> bytes:
+    """The end of a tar stream of ``offset`` bytes: two zero blocks, then zeros up to a whole record."""
+    offset += 2 * tarfile.BLOCKSIZE
+    return tarfile.NUL * (2 * tarfile.BLOCKSIZE + -offset % tarfile.RECORDSIZE)
+
+
 def _add(stream: IO[bytes], info: tarfile.TarInfo, source: IO[bytes]) -> int:
     """One member: its header as tarfile writes it, its bytes streamed, NUL padding to a block."""
-    header = info.tobuf(tarfile.DEFAULT_FORMAT, tarfile.ENCODING, "surrogateescape")
+    header = _header(info)
     stream.write(header)
     done = 0
     for block in member_blocks(source, info.size):
@@ -542,7 +552,7 @@ def _add(stream: IO[bytes], info: tarfile.TarInfo, source: IO[bytes]) -> int:
 
 def _check_new(temp: Path, texts: proof.Texts, gone: frozenset[str], cipher: Any) -> None:
     """The new archive passes ``backup verify`` and holds nothing of the subject."""
-    report = backup_archive.verify(temp)
+    report = verify(temp)
     if not report["ok"]:
         first = report["problems"][0]
         raise Failed(f"the rewritten archive fails its check ({quoted_entry(first['path'])}: {first['problem']})")

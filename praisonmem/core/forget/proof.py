@@ -10,7 +10,7 @@ directories of the sweep (the home, the current directory's ``.praisonai``, each
 directories of the stores' files are added); ``exclude`` are files the sweep leaves alone because
 praisonmem wrote them for this forget and they hold the subject's identifier by design (the journal);
 ``key`` is the session key (``PRAISONAI_SESSION_KEY``/``--key-file``: bytes, text or a
-:class:`praisonmem.core.sessions.crypto.Key`).
+:class:`praisonmem.core.sessions.Key`).
 
 It returns one :class:`~.model.Verdict` per store, in the order given, then one per file the sweep found
 residue in (``store`` ``"copy"``), then one for the sweep itself (``store`` ``"sweep"``: ``residue`` when
@@ -347,7 +347,7 @@ class FileScan:
 def scan_stream(chunks: Iterable[bytes], texts: Texts, *, utf16: bool | None, short_ids: bool,
                 cipher: Any = None, where: str = "a file") -> FileScan:
     """Needles in a stream of blocks; encrypted values decrypted with ``cipher`` (a
-    :class:`praisonmem.core.sessions.crypto.Cipher`) and searched as text. ``utf16=None``: UTF-16 forms too
+    ``Key.cipher()`` of :class:`praisonmem.core.sessions.Key`) and searched as text. ``utf16=None``: UTF-16 forms too
     when the stream starts with the header of a UTF-16 database."""
     chunks = iter(chunks)
     first = next(chunks, b"")
@@ -419,15 +419,15 @@ def describe(path: str, hits: list[tuple[int, str]]) -> str:
 
 
 def cipher_of(key: Any) -> Any:
-    """A :class:`~praisonmem.core.sessions.crypto.Cipher` of the session key, or ``None`` without one."""
+    """A cipher of the session key (``Key.cipher()``), or ``None`` without one."""
     if key is None:
         return None
-    from praisonmem.core.sessions.crypto import Cipher, Key
+    from praisonmem.core.sessions import Key
 
     if isinstance(key, Key):
-        return Cipher(key)
+        return key.cipher()
     secret = key.decode("ascii", "replace") if isinstance(key, (bytes, bytearray)) else str(key)
-    return Cipher(Key(secret.strip(), "the session key"))
+    return Key(secret.strip(), "the session key").cipher()
 
 
 def prove(stores: Sequence[ForgetStore], plans: Sequence[StorePlan], subject: Subject, *,
