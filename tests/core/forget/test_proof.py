@@ -396,3 +396,37 @@ def test_the_sweep_says_which_encrypted_files_it_could_not_check_and_checks_them
     assert [(v.store, v.path, v.verified) for v in verdicts] == [
         ("json-notes", str(tmp_path / "notes.json"), Verified.absent), ("copy", str(sealed), Verified.residue),
         ("sweep", str(tmp_path.resolve()), Verified.residue)]
+
+
+def test_copies_of_sessions_praisonaiagents_encrypted_are_checked_with_the_key(tmp_path):
+    """The real EncryptedSessionStore writes the values (a JSON file, and sessions.db through the transcript
+    store); copies of both left elsewhere are found once the key decrypts them, and said without it."""
+    import shutil
+
+    from praisonaiagents.session import EncryptedSessionStore, generate_session_key
+    from praisonaiagents.session.sqlite_transcript_store import SqliteTranscriptStore
+    from praisonaiagents.session.store import DefaultSessionStore
+
+    key = generate_session_key()
+    sessions = tmp_path / "sessions"
+    EncryptedSessionStore(DefaultSessionStore(session_dir=str(sessions)), key=key).add_message(
+        "s1", "user", SECRET, metadata={"channel": "web"})
+    transcripts = SqliteTranscriptStore(session_dir=str(tmp_path / "gateway"))
+    EncryptedSessionStore(transcripts, key=key).add_message("s2", "user", f"again: {SECRET}")
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    shutil.copy(sessions / "s1.json", kept / "s1-copy.json")
+    for name in ("sessions.db", "sessions.db-wal"):  # the gateway's store keeps its recent turns in the WAL
+        shutil.copy(tmp_path / "gateway" / name, kept / name.replace("sessions", "sessions-copy"))
+    assert b"praisonai:enc:v1:" in (kept / "sessions-copy.db-wal").read_bytes()
+    assert not any(SECRET.encode() in p.read_bytes() for p in kept.iterdir())
+    store = ServerStore([])
+    plan = StorePlan(store.store, store.location, [Erasure("s1", "session s1", texts=(SECRET,))])
+    sweep = proof.prove([store], [plan], ALICE, roots=[kept])[-1]
+    assert sweep.detail == (f"3 file(s) under {kept.resolve()} that are no store's; 2 hold encrypted values not "
+                            f"checked without the session key: {kept / 's1-copy.json'}, {kept / 'sessions-copy.db-wal'}")
+    verdicts = proof.prove([store], [plan], ALICE, roots=[kept], key=key)
+    assert [(v.store, v.path, v.verified, v.detail) for v in verdicts[1:3]] == [
+        ("copy", str(kept / p), Verified.residue,
+         f"a copy praisonmem cannot erase: {kept / p}: an encrypted value holds the text of server-notes record s1")
+        for p in ("s1-copy.json", "sessions-copy.db-wal")]
