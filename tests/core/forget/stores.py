@@ -201,3 +201,43 @@ class MemoryUsers:
 
     def residue(self, needles: Sequence[str]) -> list[str] | None:
         return None
+
+
+class TranscriptDb:
+    """praisonaiagents' ``sessions.db`` (``SqliteTranscriptStore``): a session of the user is deleted with
+    ``secure_delete``, then the database is vacuumed and its WAL truncated."""
+
+    store = "gateway-transcripts"
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.location = str(path)
+
+    def plan(self, subject: Subject) -> StorePlan:
+        files = [self.path, *(self.path.with_name(self.path.name + s) for s in ("-wal", "-shm", "-journal"))]
+        if not self.path.exists():
+            return StorePlan(self.store, self.location, [], files)
+        db = sqlite3.connect(self.path)
+        try:
+            rows = db.execute("SELECT session_id, data FROM sessions WHERE json_extract(data, '$.user_id') = ? "
+                              "ORDER BY session_id", (subject.value,)).fetchall()
+        finally:
+            db.close()
+        return StorePlan(self.store, self.location,
+                         [Erasure(sid, f"session {sid}", texts=tuple(m["content"] for m in json.loads(data)["messages"]))
+                          for sid, data in rows], files)
+
+    def erase(self, plan: StorePlan) -> int:
+        db = sqlite3.connect(self.path)
+        try:
+            db.execute("PRAGMA secure_delete = ON")
+            db.executemany("DELETE FROM sessions WHERE session_id = ?", [(e.key,) for e in plan.erasures])
+            db.commit()
+            db.execute("VACUUM")
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            db.close()
+        return len(plan.erasures)
+
+    def residue(self, needles: Sequence[str]) -> list[str] | None:
+        return None

@@ -20,7 +20,7 @@ from praisonmem.core.forget import backups
 from praisonmem.core.forget.model import Subject, SubjectKind
 from praisonmem.core.paths import resolve
 from tests.core.backup.archives import entry, manifest, write
-from tests.core.forget.stores import MemoryUsers, SessionFiles
+from tests.core.forget.stores import MemoryUsers, SessionFiles, TranscriptDb
 
 ALICE = Subject(SubjectKind.user, "alice")
 SECRET = "Alice keeps the spare key under the blue flowerpot"
@@ -308,3 +308,35 @@ def test_a_live_store_handed_to_the_rewrite_is_left_alone(machine):
     result = backups.rewrite(held, ALICE, plans, stores_for=lambda tree: [SessionFiles(other), *tree_stores(tree)])
     assert result.problem is None
     assert files_under(other) == before
+
+
+def test_a_database_member_is_rewritten_through_its_store_and_the_real_library_reads_what_is_left(tmp_path):
+    from praisonaiagents.session.sqlite_transcript_store import SqliteTranscriptStore
+
+    home = tmp_path / "home"
+    sessions = home / "sessions"
+    sessions.mkdir(parents=True)
+    writer = SqliteTranscriptStore(session_dir=str(sessions))
+    for sid, user, text in (("s-alice", "alice", SECRET), ("s-bob", "bob", BOB)):
+        writer.set_agent_info(sid, agent_name="Support", user_id=user)
+        writer.add_message(sid, "user", text)
+    paths = resolve(home, tmp_path / "memory", env={})
+    archive = Path(create.create(paths, output=tmp_path / "backups", include=("sessions",))["path"])
+    live = TranscriptDb(sessions / "sessions.db")
+    plans = [live.plan(ALICE)]
+    live.erase(plans[0])
+    [held] = backups.holding(ALICE, plans, [archive.parent])
+    assert [m.name for m in held.members] == ["home/sessions/sessions.db"]
+    assert held.members[0].why.endswith("holds the text of gateway-transcripts record s-alice")
+    result = backups.rewrite(held, ALICE, plans, stores_for=lambda tree: [TranscriptDb(
+        tree / "home" / "sessions" / "sessions.db")])
+    assert (result.problem, result.dropped, result.rewritten) == (None, [], ["home/sessions/sessions.db"])
+    assert verify(archive)["ok"] is True
+    restored = tmp_path / "restored"
+    plan_restore(archive, paths, to=restored).run(dry_run=False, progress=None)
+    db = restored / "home" / "sessions" / "sessions.db"
+    assert SECRET.encode() not in db.read_bytes() and BOB.encode() in db.read_bytes()
+    reader = SqliteTranscriptStore(session_dir=str(db.parent))
+    assert [m["content"] for m in reader.get_chat_history("s-bob")] == [BOB]
+    assert reader.get_chat_history("s-alice") == []
+    assert backups.holding(ALICE, plans, [archive.parent]) == []
