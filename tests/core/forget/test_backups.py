@@ -7,6 +7,7 @@ import gzip
 import io
 import json
 import os
+import sqlite3
 import tarfile
 import tempfile
 import tracemalloc
@@ -339,4 +340,42 @@ def test_a_database_member_is_rewritten_through_its_store_and_the_real_library_r
     reader = SqliteTranscriptStore(session_dir=str(db.parent))
     assert [m["content"] for m in reader.get_chat_history("s-bob")] == [BOB]
     assert reader.get_chat_history("s-alice") == []
+    assert backups.holding(ALICE, plans, [archive.parent]) == []
+
+
+def test_frames_a_store_leaves_in_a_wal_are_checkpointed_into_the_database_the_archive_gets(tmp_path):
+    from praisonaiagents.session.sqlite_transcript_store import SqliteTranscriptStore
+
+    home = tmp_path / "home"
+    (home / "sessions").mkdir(parents=True)
+    writer = SqliteTranscriptStore(session_dir=str(home / "sessions"))
+    for sid, user, text in (("s-alice", "alice", SECRET), ("s-bob", "bob", BOB)):
+        writer.set_agent_info(sid, agent_name="Support", user_id=user)
+        writer.add_message(sid, "user", text)
+    paths = resolve(home, tmp_path / "memory", env={})
+    archive = Path(create.create(paths, output=tmp_path / "backups", include=("sessions",))["path"])
+    plans = [TranscriptDb(home / "sessions" / "sessions.db").plan(ALICE)]
+    [held] = backups.holding(ALICE, plans, [archive.parent])
+    kept: list[sqlite3.Connection] = []
+
+    class StillOpen(TranscriptDb):
+        """Erases in WAL mode and keeps its connection: the change is in the -wal, not yet in the database."""
+
+        def erase(self, plan):
+            db = sqlite3.connect(self.path)
+            db.execute("PRAGMA journal_mode = wal")
+            db.execute("PRAGMA wal_autocheckpoint = 0")
+            db.execute("PRAGMA secure_delete = ON")
+            db.executemany("DELETE FROM sessions WHERE session_id = ?", [(e.key,) for e in plan.erasures])
+            db.commit()
+            kept.append(db)
+            return len(plan.erasures)
+
+    try:
+        result = backups.rewrite(held, ALICE, plans,
+                                 stores_for=lambda tree: [StillOpen(tree / "home" / "sessions" / "sessions.db")])
+    finally:
+        for db in kept:
+            db.close()
+    assert (result.problem, result.rewritten) == (None, ["home/sessions/sessions.db"])
     assert backups.holding(ALICE, plans, [archive.parent]) == []
