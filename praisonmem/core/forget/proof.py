@@ -490,6 +490,7 @@ def _prove_store(store: ForgetStore, plan: StorePlan, subject: Subject, texts: T
                 files
         return verdict(Verified.absent), files
     unverified: list[str] = []
+    files |= _inside_dirs(files, unverified)
     for path in sorted(files):
         try:
             scan = scan_file(Path(path), texts, short_ids=True, cipher=cipher)
@@ -507,6 +508,18 @@ def _prove_store(store: ForgetStore, plan: StorePlan, subject: Subject, texts: T
     if unverified:
         return verdict(Verified.unverified, "; ".join(unverified)), files
     return verdict(Verified.absent), files
+
+
+def _inside_dirs(files: set[str], unverified: list[str]) -> set[str]:
+    """The regular files under each of ``files`` that is a directory (a Chroma directory, a FileMemory user's):
+    a store that names its directory has every file in it scanned (no link followed)."""
+    dirs = [p for p in files if os.path.isdir(p) and not os.path.islink(p)]
+    if not dirs:
+        return set()
+    swept = Swept()
+    found = set(walk(sorted(dirs), set(), set(), swept))
+    unverified += [f"could not read {path}" for path in swept.unreadable]
+    return found
 
 
 def _query(store: ForgetStore, texts: Texts) -> tuple[list[str] | None, str | None]:

@@ -430,3 +430,15 @@ def test_copies_of_sessions_praisonaiagents_encrypted_are_checked_with_the_key(t
         ("copy", str(kept / p), Verified.residue,
          f"a copy praisonmem cannot erase: {kept / p}: an encrypted value holds the text of server-notes record s1")
         for p in ("s1-copy.json", "sessions-copy.db-wal")]
+
+
+def test_a_stores_directory_has_every_file_in_it_scanned(tmp_path):
+    user = tmp_path / "memory" / "alice"
+    (user / "episodic").mkdir(parents=True)
+    (user / "episodic" / "2026-11-30.json").write_text(json.dumps([{"content": SECRET}]))
+    store = ServerStore([])
+    plan = StorePlan("filememory", str(user.parent), [Erasure("alice/e1", "memory", texts=(SECRET,))], [user])
+    [verdict, _] = proof.prove([store], [plan], ALICE)
+    assert (verdict.verified, verdict.detail) == (
+        Verified.residue, f"{user / 'episodic' / '2026-11-30.json'}: offset 14 holds the text of filememory record "
+                          "alice/e1")
