@@ -33,7 +33,8 @@ left (elsewhere, "alice" in another app's file is not a copy of alice's records)
 
 Files are read as bytes, never through their library: opened with ``O_NOFOLLOW|O_NONBLOCK`` (a link is
 never followed, a FIFO never waited on), regular files only, streamed in blocks with an overlap of the
-longest needle, so memory stays bounded and a needle split across two blocks is found. Nothing is
+longest needle, so memory stays bounded and a needle split across two blocks is found; a store's file
+that is a directory has every regular file under it scanned. Nothing is
 written, no lock is taken, no mtime changes (a database's encoding is read from its header, not by
 opening it with SQLite, which could create a ``-shm`` or take a lock). The sweep skips what ``locate``
 skips (``.git``, ``node_modules``, ``__pycache__``, a virtualenv) and says so.
