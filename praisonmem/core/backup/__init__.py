@@ -19,10 +19,18 @@ _EXPORTS = {
     "archive": ("read_manifest", "verify"),
     "restore": ("RestoreConflict", "plan_restore"),
 }
-__getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)
+# what forget's backups module reads and rewrites archives with (the same checks as verify, the same gzip level)
+_EXPORTS["archive"] += ("DAMAGE", "EXTRA_MEMBERS", "MANIFEST", "BadEntry", "Budget", "check_archive", "checked_files",
+                        "member_reason", "open_archive", "quoted_entry", "roots_of")
+_EXPORTS["create"] += ("LEVEL",)
+_ALIASES = {"chroma_store_of": ("chroma", "store_of")}
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS, _ALIASES)
 
 
 if TYPE_CHECKING:
-    from praisonmem.core.backup.archive import read_manifest, verify
-    from praisonmem.core.backup.create import CreatePlan, backup_dir, default_dir, list_backups, plan_create
+    from praisonmem.core.backup.archive import (DAMAGE, EXTRA_MEMBERS, MANIFEST, BadEntry, Budget, check_archive,
+                                                checked_files, member_reason, open_archive, quoted_entry, read_manifest,
+                                                roots_of, verify)
+    from praisonmem.core.backup.chroma import store_of as chroma_store_of
+    from praisonmem.core.backup.create import LEVEL, CreatePlan, backup_dir, default_dir, list_backups, plan_create
     from praisonmem.core.backup.restore import RestoreConflict, plan_restore

@@ -88,7 +88,7 @@ def read_manifest(archive: Path) -> dict[str, Any]:
                 raise Refused(f"{archive}: not a praisonmem backup (no {MANIFEST} first)")
             if first.size > MANIFEST_MAX:
                 raise Refused(f"{archive}: not a praisonmem backup ({MANIFEST} of {first.size} bytes)")
-            data = json.loads(tar.extractfile(first).read(MANIFEST_MAX))
+            data = json.loads(tar.extractfile(first).read(first.size))  # read(n) allocates n bytes up front
     except (*DAMAGE, ValueError, RecursionError) as exc:
         raise Refused(f"{archive}: cannot read the archive ({exc})") from exc
     if not isinstance(data, dict) or data.get("format") != FORMAT:
