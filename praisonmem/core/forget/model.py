@@ -68,6 +68,10 @@ class StorePlan:
     ``-wal``, ``-shm`` and journal, spill files, sidecars, praisonmem's cache entries of it); a server
     store has none and answers :meth:`ForgetStore.residue` instead. ``unreachable`` says why the store
     could not be read (then ``erasures`` is empty and the report says "could not verify").
+    ``notes`` are what the plan left alone and why (a record without a time under ``--before``, another
+    user's session), said in the report; ``unverifiable`` says why the proof cannot vouch for this store
+    even when no needle is found (an encrypted session's text without its key): the verdict is then
+    "unverified" with that reason.
     """
 
     store: str
@@ -75,6 +79,8 @@ class StorePlan:
     erasures: list[Erasure] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
     unreachable: str | None = None
+    notes: list[str] = field(default_factory=list)
+    unverifiable: str | None = None
 
 
 @dataclass(frozen=True)
