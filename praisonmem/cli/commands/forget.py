@@ -68,13 +68,11 @@ def forget_command(
     from praisonmem.cli.prompts import confirm
     from praisonmem.cli.render.forget import render_plan, render_result
     from praisonmem.core import forget
-    from praisonmem.core.sessions.crypto import key_from
 
     state = state_of(ctx)
     subject = forget.subject_from(user, session, agent, before)
-    key = key_from(key_file)
     planned = forget.plan_forget(state.paths, state.settings, subject, dirs=dirs or [],
-                                 urls=[*(stores or []), *(dbs or [])], key=key, dry_run=dry_run)
+                                 urls=[*(stores or []), *(dbs or [])], key_file=key_file, dry_run=dry_run)
     out = state.output(as_json)
     if dry_run:
         result = forget.execute(planned, dry_run=True)

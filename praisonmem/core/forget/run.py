@@ -111,12 +111,15 @@ def verdict_json(verdict: Verdict) -> dict[str, Any]:
 # ---------------------------------------------------------------- gathering
 
 
+ADAPTERS = ("sessions", "memory", "servers")
+
+
 def adapter_modules() -> list[Any]:
     """The modules whose ``forget_stores`` give the stores; every one is part of praisonmem, so one that is
     missing is a bug (ImportError), never a store quietly skipped."""
-    from praisonmem.core.forget import memory, servers, sessions
+    import importlib
 
-    return [sessions, memory, servers]
+    return [importlib.import_module(f"praisonmem.core.forget.{name}") for name in ADAPTERS]
 
 
 def located(paths: Any, settings: Any, dirs: Sequence[str], env: Mapping[str, str]) -> tuple[list[Any], list[str]]:
@@ -131,25 +134,25 @@ def located(paths: Any, settings: Any, dirs: Sequence[str], env: Mapping[str, st
 def stores_in(directory: Path, key: bytes | None) -> list[ForgetStore]:
     """The stores of a tree laid out as ``backup restore --to DIR`` lays it out (a backup rewritten
     without the subject): the same adapters over a :class:`Where` of that tree alone."""
-    from praisonmem.core.locate.model import Report
-    from praisonmem.core.locate.walk import Context, walk
+    from praisonmem.core import locate
+    from praisonmem.core.config import Settings
     from praisonmem.core.paths import resolve
 
-    report = Report()
-    walk(str(directory), 8, Context(report))
     paths = resolve(directory / "home", directory / "memory", env={}, user_home=directory)
+    report = locate.locate(paths, Settings(env={}, path=directory / "no-config.toml"), [str(directory)], env={},
+                           user_home=directory)
     where = Where(paths, tuple(report.stores), (), key)
     return [store for module in adapter_modules() for store in module.forget_stores(where)]
 
 
 def plan_forget(paths: Any, settings: Any, subject: Subject, *, dirs: Sequence[str] = (),
-                urls: Sequence[str] = (), key: Any = None, dry_run: bool = False,
+                urls: Sequence[str] = (), key_file: str | None = None, dry_run: bool = False,
                 env: Mapping[str, str] | None = None, journal: Any = None) -> Planned:
     """Every store's plan for ``subject``; nothing is written. A journal another subject's forget left
     refuses a real run (exit 4, naming the command that finishes it); the journal of this subject adds
     its keys to the plan (the rerun finishes what the killed run began)."""
     from praisonmem.core.forget.journal import Journal, add_unfinished
-    from praisonmem.core.locate.run import check_dirs
+    from praisonmem.core.sessions import session_key
 
     env = os.environ if env is None else env
     journal = Journal() if journal is None else journal
@@ -164,9 +167,10 @@ def plan_forget(paths: Any, settings: Any, subject: Subject, *, dirs: Sequence[s
         left = journal.refuse_other(subject)
     if left is not None:
         notes.append(f"finishing the interrupted forget journalled in {journal.path}")
-    given = check_dirs(dirs)
+    given = [os.path.abspath(os.path.expanduser(d)) for d in dirs]  # locate refuses one that is not a directory
     found, configured = located(paths, settings, given, env)
-    secret = None if key is None else (key.secret.encode() if hasattr(key, "secret") else key)
+    key = session_key(key_file, env)
+    secret = None if key is None else key.secret.encode()
     where = Where(paths, tuple(found), tuple(dict.fromkeys([*configured, *urls])), secret)
     stores = [store for module in adapter_modules() for store in module.forget_stores(where)]
     plans = [_plan(store, subject) for store in stores]
@@ -195,7 +199,8 @@ def backup_dirs(settings: Any) -> list[Path]:
 def execute(planned: Planned, *, include_backups: bool = False, allow_unverified: bool = False,
             dry_run: bool = False) -> Result:
     """Journal, erase store by store, prove, check the backups; the journal goes when all is verified."""
-    from praisonmem.core.forget import backups, proof
+    import praisonmem.core.forget.backups as backups
+    import praisonmem.core.forget.proof as proof
 
     result = Result(planned, allow_unverified=allow_unverified, dry_run=dry_run)
     key = planned.where.key

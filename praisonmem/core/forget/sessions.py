@@ -38,8 +38,7 @@ LOCATION_KINDS = ("conversation-sqlite", "conversation-json")
 
 def forget_stores(where: Where) -> list[SessionForget]:
     """One :class:`SessionForget` per session store of the home and of every home or store ``locate`` found."""
-    from praisonmem.core.sessions.stores.home import member_stores
-    from praisonmem.core.sessions.stores.locate import open_location
+    from praisonmem.core.sessions import member_stores, open_location
 
     out: list[SessionForget] = []
     seen: set[tuple[str, str]] = set()
@@ -92,9 +91,9 @@ KINDS = {"json": "session-dir", "sessions.db": "gateway-transcripts", "unified":
 
 def kind_of(store: Any) -> str:
     """The store's kind as ``locate`` names it."""
-    from praisonmem.core.sessions.stores.names import PROJECT
+    from praisonmem.core.sessions import project_label
 
-    if store.label.startswith(PROJECT):
+    if store.label.startswith(project_label):
         return "project-sessions"
     if type(store).__name__ == "ConversationJsonStore":
         return "conversation-json"
@@ -167,14 +166,14 @@ class SessionForget:
     def _cipher(self) -> Any:
         if self.key is None:
             return None
-        from praisonmem.core.sessions.crypto import Key
+        from praisonmem.core.sessions import Key
 
         return Key(self.key.decode(), "the session key").cipher()
 
     # ---------------------------------------------------------------- erase
 
     def erase(self, plan: StorePlan) -> int:
-        from praisonmem.core.sessions.ops import delete
+        from praisonmem.core.sessions import delete_sessions as delete
 
         targets = []
         for erasure in plan.erasures:
@@ -200,12 +199,12 @@ class SessionForget:
 def finish_scrubs(sessions: Any) -> None:
     """Finish the scrub a killed write left marked (``sessions.db``'s old pages, the index's removed text)."""
     from praisonmem.core.io import jsonfile
-    from praisonmem.core.sessions.stores.sqlite_transcript import finish_interrupted
+    from praisonmem.core.sessions import finish_transcript_scrub as finish_interrupted
 
     finish_interrupted(sessions, jsonfile.LOCK_TIMEOUT)
     directory = getattr(sessions, "directory", None)
     if directory is not None and (Path(directory) / INDEX_DB).is_file():
-        from praisonmem.core.sessions.stores.index import finish_scrub
+        from praisonmem.core.sessions import finish_index_scrub as finish_scrub
 
         finish_scrub(Path(directory))
 
@@ -215,7 +214,7 @@ def finish_scrubs(sessions: Any) -> None:
 
 def user_ids(doc: dict[str, Any]) -> set[str]:
     """Every user a session names: its ``user_id``, its metadata's, each gateway snapshot's."""
-    from praisonmem.core.sessions.documents import gateway_snapshots, metadata_of
+    from praisonmem.core.sessions import gateway_snapshots, metadata_of
 
     found = {doc.get("user_id"), metadata_of(doc).get("user_id")}
     for data in gateway_snapshots(doc):
@@ -224,7 +223,7 @@ def user_ids(doc: dict[str, Any]) -> set[str]:
 
 
 def agent_ids(doc: dict[str, Any]) -> set[str]:
-    from praisonmem.core.sessions.documents import gateway_snapshots, metadata_of
+    from praisonmem.core.sessions import gateway_snapshots, metadata_of
 
     meta = metadata_of(doc)
     found = {doc.get("agent_name"), doc.get("agent_id"), meta.get("agent_name"), meta.get("agent_id")}
@@ -260,19 +259,19 @@ def strings(value: Any) -> Iterator[str]:
 
 
 def _encrypted(doc: dict[str, Any]) -> bool:
-    from praisonmem.core.sessions.crypto import is_encrypted_doc
+    from praisonmem.core.sessions import is_encrypted_session
 
-    return is_encrypted_doc(doc)
+    return is_encrypted_session(doc)
 
 
 def _opened(doc: dict[str, Any], cipher: Any, where: str) -> dict[str, Any]:
-    from praisonmem.core.sessions.crypto import opened
+    from praisonmem.core.sessions import opened_session
 
-    return opened(doc, cipher, where)
+    return opened_session(doc, cipher, where)
 
 
 def describe(sessions: Any, ref: Any, doc: dict[str, Any], session_id: str) -> str:
-    from praisonmem.core.sessions.documents import messages_of
+    from praisonmem.core.sessions import messages_of
 
     count = len(messages_of(doc)) + len(messages_of(doc, "archived_messages"))
     return f"session {session_id} ({count} message(s)) in {Path(str(ref)).name}"
