@@ -8,7 +8,7 @@ import typer
 
 from praisonmem.cli.options import DryRunFlag, JsonFlag, YesFlag
 from praisonmem.cli.state import state_of
-from praisonmem.core.errors import EXIT_OK, EXIT_PROBLEMS
+from praisonmem.core.errors import EXIT_OK, EXIT_PROBLEMS, EXIT_REFUSED
 
 
 def forget_command(
@@ -89,13 +89,14 @@ def forget_command(
 
 
 def exit_code(result: Any) -> int:
-    """0 verified, 1 not, or the code of a store that refused (a running agent's lock: 4); each refusal said."""
+    """0 verified, 1 not (a store that could not be written leaves residue the proof names), 4 when a store
+    refused (a running agent holds its lock: the store's own message); each failure said on stderr."""
     from praisonmem.cli.output import error
 
     for failure in result.failures:
         error(f"{failure['store']} {failure['path']}: {failure['error']}")
-    if result.failures:
-        return max(f["exit_code"] for f in result.failures)
+    if any(f["exit_code"] == EXIT_REFUSED for f in result.failures):
+        return EXIT_REFUSED
     return EXIT_OK if result.ok else EXIT_PROBLEMS
 
 

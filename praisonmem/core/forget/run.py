@@ -85,6 +85,10 @@ class Result:
 
     @property
     def ok(self) -> bool:
+        """Every store verified absent (or unverified, when allowed), no backup holds the subject; a dry run:
+        every store could be read."""
+        if self.dry_run:
+            return all(p.unreachable is None for p in self.planned.plans)
         accepted = {Verified.absent, Verified.unverified} if self.allow_unverified else {Verified.absent}
         return (not self.failures and all(v.verified in accepted for v in self.verdicts)
                 and not any(b.get("holds") for b in self.backups))
@@ -92,7 +96,7 @@ class Result:
     def to_json(self) -> dict[str, Any]:
         return {"plan": [plan_json(p) for p in self.planned.plans],
                 "stores": [verdict_json(v) for v in self.verdicts],
-                "backups": self.backups, "failures": self.failures, "ok": self.ok if not self.dry_run else None,
+                "backups": self.backups, "failures": self.failures, "ok": self.ok,
                 "dry_run": self.dry_run, "allow_unverified": self.allow_unverified,
                 "notes": list(self.planned.notes)}
 
