@@ -124,8 +124,9 @@ def test_an_unknown_file_holding_the_text_is_residue_named_exit_1(cli, home, tmp
     assert result.exit_code == 1, result.stderr
     report = json.loads(result.stdout)
     assert report["ok"] is False
-    print(json.dumps(report["stores"], indent=1))
-    assert [s["path"] for s in report["stores"] if s["verified"] == "residue"] == [str(stray)]
+    residue = [(s["store"], s["path"]) for s in report["stores"] if s["verified"] == "residue"]
+    assert residue[0] == ("copy", str(stray)) and [r[0] for r in residue[1:]] == ["sweep"]
+    assert "s-alice-1" in report["stores"][-2]["detail"] and ALICE[1] not in result.stdout
 
 
 @pytest.fixture
