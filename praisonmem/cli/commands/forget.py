@@ -72,7 +72,8 @@ def forget_command(
     state = state_of(ctx)
     subject = forget.subject_from(user, session, agent, before)
     planned = forget.plan_forget(state.paths, state.settings, subject, dirs=dirs or [],
-                                 urls=[*(stores or []), *(dbs or [])], key_file=key_file, dry_run=dry_run)
+                                 urls=[*(stores or []), *(dbs or [])], key_file=key_file, dry_run=dry_run,
+                                 cache=state.cache)
     out = state.output(as_json)
     if dry_run:
         result = forget.execute(planned, dry_run=True)

@@ -88,13 +88,15 @@ class Where:
     """Where a forget looks: ``paths`` is the home (``core.paths.Paths``), ``located`` the stores
     ``locate`` found for the home, the current directory and every ``--in DIR`` (``core.locate.Store``
     records), ``urls`` the configured and ``--store``/``--db`` server stores (as given: only ever handed
-    to a driver), ``key`` the session key (``PRAISONAI_SESSION_KEY``/``--key-file``) when one was given.
+    to a driver), ``key`` the session key (``PRAISONAI_SESSION_KEY``/``--key-file``) when one was given,
+    ``cache`` praisonmem's cache (``core.io.cache.Cache``, as the command resolved it; ``None``: the default dir).
     Every adapter module has ``forget_stores(where) -> list[ForgetStore]``: the stores of its kinds."""
 
     paths: Any
     located: tuple[Any, ...] = ()
     urls: tuple[str, ...] = ()
     key: bytes | None = None
+    cache: Any = None
 
 
 class ForgetStore(Protocol):

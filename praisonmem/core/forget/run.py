@@ -151,7 +151,7 @@ def stores_in(directory: Path, key: bytes | None) -> list[ForgetStore]:
 
 def plan_forget(paths: Any, settings: Any, subject: Subject, *, dirs: Sequence[str] = (),
                 urls: Sequence[str] = (), key_file: str | None = None, dry_run: bool = False,
-                env: Mapping[str, str] | None = None, journal: Any = None) -> Planned:
+                env: Mapping[str, str] | None = None, journal: Any = None, cache: Any = None) -> Planned:
     """Every store's plan for ``subject``; nothing is written. A journal another subject's forget left
     refuses a real run (exit 4, naming the command that finishes it); the journal of this subject adds
     its keys to the plan (the rerun finishes what the killed run began)."""
@@ -175,7 +175,7 @@ def plan_forget(paths: Any, settings: Any, subject: Subject, *, dirs: Sequence[s
     found, configured = located(paths, settings, given, env)
     key = session_key(key_file, env)
     secret = None if key is None else key.secret.encode()
-    where = Where(paths, tuple(found), tuple(dict.fromkeys([*configured, *urls])), secret)
+    where = Where(paths, tuple(found), tuple(dict.fromkeys([*configured, *urls])), secret, cache)
     stores = [store for module in adapter_modules() for store in module.forget_stores(where)]
     plans = [_plan(store, subject) for store in stores]
     add_unfinished(plans, left)
