@@ -198,3 +198,40 @@ def test_a_session_held_by_a_running_agent_refuses_exit_4_with_the_stores_messag
     again = forget(cli, home, "--user", "alice", "--yes")
     assert again.exit_code == 0, again.stderr
     assert holding(tmp_path, ALICE) == []
+
+
+def on_a_terminal(home: Path, answer: bytes, *args: str) -> tuple[int, str, str]:
+    """``praisonmem forget`` with stdin and stderr on a pseudo-terminal (so it asks), ``answer`` typed; the exit
+    code, stdout and what the terminal showed."""
+    import pty
+    import sys
+
+    from tests.conftest import REPO
+    from tests.helpers import read_pty
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "praisonmem", "--home", str(home), "forget", *args],
+                            env={**os.environ, "PYTHONPATH": str(REPO)}, stdin=slave, stdout=subprocess.PIPE,
+                            stderr=slave)
+    os.close(slave)
+    os.write(master, answer)
+    shown = read_pty(master, proc, list(args))
+    out = proc.stdout.read().decode()
+    return proc.wait(timeout=60), out, shown.decode(errors="replace")
+
+
+def test_on_a_terminal_it_asks_and_no_keeps_everything(home, tmp_path) -> None:
+    before = snapshot(home)
+    code, out, shown = on_a_terminal(home, b"n\n", "--user", "alice")
+    assert code == 4
+    assert "Forget --user alice: remove or rewrite 2 record(s) in 1 store(s)? [y/N]" in shown
+    assert "not confirmed; nothing changed" in shown
+    assert "remove: session s-alice-1 (4 message(s)) in s-alice-1.json" in out  # the plan was shown first
+    assert snapshot(home) == before
+
+
+def test_on_a_terminal_yes_forgets(home, tmp_path) -> None:
+    code, out, shown = on_a_terminal(home, b"y\n", "--user", "alice")
+    assert code == 0, shown
+    assert out.splitlines()[-1].endswith("; verified")
+    assert holding(tmp_path, ALICE) == []
