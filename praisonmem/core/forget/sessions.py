@@ -193,7 +193,7 @@ class SessionForget:
         return done
 
     def residue(self, needles: Sequence[str]) -> list[str] | None:
-        return None  # files only: the proof scans their bytes
+        return []  # a store of files says nothing beyond them: the proof scans their bytes (none: nothing to hold)
 
 
 def finish_scrubs(sessions: Any) -> None:
