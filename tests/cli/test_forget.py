@@ -235,3 +235,14 @@ def test_on_a_terminal_yes_forgets(home, tmp_path) -> None:
     assert code == 0, shown
     assert out.splitlines()[-1].endswith("; verified")
     assert holding(tmp_path, ALICE) == []
+
+
+def test_a_subject_nobody_holds_is_verified_and_nothing_changes(cli, home, tmp_path) -> None:
+    before = snapshot(tmp_path / "home")
+    result = forget(cli, home, "--user", "carol", "--yes", "--json")
+    assert result.exit_code == 0, result.stdout
+    report = json.loads(result.stdout)
+    assert report["ok"] is True and all(p["items"] == [] for p in report["plan"])
+    assert {s["verified"] for s in report["stores"]} == {"absent"}
+    assert snapshot(tmp_path / "home") == before
+    assert not (tmp_path / "state").exists()  # nothing to erase: no journal written
