@@ -169,3 +169,24 @@ def test_an_encrypted_session_is_matched_by_its_clear_fields_and_unverifiable_wi
     plan = keyed.plan(subject)
     assert plan.unverifiable is None
     assert any("PLANTED-TOKEN-ENC" in t for t in plan.erasures[0].texts)
+
+
+def test_praisonais_sqlite_conversation_store_is_found_by_locate_and_erased_with_its_messages(conversations_db) -> None:
+    from praisonmem.core.locate.model import Store
+
+    paths = resolve(conversations_db.parent / "nohome", conversations_db.parent / "memory", env={})
+    found = Store(str(conversations_db), "conversation-sqlite", "praisonai")
+    (store,) = [s for s in forget_sessions.forget_stores(Where(paths, (found,))) if s.store == "conversation-sqlite"]
+    assert store.location == str(conversations_db)
+    subject = Subject(SubjectKind.user, "alice")
+    plan = store.plan(subject)
+    assert [e.key for e in plan.erasures] == ["2026113010-c3fa00-d1ba5c0f"]
+    assert "Echo: Hello café ✓ 日本" in plan.erasures[0].texts
+    assert store.erase(plan) == 1 and store.plan(subject).erasures == []
+    conn = sqlite3.connect(conversations_db)
+    assert [r[0] for r in conn.execute("SELECT session_id FROM praison_sessions ORDER BY session_id")] == [
+        "agent-tools", "bare-1", "direct-1", "empty-1"]
+    assert conn.execute("SELECT count(*) FROM praison_messages WHERE session_id LIKE '2026113010%'").fetchone() == (0,)
+    conn.close()
+    for path in conversations_db.parent.iterdir():  # the database, its -wal and journal
+        assert "Hello café".encode() not in path.read_bytes(), path
