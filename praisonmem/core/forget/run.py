@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from praisonmem.core.errors import PraisonMemError, UsageError
+from praisonmem.core.errors import NotFound, PraisonMemError, UsageError
 from praisonmem.core.forget.model import ForgetStore, StorePlan, Subject, SubjectKind, Verdict, Verified, Where
 
 
@@ -171,16 +171,37 @@ def plan_forget(paths: Any, settings: Any, subject: Subject, *, dirs: Sequence[s
         left = journal.refuse_other(subject)
     if left is not None:
         notes.append(f"finishing the interrupted forget journalled in {journal.path}")
-    given = [os.path.abspath(os.path.expanduser(d)) for d in dirs]  # locate refuses one that is not a directory
+    servers, local = split_locations(urls)
+    given = [os.path.abspath(os.path.expanduser(d)) for d in [*dirs, *local]]  # locate refuses a non-directory
     found, configured = located(paths, settings, given, env)
     key = session_key(key_file, env)
     secret = None if key is None else key.secret.encode()
-    where = Where(paths, tuple(found), tuple(dict.fromkeys([*configured, *urls])), secret, cache)
+    where = Where(paths, tuple(found), tuple(dict.fromkeys([*configured, *servers])), secret, cache)
     stores = [store for module in adapter_modules() for store in module.forget_stores(where)]
     plans = [_plan(store, subject) for store in stores]
     add_unfinished(plans, left)
     roots = [Path(paths.data.path), Path(paths.memory.path).parent, Path(os.getcwd()), *map(Path, given)]
     return Planned(subject, where, stores, plans, list(given), roots, backup_dirs(settings), journal, notes)
+
+
+SERVER_SCHEMES = ("postgresql", "postgres", "mysql", "mariadb", "redis", "rediss", "unix")
+
+
+def split_locations(values: Sequence[str]) -> tuple[list[str], list[str]]:
+    """``--store``/``--db`` values: the server URLs (handed to the server adapters), and the local ones (a file,
+    ``sqlite:///PATH`` or a directory), whose directory ``locate`` walks so their stores are found by content."""
+    servers, local = [], []
+    for value in values:
+        head = value.split("://", 1)[0].lower().split("+", 1)[0] if "://" in value else ""
+        if head in SERVER_SCHEMES:
+            servers.append(value)
+            continue
+        # sqlite:///relative, sqlite:////absolute (SQLAlchemy's form)
+        path = Path(value.split("://", 1)[1][1:] if head == "sqlite" else value).expanduser()
+        if not path.exists():
+            raise NotFound(f"{value}: no such file or directory")
+        local.append(str(path if path.is_dir() else path.parent))
+    return servers, local
 
 
 def _plan(store: ForgetStore, subject: Subject) -> StorePlan:

@@ -49,3 +49,17 @@ def test_a_store_its_plan_cannot_vouch_for_is_unverified_even_when_nothing_was_f
         "session-dir", "/s", 1, Verified.unverified, "1 encrypted session(s): ...")
     residue = Verdict("session-dir", "/s", 1, Verified.residue, "x")
     assert _vouched(residue, [plan]) is residue
+
+
+def test_store_and_db_values_split_into_servers_and_local_directories(tmp_path) -> None:
+    from praisonmem.core.errors import NotFound
+    from praisonmem.core.forget.run import split_locations
+
+    db = tmp_path / "conv.db"
+    db.write_bytes(b"")
+    assert split_locations(["postgresql://u:p@h/db", "redis://localhost:6379/0", "mysql+pymysql://u@h/d",
+                            str(db), f"sqlite:///{db}", str(tmp_path)]) == (
+        ["postgresql://u:p@h/db", "redis://localhost:6379/0", "mysql+pymysql://u@h/d"],
+        [str(tmp_path)] * 3)
+    with pytest.raises(NotFound):
+        split_locations([str(tmp_path / "missing.db")])
