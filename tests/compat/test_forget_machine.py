@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from tests.compat import forgetmachine as fm
-from tests.core.forget import machine
 
 pytestmark = pytest.mark.oracle
 
@@ -113,6 +112,7 @@ def test_forget_alice_everywhere_leaves_no_byte_of_hers_and_bob_as_he_was(cli, t
                               "Brightwater": []}
     assert read["encrypted"] == {"enc-alice": [], "enc-bob": [fm.BOB["encrypted"]]}
     assert read["rag"] == {"bob": [fm.BOB["rag"]], "alice": []}
+    machine = fm.machine()
     memory = machine.read(tree)
     assert memory["file_alice"] == [] and memory["mem0_alice"] == []
     assert memory["mem0_messages"]["user_id=alice"] == []
