@@ -246,3 +246,35 @@ def test_a_subject_nobody_holds_is_verified_and_nothing_changes(cli, home, tmp_p
     assert {s["verified"] for s in report["stores"]} == {"absent"}
     assert snapshot(tmp_path / "home") == before
     assert not (tmp_path / "state").exists()  # nothing to erase: no journal written
+
+
+def archive_members(archive: Path) -> dict[str, bytes]:
+    import tarfile
+
+    with tarfile.open(archive) as tar:
+        return {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}
+
+
+def test_a_backup_holding_the_user_is_named_and_with_include_backups_rewritten_without_them(cli, home, tmp_path,
+                                                                                           monkeypatch) -> None:
+    monkeypatch.setenv("PRAISONMEM_BACKUP_DIR", str(tmp_path / "backups"))
+    made = cli("--home", home, "backup", "create")
+    assert made.exit_code == 0, made.stderr
+    (archive,) = (tmp_path / "backups").glob("*.tar.gz")
+    members = archive_members(archive)
+    assert any(ALICE[0].encode() in raw for raw in members.values())
+    first = forget(cli, home, "--user", "alice", "--yes", "--json")
+    assert first.exit_code == 1
+    (held,) = json.loads(first.stdout)["backups"]
+    assert held["archive"] == str(archive) and held["holds"] is True and held["rewritten"] is None
+    assert {m["name"] for m in held["members"]} >= {"home/sessions/s-alice-1.json", "home/sessions/s-alice-2.json"}
+    second = forget(cli, home, "--user", "alice", "--include-backups", "--yes", "--json")
+    assert second.exit_code == 0, second.stdout
+    (done,) = json.loads(second.stdout)["backups"]
+    assert done["holds"] is False and done["rewritten"]["problem"] is None
+    after = archive_members(archive)
+    assert not any(piece.encode() in raw for raw in after.values() for text in ALICE
+                   for piece in (text[i:i + 8] for i in range(len(text) - 7)))
+    bob = [name for name in members if "s-bob-1" in name]
+    assert bob and all(after[name] == members[name] for name in bob)
+    assert set(after) == set(members) - {n for n in members if "s-alice" in n} | {n for n in after if "manifest" in n}
