@@ -278,24 +278,43 @@ def describe(sessions: Any, ref: Any, doc: dict[str, Any], session_id: str) -> s
 
 
 def store_files(sessions: Any, refs: Sequence[Any]) -> list[Path]:
-    """Every file whose bytes may hold a session of the store: the files of its sessions and every file
-    beside them (locks, temp files, ``sessions_index.db`` and sidecars), the spill dir's files."""
-    dirs: set[Path] = set()
+    """Every file of the store whose bytes may hold one of its sessions: a database with its sidecars; else
+    each session's file (a run directory: every file in it) and lock, the directory's ``sessions_index.db`` with
+    its sidecars, and for a session directory every other file directly in it (temp files a killed write left)
+    but another store's database, and the spill dir's files. Another store's files are left to that store, so
+    its encrypted sessions do not make this one unverifiable."""
+    db = getattr(sessions, "db", None) or getattr(getattr(sessions, "backend", None), "path", None)
+    if db is not None:
+        return _regular({Path(f"{db}{s}") for s in ("", *SIDECARS)})
     files: set[Path] = set()
     for ref in refs:
         path = Path(str(ref))
-        files.add(path)
-        dirs.add(path.parent)
-    for name in ("directory", "spill_dir"):
-        if getattr(sessions, name, None) is not None:
-            dirs.add(Path(getattr(sessions, name)))
-    db = getattr(sessions, "db", None) or getattr(getattr(sessions, "backend", None), "path", None)
-    if db is not None:
-        files.update(Path(f"{db}{s}") for s in ("", *SIDECARS))
-    for directory in dirs:
-        try:
-            entries = list(os.scandir(directory))
-        except OSError:
-            continue
-        files.update(Path(e.path) for e in entries if e.is_file(follow_symlinks=False))
-    return sorted(f for f in files if f.is_file())
+        if path.is_dir():
+            files.update(p for p in path.rglob("*"))
+        else:
+            files.update((path, Path(f"{path}.lock")))
+    directory, kind = getattr(sessions, "directory", None), kind_of(sessions)
+    if directory is not None and kind in INDEXED:  # the stores whose writes the directory's index follows
+        files.update(Path(directory, f"{INDEX_DB}{s}") for s in ("", *SIDECARS))
+    if directory is not None and kind in ("session-dir", "project-sessions", "conversation-json"):
+        files.update(_entries(Path(directory), skip=TRANSCRIPT_PREFIX))
+    spill = getattr(sessions, "spill_dir", None)
+    if spill is not None:
+        files.update(_entries(Path(spill)))
+    return _regular(files)
+
+
+INDEXED = ("session-dir", "project-sessions", "unified-sessions")
+TRANSCRIPT_PREFIX = "sessions.db"  # the gateway's database beside the JSON files: its own store's
+
+
+def _entries(directory: Path, skip: str | None = None) -> list[Path]:
+    try:
+        with os.scandir(directory) as entries:
+            return [Path(e.path) for e in entries if not (skip and e.name.startswith(skip))]
+    except OSError:
+        return []
+
+
+def _regular(files: set[Path]) -> list[Path]:
+    return sorted(f for f in files if f.is_file() and not f.is_symlink())

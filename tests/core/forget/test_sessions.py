@@ -190,3 +190,17 @@ def test_praisonais_sqlite_conversation_store_is_found_by_locate_and_erased_with
     conn.close()
     for path in conversations_db.parent.iterdir():  # the database, its -wal and journal
         assert "Hello café".encode() not in path.read_bytes(), path
+
+
+def test_each_store_names_its_own_files_for_the_proof(gateway_home) -> None:
+    paths = resolve(gateway_home.home, gateway_home.root / "memory", env={})
+    sessions = gateway_home.home / "sessions"
+    plans = {s.store: s.plan(Subject(SubjectKind.user, "nobody")) for s in forget_sessions.forget_stores(Where(paths))}
+    names = {k: sorted(str(f.relative_to(sessions)) for f in p.files) for k, p in plans.items()}
+    assert names["gateway-transcripts"] == ["sessions.db"]
+    assert "sessions.db" not in names["session-dir"]
+    assert {"bot_slack_7.json", "bot_slack_7.json.lock", "sessions_index.db", "enc-1.json"} <= set(names["session-dir"])
+    assert names["unified-sessions"] == ["db5b5fab.json", "db5b5fab.json.lock", "sessions_index.db", "tui0001a.json",
+                                         "tui0001a.json.lock", "tui0002b.json", "tui0002b.json.lock"]
+    assert names["legacy-run"] == ["run_20261128_110000_ec9910/events.jsonl", "run_20261128_110000_ec9910/metadata.json"]
+    assert names["project-sessions"][0].startswith("projects/8ccfb8a2/")
