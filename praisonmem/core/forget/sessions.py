@@ -31,6 +31,7 @@ from praisonmem.core.io.timeutil import epoch_of
 
 SIDECARS = ("-wal", "-shm", "-journal")
 INDEX_DB = "sessions_index.db"
+INDEX_PREFIX = "index:"  # the key of a session's index rows left without its file
 # locate's kinds that are session stores on disk, and where the home is from each one's path
 HOME_KINDS = {"session-dir": 1, "gateway-transcripts": 2, "project-sessions": 3}
 LOCATION_KINDS = ("conversation-sqlite", "conversation-json")
@@ -157,11 +158,30 @@ class SessionForget:
             texts -= others  # a text another record holds too (a shared prompt) proves nothing and stays
             plan.erasures.append(Erasure(self.sessions.name(ref), describe(self.sessions, ref, doc, sid),
                                          texts=tuple(sorted(texts))))
+        orphan = self._orphan_rows(subject, plan)
+        if orphan is not None:
+            plan.erasures.append(orphan)
         if encrypted and cipher is None:
             plan.unverifiable = (f"{encrypted} encrypted session(s): their text cannot be checked without the "
                                  "key (PRAISONAI_SESSION_KEY or --key-file)")
         plan.files = store_files(self.sessions, refs)
         return plan
+
+    def _orphan_rows(self, subject: Subject, plan: StorePlan) -> Erasure | None:
+        """``--session``: the session's rows in the directory's ``sessions_index.db`` when no file of it is there
+        (a library delete that left its index rows): their text is a copy of the session too."""
+        from praisonmem.core.sessions import read_index, read_index_texts, session_file_name
+
+        directory = getattr(self.sessions, "directory", None)
+        if subject.kind is not SubjectKind.session or self.store not in ("session-dir", "project-sessions") \
+                or directory is None or plan.erasures or not (Path(directory) / INDEX_DB).is_file():
+            return None
+        sid = subject.value
+        if (Path(directory) / session_file_name(sid)).exists() or sid not in read_index(Path(directory) / INDEX_DB).ids:
+            return None
+        texts = read_index_texts(Path(directory) / INDEX_DB, {sid}).get(sid, [])
+        return Erasure(f"{INDEX_PREFIX}{sid}", f"rows of session {sid} in {INDEX_DB} (no file of it is left)",
+                       texts=tuple(t for t in texts if len(t) >= MIN_NEEDLE))
 
     def _cipher(self) -> Any:
         if self.key is None:
@@ -177,6 +197,11 @@ class SessionForget:
 
         targets = []
         for erasure in plan.erasures:
+            if erasure.key.startswith(INDEX_PREFIX):
+                from praisonmem.core.sessions import forget_index_rows
+
+                forget_index_rows(Path(self.sessions.directory), erasure.key.removeprefix(INDEX_PREFIX))
+                continue
             try:
                 targets.append(self.sessions.find(erasure.key))
             except NotFound:

@@ -72,7 +72,7 @@ _ALIASES = {"describe_workspace": ("workspace", "describe"), "search_sessions": 
             "member_stores": ("stores.home", "member_stores"), "open_location": ("stores.locate", "open_location"),
             "delete_sessions": ("ops", "delete"), "project_label": ("stores.names", "PROJECT"),
             "finish_transcript_scrub": ("stores.sqlite_transcript", "finish_interrupted"),
-            "finish_index_scrub": ("stores.index", "finish_scrub"),
+            "finish_index_scrub": ("stores.index", "finish_scrub"), "forget_index_rows": ("stores.index", "forget_rows"),
             "gateway_snapshots": ("documents", "gateway_snapshots"),
             "is_encrypted_session": ("crypto", "is_encrypted_doc"), "opened_session": ("crypto", "opened")}
 __getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS, _ALIASES)
@@ -101,6 +101,7 @@ if TYPE_CHECKING:
     from praisonmem.core.sessions.ops import delete as delete_sessions
     from praisonmem.core.sessions.stores.home import member_stores
     from praisonmem.core.sessions.stores.index import finish_scrub as finish_index_scrub
+    from praisonmem.core.sessions.stores.index import forget_rows as forget_index_rows
     from praisonmem.core.sessions.stores.locate import open_location
     from praisonmem.core.sessions.stores.names import PROJECT as project_label
     from praisonmem.core.sessions.stores.sqlite_transcript import finish_interrupted as finish_transcript_scrub

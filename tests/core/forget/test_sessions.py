@@ -204,3 +204,25 @@ def test_each_store_names_its_own_files_for_the_proof(gateway_home) -> None:
                                          "tui0001a.json.lock", "tui0002b.json", "tui0002b.json.lock"]
     assert names["legacy-run"] == ["run_20261128_110000_ec9910/events.jsonl", "run_20261128_110000_ec9910/metadata.json"]
     assert names["project-sessions"][0].startswith("projects/8ccfb8a2/")
+
+
+def test_a_sessions_index_rows_left_without_its_file_go_with_a_session_forget(gateway_home) -> None:
+    from tests.indexstate import holding, matching, rows
+
+    sessions = gateway_home.home / "sessions"
+    assert matching(sessions / "sessions_index.db", '"PLANTED-TOKEN-SLACK"') == ["bot_slack_7"]
+    (sessions / "bot_slack_7.json").unlink()  # a delete that left the index rows behind
+    assert "bot_slack_7" in {r[0] for r in rows(sessions / "sessions_index.db")["meta"]}
+    paths = resolve(gateway_home.home, gateway_home.root / "memory", env={})
+    subject = Subject(SubjectKind.session, "bot_slack_7")
+    (store,) = [s for s in forget_sessions.forget_stores(Where(paths)) if s.store == "session-dir"]
+    plan = store.plan(subject)
+    assert [(e.key, e.what) for e in plan.erasures] == [
+        ("index:bot_slack_7", "rows of session bot_slack_7 in sessions_index.db (no file of it is left)")]
+    assert any("PLANTED-TOKEN-SLACK" in t for t in plan.erasures[0].texts)
+    assert store.erase(plan) == 1
+    assert store.plan(subject).erasures == []
+    index = rows(sessions / "sessions_index.db")
+    assert "bot_slack_7" not in {r[0] for r in index["meta"]} | {r[0] for r in index["fts"]}
+    assert holding(gateway_home.home, b"PLANTED-TOKEN-SLACK") == []
+    assert matching(sessions / "sessions_index.db", '"PLANTED-TOKEN-SLACK"') == []
