@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -58,8 +59,15 @@ def state(home: Path) -> dict[str, object]:
 
 
 def test_forget_killed_at_any_write_over_three_stores_is_finished_by_the_rerun(tmp_path, cli, monkeypatch):
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    crash = Crash(tmp_path, cli, monkeypatch, three_stores, ["forget", "--user", "alice", "--yes"])
+    outside = (tmp_path / "state", tmp_path / "cache")  # the journal's dir and praisonmem's cache: fresh each run
+    monkeypatch.setenv("XDG_STATE_HOME", str(outside[0]))
+    monkeypatch.setenv("PRAISONMEM_CACHE_DIR", str(outside[1]))
+
+    def reset() -> None:
+        for path in outside:
+            shutil.rmtree(path, ignore_errors=True)
+
+    crash = Crash(tmp_path, cli, monkeypatch, three_stores, ["forget", "--user", "alice", "--yes"], prepare=reset)
     removed = tuple(text[i:i + 12].encode() for texts in ALICE.values() for text in texts
                     for i in range(0, len(text) - 11, 6))
     limit = None if os.environ.get("PRAISONMEM_CRASH_ALL") else 160
