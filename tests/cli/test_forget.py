@@ -278,3 +278,13 @@ def test_a_backup_holding_the_user_is_named_and_with_include_backups_rewritten_w
     bob = [name for name in members if "s-bob-1" in name]
     assert bob and all(after[name] == members[name] for name in bob)
     assert set(after) == set(members) - {n for n in members if "s-alice" in n} | {n for n in after if "manifest" in n}
+
+
+@pytest.mark.parametrize("option", ["--in", "--store", "--db"])
+def test_a_place_that_does_not_exist_is_one_line_exit_3_and_changes_nothing(cli, home, tmp_path, option) -> None:
+    before = snapshot(tmp_path)
+    missing = tmp_path / "nowhere"
+    result = forget(cli, home, "--user", "alice", option, missing, "--yes")
+    message = f"{missing}: no such directory" if option == "--in" else f"{missing}: no such file or directory"
+    assert (result.exit_code, result.stdout, result.stderr) == (3, "", f"praisonmem: error: {message}\n")
+    assert snapshot(tmp_path) == before
