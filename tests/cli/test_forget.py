@@ -67,7 +67,7 @@ def test_bad_usage_is_one_line_exit_2_and_changes_nothing(cli, home, tmp_path, a
 def test_off_a_terminal_without_yes_it_refuses_and_changes_nothing(cli, home, tmp_path) -> None:
     before = snapshot(tmp_path)
     result = forget(cli, home, "--user", "alice")
-    assert result.exit_code == 4
+    assert (result.exit_code, result.stdout) == (4, "")
     assert result.stderr == ("praisonmem: error: Forget --user alice: remove or rewrite 2 record(s) in 1 store(s): "
                              "not confirmed, nothing changed (pass --yes in a non-interactive run, or --dry-run to "
                              "see what would change)\n")

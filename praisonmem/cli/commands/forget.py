@@ -65,7 +65,7 @@ def forget_command(
         praisonmem forget --user alice --include-backups --yes
         praisonmem forget --session support-1234 --before 2026-01-01 --yes --json
     """
-    from praisonmem.cli.prompts import confirm
+    from praisonmem.cli.prompts import confirm, interactive
     from praisonmem.cli.render.forget import render_plan, render_result
     from praisonmem.core import forget
 
@@ -80,6 +80,8 @@ def forget_command(
         if not out.document(result.to_json()):
             render_plan(out, result)
         return EXIT_OK
+    if not (yes or interactive()):
+        confirm(planned.question(), yes=yes)  # refuses off a terminal, before anything is printed
     if not as_json:
         render_plan(out, forget.Result(planned))
     confirm(planned.question(), yes=yes)
