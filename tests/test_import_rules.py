@@ -40,6 +40,7 @@ COMMAND_PACKAGES = {  # command group -> the one core package its module talks t
     "locate": "locate",
     "completion": "completion",
     "knowledge": "knowledge",
+    "forget": "forget",
 }
 SHARED_CORE = {"errors", "result", "paths", "config"}  # what every command module may import besides its package
 FOREIGN_UI = ("typer", "rich", "click")

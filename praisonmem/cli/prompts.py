@@ -19,6 +19,11 @@ def _interactive() -> bool:
         return False
 
 
+def interactive() -> bool:
+    """A question can be asked: stdin and stderr are a terminal."""
+    return _interactive()
+
+
 def confirm(question: str | None, *, yes: bool, dry_run: bool = False) -> None:
     """Return when the user agreed (or ``--yes``/``--dry-run``, or there is nothing to ask); otherwise
     refuse with exit 4."""

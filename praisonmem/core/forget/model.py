@@ -105,7 +105,8 @@ class ForgetStore(Protocol):
     VACUUM, WAL truncated), is idempotent (an erasure already gone counts as done, so a rerun after a
     kill finishes the job) and returns how many erasures it carried out; ``residue`` is for stores
     the raw-byte scan cannot see (servers): where any of ``needles`` is still found, ``None`` when the
-    store cannot tell."""
+    store cannot tell; a store of files answers ``[]`` (its ``files`` are the proof's to scan, and a store
+    with no file holds nothing)."""
 
     store: str
     location: str

@@ -67,7 +67,14 @@ _ALIASES = {"describe_workspace": ("workspace", "describe"), "search_sessions": 
             "session_key": ("crypto", "key_from"), "migrate_between": ("storemigrate", "migrate"),
             "forget_listing": ("listcache", "forget"), "transcript_tables": ("stores.sqlite_transcript", "TABLES"),
             "index_tables": ("stores.index", "TABLES"),
-            "is_conversation_dir": ("stores.locate", "recognise_conversation_dir")}
+            "is_conversation_dir": ("stores.locate", "recognise_conversation_dir"),
+            # forget: each member store of a home on its own, the one delete, the scrubs a killed write left
+            "member_stores": ("stores.home", "member_stores"), "open_location": ("stores.locate", "open_location"),
+            "delete_sessions": ("ops", "delete"), "project_label": ("stores.names", "PROJECT"),
+            "finish_transcript_scrub": ("stores.sqlite_transcript", "finish_interrupted"),
+            "finish_index_scrub": ("stores.index", "finish_scrub"), "forget_index_rows": ("stores.index", "forget_rows"),
+            "gateway_snapshots": ("documents", "gateway_snapshots"),
+            "is_encrypted_session": ("crypto", "is_encrypted_doc"), "opened_session": ("crypto", "opened")}
 __getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS, _ALIASES)
 
 
@@ -88,6 +95,16 @@ if TYPE_CHECKING:
     from praisonmem.core.sessions.search import SearchResult
     from praisonmem.core.sessions.search import search as search_sessions
     from praisonmem.core.sessions.listcache import forget as forget_listing
+    from praisonmem.core.sessions.crypto import is_encrypted_doc as is_encrypted_session
+    from praisonmem.core.sessions.crypto import opened as opened_session
+    from praisonmem.core.sessions.documents import gateway_snapshots
+    from praisonmem.core.sessions.ops import delete as delete_sessions
+    from praisonmem.core.sessions.stores.home import member_stores
+    from praisonmem.core.sessions.stores.index import finish_scrub as finish_index_scrub
+    from praisonmem.core.sessions.stores.index import forget_rows as forget_index_rows
+    from praisonmem.core.sessions.stores.locate import open_location
+    from praisonmem.core.sessions.stores.names import PROJECT as project_label
+    from praisonmem.core.sessions.stores.sqlite_transcript import finish_interrupted as finish_transcript_scrub
     from praisonmem.core.sessions.stores import SessionStore
     from praisonmem.core.sessions.stores.index import IndexRows
     from praisonmem.core.sessions.stores.indextext import behind as index_behind

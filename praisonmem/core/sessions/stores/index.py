@@ -476,6 +476,23 @@ def finish_scrub(directory: Path) -> list[str]:
     return writer.commit()
 
 
+def forget_rows(directory: Path, session_id: str) -> list[str]:
+    """Remove every row of ``session_id`` from ``directory``'s index when no file of it is there any more (rows a
+    library write left behind its file), with the text cleared from the database's files as a delete clears it;
+    the notes of what could not be cleared."""
+    writer = IndexWriter.of(directory)
+    if writer is None:
+        return []
+    try:
+        writer.begin()
+        writer.forget(session_id)
+        writer.settle()
+    except BaseException:
+        writer.rollback()
+        raise
+    return writer.commit()
+
+
 def _rollback(conn: sqlite3.Connection) -> None:
     try:
         if conn.in_transaction:
