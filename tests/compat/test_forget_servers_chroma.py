@@ -63,7 +63,8 @@ def test_forget_user_in_chroma_memory(project):
     assert sorted((Path(s.path).name, s.collection) for s in stores) == [
         ("chroma_db", "memory_store"), ("chroma_db_alice", "memory_store_alice"), ("chroma_db_bob", "memory_store_bob")]
     plans = {s.collection: s.plan(Subject(SubjectKind.user, "alice")) for s in stores}
-    assert [e.key for e in plans["memory_store_alice"].erasures] == [f"item:{i}" for i in ids["alice"]]
+    assert [e.key for e in plans["memory_store_alice"].erasures] == [f"item:{i}" for i in ids["alice"]] + [
+        "collection:memory_store_alice", "directory:chroma_db_alice"]  # her own, named after her: they go too
     assert [e.key for e in plans["memory_store"].erasures] == [f"item:{ids['shared'][0]}"]
     assert plans["memory_store_bob"].erasures == []
     assert all(p.unreachable is None and p.files for p in plans.values())
@@ -72,18 +73,20 @@ def test_forget_user_in_chroma_memory(project):
     bob_dir = {p: p.read_bytes() for p in (cwd / ".praisonai" / "chroma_db_bob").rglob("*") if p.is_file()}
     for store in stores:
         assert store.erase(plans[store.collection]) == len(plans[store.collection].erasures)
-        assert store.residue(ALICE) is None  # files: the raw-byte scan's job
+        assert store.residue(ALICE) == []  # files: the raw-byte scan's job
+    assert not (cwd / ".praisonai" / "chroma_db_alice").exists()
     # bob's directory untouched, byte for byte (checked before the library opens it: opening rewrites files)
     assert {p: p.read_bytes() for p in (cwd / ".praisonai" / "chroma_db_bob").rglob("*") if p.is_file()} == bob_dir
     for text in ALICE:
         assert cs.files_holding(cwd, text) == [], text
+    for store in stores:  # planned again: nothing; erased again: nothing changes (asked before the library reads:
+        # reading makes her empty collection again)
+        assert store.plan(Subject(SubjectKind.user, "alice")).erasures == []
+        store.erase(plans[store.collection])
     assert cs.library_memory(cwd, "alice") == []
     assert cs.library_memory(cwd, "bob") == bob_before
     shared = cs.library_memory(cwd, "")
     assert [row[1] for row in shared] == ["Bob asked the team about the holiday rota"]
-    for store in stores:  # planned again: nothing; erased again: nothing changes
-        assert store.plan(Subject(SubjectKind.user, "alice")).erasures == []
-        store.erase(plans[store.collection])
     assert cs.library_memory(cwd, "bob") == bob_before
 
 
@@ -113,7 +116,10 @@ def test_a_rerun_after_a_kill_between_the_delete_and_the_vacuum_clears_the_free_
     with pytest.raises(KeyboardInterrupt):
         store.erase(plan)
     monkeypatch.setattr(chroma_io, "vacuum", vacuum)
-    assert store.plan(Subject(SubjectKind.user, "alice")).erasures == []  # chromadb has deleted them
+    # chromadb has deleted the items; the emptied collection of hers is still planned to go
+    assert [e.key for e in store.plan(Subject(SubjectKind.user, "alice")).erasures] == [
+        "collection:memory_store_alice", "directory:chroma_db_alice"]
     assert cs.files_holding(cwd, ALICE[0])  # but the bytes are still there
-    assert store.erase(plan) == 2
+    assert store.erase(plan) == 4
+    assert not (cwd / ".praisonai" / "chroma_db_alice").exists()
     assert cs.files_holding(cwd, ALICE[0]) == [] and cs.files_holding(cwd, ALICE[1]) == []

@@ -38,7 +38,7 @@ class CacheForget:
         return cls(cache, siblings)
 
     def residue(self, needles: Sequence[str]) -> list[str] | None:
-        return None
+        return []  # a store of files says nothing beyond them: the proof scans their bytes (none: nothing to hold)
 
     def _marks(self, subject: Subject) -> tuple[set[str], list[bytes]]:
         """The files the other plans list (and their directories), and the byte forms of what they erase."""

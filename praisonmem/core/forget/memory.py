@@ -49,7 +49,7 @@ class _Store:
     location = ""
 
     def residue(self, needles: Sequence[str]) -> list[str] | None:
-        return None
+        return []  # a store of files says nothing beyond them: the proof scans their bytes (none: nothing to hold)
 
     def _plan(self, **extra: Any) -> StorePlan:
         return StorePlan(self.store, self.location, **extra)

@@ -35,12 +35,15 @@ from typing import Any
 
 from praisonmem.core.errors import CorruptFile, IOFailure, NotFound, PraisonMemError, Refused, UsageError
 from praisonmem.core.io import sqlite as sqlite_io
+from praisonmem.core.io.jsonfile import fsync_dir
 
 SQLITE = "chroma.sqlite3"
 INSTALL_HINT = "Chroma support needs chromadb: pip install 'praisonmem[chroma]'"
 INCLUDE = ["documents", "metadatas", "embeddings"]
 TABLES = {"collections": ("id", "name"), "segments": ("id", "collection"), "embeddings": ("id", "embedding_id"),
           "embedding_metadata": ("id", "key"), "embeddings_queue": ("seq_id", "id")}
+HNSW_FILES = {"header.bin", "data_level0.bin", "length.bin", "link_lists.bin", "index_metadata.pickle"}
+STORE_FILES = {SQLITE, SQLITE + "-wal", SQLITE + "-shm", SQLITE + "-journal"}
 SYNC_FOR_DELETE = 2  # the smallest sync_threshold chromadb accepts: the delete itself makes the segment sync
 
 
@@ -289,17 +292,18 @@ def delete_ids(path: Path, name: str, ids: list[str]) -> list[dict[str, Any]]:
     with writer(path) as client:
         col = collection(client, name, path)
         # lowered before anything loads the segment: a loaded segment keeps the threshold it was opened with
-        threshold = (col.configuration_json.get("hnsw") or {}).get("sync_threshold")
-        if threshold is not None:
-            col.modify(configuration={"hnsw": {"sync_threshold": SYNC_FOR_DELETE}})
+        hnsw = col.configuration_json.get("hnsw") or {}
+        kept = {k: hnsw[k] for k in ("sync_threshold", "batch_size") if hnsw.get(k) is not None}
+        # the batch too: a segment whose brute-force batch is not full never syncs, and its log keeps the texts
+        col.modify(configuration={"hnsw": {"sync_threshold": SYNC_FOR_DELETE, "batch_size": SYNC_FOR_DELETE}})
         try:
             gone = rows(col, ids=ids)
             if gone:
                 col.delete(ids=[r["id"] for r in gone])
                 col.count()  # measured: the delete itself synced and purged; a read settles a deferred sync
         finally:
-            if threshold is not None:
-                col.modify(configuration={"hnsw": {"sync_threshold": threshold}})
+            if kept:
+                col.modify(configuration={"hnsw": kept})
     if not gone:
         return []
     vacuum(path)
@@ -307,6 +311,68 @@ def delete_ids(path: Path, name: str, ids: list[str]) -> list[dict[str, Any]]:
     if left:
         raise IOFailure(f"deleted, but {left} still holds deleted text; nothing else changed")
     return gone
+
+
+def drop_collection(path: Path, name: str) -> bool:
+    """Delete the collection ``name`` of ``path`` through chromadb (one transaction of its own), VACUUM, and
+    remove the HNSW segment directories no collection owns any more (chromadb leaves the dropped one's
+    vectors on disk). False when the collection was gone already (a rerun: the scrub runs again)."""
+    with writer(path) as client:
+        dropped = name in names(client)
+        if dropped:
+            client.delete_collection(name)
+    vacuum(path)
+    for orphan in orphan_segments(path):
+        shutil.rmtree(orphan)
+    return dropped
+
+
+def orphan_segments(path: Path) -> list[Path]:
+    """The segment directories of ``path`` (named by a segment id, holding only HNSW files) whose segment
+    ``chroma.sqlite3`` no longer lists."""
+    import uuid
+
+    conn = sqlite_io.connect_ro(path / SQLITE)
+    try:
+        owned = {str(row[0]) for row in conn.execute("SELECT id FROM segments")}
+    except sqlite3.Error as exc:
+        raise CorruptFile(str(path / SQLITE), f"not a readable Chroma database ({exc})") from None
+    finally:
+        conn.close()
+    out = []
+    for entry in sorted(path.iterdir()):
+        try:
+            uuid.UUID(entry.name)
+        except ValueError:
+            continue
+        if entry.name in owned or entry.is_symlink() or not entry.is_dir():
+            continue
+        if all(f.is_file() and not f.is_symlink() and f.name in HNSW_FILES for f in entry.iterdir()):
+            out.append(entry)
+    return out
+
+
+def remove_empty_store(path: Path) -> bool:
+    """Remove the directory ``path`` when it is a Chroma store holding no collection and nothing but
+    ``chroma.sqlite3`` and its journals (what :func:`drop_collection` leaves of a store it emptied); False
+    (and nothing removed) otherwise."""
+    if busy_reason(path):
+        return False
+    conn = sqlite_io.connect_ro(path / SQLITE)
+    try:
+        left = conn.execute("SELECT count(*) FROM collections").fetchone()[0]
+    except sqlite3.Error:
+        return False
+    finally:
+        conn.close()
+    entries = list(path.iterdir())
+    if left or any(e.is_dir() or e.name not in STORE_FILES for e in entries):
+        return False
+    for entry in entries:
+        entry.unlink()
+    path.rmdir()
+    fsync_dir(path.parent)
+    return True
 
 
 def vacuum(path: Path) -> None:

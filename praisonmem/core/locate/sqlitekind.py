@@ -39,7 +39,8 @@ UPSONIC_USER = ("user_id", "user_memory")
 MEM0_HISTORY = ("id", "memory_id", "old_memory", "new_memory", "event", "created_at", "is_deleted")
 KNOWLEDGE = ("id", "content", "metadata", "user_id", "agent_id", "run_id", "created_at")
 CHROMA = ("collections", "segments", "embeddings")
-CHROMA_MEMORY = re.compile(r"memory_store(?:_(?P<user>.+))?\Z")
+# memory_store[_<user>]: the rag Memory's default; memory_<user>: the one an Agent with a memory backend names
+CHROMA_MEMORY = re.compile(r"memory(?:_store)?(?:_(?P<user>.+))?\Z")
 CHROMA_KNOWLEDGE = "praisonai_knowledge"
 
 

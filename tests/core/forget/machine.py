@@ -95,17 +95,18 @@ for store in learn._stores.values():
 
 from mem0.memory.storage import SQLiteManager
 history = SQLiteManager(str(root / "home" / ".mem0" / "history.db"))
-history.add_history("mem-alice-1", None, A["mem0_add"], "ADD", created_at="2026-11-30T10:00:00+00:00")
-history.add_history("mem-alice-1", A["mem0_add"], A["mem0_update"], "UPDATE", created_at="2026-11-30T11:00:00+00:00")
-history.add_history("mem-bob-1", None, B["mem0_add"], "ADD", created_at="2026-11-30T12:00:00+00:00")
+history.add_history("5d1c0e8a-3b7f-4f2a-9c61-0a8e2b4d7f13", None, A["mem0_add"], "ADD", created_at="2026-11-30T10:00:00+00:00")
+history.add_history("5d1c0e8a-3b7f-4f2a-9c61-0a8e2b4d7f13", A["mem0_add"], A["mem0_update"], "UPDATE", created_at="2026-11-30T11:00:00+00:00")
+history.add_history("b7e2a9c4-6d15-4e83-a0f7-3c9d1e5b8a26", None, B["mem0_add"], "ADD", created_at="2026-11-30T12:00:00+00:00")
 history.save_messages([{"role": "user", "content": A["mem0_message"]}], "user_id=alice")
 history.save_messages([{"role": "user", "content": B["mem0_message"]}], "user_id=bob")
 history.connection.close()
 
 import chromadb
 client = chromadb.PersistentClient(path=str(project / ".praisonai" / "knowledge" / "chroma"))
+# ids as mem0 makes them (UUIDs): chromadb keeps the last deleted id in its log until its next write
 col = client.get_or_create_collection("praisonai_knowledge", embedding_function=None)
-col.add(ids=["mem-alice-1", "mem-bob-1"], embeddings=[[0.1, 0.2, 0.3], [0.3, 0.2, 0.1]],
+col.add(ids=["5d1c0e8a-3b7f-4f2a-9c61-0a8e2b4d7f13", "b7e2a9c4-6d15-4e83-a0f7-3c9d1e5b8a26"], embeddings=[[0.1, 0.2, 0.3], [0.3, 0.2, 0.1]],
         metadatas=[{"user_id": "alice"}, {"user_id": "bob"}], documents=["alice memory", "bob memory"])
 
 from upsonic.storage.sqlite import SqliteStorage
@@ -151,8 +152,8 @@ learn = LearnManager(LearnConfig(persona=True), user_id="bob")
 out["learn_bob"] = sorted(e.content for e in learn._stores["persona"]._entries.values())
 from mem0.memory.storage import SQLiteManager
 history = SQLiteManager(str(root / "home" / ".mem0" / "history.db"))
-out["mem0_bob"] = [h["new_memory"] for h in history.get_history("mem-bob-1")]
-out["mem0_alice"] = [h["new_memory"] for h in history.get_history("mem-alice-1")]
+out["mem0_bob"] = [h["new_memory"] for h in history.get_history("b7e2a9c4-6d15-4e83-a0f7-3c9d1e5b8a26")]
+out["mem0_alice"] = [h["new_memory"] for h in history.get_history("5d1c0e8a-3b7f-4f2a-9c61-0a8e2b4d7f13")]
 out["mem0_messages"] = {s: [m["content"] for m in history.get_last_messages(s)] for s in ("user_id=alice", "user_id=bob")}
 history.connection.close()
 from upsonic.storage.sqlite import SqliteStorage
