@@ -300,7 +300,9 @@ def completion_script(shell: str) -> str:
 
 
 def _wants_json(argv: list[str]) -> bool:
-    return "--json" in argv or "--ndjson" in argv
+    formats = [value for option, value in zip(argv, argv[1:]) if option == "--format"]
+    formats += [arg.partition("=")[2] for arg in argv if arg.startswith("--format=")]
+    return "--json" in argv or "--ndjson" in argv or any(f.lower() in ("json", "ndjson") for f in formats)
 
 
 def _configured_json(state: State | None) -> bool:

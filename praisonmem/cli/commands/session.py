@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from praisonmem.cli.options import (DryRunFlag, JsonFlag, LimitOption, NdjsonFlag, SchemaOption, StoreChoice,
-                                    TablePrefixOption, YesFlag, store_options)
+                                    TablePrefixOption, YesFlag, paged, store_options, table_options)
 from praisonmem.cli.output import binary_stdout, note, render_outcome, report_written, showing, warn
 from praisonmem.cli.progress import file_progress
 from praisonmem.cli.prompts import confirm_and_run
@@ -56,6 +56,7 @@ ScopeOption = Annotated[sessions.Scope | None, typer.Option("--scope", help="Onl
 
 
 @app.command("list")
+@table_options
 @store_options
 def list_command(
     ctx: typer.Context,
@@ -125,6 +126,7 @@ _KEY_HINT = "set PRAISONAI_SESSION_KEY or give --key-file to decrypt them"
 
 
 @app.command("show")
+@paged
 @store_options
 def show_command(
     ctx: typer.Context,
@@ -185,6 +187,7 @@ def show_command(
 
 
 @app.command("search")
+@paged
 @store_options
 def search_command(
     ctx: typer.Context,
