@@ -21,7 +21,7 @@ the exact data, with the characters JSON leaves raw written as ``\\u`` escapes.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
@@ -369,9 +369,10 @@ def made() -> list[str]:
 
 
 def begin() -> None:
-    """A new invocation: no -q, nothing made yet (the tests run many in one process)."""
+    """A new invocation: no -q, nothing made yet, stderr not held (the tests run many in one process)."""
     set_quiet(False)
     _made.clear()
+    hold_stderr(None)
 
 
 def quiet() -> bool:
@@ -385,10 +386,26 @@ def showing(printed: int, total: int, what: str) -> None:
         note(f"showing {printed} of {total} {what}; --limit 0 shows all")
 
 
+# While the pager keeps stdout (cli/pager.py), what praisonmem says on stderr is kept with it, in order.
+_held: Callable[[str], None] | None = None
+
+
+def hold_stderr(keep: Callable[[str], None] | None) -> None:
+    global _held
+    _held = keep
+
+
+def _stderr(text: str) -> None:
+    if _held is not None:
+        _held(text)
+    else:
+        sys.stderr.write(text)
+
+
 def warn(message: str, *, always: bool = False) -> None:
     """A warning on stderr; not with -q, unless ``always`` (it is why the command fails)."""
     if always or not _quiet:
-        sys.stderr.write(f"praisonmem: warning: {printable(_masked(message))}\n")
+        _stderr(f"praisonmem: warning: {printable(_masked(message))}\n")
 
 
 def note(message: str, *, width: int | None = None) -> None:
@@ -403,12 +420,12 @@ def note(message: str, *, width: int | None = None) -> None:
         first, *more = wrap_words(text, width)
         if more:
             text = "\n".join([first, *("  " + line for line in wrap_words(" ".join(more), width - 2))])
-    sys.stderr.write(text + "\n")
+    _stderr(text + "\n")
 
 
 def error(message: str) -> None:
     """A failure on stderr, shown even with -q."""
-    sys.stderr.write(f"praisonmem: error: {printable(_masked(message))}\n")
+    _stderr(f"praisonmem: error: {printable(_masked(message))}\n")
 
 
 def _masked(message: str) -> str:

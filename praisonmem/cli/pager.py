@@ -31,12 +31,32 @@ NOT_FOUND = 127  # what the shell exits with when the pager's command does not e
 
 
 class Kept(io.StringIO):
-    """stdout while a command's output waits for the pager: a terminal, as the real stdout is."""
+    """stdout while a command's output waits for the pager: a terminal, as the real stdout is. What praisonmem
+    says on stderr meanwhile (a note, a warning) is kept with it, in order (:meth:`err`), so that a note comes
+    after the table it is about, as it would unpaged."""
 
     encoding = "utf-8"
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.chunks: list[tuple[bool, str]] = []  # (for stdout, text), in the order they were written
+
     def isatty(self) -> bool:
         return True
+
+    def write(self, text: str) -> int:
+        self.chunks.append((True, text))
+        return super().write(text)
+
+    def err(self, text: str) -> None:
+        self.chunks.append((False, text))
+        super().write(text)
+
+    def replay(self, out: Any, err: Any) -> None:
+        """What was kept, to the streams it was meant for, in order."""
+        for to_out, text in self.chunks:
+            (out if to_out else err).write(text)
+        err.flush()
 
 
 def command(state: State) -> str | None:
@@ -62,24 +82,30 @@ def paging(state: State, *, machine: bool) -> Iterator[None]:
     if pager is None:
         yield
         return
+    from praisonmem.cli import output
+
     kept = Kept()
     sys.stdout = kept
+    output.hold_stderr(kept.err if _is_tty(sys.stderr) else None)  # the same terminal: in the same order
     try:
         yield
     except BaseException:
         sys.stdout = real
-        real.write(kept.getvalue())
+        output.hold_stderr(None)
+        kept.replay(real, sys.stderr)
         raise
     sys.stdout = real
+    output.hold_stderr(None)
     text = kept.getvalue()
     if _rows(text) < _screen()[0]:
-        real.write(text)
+        kept.replay(real, sys.stderr)
         return
     show(pager, text, real)
 
 
 def show(pager: str, text: str, real: Any) -> None:
-    """Run ``pager`` (through the shell, as git does) with ``text`` on its stdin and the terminal as its stdout."""
+    """Run ``pager`` (through the shell, as git does) with ``text`` on its stdin and the terminal as its stdout
+    (the notes kept with the text go through it too, as git sends its stderr to the pager)."""
     import signal
     import subprocess
 
@@ -104,7 +130,7 @@ def show(pager: str, text: str, real: Any) -> None:
 def _unpaged(pager: str, why: str, text: str, real: Any) -> None:
     from praisonmem.cli.output import warn
 
-    warn(f"could not run the pager '{pager}' ({why}); set PRAISONMEM_PAGER, or use --no-pager")
+    warn(f"could not run the pager '{pager}' ({why}); set PRAISONMEM_PAGER, or use --no-pager", always=True)
     real.write(text)
 
 

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from praisonmem.cli.options import JsonFlag, table_options
+from praisonmem.cli.options import JsonFlag, NdjsonFlag, table_options
 from praisonmem.cli.output import note, warn
 from praisonmem.cli.progress import file_progress
 from praisonmem.cli.state import state_of
@@ -34,6 +34,7 @@ def usage_command(
     as_csv: Annotated[bool, typer.Option("--csv", help="Print the rows as CSV (a header line, no totals row); "
                                                        "short for --format csv.")] = False,
     as_json: JsonFlag = False,
+    as_ndjson: NdjsonFlag = False,
 ) -> None:
     """Report the tokens, cost and turns the sessions recorded, with totals.
 
@@ -60,7 +61,7 @@ def usage_command(
         praisonmem usage --by model --store upsonic.db --json
     """
     state = state_of(ctx)
-    out = state.output(as_json, as_csv=as_csv)
+    out = state.output(as_json, as_ndjson, as_csv=as_csv)
     upsonic_db = None if store else state.setting("upsonic.db")
     with file_progress("Reading sessions") as progress:
         report = usage.usage_report(state.paths, by=by, since=since, until=until, stores=store,

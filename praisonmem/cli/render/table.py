@@ -54,19 +54,16 @@ def lay_out(headers: Sequence[str], rows: Sequence[Sequence[str]], *, truncate: 
     def need(cols: list[int], least: int = MIN_TEXT) -> int:
         return sum(floor(i, least) for i in cols) + GAP * (len(cols) - 1)
 
-    keep = list(range(len(headers)))
+    # The columns no command may drop, then the optional ones from the last listed (the most wanted) to the first,
+    # each while it still fits: a narrow column may stay where a wider, more wanted one could not.
+    rank = {name: n for n, name in enumerate(optional)}
+    keep = [i for i, h in enumerate(headers) if h not in rank]
     if need(keep) > width:
-        # The columns no command may drop, then the optional ones from the last listed (the most wanted) to the
-        # first, each while it still fits: a narrow column may stay where a wider, more wanted one could not.
-        rank = {name: n for n, name in enumerate(optional)}
-        keep = [i for i, h in enumerate(headers) if h not in rank]
-        if need(keep) > width:
-            return Layout(list(range(len(headers))), natural, records=True)
-        wanted = sorted((i for i, h in enumerate(headers) if h in rank), key=lambda i: -rank[headers[i]])
-        for i in [i for i in wanted if headers[i] not in comfort] + [i for i in wanted if headers[i] in comfort]:
-            least = COMFORT if headers[i] in comfort else MIN_TEXT
-            if need(sorted(keep + [i]), least) <= width:
-                keep = sorted(keep + [i])
+        return Layout(list(range(len(headers))), natural, records=True)
+    wanted = sorted((i for i, h in enumerate(headers) if h in rank), key=lambda i: -rank[headers[i]])
+    for i in [i for i in wanted if headers[i] not in comfort] + [i for i in wanted if headers[i] in comfort]:
+        if need(sorted(keep + [i]), COMFORT if headers[i] in comfort else MIN_TEXT) <= width:
+            keep = sorted(keep + [i])
     widths = {i: floor(i) for i in keep}
     spare = width - need(keep)
     # Share what is left among the text columns, the narrowest first, until each has its natural width.
