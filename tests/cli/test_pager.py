@@ -164,3 +164,13 @@ def test_the_pager_key_takes_true_false_or_a_command(cli, tmp_path):
     assert cli("config", "get", "pager", "--json").json()["value"] == "less -R"
     assert cli("config", "set", "pager", "on").exit_code == 0
     assert cli("config", "get", "pager", "--json").json()["value"] is True
+
+
+def test_a_long_help_is_paged_on_a_terminal(tmp_path):
+    pager, paged = recorder(tmp_path)
+    code, screen = on_a_terminal(["session", "list", "--help"], tmp_path, {"PAGER": pager}, lines=20, columns=80)
+    assert (code, screen) == (0, "")
+    assert "Usage: praisonmem session list [OPTIONS]" in SGR.sub("", paged.read_text(encoding="utf-8"))
+    paged.unlink()
+    code, screen = on_a_terminal(["session", "list", "--help"], tmp_path, {"PAGER": pager, "PRAISONMEM_PAGER": "0"})
+    assert code == 0 and "Usage: praisonmem session list [OPTIONS]" in screen and not paged.exists()
