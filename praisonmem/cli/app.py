@@ -311,6 +311,8 @@ def root(
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither use nor write praisonmem's cache "
                                                                "(also: config cache = false).")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", callback=_set_quiet, help=QUIET_HELP)] = False,
+    no_pager: Annotated[bool, typer.Option("--no-pager", help="Never page the output (also: config pager = "
+                                                               "false).")] = False,
     version: Annotated[
         bool,
         typer.Option("--version", callback=_version, is_eager=True, help="Print 'praisonmem X.Y.Z' and exit."),
@@ -326,6 +328,7 @@ def root(
     state.home, state.memory_dir, state.lock_timeout_flag = home, memory_dir, lock_timeout
     state.no_color = no_color or bool(os.environ.get("NO_COLOR"))
     state.no_cache = no_cache
+    state.no_pager = no_pager
     ctx.obj = state
     # `config` must work even when the config file is broken: that is how it gets fixed.
     name = ctx.invoked_subcommand
@@ -431,7 +434,7 @@ def _run(argv: list[str], state: State) -> int:
             pgurl.remember(arg)
     command = typer.main.get_command(app)
     try:
-        if ("--help" in argv or "-h" in argv) and sys.stdout.isatty():  # a long help is paged, as git's
+        if ("--help" in argv or "-h" in argv) and "--no-pager" not in argv and sys.stdout.isatty():  # as git's
             from praisonmem.cli import pager
 
             with pager.paging(state, machine=False):

@@ -174,3 +174,9 @@ def test_a_long_help_is_paged_on_a_terminal(tmp_path):
     paged.unlink()
     code, screen = on_a_terminal(["session", "list", "--help"], tmp_path, {"PAGER": pager, "PRAISONMEM_PAGER": "0"})
     assert code == 0 and "Usage: praisonmem session list [OPTIONS]" in screen and not paged.exists()
+
+
+def test_no_pager_before_the_command_too(tmp_path):
+    pager, paged = recorder(tmp_path)
+    code, screen = on_a_terminal(["--no-pager", *SHOW], tmp_path, {"PAGER": pager})
+    assert code == 0 and screen.startswith("Session     compacted-demo\n") and not paged.exists()
