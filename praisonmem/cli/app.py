@@ -137,14 +137,79 @@ def _with_quiet(command: Any) -> Any:
             param.__class__ = _Argument  # a subclass without state of its own: only how it is shown changes
             if type(param.type) is type(typer._click.types.STRING):
                 param.type = _TEXT
+        elif getattr(param.type, "choices", None) and param.metavar is None:
+            _name_choices(param)
     return command
+
+
+def _name_choices(option: Any) -> None:
+    """A choice option shown as ``--sort SORT`` with its choices in the help's words: ``<updated|created|...>``
+    has no space to wrap at, and an 80-column help split it mid-word."""
+    import re
+
+    option.metavar = option.opts[0].lstrip("-").upper()
+    choices = [str(getattr(c, "value", c)) for c in option.type.choices]
+    said = set(re.findall(r"[\w-]+", option.help or ""))
+    if not set(choices) <= said:
+        option.help = f"{(option.help or '').rstrip()} One of: {', '.join(choices)}.".lstrip()
 
 
 def _summary(command: Any) -> None:
     """The first paragraph of the help as one line: the listing wraps it to the terminal, never keeping the
-    docstring's line breaks mid-sentence."""
+    docstring's line breaks mid-sentence. And the examples fit an 80-column help (:func:`_fit_examples`)."""
     if command.short_help is None and command.help:
         command.short_help = " ".join(command.help.split("\n\n", 1)[0].split())
+    if getattr(command, "callback", None) is not None and command.epilog is None and not hasattr(command, "commands"):
+        command.epilog = _exit_codes(command)
+    if command.help and "Example:" in command.help and not getattr(command, "_examples_fit", False):
+        head, _, examples = command.help.partition("Example:")
+        command.help = head + "Example:" + "\n".join(_fit_examples(line) for line in examples.split("\n"))
+        command._examples_fit = True
+
+
+def _exit_codes(command: Any) -> str:
+    """The help's last paragraph: the exit codes the command can return. 1 only for a command that returns its
+    own code (problems found, a batch partly failed); the others any command can meet (a --home that does not
+    exist, a lock not taken in time, a disk that fails, Ctrl-C)."""
+    import inspect
+
+    from praisonmem.core.errors import EXIT_INTERNAL
+
+    returns = inspect.signature(command.callback).return_annotation
+    codes = [code for code in (0, 1, 2, 3, 4, 5, 130) if code != 1 or returns in (int, "int")]
+    names = {0: "success", 1: "problems found or some items failed", 2: "usage error", 3: "not found", 4: "refused",
+             5: "I/O error", 130: "interrupted"}
+    return ("Exit codes: " + ", ".join(f"{code} {names[code]}" for code in codes)
+            + f" ({EXIT_INTERNAL} is a bug in praisonmem).")
+
+
+EXAMPLE_WIDTH = 72  # an example line, indented, in an 80-column help (Rich would break a longer one mid-command)
+
+
+def _fit_examples(line: str) -> str:
+    """A long example line as shell continuation lines (`` \\`` at each end), broken at spaces outside quotes, so
+    that what the help shows still pastes as one command."""
+    if len(line) <= EXAMPLE_WIDTH or not line.strip().startswith("praisonmem "):
+        return line
+    indent = line[: len(line) - len(line.lstrip())]
+    words, word, quote = [], "", ""
+    for char in line.strip():
+        if char == " " and not quote:
+            words.append(word)
+            word = ""
+            continue
+        if char in "'\"" and quote in ("", char):
+            quote = "" if quote else char
+        word += char
+    words.append(word)
+    lines, current = [], indent + words[0]
+    for word in words[1:]:
+        if len(current) + 1 + len(word) + 2 > EXAMPLE_WIDTH:
+            lines.append(current + " \\")
+            current = indent + "    " + word
+        else:
+            current += " " + word
+    return "\n".join([*lines, current])
 
 
 class _Argument(typer.core.TyperArgument):
@@ -246,6 +311,8 @@ def root(
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither use nor write praisonmem's cache "
                                                                "(also: config cache = false).")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", callback=_set_quiet, help=QUIET_HELP)] = False,
+    no_pager: Annotated[bool, typer.Option("--no-pager", help="Never page the output (also: config pager = "
+                                                               "false).")] = False,
     version: Annotated[
         bool,
         typer.Option("--version", callback=_version, is_eager=True, help="Print 'praisonmem X.Y.Z' and exit."),
@@ -261,6 +328,7 @@ def root(
     state.home, state.memory_dir, state.lock_timeout_flag = home, memory_dir, lock_timeout
     state.no_color = no_color or bool(os.environ.get("NO_COLOR"))
     state.no_cache = no_cache
+    state.no_pager = no_pager
     ctx.obj = state
     # `config` must work even when the config file is broken: that is how it gets fixed.
     name = ctx.invoked_subcommand
@@ -300,7 +368,9 @@ def completion_script(shell: str) -> str:
 
 
 def _wants_json(argv: list[str]) -> bool:
-    return "--json" in argv or "--ndjson" in argv
+    formats = [value for option, value in zip(argv, argv[1:]) if option == "--format"]
+    formats += [arg.partition("=")[2] for arg in argv if arg.startswith("--format=")]
+    return "--json" in argv or "--ndjson" in argv or any(f.lower() in ("json", "ndjson") for f in formats)
 
 
 def _configured_json(state: State | None) -> bool:
@@ -364,7 +434,13 @@ def _run(argv: list[str], state: State) -> int:
             pgurl.remember(arg)
     command = typer.main.get_command(app)
     try:
-        result = command.main(args=argv, prog_name="praisonmem", standalone_mode=False, obj=state)
+        if ("--help" in argv or "-h" in argv) and "--no-pager" not in argv and sys.stdout.isatty():  # as git's
+            from praisonmem.cli import pager
+
+            with pager.paging(state, machine=False):
+                result = command.main(args=argv, prog_name="praisonmem", standalone_mode=False, obj=state)
+        else:
+            result = command.main(args=argv, prog_name="praisonmem", standalone_mode=False, obj=state)
         if result == EXIT_INTERRUPTED:  # Typer turns a Ctrl-C inside a command into a silent Exit(130)
             raise KeyboardInterrupt
         sys.stdout.flush()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -153,3 +154,91 @@ def store_options(command: Callable[..., Any]) -> Callable[..., Any]:
 ExportOutputOption = Annotated[str, typer.Option("--output", "-o", metavar="FILE",
                                                  help="Write here instead of stdout: '-' is stdout, a regular file "
                                                       "is replaced atomically.")]
+
+
+# ---------------------------------------------------------------- how a listing is shown
+
+
+class Format(str, enum.Enum):
+    """``--format``: a terminal's table, tab- or comma-separated rows, a JSON array or one JSON object a line."""
+
+    table = "table"
+    tsv = "tsv"
+    csv = "csv"
+    json = "json"
+    ndjson = "ndjson"
+
+
+FormatOption = Annotated[Format | None, typer.Option(
+    "--format", metavar="FORMAT", case_sensitive=False,
+    help="table, tsv, csv, json or ndjson (default: a table on a terminal, tsv when piped; --json and --ndjson "
+         "are short for the last two).")]
+ColumnsOption = Annotated[str | None, typer.Option(
+    "--columns", metavar="A,B,...", help="Only these columns, in this order (the header's names, any case).")]
+WideFlag = Annotated[bool, typer.Option("--wide", help="Every column, nothing cut (lines may be wider than the "
+                                                       "terminal).")]
+NoPagerFlag = Annotated[bool, typer.Option("--no-pager", help="Never page the output (also: config pager = false).")]
+
+_TABLE_PARAMETERS = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+                     for name, default, annotation in (("output_format", None, FormatOption),
+                                                       ("columns", None, ColumnsOption), ("wide", False, WideFlag),
+                                                       ("no_pager", False, NoPagerFlag))]
+_PAGER_PARAMETERS = _TABLE_PARAMETERS[-1:]
+
+
+class _WithOptions:
+    """A command with more options than its callback takes: they go into the invocation's state (where
+    :meth:`praisonmem.cli.state.State.output` reads them), before ``--json`` in ``--help``, and the command's
+    stdout is paged when longer than the screen (:mod:`praisonmem.cli.pager`)."""
+
+    def __init__(self, command: Callable[..., Any], parameters: list[inspect.Parameter]) -> None:
+        self.command, self.parameters = command, parameters
+        self.__name__, self.__qualname__ = command.__name__, command.__qualname__
+        self.__module__, self.__doc__ = command.__module__, command.__doc__
+        self._signature: inspect.Signature | None = None
+
+    @property
+    def __signature__(self) -> inspect.Signature:
+        if self._signature is None:
+            signature = inspect.signature(self.command, eval_str=True)
+            parameters = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in signature.parameters.values()]
+            names = [p.name for p in parameters]
+            at = names.index("as_json") if "as_json" in names else len(parameters)
+            parameters[at:at] = self.parameters
+            self._signature = signature.replace(parameters=parameters)
+        return self._signature
+
+    @property
+    def __annotations__(self) -> dict[str, Any]:  # type: ignore[override]
+        return {p.name: p.annotation for p in self.__signature__.parameters.values()}
+
+    def __call__(self, **kwargs: Any) -> Any:
+        from praisonmem.cli.output import stdout_is_tty
+        from praisonmem.cli.state import state_of
+
+        values = {p.name: kwargs.pop(p.name) for p in self.parameters}
+        state = state_of(kwargs["ctx"])
+        if "output_format" in values:
+            fmt = values["output_format"]
+            state.format = fmt.value if fmt is not None else None
+            state.columns, state.wide = values["columns"], values["wide"]
+        state.no_pager = state.no_pager or values["no_pager"]
+        machine = kwargs.get("as_json") or kwargs.get("as_ndjson") or state.format in ("json", "ndjson")
+        if machine or state.no_pager or not stdout_is_tty():  # nothing to page: the pager is not even imported
+            return self.command(**kwargs)
+        from praisonmem.cli import pager
+
+        with pager.paging(state, machine=False):
+            return self.command(**kwargs)
+
+
+def table_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Give a listing ``--format``, ``--columns``, ``--wide`` and ``--no-pager``. The command prints its rows with :meth:`praisonmem.cli.output.Output.records` and ``.table``, which
+    honour them."""
+    return _WithOptions(command, _TABLE_PARAMETERS)
+
+
+def paged(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Give a command whose output people read (a transcript, search hits, findings) ``--no-pager``, and page
+    its output on a terminal when longer than the screen."""
+    return _WithOptions(command, _PAGER_PARAMETERS)

@@ -1,10 +1,12 @@
 """Output: JSON / NDJSON emitters, tables, messages. Rich is imported only when a
 human-readable rendering goes to a terminal.
 
-* ``--json``: one JSON document on stdout (indented on a TTY, one line otherwise).
-* ``--ndjson``: one JSON object a line, flushed as it goes.
-* Tables: Rich on a TTY; tab-separated with a header line when piped, so
-  nothing decorative reaches a script.
+* ``--json`` (``--format json``): one JSON document on stdout (indented on a TTY, one line otherwise).
+* ``--ndjson`` (``--format ndjson``): one JSON object a line, flushed as it goes.
+* Tables: fitted to the terminal on a TTY (``--format table`` when piped: fitted to ``COLUMNS``, else 80);
+  tab-separated with a header line when piped (``--format tsv``), so nothing decorative reaches a script, or
+  CSV (``--format csv``). ``--columns`` picks and orders the columns of all three, ``--wide`` keeps every
+  column of a table whole.
 * Messages, warnings and progress go to stderr.
 
 Every human string passes through here, and here control characters from users'
@@ -19,7 +21,7 @@ the exact data, with the characters JSON leaves raw written as ``\\u`` escapes.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
@@ -45,15 +47,23 @@ def stderr_is_tty() -> bool:
         return False
 
 
-class Output:
-    """Where one command's output goes. ``json``/``ndjson``: what the command prints on stdout
-    (``--json`` or the configured ``output = "json"``, and ``--ndjson``)."""
+FORMATS = ("table", "tsv", "csv", "json", "ndjson")
 
-    def __init__(self, *, no_color: bool = False, json: bool = False, ndjson: bool = False) -> None:
+
+class Output:
+    """Where one command's output goes. ``fmt``: one of :data:`FORMATS` (``--format``, ``--json``, ``--ndjson``
+    or the configured ``output = "json"``), None for a table on a terminal and TSV when piped; ``columns``:
+    ``--columns``, ``wide``: ``--wide``."""
+
+    def __init__(self, *, no_color: bool = False, json: bool = False, ndjson: bool = False,
+                 fmt: str | None = None, columns: str | None = None, wide: bool = False) -> None:
         self.tty = stdout_is_tty()
         self.no_color = no_color
-        self.as_json = json
-        self.as_ndjson = ndjson
+        self.format = "ndjson" if ndjson else "json" if json else fmt
+        self.as_json = self.format == "json"
+        self.as_ndjson = self.format == "ndjson"
+        self.columns = columns
+        self.wide = wide
         self._console: Console | None = None
 
     @property
@@ -121,6 +131,11 @@ class Output:
             )
         return self._console
 
+    @property
+    def table_format(self) -> str:
+        """How :meth:`table` prints: ``table`` (fitted to the terminal), ``tsv`` or ``csv``."""
+        return self.format if self.format in ("table", "tsv", "csv") else "table" if self.tty else "tsv"
+
     def table(
         self,
         headers: Sequence[str],
@@ -130,18 +145,34 @@ class Output:
         truncate: Sequence[str] = (),
         optional: Sequence[str] = (),
         hidden: Sequence[str] = (),
+        comfort: Sequence[str] = (),
     ) -> None:
         """A table that fits the terminal; header + tab-separated rows (every column, nothing cut) when piped.
 
         On a terminal (:mod:`praisonmem.cli.render.table`): ``truncate`` columns are text, cut with ``…`` to
-        fit; the others are never cut; columns named in ``optional`` are dropped, first listed first, until the
-        rest fits; failing that, each row is shown as ``HEADER  value`` lines. ``hidden`` columns (nothing to say
-        in them) are left out on a terminal.
+        fit; the others are never cut; when they do not all fit, the columns named in ``optional`` are dropped,
+        first listed first, until the rest fits (and a note on stderr names them; those in ``comfort`` are shown only
+while the text keeps room to be read); failing that, each row is
+        shown as ``HEADER  value`` lines. ``hidden`` columns (nothing to say in them) are left out on a
+        terminal. ``--columns`` shows the columns it names, in its order, none dropped or hidden.
         """
-        if not self.tty:
+        styles = list(row_styles) if row_styles else [None] * len(rows)
+        if self.columns is not None:
+            picked = pick_columns(headers, self.columns)
+            headers, rows = [headers[i] for i in picked], [[row[i] for i in picked] for row in rows]
+            optional, hidden, comfort = (), (), ()
+        fmt = self.table_format
+        if fmt == "tsv":
             sys.stdout.write("\t".join(headers) + "\n")
             for row in rows:
                 sys.stdout.write("\t".join(_tsv_cell(c) for c in row) + "\n")
+            return
+        if fmt == "csv":
+            import csv
+
+            writer = csv.writer(sys.stdout, lineterminator="\n")
+            writer.writerow(headers)
+            writer.writerows([_tsv_cell(c) for c in row] for row in rows)
             return
         from rich.text import Text
 
@@ -152,8 +183,8 @@ class Output:
             headers, rows = [headers[i] for i in visible], [[row[i] for i in visible] for row in rows]
         cells = [[printable(str(cell)) for cell in row] for row in rows]
         width = self.console.width
-        layout = fit.lay_out(headers, cells, truncate=truncate, optional=optional, width=width)
-        styles = list(row_styles) if row_styles else [None] * len(cells)
+        layout = fit.lay_out(headers, cells, truncate=truncate, optional=optional, width=width, wide=self.wide,
+                             comfort=comfort)
         if layout.records:
             for n, row in enumerate(cells):
                 if n:
@@ -161,11 +192,14 @@ class Output:
                 for text in fit.record_lines(headers, row, truncate, width):
                     self.console.print(Text(text, style=styles[n] or ""))
             return
-        head, rule, *lines = fit.table_lines(headers, cells, layout, truncate)
+        head, rule, *lines = fit.table_lines(headers, cells, layout, () if self.wide else truncate)
         self.console.print(Text(head, style="bold"))
         self.console.print(Text(rule))
         for n, text in enumerate(lines):
             self.console.print(Text(text, style=styles[n] or ""))
+        if layout.dropped:
+            note(f"not shown in {width} columns: {', '.join(layout.dropped)}; --wide shows every column, "
+                 "--columns picks them", width=width if stderr_is_tty() else None)
 
     def pairs(self, rows: Sequence[tuple[str, str, str]]) -> None:
         """Key/value lines on a terminal: ``KEY  VALUE`` (the value never cut: on the next line when it does not
@@ -335,9 +369,10 @@ def made() -> list[str]:
 
 
 def begin() -> None:
-    """A new invocation: no -q, nothing made yet (the tests run many in one process)."""
+    """A new invocation: no -q, nothing made yet, stderr not held (the tests run many in one process)."""
     set_quiet(False)
     _made.clear()
+    hold_stderr(None)
 
 
 def quiet() -> bool:
@@ -351,21 +386,46 @@ def showing(printed: int, total: int, what: str) -> None:
         note(f"showing {printed} of {total} {what}; --limit 0 shows all")
 
 
+# While the pager keeps stdout (cli/pager.py), what praisonmem says on stderr is kept with it, in order.
+_held: Callable[[str], None] | None = None
+
+
+def hold_stderr(keep: Callable[[str], None] | None) -> None:
+    global _held
+    _held = keep
+
+
+def _stderr(text: str) -> None:
+    if _held is not None:
+        _held(text)
+    else:
+        sys.stderr.write(text)
+
+
 def warn(message: str, *, always: bool = False) -> None:
     """A warning on stderr; not with -q, unless ``always`` (it is why the command fails)."""
     if always or not _quiet:
-        sys.stderr.write(f"praisonmem: warning: {printable(_masked(message))}\n")
+        _stderr(f"praisonmem: warning: {printable(_masked(message))}\n")
 
 
-def note(message: str) -> None:
-    """A note on stderr (where it looked, what it left out); not with -q."""
-    if not _quiet:
-        sys.stderr.write(f"praisonmem: {printable(_masked(message))}\n")
+def note(message: str, *, width: int | None = None) -> None:
+    """A note on stderr (where it looked, what it left out); not with -q. ``width``: a terminal's, the note
+    broken at spaces to fit it, the lines after the first indented."""
+    if _quiet:
+        return
+    text = f"praisonmem: {printable(_masked(message))}"
+    if width is not None:
+        from praisonmem.cli.render.table import wrap_words
+
+        first, *more = wrap_words(text, width)
+        if more:
+            text = "\n".join([first, *("  " + line for line in wrap_words(" ".join(more), width - 2))])
+    _stderr(text + "\n")
 
 
 def error(message: str) -> None:
     """A failure on stderr, shown even with -q."""
-    sys.stderr.write(f"praisonmem: error: {printable(_masked(message))}\n")
+    _stderr(f"praisonmem: error: {printable(_masked(message))}\n")
 
 
 def _masked(message: str) -> str:
@@ -376,6 +436,26 @@ def _masked(message: str) -> str:
     from praisonmem.core.io import pgurl
 
     return pgurl.mask(message)
+
+
+def column_name(header: str) -> str:
+    """How ``--columns`` names a header: lower case, a space as ``-`` (``NO USAGE``: ``no-usage``)."""
+    return header.lower().replace(" ", "-").replace("_", "-")
+
+
+def pick_columns(headers: Sequence[str], spec: str) -> list[int]:
+    """The indexes of the headers ``--columns`` names, in its order; a name no header has is a usage error that
+    lists the valid ones."""
+    from praisonmem.core.errors import UsageError
+
+    names = [column_name(h) for h in headers]
+    picked = []
+    for given in (part.strip() for part in spec.split(",")):
+        if column_name(given) not in names:
+            shown = f"unknown column '{given}'" if given else "an empty column name"
+            raise UsageError(f"--columns: {shown} (valid: {','.join(names)})")
+        picked.append(names.index(column_name(given)))
+    return picked
 
 
 def _tsv_cell(value: str) -> str:

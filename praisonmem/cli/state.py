@@ -26,6 +26,10 @@ class State:
     no_cache: bool = False
     json_default: bool = False  # config/env ``output = "json"``: every command as if --json were given
     home_must_exist: bool = False  # a --home that does not exist fails the command (a typo must fail a script)
+    format: str | None = None  # a listing's --format, --columns and --wide (cli/options.py, table_options)
+    columns: str | None = None
+    wide: bool = False
+    no_pager: bool = False
     _paths: Paths | None = field(default=None, repr=False)
     _settings: Settings | None = field(default=None, repr=False)
     _cache: Cache | None = field(default=None, repr=False)
@@ -93,11 +97,25 @@ class State:
     def lock_timeout(self) -> float:
         return self.setting("lock_timeout", self.lock_timeout_flag)
 
-    def output(self, as_json: bool = False, as_ndjson: bool = False) -> Output:
-        """The command's output: JSON when ``--json`` was given or configured, NDJSON with ``--ndjson``."""
+    def output(self, as_json: bool = False, as_ndjson: bool = False, as_csv: bool = False) -> Output:
+        """The command's output: ``--format``, ``--json``, ``--ndjson`` or ``--csv`` (more than one of them, naming
+        different formats, is a usage error), else a table (tsv when piped), or JSON when ``output = "json"`` is
+        configured and neither ``--columns`` nor ``--wide`` asks for a table."""
         from praisonmem.cli.output import Output
+        from praisonmem.core.errors import UsageError
 
-        return Output(no_color=self.no_color, json=as_json or self.json_default, ndjson=as_ndjson)
+        asked = {name: given for name, given in (("--json", "json" if as_json else None),
+                                                 ("--ndjson", "ndjson" if as_ndjson else None),
+                                                 ("--csv", "csv" if as_csv else None),
+                                                 (f"--format {self.format}", self.format)) if given}
+        if len(set(asked.values())) > 1:
+            raise UsageError(f"conflicting output formats: {' and '.join(asked)} (give one)")
+        shaped = self.columns is not None or self.wide
+        fmt = next(iter(asked.values()), "json" if self.json_default and not shaped else None)
+        if shaped and fmt in ("json", "ndjson"):
+            option = "--columns" if self.columns is not None else "--wide"
+            raise UsageError(f"{option} shapes a table, tsv or csv, not {fmt} (which has every field)")
+        return Output(no_color=self.no_color, fmt=fmt, columns=self.columns, wide=self.wide)
 
 
 def state_of(ctx: typer.Context) -> State:

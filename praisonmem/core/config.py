@@ -105,6 +105,13 @@ def _bool(key: str, value: Any) -> bool:
     raise UsageError(f"config {key} must be true or false, got {value!r}")
 
 
+def _pager(key: str, value: Any) -> bool | str:
+    """``false`` (never page), ``true`` (``$PAGER``, else less) or the pager's command line."""
+    if isinstance(value, str) and value.strip() and value.strip().lower() not in TRUE_WORDS + FALSE_WORDS:
+        return value
+    return _bool(key, value)
+
+
 def _count(key: str, value: Any) -> int:
     if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
         return value
@@ -149,6 +156,8 @@ KEYS: dict[str, Key] = {k.name: k for k in (
     Key("backup.keep", "PRAISONMEM_BACKUP_KEEP", _count, 0, "backups to keep, 0 = all (flag --keep)"),
     Key("cache", "PRAISONMEM_CACHE", _bool, True, "keep praisonmem's cache of derived data (flag --no-cache)"),
     Key("cache_dir", "PRAISONMEM_CACHE_DIR", _str, None, "where the cache lives (default: the user cache dir)"),
+    Key("pager", "PRAISONMEM_PAGER", _pager, True,
+        "page long output on a terminal: true ($PAGER, else less -FRX), false, or a command (flag --no-pager)"),
 )}
 
 

@@ -87,9 +87,10 @@ def copyable(cli, world, command: str) -> tuple[list[str], list[str]]:
     if command == "upsonic sessions":
         args = ["upsonic", "sessions", "--db", str(world["db"])]
         return args, [r["session_id"] for r in cli(*args, "--json").json()]
-    if command == "backup list":
+    if command == "backup list":  # the directory once, then each archive's name
         args = ["backup", "list", str(world["backups"])]
-        return args, [r["file"] for r in cli(*args, "--json").json()]
+        files = [Path(r["file"]) for r in cli(*args, "--json").json()]
+        return args, [f"{world['backups']}/", *(f.name for f in files)]
     if command == "memory list":
         args = ["memory", "list", "--user-id", "alice"]
         return args, [str(r["item"]["id"]) for r in cli(*args, "--json").json()]
@@ -109,7 +110,8 @@ def test_no_line_is_wider_than_the_terminal_and_copyable_values_stay_whole(cli, 
     assert values
     code, lines = on_a_terminal(args, world["project"], columns)
     assert code == 0, lines
-    too_wide = [line for line in lines if cell_len(line) > columns]
+    # backup list's directory line is the one line that may be wider: a path is never broken
+    too_wide = [line for line in lines if cell_len(line) > columns and line != f"{world['backups']}/"]
     assert not too_wide
     for value in values:
         if cell_len(value) <= columns:
@@ -162,17 +164,41 @@ def test_shorten_cuts_at_the_last_space_when_that_keeps_half():
     assert fit.shorten("日本語のタイトル", 7) == "日本語…"  # wide characters count 2 cells
 
 
-def test_optional_columns_drop_first_listed_first_and_then_rows_become_records():
+def test_optional_columns_drop_only_when_the_rest_cannot_fit_and_then_rows_become_records():
     headers = ["ID", "A", "B", "TEXT"]
     rows = [["x" * 20, "a" * 10, "b" * 10, "some words here"]]
-    def plan(width):
-        return fit.lay_out(headers, rows, truncate=["TEXT"], optional=["B", "A"], width=width)
+
+    def plan(width, **kw):
+        return fit.lay_out(headers, rows, truncate=["TEXT"], optional=["B", "A"], width=width, **kw)
 
     assert plan(61) == fit.Layout([0, 1, 2, 3], [20, 10, 10, 15])  # all of it fits
-    assert plan(60) == fit.Layout([0, 1, 3], [20, 10, 15])  # B goes first, before TEXT is cut
-    assert plan(45) == fit.Layout([0, 3], [20, 15])
-    assert plan(28) == fit.Layout([0, 3], [20, 6])  # nothing optional left: TEXT is squeezed
-    assert plan(27).records  # not even that: one block of lines a row
+    assert plan(60) == fit.Layout([0, 1, 2, 3], [20, 10, 10, 14])  # TEXT narrows first, nothing dropped
+    assert plan(54) == fit.Layout([0, 1, 2, 3], [20, 10, 10, 8])  # down to MIN_TEXT cells
+    assert plan(53) == fit.Layout([0, 1, 3], [20, 10, 15], dropped=("B",))  # then B, the first listed, goes
+    assert plan(42) == fit.Layout([0, 1, 3], [20, 10, 8], dropped=("B",))
+    assert plan(41) == fit.Layout([0, 3], [20, 15], dropped=("A", "B"))
+    assert plan(30) == fit.Layout([0, 3], [20, 8], dropped=("A", "B"))
+    assert plan(29).records  # not even that: one block of lines a row
+    assert plan(29, wide=True) == fit.Layout([0, 1, 2, 3], [20, 10, 10, 15])  # --wide: every column whole
     lines = fit.record_lines(headers, rows[0], ["TEXT"], 20)
     assert lines[:2] == ["ID", "x" * 20]  # too wide after the key: on its own line, whole
     assert all(cell_len(line) <= 20 for line in lines)
+
+
+def test_a_narrow_column_stays_where_a_wider_more_wanted_one_cannot():
+    headers = ["ID", "N", "WIDE", "TEXT"]
+    rows = [["x" * 20, "n", "w" * 30, "some words here"]]
+    layout = fit.lay_out(headers, rows, truncate=["TEXT"], optional=["N", "WIDE"], width=40)
+    assert layout == fit.Layout([0, 1, 3], [20, 1, 15], dropped=("WIDE",))
+
+
+def test_comfort_columns_stay_only_while_the_text_keeps_room_to_be_read():
+    headers = ["ID", "EXTRA", "TEXT"]
+    rows = [["x" * 20, "e" * 8, "t" * 40]]
+
+    def plan(width):
+        return fit.lay_out(headers, rows, truncate=["TEXT"], optional=["EXTRA"], comfort=["EXTRA"], width=width)
+
+    assert plan(55) == fit.Layout([0, 2], [20, 33], dropped=("EXTRA",))  # TEXT would get 23 < COMFORT
+    assert plan(56) == fit.Layout([0, 1, 2], [20, 8, 24])
+    assert fit.lay_out(headers, rows, truncate=["TEXT"], optional=["EXTRA"], width=40).keep == [0, 1, 2]

@@ -22,6 +22,7 @@ CASES = {
     "backup.keep": (1, "2", 2, "[backup]\nkeep = 3", 3, 0),
     "cache": (False, "yes", True, "cache = false", False, True),
     "cache_dir": ("/flag", "/env", "/env", 'cache_dir = "/cfg"', "/cfg", None),
+    "pager": (False, "less -R", "less -R", "pager = false", False, True),
 }
 
 

@@ -6,8 +6,8 @@ from typing import Annotated
 
 import typer
 
-from praisonmem.cli.options import DryRunFlag, JsonFlag, NdjsonFlag, YesFlag
-from praisonmem.cli.output import binary_stdout, fmt_time, note, quiet, record_made, stdout_is_tty, warn
+from praisonmem.cli.options import DryRunFlag, JsonFlag, NdjsonFlag, YesFlag, table_options
+from praisonmem.cli.output import binary_stdout, note, quiet, record_made, stdout_is_tty, warn
 from praisonmem.cli.progress import file_progress
 from praisonmem.cli.prompts import confirm_and_run
 from praisonmem.cli.state import state_of
@@ -136,6 +136,7 @@ def verify_command(
 
 
 @app.command("list")
+@table_options
 def list_command(
     ctx: typer.Context,
     directory: Annotated[str | None, typer.Argument(metavar="[DIR]", help="Where to look (config backup.dir).")
@@ -153,10 +154,9 @@ def list_command(
     rows = backup.list_backups(state.setting("backup.dir", directory))
     out = state.output(as_json, as_ndjson)
     if not out.records(rows):
-        out.table(["FILE", "CREATED", "SIZE", "FILES", "PROBLEM"],
-                  [[r["file"], fmt_time(r["created_at"]) if r["created_at"] else "", str(r["size"]),
-                    "" if r["files"] is None else str(r["files"]), r["error"] or ""] for r in rows],
-                  truncate=["PROBLEM"], optional=["FILES", "SIZE"])
+        from praisonmem.cli.render.backup import render_list
+
+        render_list(out, rows)
 
 
 @app.command("restore")

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from praisonmem.cli.options import JsonFlag
+from praisonmem.cli.options import JsonFlag, paged
 from praisonmem.cli.progress import file_progress
 from praisonmem.cli.state import State, state_of
 from praisonmem.core import check
@@ -108,4 +108,4 @@ def _secrets(state: State, homes: list[str], level: str, upsonic_db: str | None,
 
 # A one-command app, so that the root can load `check` as it loads the groups.
 app = typer.Typer(add_completion=False)
-app.command("check")(check_command)
+app.command("check")(paged(check_command))

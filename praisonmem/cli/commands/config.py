@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from praisonmem.cli.options import JsonFlag, NdjsonFlag
+from praisonmem.cli.options import JsonFlag, NdjsonFlag, table_options
 from praisonmem.cli.output import render_outcome
 from praisonmem.cli.state import state_of
 from praisonmem.core import config
@@ -35,6 +35,7 @@ def path_command(ctx: typer.Context, as_json: JsonFlag = False) -> None:
 
 
 @app.command("show")
+@table_options
 def show_command(ctx: typer.Context, as_json: JsonFlag = False, as_ndjson: NdjsonFlag = False) -> None:
     """Show every setting, its value and where it came from (environment,
     config or default; flags apply per command).

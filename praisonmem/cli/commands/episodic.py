@@ -6,7 +6,16 @@ from typing import Annotated
 
 import typer
 
-from praisonmem.cli.options import DryRunFlag, JsonFlag, MetaOption, NdjsonFlag, UserIdOption, YesFlag, parse_pairs
+from praisonmem.cli.options import (
+    DryRunFlag,
+    JsonFlag,
+    MetaOption,
+    NdjsonFlag,
+    UserIdOption,
+    YesFlag,
+    parse_pairs,
+    table_options,
+)
 from praisonmem.cli.output import fmt_time, render_outcome, warn
 from praisonmem.cli.prompts import confirm_and_run
 from praisonmem.cli.state import state_of
@@ -44,6 +53,7 @@ def add_command(
 
 
 @app.command("get")
+@table_options
 def get_command(
     ctx: typer.Context,
     date: DateOption = None,

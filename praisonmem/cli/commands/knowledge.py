@@ -7,7 +7,16 @@ from typing import Annotated, Any
 
 import typer
 
-from praisonmem.cli.options import DryRunFlag, ExportOutputOption, JsonFlag, LimitOption, NdjsonFlag, YesFlag, parse_pairs
+from praisonmem.cli.options import (
+    DryRunFlag,
+    ExportOutputOption,
+    JsonFlag,
+    LimitOption,
+    NdjsonFlag,
+    YesFlag,
+    parse_pairs,
+    table_options,
+)
 from praisonmem.cli.output import binary_stdout, fmt_time, note, render_outcome
 from praisonmem.cli.prompts import confirm_and_run
 from praisonmem.cli.state import State, state_of
@@ -44,6 +53,7 @@ def _table(out: Any, rows: list[dict[str, Any]], score: bool = False) -> None:
 
 
 @app.command("list")
+@table_options
 def list_command(
     ctx: typer.Context,
     path: PathOption = None,
@@ -94,6 +104,7 @@ def show_command(
 
 
 @app.command("search")
+@table_options
 def search_command(
     ctx: typer.Context,
     query: Annotated[str | None, typer.Argument(metavar="QUERY", help="Words to look for (case-insensitive).",

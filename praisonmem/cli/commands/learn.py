@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from praisonmem.cli.options import DryRunFlag, JsonFlag, MetaOption, NdjsonFlag, YesFlag, parse_pairs
+from praisonmem.cli.options import DryRunFlag, JsonFlag, MetaOption, NdjsonFlag, YesFlag, parse_pairs, table_options
 from praisonmem.cli.output import fmt_time, render_outcome, warn
 from praisonmem.cli.prompts import confirm_and_run
 from praisonmem.cli.state import state_of
@@ -41,6 +41,7 @@ def source_of(backend: learn.BackendKind | None, db: str | None, url: str | None
 
 
 @app.command("list")
+@table_options
 def list_command(
     ctx: typer.Context,
     store: Annotated[str | None, typer.Option("--store", metavar="STORE", help="Only this store.")] = None,

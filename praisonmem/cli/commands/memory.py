@@ -16,10 +16,11 @@ from praisonmem.cli.options import (
     MetaOption,
     NdjsonFlag,
     ProviderOption,
-    complete_memory_types,
     UserIdOption,
     YesFlag,
+    complete_memory_types,
     parse_pairs,
+    table_options,
 )
 from praisonmem.cli.output import binary_stdout, fmt_time, fmt_value, note, render_outcome, warn
 from praisonmem.cli.prompts import confirm_and_run
@@ -109,6 +110,7 @@ def store_command(
 
 
 @app.command("search")
+@table_options
 def search_command(
     ctx: typer.Context,
     query: Annotated[str | None, typer.Argument(metavar="QUERY", help="What to look for (case-insensitive).",
@@ -172,6 +174,7 @@ def search_command(
 
 
 @app.command("list")
+@table_options
 def list_command(
     ctx: typer.Context,
     type_: TypeOption = None,
@@ -351,6 +354,7 @@ def reset_command(
 
 
 @app.command("users")
+@table_options
 def users_command(
     ctx: typer.Context,
     provider: ProviderOption = None,
@@ -405,6 +409,7 @@ def _user_cell(user_id: str) -> str:
 
 
 @app.command("providers")
+@table_options
 def providers_command(ctx: typer.Context, as_json: JsonFlag = False, as_ndjson: NdjsonFlag = False) -> None:
     """List the memory providers (built-in and plug-ins) and what each supports.
 
@@ -466,6 +471,7 @@ SessionNameArgument = Annotated[str, typer.Argument(metavar="NAME", help="The na
 
 
 @sessions_app.command("list")
+@table_options
 def sessions_list_command(
     ctx: typer.Context,
     user_id: UserIdOption = None,

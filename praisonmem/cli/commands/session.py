@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from praisonmem.cli.options import (DryRunFlag, JsonFlag, LimitOption, NdjsonFlag, SchemaOption, StoreChoice,
-                                    TablePrefixOption, YesFlag, store_options)
+                                    TablePrefixOption, YesFlag, paged, store_options, table_options)
 from praisonmem.cli.output import binary_stdout, note, render_outcome, report_written, showing, warn
 from praisonmem.cli.progress import file_progress
 from praisonmem.cli.prompts import confirm_and_run
@@ -56,6 +56,7 @@ ScopeOption = Annotated[sessions.Scope | None, typer.Option("--scope", help="Onl
 
 
 @app.command("list")
+@table_options
 @store_options
 def list_command(
     ctx: typer.Context,
@@ -71,20 +72,24 @@ def list_command(
 ) -> None:
     """List sessions in the PraisonAI home, newest first, once per store that holds them.
 
-    STORE is json (a JSON file in the sessions dir: what an Agent with the
-    default store, the bots and the praisonai CLI load) or sessions.db (a row
-    of the gateway's database). When both hold a session id (the gateway
-    copies the JSON files into its database once, then each side is written
-    on its own), PAIR says whether the copies are the same or have diverged,
-    and marks the copy the other has overtaken as stale.
+    STORE tells where a session is kept: json (a JSON file in the sessions
+    directory, what an Agent with the default store and the bots load),
+    sessions.db (a row of the gateway's database), project:<id> (the
+    praisonai CLI's store of one project, sessions/projects/<id>/; the
+    current directory's is named on stderr, and in JSON "current_project" is
+    true), unified (the praisonai REPL/TUI's sessions; in JSON,
+    "last_session" marks the one its /continue resumes) or legacy-run (the
+    praisonai CLI's older sessions/<run id>/ directories). When two stores
+    hold a session id (the gateway copies the JSON files into its database
+    once, then each side is written on its own), PAIR says whether the
+    copies are the same or have diverged, and marks the copy the other has
+    overtaken as stale.
 
-    STORE tells where a session is kept: json (the sessions directory, what
-    an Agent and the bots load), project:<id> (the praisonai CLI's store of
-    one project, sessions/projects/<id>/; the current directory's is named on
-    stderr, and in JSON "current_project" is true), unified (the praisonai
-    REPL/TUI's sessions; in JSON, "last_session" marks the one its /continue
-    resumes) or legacy-run (the praisonai CLI's older sessions/<run id>/
-    directories).
+    On a terminal the table fits its width: ID, TITLE and UPDATED always
+    stay; when the rest does not fit, columns are left out in this order
+    (and a note on stderr names them): CREATED, COST, TOKENS, MODEL,
+    ARCHIVED, USER, PAIR, STORE, SCOPE, AGENT, MSGS. --wide shows them all,
+    --columns picks them; when piped, every column is printed (tsv).
 
     SCOPE tells where a session belongs relative to the current workspace:
     workspace (this workspace's history id for its agent), global (the
@@ -125,6 +130,7 @@ _KEY_HINT = "set PRAISONAI_SESSION_KEY or give --key-file to decrypt them"
 
 
 @app.command("show")
+@paged
 @store_options
 def show_command(
     ctx: typer.Context,
@@ -185,6 +191,7 @@ def show_command(
 
 
 @app.command("search")
+@paged
 @store_options
 def search_command(
     ctx: typer.Context,

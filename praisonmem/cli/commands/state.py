@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from praisonmem.cli.options import DryRunFlag, JsonFlag, NdjsonFlag, YesFlag
+from praisonmem.cli.options import DryRunFlag, JsonFlag, NdjsonFlag, YesFlag, table_options
 from praisonmem.cli.output import binary_stdout, report_written, warn
 from praisonmem.cli.prompts import confirm_and_run
 from praisonmem.cli.state import state_of
@@ -26,6 +26,7 @@ SessionOption = Annotated[str | None, typer.Option("--session", metavar="S",
 
 
 @app.command("list")
+@table_options
 def list_command(
     ctx: typer.Context,
     store: StoreOption,

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from praisonmem.cli.options import DryRunFlag, JsonFlag, LimitOption, NdjsonFlag, YesFlag, parse_pairs
+from praisonmem.cli.options import DryRunFlag, JsonFlag, LimitOption, NdjsonFlag, YesFlag, parse_pairs, table_options
 from praisonmem.cli.output import binary_stdout, fmt_value, render_outcome, report_written, showing
 from praisonmem.cli.prompts import confirm_and_run
 from praisonmem.cli.render.upsonic import date, render_session, render_traits
@@ -44,6 +44,7 @@ def _store(state: State, db: str | None, session_table: str, user_table: str, sc
 
 
 @app.command("sessions")
+@table_options
 def sessions_command(
     ctx: typer.Context,
     db: DbOption = None,

@@ -6,12 +6,11 @@ from typing import Annotated
 
 import typer
 
-from praisonmem.cli.options import JsonFlag
+from praisonmem.cli.options import JsonFlag, NdjsonFlag, table_options
 from praisonmem.cli.output import note, warn
 from praisonmem.cli.progress import file_progress
 from praisonmem.cli.state import state_of
 from praisonmem.core import usage
-from praisonmem.core.errors import UsageError
 
 
 def usage_command(
@@ -32,9 +31,10 @@ def usage_command(
                                             "sqlite:///PATH or postgresql://…, told apart by their tables). "
                                             "Default: every store of the home, and the configured upsonic.db.")
     ] = None,
-    as_csv: Annotated[bool, typer.Option("--csv", help="Print the rows as CSV (a header line, no totals row).")
-                      ] = False,
+    as_csv: Annotated[bool, typer.Option("--csv", help="Print the rows as CSV (a header line, no totals row); "
+                                                       "short for --format csv.")] = False,
     as_json: JsonFlag = False,
+    as_ndjson: NdjsonFlag = False,
 ) -> None:
     """Report the tokens, cost and turns the sessions recorded, with totals.
 
@@ -60,22 +60,20 @@ def usage_command(
         praisonmem usage --by month --since 2026-01-01
         praisonmem usage --by model --store upsonic.db --json
     """
-    if as_csv and as_json:
-        raise UsageError("give --csv or --json, not both")
     state = state_of(ctx)
+    out = state.output(as_json, as_ndjson, as_csv=as_csv)
     upsonic_db = None if store else state.setting("upsonic.db")
     with file_progress("Reading sessions") as progress:
         report = usage.usage_report(state.paths, by=by, since=since, until=until, stores=store,
                                     upsonic_db=upsonic_db, timeout=state.lock_timeout, progress=progress)
     for bad in report.unreadable:
         warn(f"skipped unreadable session {bad['file']} ({bad['store']}): {bad['error']}")
-    out = state.output(as_json)
-    if as_csv:
+    if out.format == "csv":
         from praisonmem.cli.render.usage import render_csv
 
-        render_csv(report)
+        render_csv(report, out.columns)
         return
-    if out.document(report.to_json()):
+    if out.records(report.to_json()["rows"]) if out.as_ndjson else out.document(report.to_json()):
         return
     from praisonmem.cli.render.usage import render_report
 
@@ -86,4 +84,4 @@ def usage_command(
 
 # A one-command app, so that the root can load `usage` as it loads the groups.
 app = typer.Typer(add_completion=False)
-app.command("usage")(usage_command)
+app.command("usage")(table_options(usage_command))

@@ -8,13 +8,16 @@ from praisonmem.cli.output import Output, fmt_time, fmt_value
 
 HEADERS = ["ID", "AGENT", "USER", "TITLE", "MSGS", "ARCHIVED", "CREATED", "UPDATED", "SCOPE", "MODEL", "TOKENS",
            "COST", "SPILLED", "STORE", "PAIR"]
-# Dropped in this order while AGENT and TITLE would be cut short (ID and UPDATED always stay, never cut).
-OPTIONAL = ["CREATED", "COST", "TOKENS", "MODEL", "ARCHIVED", "USER", "SCOPE", "AGENT", "MSGS"]
+# Dropped in this order when the table does not fit the terminal even with AGENT and TITLE cut short (ID, TITLE
+# and UPDATED always stay; ID and UPDATED are never cut).
+OPTIONAL = ["CREATED", "COST", "TOKENS", "MODEL", "ARCHIVED", "USER", "PAIR", "STORE", "SCOPE", "AGENT", "MSGS"]
+# ... and these only while TITLE keeps room to be read: AGENT, MSGS, SCOPE and STORE narrow it first.
+COMFORT = OPTIONAL[:7]
 
 
 def render_list(out: Output, rows: list[dict[str, Any]]) -> None:
     """All columns when piped. On a terminal, SPILLED only when something waits and STORE and PAIR only with
-    two stores; then the :data:`OPTIONAL` columns go, in that order, while AGENT and TITLE would be cut short."""
+    two stores; then the :data:`OPTIONAL` columns go, in that order, while the rest does not fit."""
     table_rows = []
     styles = []
     for r in rows:
@@ -33,7 +36,8 @@ def render_list(out: Output, rows: list[dict[str, Any]]) -> None:
     hidden = [] if any(r["spilled_count"] for r in rows) else ["SPILLED"]
     if len({r["store"] for r in rows}) < 2:
         hidden += ["PAIR", "STORE"]
-    out.table(HEADERS, table_rows, row_styles=styles, truncate=["AGENT", "TITLE"], hidden=hidden, optional=OPTIONAL)
+    out.table(HEADERS, table_rows, row_styles=styles, truncate=["AGENT", "TITLE"], hidden=hidden, optional=OPTIONAL,
+              comfort=COMFORT)
 
 
 def _unreadable_cells(row: dict[str, Any], *, tty: bool) -> list[str]:

@@ -2,12 +2,16 @@
 
 A table's columns are of two kinds. *Whole* columns hold what people copy (ids, file names, paths, dates,
 counts) and are never cut. *Text* columns (a title, an agent's name, a memory's text) are cut to fit, at a word
-boundary where one is near, and end with ``…``. While the text columns would get fewer than :data:`COMFORT`
-cells, the *optional* columns are dropped, first listed first (each command documents its order); then the text
-columns share what is left, down to :data:`MIN_TEXT` cells; when even that is not enough, each row is shown as a
+boundary where one is near, and end with ``…``. Every column is shown while the whole columns and the text
+columns at :data:`MIN_TEXT` cells fit; only when they do not are *optional* columns dropped: the others are
+kept, then the optional ones are taken back, the last listed (the most wanted) first, each one that still fits
+(each command documents its order; its *comfort* columns last, and only while the text columns keep
+:data:`COMFORT` cells), and the caller says which went (:attr:`Layout.dropped`). Then the text columns share
+what is left. When even the columns no command may drop do not fit, each row is shown as a
 block of ``HEADER  value`` lines, so no line is wider than the terminal and no copyable value is cut (a value
-wider than the whole terminal is folded onto the next lines, every character kept). :func:`lay_out` decides
-this (a :class:`Layout`); :func:`table_lines` and :func:`record_lines` draw it.
+wider than the whole terminal is folded onto the next lines, every character kept). ``wide`` keeps every
+column at its whole width, however wide the lines. :func:`lay_out` decides this (a :class:`Layout`);
+:func:`table_lines` and :func:`record_lines` draw it.
 
 Everything here works on display cells (East Asian wide characters count 2), on cells already escaped by
 :func:`praisonmem.core.io.safetext.printable`.
@@ -21,8 +25,8 @@ from dataclasses import dataclass
 from rich.cells import cell_len
 
 GAP = 2  # spaces between columns
-COMFORT = 32  # optional columns go while a text column would get less than this (or than its whole text)
-MIN_TEXT = 6  # with the optional columns gone, a text column can be squeezed to this (or its header)
+MIN_TEXT = 8  # a text column is squeezed to this (or its header, or its whole text) before a column is dropped
+COMFORT = 24  # ... but not for a *comfort* column, shown only while the text columns keep this (or their whole text)
 ELLIPSIS = "…"
 
 
@@ -33,11 +37,14 @@ class Layout:
     keep: list[int]
     widths: list[int]
     records: bool = False
+    dropped: tuple[str, ...] = ()  # the optional columns left out to fit, in the table's order
 
 
 def lay_out(headers: Sequence[str], rows: Sequence[Sequence[str]], *, truncate: Sequence[str],
-         optional: Sequence[str], width: int) -> Layout:
+            optional: Sequence[str], width: int, wide: bool = False, comfort: Sequence[str] = ()) -> Layout:
     natural = [max([cell_len(h)] + [cell_len(row[i]) for row in rows]) for i, h in enumerate(headers)]
+    if wide:
+        return Layout(list(range(len(headers))), natural)
 
     def floor(i: int, least: int = MIN_TEXT) -> int:
         if headers[i] not in truncate:
@@ -47,13 +54,16 @@ def lay_out(headers: Sequence[str], rows: Sequence[Sequence[str]], *, truncate: 
     def need(cols: list[int], least: int = MIN_TEXT) -> int:
         return sum(floor(i, least) for i in cols) + GAP * (len(cols) - 1)
 
-    keep = list(range(len(headers)))
-    for name in optional:
-        if need(keep, COMFORT) <= width:
-            break
-        keep = [i for i in keep if headers[i] != name]
+    # The columns no command may drop, then the optional ones from the last listed (the most wanted) to the first,
+    # each while it still fits: a narrow column may stay where a wider, more wanted one could not.
+    rank = {name: n for n, name in enumerate(optional)}
+    keep = [i for i, h in enumerate(headers) if h not in rank]
     if need(keep) > width:
         return Layout(list(range(len(headers))), natural, records=True)
+    wanted = sorted((i for i, h in enumerate(headers) if h in rank), key=lambda i: -rank[headers[i]])
+    for i in [i for i in wanted if headers[i] not in comfort] + [i for i in wanted if headers[i] in comfort]:
+        if need(sorted(keep + [i]), COMFORT if headers[i] in comfort else MIN_TEXT) <= width:
+            keep = sorted(keep + [i])
     widths = {i: floor(i) for i in keep}
     spare = width - need(keep)
     # Share what is left among the text columns, the narrowest first, until each has its natural width.
@@ -64,7 +74,8 @@ def lay_out(headers: Sequence[str], rows: Sequence[Sequence[str]], *, truncate: 
         narrowest = min(short, key=lambda i: (widths[i], i))
         widths[narrowest] += 1
         spare -= 1
-    return Layout(keep, [widths[i] for i in keep])
+    dropped = tuple(h for i, h in enumerate(headers) if i not in keep)
+    return Layout(keep, [widths[i] for i in keep], dropped=dropped)
 
 
 def shorten(text: str, width: int) -> str:

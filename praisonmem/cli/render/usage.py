@@ -80,10 +80,15 @@ def _chart(out: Output, rows: list[dict[str, Any]], by: usage.GroupBy) -> None:
     out.console.print(table)
 
 
-def render_csv(report: usage.UsageReport) -> None:
+def render_csv(report: usage.UsageReport, columns: str | None = None) -> None:
+    """The rows as CSV, headed by their JSON names (``columns``: ``--columns``, by those names)."""
+    from praisonmem.cli.output import pick_columns
+
     data = report.to_json()
     by = report.by
     names = [by.value] + (["store"] if by is usage.GroupBy.session else []) + list(COLUMNS)
+    if columns is not None:
+        names = [names[i] for i in pick_columns(names, columns)]
     writer = csv.writer(sys.stdout, lineterminator="\n")
     writer.writerow(names)
     for row in data["rows"]:

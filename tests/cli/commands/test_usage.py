@@ -169,7 +169,7 @@ def test_json_gets_its_error_as_json(cli, fixture_home):
     assert result.exit_code == 2 and json.loads(result.stderr)["error"]["code"] == "usage"
     both = cli("--home", fixture_home, "usage", "--csv", "--json")
     assert both.exit_code == 2 and both.stdout == ""
-    assert json.loads(both.stderr)["error"]["message"] == "give --csv or --json, not both"
+    assert json.loads(both.stderr)["error"]["message"] == "conflicting output formats: --json and --csv (give one)"
 
 
 def test_a_conversation_store_reports_the_usage_its_sessions_recorded(cli, fixture_home, tmp_path):
