@@ -289,6 +289,20 @@ def test_the_manual_exit_code_table_is_exit_codes():
     assert manual_exit_codes() == EXIT_CODES
 
 
+def test_the_quick_start_commands_are_the_ones_ci_and_the_docs_test_run():
+    """The README's two commands, exactly: CI's last line runs the test command; the docs test runs the other."""
+    run_the_example = "pip install . && praisonmem --home examples/home session list"
+    install_and_test = "pip install '.[test,compat]' && python -m pytest"
+    quick_start = README.split("\n## Quick start\n", 1)[1].split("\n## ", 1)[0]
+    assert f"```sh\n{run_the_example}\n```" in quick_start and f"```sh\n{install_and_test}\n```" in quick_start
+    assert (REPO / ".ci" / "run").read_text(encoding="utf-8").rstrip().splitlines()[-1] == install_and_test
+    assert ("README.md", quick_start_line(run_the_example), [run_the_example]) in BLOCKS
+
+
+def quick_start_line(command: str) -> int:
+    return README.splitlines().index(command) + 1
+
+
 def test_the_readme_tour_is_real_output():
     """The tour's output is what its commands print against examples/home today (regenerate with the script)."""
     done = subprocess.run([sys.executable, str(REPO / "scripts" / "gen_readme_tour.py"), "--check"],
@@ -375,7 +389,7 @@ def run_block(block: list[str], root: Path) -> list[tuple[str, int, int]]:
             continue
         command = text
         if expected == 130:  # a command that runs until Ctrl-C: Ctrl-C it
-            command = re.sub(r"(^|[|&;]\s*)praisonmem ", r"\1timeout -s INT 3 praisonmem ", command)
+            command = re.sub(r"(^|[|&;]\s*)praisonmem ", r"\1timeout --preserve-status -s INT 5 praisonmem ", command)
         script.append(f"{{ {command}\n}} </dev/null >/dev/null 2>>{root}/stderr; echo $? >>{rc_file}")
         checked.append((text, expected))
     done = subprocess.run(["bash", "-c", "\n".join(script)], cwd=root, env=env, capture_output=True, text=True,
