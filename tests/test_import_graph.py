@@ -3,7 +3,7 @@
 
 A module belongs to the unit its longest prefix in :data:`LAYERS` names; a unit may import its own modules (without
 a circle), any unit of a lower layer, and nothing else: not a unit of its own layer (siblings are independent), not
-one above it. The layers, lowest first, are the README's (Architecture).
+one above it. The layers, lowest first, are the architecture page's (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -167,10 +167,10 @@ def test_a_function_level_import_is_an_edge(monkeypatch):
     assert len(upward(edges)) >= 2
 
 
-def test_the_layers_are_the_readmes():
-    """The README's Architecture section shows the same layers in the same order."""
-    readme = (PACKAGE.parent / "README.md").read_text(encoding="utf-8")
-    table = readme[readme.index("| layer | modules |"):]
+def test_the_layers_are_the_architecture_pages():
+    """The architecture page (docs/architecture.md) shows the same layers in the same order."""
+    page = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    table = page[page.index("| layer | modules |"):]
     rows = [line for line in table.splitlines()[2:] if line.startswith("|")]
     shown = [tuple(sorted(cell.strip(" `") for cell in row.split("|")[2].split(","))) for row in rows]
     assert shown == [tuple(sorted(unit.removeprefix("praisonmem.").replace(".", "/") or "praisonmem"

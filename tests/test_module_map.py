@@ -1,6 +1,6 @@
-"""README's Architecture map names every module of the package, and nothing that is not one.
+"""The Architecture map (docs/architecture.md) names every module of the package, and nothing that is not one.
 
-The map is the indented tree in the Architecture section: a line at two spaces names a top-level directory
+The map is the indented tree of the architecture page that starts at ``praisonmem/``: a line at two spaces names a top-level directory
 (``core/``, ``cli/``) or modules of ``praisonmem/`` itself, a line at four spaces modules of that directory or,
 led by ``name/``, a sub-directory and its modules (deeper lines continue the line above). Inside a line,
 ``name/ (...)`` is a sub-directory whose modules are the ones named within its parentheses. A module is
@@ -19,8 +19,11 @@ TOKEN = re.compile(r"(?P<dir>[A-Za-z_]\w*)/(?=\s*\(|\s|$)|(?P<file>__init__(?:\.
                    r"(?P<close>\))")
 
 
-def map_block(readme: str) -> list[str]:
-    section = readme.split("\n## Architecture\n", 1)[1].split("\n## ", 1)[0]
+ARCHITECTURE = REPO / "docs" / "architecture.md"
+
+
+def map_block(page: str) -> list[str]:
+    section = page.split("\n## Architecture\n", 1)[1].split("\n## ", 1)[0]
     block = section.split("\n```\npraisonmem/\n", 1)[1].split("\n```", 1)[0]
     return block.splitlines()
 
@@ -86,11 +89,11 @@ def package_modules() -> set[str]:
 
 
 def test_the_architecture_map_names_every_module_and_no_other():
-    mapped = mapped_modules((REPO / "README.md").read_text(encoding="utf-8"))
+    mapped = mapped_modules(ARCHITECTURE.read_text(encoding="utf-8"))
     modules = package_modules()
     missing, stale = sorted(modules - mapped), sorted(mapped - modules)
     assert not missing and not stale, (
-        "README.md's Architecture map differs from praisonmem/: "
+        "docs/architecture.md's map differs from praisonmem/: "
         + (f"missing {', '.join(missing)}" if missing else "")
         + ("; " if missing and stale else "")
         + (f"stale (no such module) {', '.join(stale)}" if stale else ""))

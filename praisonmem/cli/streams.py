@@ -4,7 +4,7 @@ A shell's ``>&-`` (or a parent that closed the descriptor) starts praisonmem wit
 Python then sets ``sys.stdin``/``sys.stdout``/``sys.stderr`` to ``None``. :func:`stand_in` puts
 ``/dev/null`` on each missing descriptor, so no file praisonmem opens later can be given fd 1 and
 receive its output, and makes the stream one that says it is closed: reading stdin or writing
-stdout fails with one line and exit 5 (README, "Exit codes"); writing stderr goes nowhere.
+stdout fails with one line and exit 5 (docs/exit-codes-and-json.md, "Exit codes"); writing stderr goes nowhere.
 
 While a command runs, :class:`GuardedStdout` turns a failed write into :class:`StdoutClosed` (the
 reader went away: exit 141, quietly, as for a tool killed by SIGPIPE) or :class:`StdoutFailed`

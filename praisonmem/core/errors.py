@@ -2,8 +2,8 @@
 
 The CLI turns a :class:`PraisonMemError` into a one-line message on stderr (or a
 JSON error object with ``--json``) and exits with :attr:`PraisonMemError.exit_code`.
-:data:`EXIT_CODES` lists every code praisonmem exits with; the README's table and
-the man pages are checked against it.
+:data:`EXIT_CODES` lists every code praisonmem exits with; the manual's table
+(docs/exit-codes-and-json.md) and the man pages are checked against it.
 """
 
 from __future__ import annotations

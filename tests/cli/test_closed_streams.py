@@ -1,5 +1,5 @@
 """Closed and failing standard streams, really closed in the child process (a shell's ``>&-``): one line
-and exit 5 (README, "Exit codes"), no traceback, and a change that was made is said to be made."""
+and exit 5 (docs/exit-codes-and-json.md, "Exit codes"), no traceback, and a change that was made is said to be made."""
 
 from __future__ import annotations
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -196,6 +197,9 @@ def test_store_labels_complete_from_the_home(gateway_home, fixture_home):
 # ---------------------------------------------------------------- docs that cannot drift (sqlite-utils' test_docs)
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
+DOCS = REPO / "docs"
+PAGES = {path.name: path.read_text(encoding="utf-8") for path in sorted(DOCS.glob("*.md"))}
+MANUAL = "\n".join(PAGES.values())
 
 
 def groups_and_commands():
@@ -223,17 +227,207 @@ def test_every_command_and_group_help_has_an_example(path, command):
 
 
 @pytest.mark.parametrize("path", [p for p, _ in COMMANDS], ids=" ".join)
-def test_every_command_appears_in_the_readme(path):
-    assert f"{' '.join(path)} " in README or f"{' '.join(path)}\n" in README, " ".join(path)
+def test_every_command_appears_in_the_manual(path):
+    assert f"{' '.join(path)} " in MANUAL or f"{' '.join(path)}\n" in MANUAL, " ".join(path)
 
 
-def readme_exit_codes() -> dict[int, str]:
-    section = README.split("## Exit codes", 1)[1].split("\n## ", 1)[0]
+def test_the_readme_is_a_landing_page_whose_index_names_every_group():
+    assert len(README) <= 20_000, f"README.md is {len(README):,} characters; the manual belongs in docs/"
+    index = README.split("\n## Commands\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in index.splitlines() if line.startswith("| `praisonmem ")]
+    named = {row.split("`")[1].split()[1] for row in rows}
+    groups = set(typer.main.get_command(app).commands)
+    assert named == groups, f"the README's command index lacks {sorted(groups - named)}, or names no group {sorted(named - groups)}"
+    for row in rows:  # each row links its group's page
+        assert re.search(r"\]\(docs/[\w.-]+\.md\)", row), row
+
+
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def anchors(text: str) -> set[str]:
+    """GitHub's anchors of a page's headings (outside code blocks)."""
+    found, fence = set(), False
+    for line in text.splitlines():
+        if line.startswith("```"):
+            fence = not fence
+        elif not fence and re.match(r"#{1,6} ", line):
+            title = line.lstrip("#").strip().lower()
+            found.add(re.sub(r"[^\w\- ]", "", title).replace(" ", "-"))
+    return found
+
+
+@pytest.mark.parametrize("name", ["README.md", *(f"docs/{n}" for n in PAGES)])
+def test_every_link_of_the_docs_leads_somewhere(name):
+    page = REPO / name
+    text = page.read_text(encoding="utf-8")
+    for target in LINK.findall(text):
+        if target.startswith(("http://", "https://")):
+            continue
+        file, _, anchor = target.partition("#")
+        path = (page.parent / file).resolve() if file else page
+        assert path.exists(), f"{name}: link to {target}: no such file"
+        if anchor:
+            assert anchor in anchors(path.read_text(encoding="utf-8")), f"{name}: link to {target}: no such heading"
+
+
+def test_the_manual_index_lists_every_page():
+    index = PAGES["README.md"]
+    listed = set(re.findall(r"\]\(([\w.-]+\.md)\)", index))
+    assert listed == set(PAGES) - {"README.md"}, (sorted(set(PAGES) - {"README.md"} - listed), sorted(listed - set(PAGES)))
+
+
+def manual_exit_codes() -> dict[int, str]:
+    section = PAGES["exit-codes-and-json.md"].split("## Exit codes", 1)[1].split("\n## ", 1)[0]
     rows = [line.split("|")[1:3] for line in section.splitlines() if line.startswith("| ") and "---" not in line]
     return {int(code): text.strip() for code, text in rows if code.strip().isdigit()}
 
 
-def test_the_readme_exit_code_table_is_exit_codes():
+def test_the_manual_exit_code_table_is_exit_codes():
     from praisonmem.core.errors import EXIT_CODES
 
-    assert readme_exit_codes() == EXIT_CODES
+    assert manual_exit_codes() == EXIT_CODES
+
+
+def test_the_quick_start_commands_are_the_ones_ci_and_the_docs_test_run():
+    """The README's two commands, exactly: CI's last line runs the test command; the docs test runs the other."""
+    run_the_example = "pip install . && praisonmem --home examples/home session list"
+    install_and_test = "pip install '.[test,compat]' && python -m pytest"
+    quick_start = README.split("\n## Quick start\n", 1)[1].split("\n## ", 1)[0]
+    assert f"```sh\n{run_the_example}\n```" in quick_start and f"```sh\n{install_and_test}\n```" in quick_start
+    assert (REPO / ".ci" / "run").read_text(encoding="utf-8").rstrip().splitlines()[-1] == install_and_test
+    assert ("README.md", quick_start_line(run_the_example), [run_the_example]) in BLOCKS
+
+
+def quick_start_line(command: str) -> int:
+    return README.splitlines().index(command) + 1
+
+
+def test_the_readme_tour_is_real_output():
+    """The tour's output is what its commands print against examples/home today (regenerate with the script)."""
+    done = subprocess.run([sys.executable, str(REPO / "scripts" / "gen_readme_tour.py"), "--check"],
+                          capture_output=True, text=True, cwd=REPO)
+    assert done.returncode == 0, done.stderr
+
+
+# ------------------------------------------------ every example line of the README and docs/ runs as written
+
+# An example block's first line says where it runs, and is itself what a reader types from the repository root:
+# `export PRAISONAI_HOME=$PWD/examples/<home>` (and, for memory, `cd examples/project`).
+SETUP = re.compile(r"^(?:export PRAISONAI_HOME=\$PWD/examples/[\w./-]+|cd examples/[\w./-]+)(?:\s|$)")
+# A line naming a server cannot run here: the test says so, and checks that nothing else is left out.
+SERVER = re.compile(r"\b(?:postgres(?:ql)?(?:\+\w+)?|mysql|rediss?|unix)://")
+EXPECTED_EXIT = re.compile(r"\bexit (\d+)\b")
+INVOKES = re.compile(r"(?:^|[|&;(]\s*|\$\()praisonmem ")
+INSTALL = re.compile(r"^pip install \.? && ")
+
+
+def comment_of(line: str) -> str:
+    """The part of a shell line after an unquoted ``#`` that starts a word."""
+    quote = None
+    for i, char in enumerate(line):
+        if quote:
+            quote = None if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "#" and (i == 0 or line[i - 1].isspace()):
+            return line[i + 1:]
+    return ""
+
+
+def example_blocks() -> list[tuple[str, int, list[str]]]:
+    """Every ```sh block of the README and docs/: (page, line number, its lines with continuations joined)."""
+    found = []
+    for name, text in [("README.md", README), *((f"docs/{n}", t) for n, t in PAGES.items())]:
+        lines = text.splitlines()
+        i = 0
+        while i < len(lines):
+            if lines[i].strip() == "```sh":
+                start, body = i + 1, []
+                i += 1
+                while lines[i].strip() != "```":
+                    if body and body[-1].endswith("\\"):
+                        body[-1] = body[-1][:-1] + " " + lines[i].strip()
+                    else:
+                        body.append(lines[i])
+                    i += 1
+                found.append((name, start + 1, body))
+            i += 1
+    return found
+
+
+
+
+def is_example(block: list[str]) -> bool:
+    """A block that runs praisonmem (the others install, test or benchmark it)."""
+    return any(INVOKES.search(line.strip()) and not line.strip().startswith("#") for line in block)
+
+
+def run_block(block: list[str], root: Path) -> list[tuple[str, int, int]]:
+    """Run one block in bash from ``root`` (a fresh copy of examples/): (line, expected exit, exit) per line."""
+    shutil.copytree(REPO / "examples", root / "examples", symlinks=True)
+    user, bin_dir = root / "user", root / "bin"
+    user.mkdir()
+    bin_dir.mkdir()
+    (bin_dir / "praisonmem").write_text(f'#!/bin/sh\nexec {sys.executable} -m praisonmem "$@"\n')
+    (bin_dir / "praisonmem").chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PRAISONAI", "PRAISONMEM", "MEM0", "XDG_"))}
+    env.update(HOME=str(user), PATH=f"{bin_dir}:{os.environ['PATH']}", PYTHONPATH=str(REPO), NO_COLOR="1",
+               PRAISONMEM_CONFIG=str(user / "config.toml"))
+    rc_file = root / "exit-codes"
+    script, checked = ["set -o pipefail"], []
+    for line in block:
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        if SETUP.match(text):
+            script.append(f"{text} || exit 99")
+            continue
+        expected = int(m[1]) if (m := EXPECTED_EXIT.search(comment_of(text))) else 0
+        text = INSTALL.sub("", text)  # the quick start's `pip install . && praisonmem …`: praisonmem is installed
+        if SERVER.search(text):
+            continue
+        command = text
+        if expected == 130:  # a command that runs until Ctrl-C: Ctrl-C it
+            command = re.sub(r"(^|[|&;]\s*)praisonmem ", r"\1timeout --preserve-status -s INT 5 praisonmem ", command)
+        script.append(f"{{ {command}\n}} </dev/null >/dev/null 2>>{root}/stderr; echo $? >>{rc_file}")
+        checked.append((text, expected))
+    done = subprocess.run(["bash", "-c", "\n".join(script)], cwd=root, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode != 99, f"the block's first line failed: {done.stderr}"
+    codes = [int(c) for c in rc_file.read_text().split()] if rc_file.exists() else []
+    assert len(codes) == len(checked), done.stderr
+    return [(text, expected, code) for (text, expected), code in zip(checked, codes)]
+
+
+BLOCKS = [(page, start, block) for page, start, block in example_blocks() if is_example(block)]
+
+
+@pytest.fixture(scope="module")
+def block_results(tmp_path_factory) -> dict[tuple[str, int], list[tuple[str, int, int]] | str]:
+    """Every block run once, several at a time (each in its own copy of examples/): its lines' exit codes."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(item):
+        page, start, block = item
+        try:
+            return (page, start), run_block(block, tmp_path_factory.mktemp("example"))
+        except (AssertionError, subprocess.TimeoutExpired) as exc:
+            return (page, start), str(exc)
+
+    with ThreadPoolExecutor(max(2, os.cpu_count() or 2)) as pool:
+        return dict(pool.map(one, BLOCKS))
+
+
+@pytest.mark.parametrize("page, start, block", BLOCKS, ids=[f"{p}:{s}" for p, s, _ in BLOCKS])
+def test_every_example_says_where_it_runs_and_runs(page, start, block, block_results):
+    first = next((line.strip() for line in block if line.strip()), "")
+    examples = [line for line in block if INVOKES.search(line.strip()) and not line.strip().startswith("#")]
+    says_its_home = all("--home examples/" in line for line in examples)
+    assert SETUP.match(first) or says_its_home, (f"{page}:{start}: an example block's first line says which shipped "
+                                                 f"home it runs against (export PRAISONAI_HOME=$PWD/examples/<home>, "
+                                                 f"or cd examples/<dir>)")
+    result = block_results[page, start]
+    assert not isinstance(result, str), f"{page}:{start}: {result}"
+    wrong = [f"`{text}` exited {code}, expected {expected}" for text, expected, code in result if code != expected]
+    assert not wrong, f"{page}:{start}:\n" + "\n".join(wrong)

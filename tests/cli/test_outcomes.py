@@ -12,7 +12,7 @@ import pytest
 from tests.conftest import FIXTURES
 
 BASE = {"action", "dry_run", "detail"}  # every change record
-SESSION = BASE | {"session_id", "file", "new_session_id", "target"}  # the README's session change record
+SESSION = BASE | {"session_id", "file", "new_session_id", "target"}  # the session change record (docs/exit-codes-and-json.md)
 ITEM = {"id", "content", "metadata", "created_at", "updated_at", "access_count", "importance"}  # FileMemory's
 ENTRY = {"id", "content", "metadata", "created_at", "updated_at", "use_count", "last_used"}  # a learn entry
 

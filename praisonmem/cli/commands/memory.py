@@ -414,7 +414,7 @@ def providers_command(ctx: typer.Context, as_json: JsonFlag = False, as_ndjson: 
     """List the memory providers (built-in and plug-ins) and what each supports.
 
     Plug-ins register a class under the entry-point group "praisonmem.providers";
-    see the README.
+    see docs/memory.md.
 
     Example:
 

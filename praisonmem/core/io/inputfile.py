@@ -23,7 +23,7 @@ from typing import BinaryIO
 from praisonmem.core.errors import IOFailure, NotFound, NotRegularFile, Refused, UsageError, io_failure
 
 STDIN = "-"
-# The most praisonmem reads from one input file: the one documented limit (README, "Input size").
+# The most praisonmem reads from one input file: the one documented limit (docs/exit-codes-and-json.md, "Input size").
 MAX_INPUT_BYTES = 256 << 20
 
 

@@ -6,7 +6,7 @@
   ever goes into a column: ``state`` holds the document's non-empty ``runtime_state``/``last_compaction``
   (for SQL readers; NULL when there is none), ``metadata`` the document's.
 * **What the columns lose lives beside them**, in praisonmem's own table ``<prefix>praisonmem_extra``
-  (:func:`doc_to_rows` returns its rows; see the README, "Sessions in other stores"): for the session
+  (:func:`doc_to_rows` returns its rows; see docs/session.md, "Moving sessions between stores"): for the session
   (``message_id`` ``''``) the document's layout (``style``, the source bytes' ``sha256``, the session's
   ``created_at`` and a ``skeleton``: the exact JSON text of the document with every message object
   replaced by ``{"$": row id}``; the whole text when its layout is not the library's), and per message the
