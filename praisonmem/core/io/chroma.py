@@ -289,21 +289,24 @@ def neighbours(col: Any, item_id: str, limit: int, where: dict[str, Any] | None 
 def delete_ids(path: Path, name: str, ids: list[str]) -> list[dict[str, Any]]:
     """Delete ``ids`` from the collection ``name`` of ``path`` and scrub what they leave (module docstring);
     returns the deleted records. :class:`IOFailure` when a deleted text is still found in a file."""
-    with writer(path) as client:
-        col = collection(client, name, path)
-        # lowered before anything loads the segment: a loaded segment keeps the threshold it was opened with
-        hnsw = col.configuration_json.get("hnsw") or {}
-        kept = {k: hnsw[k] for k in ("sync_threshold", "batch_size") if hnsw.get(k) is not None}
-        # the batch too: a segment whose brute-force batch is not full never syncs, and its log keeps the texts
-        col.modify(configuration={"hnsw": {"sync_threshold": SYNC_FOR_DELETE, "batch_size": SYNC_FOR_DELETE}})
-        try:
-            gone = rows(col, ids=ids)
-            if gone:
+    # read from a private copy: a read through the writer's client loads the vector segment, which then
+    # skips applying the delete (measured with chromadb 1.5.9: the deleted id stayed in the HNSW files)
+    with snapshot(path) as copy:
+        gone = rows(collection(copy, name, path), ids=ids)
+    if gone:
+        with writer(path) as client:
+            col = collection(client, name, path)
+            # lowered before anything loads the segment: a loaded segment keeps the threshold it was opened with
+            hnsw = col.configuration_json.get("hnsw") or {}
+            kept = {k: hnsw[k] for k in ("sync_threshold", "batch_size") if hnsw.get(k) is not None}
+            # the batch too: a segment whose brute-force batch is not full never syncs, and its log keeps texts
+            col.modify(configuration={"hnsw": {"sync_threshold": SYNC_FOR_DELETE, "batch_size": SYNC_FOR_DELETE}})
+            try:
                 col.delete(ids=[r["id"] for r in gone])
                 col.count()  # measured: the delete itself synced and purged; a read settles a deferred sync
-        finally:
-            if kept:
-                col.modify(configuration={"hnsw": kept})
+            finally:
+                if kept:
+                    col.modify(configuration={"hnsw": kept})
     if not gone:
         return []
     vacuum(path)
