@@ -485,6 +485,15 @@ def fmt_time(value: Any, short: bool = False, *, naive_utc: bool = False) -> str
     return moment.strftime("%Y-%m-%d %H:%M" if short else "%Y-%m-%d %H:%M:%S")
 
 
+def fmt_cost(value: Any, *, dollars: bool = True) -> str:
+    """A cost as people read it, never in exponent form: ``$0.000012`` (``dollars``), ``0.000012`` for a
+    script's TSV or CSV; blank when not recorded."""
+    if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
+        return fmt_value(value)
+    text = f"{value:.10f}".rstrip("0").rstrip(".") if value else "0"
+    return f"${text}" if dollars else text
+
+
 def fmt_value(value: Any) -> str:
     if value is None:
         return ""

@@ -36,7 +36,7 @@ GATEWAY_AT = {
           ["praisonmem: not shown in 120 columns: USER, ARCHIVED, CREATED, MODEL, TOKENS, COST, PAIR; --wide shows "
            "every column,", "  --columns picks them"]),
     200: ("ID                          AGENT        USER     TITLE                  MSGS  ARCHIVED  UPDATED           "
-          "SCOPE     MODEL        TOKENS  COST     STORE             PAIR",
+          "SCOPE     MODEL        TOKENS  COST      STORE             PAIR",
           ["praisonmem: not shown in 200 columns: CREATED; --wide shows every column, --columns picks them"]),
 }
 
@@ -103,9 +103,9 @@ def test_nothing_is_left_out_when_everything_fits(tmp_path):
 def test_wide_drops_nothing_and_cuts_nothing(tmp_path):
     lines = screen(["--home", str(GATEWAY), "session", "list", "--wide", "--limit", "3"], tmp_path, 80)
     assert lines[0] == ("ID           AGENT  USER     TITLE           MSGS  ARCHIVED  CREATED           UPDATED         "
-                        "  SCOPE     MODEL        TOKENS  COST    STORE             PAIR")
+                        "  SCOPE     MODEL        TOKENS  COST     STORE             PAIR")
     assert lines[3] == ("proj-sess-1  Coder  praison  Refactor utils  2     0         2026-11-30 11:00  2026-11-30 11:00"
-                        "  explicit  gpt-4o-mini  33      0.0001  project:8ccfb8a2")
+                        "  explicit  gpt-4o-mini  33      $0.0001  project:8ccfb8a2")
     assert cell_len(lines[3]) > 80  # wider than the terminal: --wide's promise
     assert lines[-1] == "praisonmem: showing 3 of 17 sessions; --limit 0 shows all"  # and no note of left-out columns
     assert not any("not shown" in line for line in lines)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from praisonmem.cli.output import Output, fmt_time, fmt_value
+from praisonmem.cli.output import Output, fmt_cost, fmt_time, fmt_value
 
 HEADERS = ["ID", "AGENT", "USER", "TITLE", "MSGS", "ARCHIVED", "CREATED", "UPDATED", "SCOPE", "MODEL", "TOKENS",
            "COST", "SPILLED", "STORE", "PAIR"]
@@ -29,7 +29,8 @@ def render_list(out: Output, rows: list[dict[str, Any]]) -> None:
             r["session_id"], fmt_value(r["agent_name"]), fmt_value(r["user_id"]), fmt_value(r["title"]),
             str(r["message_count"]), str(r["archived_count"]), fmt_time(r["created_at"], short=out.tty),
             fmt_time(r["updated_at"], short=out.tty), r["scope"], fmt_value(r["model"]),
-            fmt_value(r["total_tokens"]), fmt_value(r["cost"]), str(r["spilled_count"]) if r["spilled_count"] else "",
+            fmt_value(r["total_tokens"]), fmt_cost(r["cost"], dollars=out.tty),
+            str(r["spilled_count"]) if r["spilled_count"] else "",
             fmt_value(r["store"]), pair_text(r),
         ])
         styles.append("yellow" if r["stale"] else None)

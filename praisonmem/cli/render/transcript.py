@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from praisonmem.cli.output import Output, fmt_time, fmt_value
+from praisonmem.cli.output import Output, fmt_cost, fmt_time, fmt_value
 from praisonmem.core.sessions import SessionView, Turn, gateway_chat, messages_of, summarise
 
 PREFIXES = {"archived": "a", "spilled": "s", "gateway": "g"}  # before a turn's index: #a3, #s0, #g1
@@ -23,7 +23,7 @@ def render_session(out: Output, view: SessionView) -> None:
         ("Title", row["title"] or "-"),
         ("Model", fmt_value(row["model"]) or "-"),
         ("Tokens", fmt_value(row["total_tokens"]) or "-"),
-        ("Cost", fmt_value(row["cost"]) or "-"),
+        ("Cost", fmt_cost(row["cost"]) or "-"),
         ("Created", fmt_time(row["created_at"]) or "-"),
         ("Updated", fmt_time(row["updated_at"]) or "-"),
         ("Messages", _counts(row, view)),

@@ -7,7 +7,7 @@ import csv
 import sys
 from typing import Any
 
-from praisonmem.cli.output import Output
+from praisonmem.cli.output import Output, fmt_cost
 from praisonmem.core import usage
 from praisonmem.core.io.safetext import printable
 
@@ -15,6 +15,10 @@ COLUMNS = ("sessions", "sessions_without_usage", "turns", "prompt_tokens", "comp
            "cost")
 HEADERS = ("SESSIONS", "NO USAGE", "TURNS", "PROMPT", "COMPLETION", "TOTAL", "COST")
 EMPTY = {usage.GroupBy.model: "(no model)", usage.GroupBy.agent: "(no agent)", usage.GroupBy.user: "(no user)"}
+
+
+def cell(column: str, value: Any, tty: bool) -> str:
+    return fmt_cost(value, dollars=tty) if column == "cost" else number(value, tty)
 
 
 def number(value: Any, grouped: bool = False) -> str:
@@ -37,9 +41,9 @@ def render_report(out: Output, report: usage.UsageReport) -> None:
     by = report.by
     session = by is usage.GroupBy.session
     headers = [by.value.upper()] + (["STORE"] if session else []) + list(HEADERS)
-    rows = [[_key(r, by)] + ([r["store"]] if session else []) + [number(r[c], out.tty) for c in COLUMNS]
+    rows = [[_key(r, by)] + ([r["store"]] if session else []) + [cell(c, r[c], out.tty) for c in COLUMNS]
             for r in data["rows"]]
-    rows.append(["TOTAL"] + ([""] if session else []) + [number(data["totals"][c], out.tty) for c in COLUMNS])
+    rows.append(["TOTAL"] + ([""] if session else []) + [cell(c, data["totals"][c], out.tty) for c in COLUMNS])
     styles = [None] * (len(rows) - 1) + ["bold"]
     out.table(headers, rows, row_styles=styles, optional=["STORE", "TURNS", "PROMPT", "COMPLETION"])
     extra = []
@@ -74,7 +78,7 @@ def _chart(out: Output, rows: list[dict[str, Any]], by: usage.GroupBy) -> None:
     table.add_column(width=width)
     table.add_column(justify="right", no_wrap=True)
     for key, value in values:
-        table.add_row(printable(key), Bar(top, 0, value, width=width, color="cyan"), number(value, True))
+        table.add_row(printable(key), Bar(top, 0, value, width=width, color="cyan"), cell(figure, value, True))
     out.line("")
     out.line("tokens per " + by.value if figure == "total_tokens" else "cost per " + by.value, style="bold")
     out.console.print(table)

@@ -168,7 +168,7 @@ User      bob
 Title     -
 Model     gpt-4o-mini
 Tokens    0
-Cost      0
+Cost      $0
 Created   <time>
 Updated   <time>
 Messages  4 active, 0 archived
@@ -195,7 +195,7 @@ User        alice
 Title       -
 Model       gpt-4o-mini
 Tokens      1380
-Cost        0.0021
+Cost        $0.0021
 Created     <time>
 Updated     <time>
 Messages    5 active, 5 archived
