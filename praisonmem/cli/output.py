@@ -485,6 +485,11 @@ def fmt_time(value: Any, short: bool = False, *, naive_utc: bool = False) -> str
     return moment.strftime("%Y-%m-%d %H:%M" if short else "%Y-%m-%d %H:%M:%S")
 
 
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """``1 session``, ``2 sessions``; ``many`` where adding an s is wrong (``entry``, ``entries``)."""
+    return f"{count} {word if count == 1 else (many or word + 's')}"
+
+
 def fmt_cost(value: Any, *, dollars: bool = True) -> str:
     """A cost as people read it, never in exponent form: ``$0.000012`` (``dollars``), ``0.000012`` for a
     script's TSV or CSV; blank when not recorded."""

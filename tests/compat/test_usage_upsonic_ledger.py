@@ -45,9 +45,9 @@ def test_ledger_rows_count_for_the_sessions_whose_usage_column_is_null(cli, db, 
     assert report["unattached_usage_entries"] == 1
     assert report["totals"]["total_tokens"] == 378 + 150 + 42
     assert snapshot(db.parent) == before
-    text = cli("--home", fixture_home, "usage", "--store", db).stdout
-    assert text.splitlines()[-1] == ("4 session(s), 2 without usage (nothing recorded); 1 Upsonic usage entry(ies) "
-                                     "of no session's run not counted")
+    text = cli("--home", fixture_home, "usage", "--store", db).stderr  # piped: the summary is not the table's
+    assert text.splitlines()[-1] == ("praisonmem: 4 sessions, 2 without usage (nothing recorded); 1 Upsonic usage "
+                                     "entry of no session's run not counted")
 
 
 def test_the_same_on_postgres_storage(cli, pg, fixture_home, tmp_path):

@@ -7,7 +7,7 @@ import csv
 import sys
 from typing import Any
 
-from praisonmem.cli.output import Output, fmt_cost
+from praisonmem.cli.output import Output, fmt_cost, note, plural
 from praisonmem.core import usage
 from praisonmem.core.io.safetext import printable
 
@@ -48,15 +48,20 @@ def render_report(out: Output, report: usage.UsageReport) -> None:
     out.table(headers, rows, row_styles=styles, optional=["STORE", "TURNS", "PROMPT", "COMPLETION"])
     extra = []
     if data["copies_counted_once"]:
-        extra.append(f"{data['copies_counted_once']} copy(ies) in a second store counted once")
+        extra.append(f"{plural(data['copies_counted_once'], 'copy', 'copies')} in a second store counted once")
     if data["undated_left_out"]:
-        extra.append(f"{data['undated_left_out']} session(s) without a date left out")
+        extra.append(f"{plural(data['undated_left_out'], 'session')} without a date left out")
     if data["unattached_usage_entries"]:
-        extra.append(f"{data['unattached_usage_entries']} Upsonic usage entry(ies) of no session's run not counted")
+        extra.append(f"{plural(data['unattached_usage_entries'], 'Upsonic usage entry', 'Upsonic usage entries')} "
+                     "of no session's run not counted")
     if data["unreadable"]:
         extra.append(f"{len(data['unreadable'])} unreadable")
-    out.line(f"{data['sessions']} session(s), {data['sessions_without_usage']} without usage (nothing recorded)"
-             + "".join(f"; {e}" for e in extra), style="dim")
+    summary = (f"{plural(data['sessions'], 'session')}, {data['sessions_without_usage']} without usage (nothing "
+               "recorded)" + "".join(f"; {e}" for e in extra))
+    if out.tty:
+        out.line(summary, style="dim")
+    else:  # piped: stdout is the table alone, for a script to read
+        note(summary)
     if out.tty and by.value in ("day", "week", "month"):
         _chart(out, data["rows"], by)
 

@@ -36,8 +36,8 @@ def test_by_day_is_a_tsv_table_with_a_totals_row_when_piped(cli, fixture_home):
     assert result.exit_code == 0
     assert result.stdout == ("DAY\tSESSIONS\tNO USAGE\tTURNS\tPROMPT\tCOMPLETION\tTOTAL\tCOST\n"
                              "2026-11-30\t12\t5\t18\t\t\t1506\t0.002142\n"
-                             "TOTAL\t12\t5\t18\t\t\t1506\t0.002142\n"
-                             "12 session(s), 5 without usage (nothing recorded)\n")
+                             "TOTAL\t12\t5\t18\t\t\t1506\t0.002142\n")
+    assert result.stderr == "praisonmem: 12 sessions, 5 without usage (nothing recorded)\n"
 
 
 def test_csv_has_a_header_and_one_line_per_group(cli, fixture_home):
