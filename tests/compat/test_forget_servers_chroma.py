@@ -123,3 +123,25 @@ def test_a_rerun_after_a_kill_between_the_delete_and_the_vacuum_clears_the_free_
     assert store.erase(plan) == 4
     assert not (cwd / ".praisonai" / "chroma_db_alice").exists()
     assert cs.files_holding(cwd, ALICE[0]) == [] and cs.files_holding(cwd, ALICE[1]) == []
+
+
+def test_her_directory_stays_while_it_holds_another_collection(tmp_path):
+    """Her own collection goes; the directory named after her stays when anything else lives in it."""
+    import chromadb
+
+    from praisonmem.core.io import chroma as chroma_io
+
+    path = tmp_path / ".praisonai" / "chroma_db_alice"
+    client = chromadb.PersistentClient(path=str(path))
+    client.get_or_create_collection("memory_store_alice", embedding_function=None).add(
+        ids=["m1"], documents=["Alice hides the spare key in the shed"], embeddings=[[0.1, 0.2]],
+        metadatas=[{"user_id": "alice"}])
+    client.get_or_create_collection("notes", embedding_function=None)  # empty, but not hers to remove
+    chroma_io._close(client)
+    store = ChromaMemory(path, "memory_store_alice")
+    plan = store.plan(Subject(SubjectKind.user, "alice"))
+    assert [e.key for e in plan.erasures] == ["item:m1", "collection:memory_store_alice"]
+    assert store.erase(plan) == 2
+    with chroma_io.snapshot(path) as copy:
+        assert chroma_io.names(copy) == ["notes"]
+    assert chroma_io.residue(path, ["Alice hides the spare key in the shed", "memory_store_alice"]) is None

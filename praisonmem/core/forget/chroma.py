@@ -85,6 +85,7 @@ class ChromaMemory:
 
         with chroma_io.snapshot(self.path) as client:
             rows = chroma_io.rows(chroma_io.collection(client, self.collection, self.path))
+            alone = chroma_io.names(client) == [self.collection]
             others = [r["document"] or "" for name in chroma_io.names(client) if name != self.collection
                       for r in chroma_io.rows(client.get_collection(name, embedding_function=None))]
         whole = self.store == KIND and subject.kind == SubjectKind.user and self.owned_by(subject.value)
@@ -104,7 +105,7 @@ class ChromaMemory:
         if whole and len(mine) == len(rows):  # her own collection emptied: its name is her id, so it goes too
             plan.erasures.append(Erasure(f"collection:{self.collection}",
                                          f"Chroma collection {self.collection} (named after the user)"))
-            if not others and self.own_dir(subject.value):
+            if alone and self.own_dir(subject.value):
                 plan.erasures.append(Erasure(f"directory:{self.path.name}",
                                              f"Chroma directory {self.path} (named after the user, left empty)"))
         if undated:
