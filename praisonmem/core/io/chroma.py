@@ -15,7 +15,9 @@ pass their own vectors), so chromadb never loads or downloads a model.
 Deleting leaves no residue (:func:`delete_ids`): chromadb keeps every added text in its write-ahead log
 (``embeddings_queue``) until the HNSW segment syncs (every ``sync_threshold`` writes, 1000 by default), and
 SQLite keeps deleted cells in free pages. The delete is therefore made with the collection's
-``sync_threshold`` lowered for that one write (chromadb then syncs the segment and purges its log; measured:
+``sync_threshold`` and ``batch_size`` lowered for that one write, the records it deletes read beforehand from a
+private copy (a read through the writing client loads the vector segment, which then skips the delete), so
+chromadb syncs the segment and purges its log up to its last entry, which it keeps to number the next (measured:
 the lowered value lives in the client only, the stored configuration stays as the library made it, and it
 is put back before the client closes), then ``VACUUM`` run by SQLite itself once the client is closed; then
 every file of the directory is searched for the deleted texts' bytes.
