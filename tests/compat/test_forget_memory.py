@@ -110,7 +110,7 @@ from praisonmem.core.forget.upsonic import UpsonicForget
 from praisonmem.core.forget.model import Subject, SubjectKind
 root = Path(sys.argv[1])
 subject = Subject(SubjectKind.user, "alice")
-ids = lambda s: {"mem-alice-1"}
+ids = lambda s: {"5d1c0e8a-3b7f-4f2a-9c61-0a8e2b4d7f13"}  # her mem0 memory id in tests/core/forget/machine.py
 for store in (FileMemoryForget(root / "project/.praisonai/memory"),
               SqliteMemoryForget(root / "project/.praisonai/long_term_alice.db"),
               Mem0HistoryForget(root / "home/.mem0/history.db", ids),
