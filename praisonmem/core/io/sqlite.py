@@ -436,17 +436,20 @@ def require_store_tables(conn: sqlite3.Connection, path: Path, tables: Mapping[s
         raise Refused(f"{path}: {problem}; not a store as its library writes it, {then}")
 
 
-def vacuum_clean(conn: sqlite3.Connection, db: Path) -> list[str]:
+def vacuum_clean(conn: sqlite3.Connection, db: Path, *, always: bool = True) -> list[str]:
     """After a committed delete that must leave no text behind (``forget``): copy a WAL back and empty it, then
     ``VACUUM`` whatever the free pages look like, since text an earlier writer deleted without ``secure_delete``
     may sit in the free space *inside* live pages, which no freelist count sees and only a rebuild of every page
     removes; then empty the WAL again. What could not be done (a reader holding an old snapshot keeps ``-wal``),
-    as notes. ``conn`` is in autocommit mode and holds no transaction."""
+    as notes. ``conn`` is in autocommit mode and holds no transaction. ``always=False``: ``VACUUM`` only when
+    free pages hold bytes a writer freed without zeroing them (a delete that need not reach text inside live pages).
+    """
     wal = conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"  # a query: the mode is not changed
     if wal:
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    conn.execute("PRAGMA temp_store=MEMORY")  # VACUUM's copy stays in memory, not in a temp file
-    conn.execute("VACUUM")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # first: the free-page count reads the main file
+    if always or dirty_free_pages(db):
+        conn.execute("PRAGMA temp_store=MEMORY")  # VACUUM's copy stays in memory, not in a temp file
+        conn.execute("VACUUM")
     if wal:
         busy, frames, copied = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
         if busy or frames != copied:

@@ -193,21 +193,9 @@ class HistoryDb:
 def scrub(conn: sqlite3.Connection, db: Path) -> list[str]:
     """After the delete: copy a WAL back and empty it, vacuum when free pages hold bytes a writer freed without
     zeroing them (mem0's own deletes of old messages run without ``secure_delete``); what remains, as notes."""
-    from praisonmem.core.io.sqlite import dirty_free_pages, residue
+    from praisonmem.core.io.sqlite import vacuum_clean
 
-    wal = conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"  # a query: the mode is not changed
-    if wal:
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # first: the free-page count reads the main file
-    if dirty_free_pages(db):
-        conn.execute("PRAGMA temp_store=MEMORY")  # VACUUM's copy stays in memory, not in a temp file
-        conn.execute("VACUUM")
-    if wal:
-        busy, frames, copied = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-        if busy or frames != copied:
-            return [f"another process was reading {db.name}, so its -wal keeps the deleted text until the next "
-                    "checkpoint"]
-    left = residue(db)
-    return [left] if left else []
+    return vacuum_clean(conn, db, always=False)
 
 
 def texts(path: Path, timeout: float = 5.0) -> list[tuple[str, dict[str, Any]]]:
