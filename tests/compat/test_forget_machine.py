@@ -90,9 +90,6 @@ def forget(cli, *args: str):
     return cli("forget", "--user", "alice", *args)
 
 
-@pytest.mark.xfail(strict=True, reason="known, open: chromadb keeps its log's last entry (the delete of her Chroma "
-                   "knowledge item, with the item's id, which mem0's history links to her) until its next write, so "
-                   "forget reports residue there and leaves the backup that holds it as it was")
 def test_forget_alice_everywhere_leaves_no_byte_of_hers_and_bob_as_he_was(cli, tree) -> None:
     alice = fm.alice_texts()
     wanted = grams(alice) - grams(fm.bob_texts()) - background(tree, alice)

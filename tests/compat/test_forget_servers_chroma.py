@@ -145,3 +145,46 @@ def test_her_directory_stays_while_it_holds_another_collection(tmp_path):
     with chroma_io.snapshot(path) as copy:
         assert chroma_io.names(copy) == ["notes"]
     assert chroma_io.residue(path, ["Alice hides the spare key in the shed", "memory_store_alice"]) is None
+
+
+def shared_store(cwd: Path) -> ChromaMemory:
+    [store] = [s for s in forget_stores(Where(paths=None, located=located(cwd))) if s.collection == "memory_store"]
+    return store
+
+
+def test_no_file_of_the_shared_collection_keeps_her_item_id(project):
+    """chromadb's write-ahead log keeps its last entry to number the next one; a delete's last entry is the
+    deleted id. The id is gone from every file after the forget, and bob's item is still read by the library."""
+    cwd, ids = project
+    [her] = [i for i in ids["shared"] if i != ids["shared"][1]]
+    assert cs.files_holding(cwd, her)  # there before
+    store = shared_store(cwd)
+    plan = store.plan(Subject(SubjectKind.user, "alice"))
+    assert store.erase(plan) == 1
+    assert cs.files_holding(cwd, her) == []
+    assert [row[1] for row in cs.library_memory(cwd, "")] == ["Bob asked the team about the holiday rota"]
+
+
+def test_a_rerun_after_a_kill_before_the_log_is_moved_on_clears_her_id(project, monkeypatch):
+    """Killed after chromadb's delete and before the log moved past it: the rerun finds no item to delete, sees
+    her id still in the log, and finishes the scrub."""
+    from praisonmem.core.io import chroma as chroma_io
+
+    cwd, ids = project
+    her = ids["shared"][0]
+    store = shared_store(cwd)
+    plan = store.plan(Subject(SubjectKind.user, "alice"))
+    advance = chroma_io.advance_log
+
+    def killed(col, dimension):
+        raise KeyboardInterrupt("killed before the log moved on")
+
+    monkeypatch.setattr(chroma_io, "advance_log", killed)
+    with pytest.raises(KeyboardInterrupt):
+        store.erase(plan)
+    monkeypatch.setattr(chroma_io, "advance_log", advance)
+    assert store.plan(Subject(SubjectKind.user, "alice")).erasures == []  # the item went
+    assert cs.files_holding(cwd, her)  # but the log still names it
+    store.erase(plan)
+    assert cs.files_holding(cwd, her) == []
+    assert [row[1] for row in cs.library_memory(cwd, "")] == ["Bob asked the team about the holiday rota"]

@@ -19,8 +19,9 @@ SQLite keeps deleted cells in free pages. The delete is therefore made with the 
 private copy (a read through the writing client loads the vector segment, which then skips the delete), so
 chromadb syncs the segment and purges its log up to its last entry, which it keeps to number the next (measured:
 the lowered value lives in the client only, the stored configuration stays as the library made it, and it
-is put back before the client closes), then ``VACUUM`` run by SQLite itself once the client is closed; then
-every file of the directory is searched for the deleted texts' bytes.
+is put back before the client closes). That last entry is the delete, holding the deleted ids, so a record
+of praisonmem's own is added and deleted after it (:func:`advance_log`). Then ``VACUUM`` is run by SQLite
+itself once the client is closed, and every file of the directory is searched for the deleted texts' bytes.
 """
 
 from __future__ import annotations
@@ -290,32 +291,66 @@ def neighbours(col: Any, item_id: str, limit: int, where: dict[str, Any] | None 
 
 def delete_ids(path: Path, name: str, ids: list[str]) -> list[dict[str, Any]]:
     """Delete ``ids`` from the collection ``name`` of ``path`` and scrub what they leave (module docstring);
-    returns the deleted records. :class:`IOFailure` when a deleted text is still found in a file."""
+    returns the deleted records. :class:`IOFailure` when a deleted text is still found in a file. Ids deleted
+    already whose log entry is still there (a run killed before the log moved on) are scrubbed again."""
     # read from a private copy: a read through the writer's client loads the vector segment, which then
     # skips applying the delete (measured with chromadb 1.5.9: the deleted id stayed in the HNSW files)
     with snapshot(path) as copy:
         gone = rows(collection(copy, name, path), ids=ids)
-    if gone:
-        with writer(path) as client:
-            col = collection(client, name, path)
-            # lowered before anything loads the segment: a loaded segment keeps the threshold it was opened with
-            hnsw = col.configuration_json.get("hnsw") or {}
-            kept = {k: hnsw[k] for k in ("sync_threshold", "batch_size") if hnsw.get(k) is not None}
-            # the batch too: a segment whose brute-force batch is not full never syncs, and its log keeps texts
-            col.modify(configuration={"hnsw": {"sync_threshold": SYNC_FOR_DELETE, "batch_size": SYNC_FOR_DELETE}})
-            try:
-                col.delete(ids=[r["id"] for r in gone])
-                col.count()  # measured: the delete itself synced and purged; a read settles a deferred sync
-            finally:
-                if kept:
-                    col.modify(configuration={"hnsw": kept})
-    if not gone:
+    dimension, logged = _log_state(path, name, ids)
+    if not gone and not logged:
         return []
+    with writer(path) as client:
+        col = collection(client, name, path)
+        # lowered before anything loads the segment: a loaded segment keeps the threshold it was opened with
+        hnsw = col.configuration_json.get("hnsw") or {}
+        kept = {k: hnsw[k] for k in ("sync_threshold", "batch_size") if hnsw.get(k) is not None}
+        # the batch too: a segment whose brute-force batch is not full never syncs, and its log keeps texts
+        col.modify(configuration={"hnsw": {"sync_threshold": SYNC_FOR_DELETE, "batch_size": SYNC_FOR_DELETE}})
+        try:
+            if gone:
+                col.delete(ids=[r["id"] for r in gone])
+            if dimension:
+                advance_log(col, dimension)
+            col.count()  # measured: the delete itself synced and purged; a read settles a deferred sync
+        finally:
+            if kept:
+                col.modify(configuration={"hnsw": kept})
     vacuum(path)
     left = residue(path, [r["document"] for r in gone if r["document"]])
     if left:
         raise IOFailure(f"deleted, but {left} still holds deleted text; nothing else changed")
     return gone
+
+
+def advance_log(col: Any, dimension: int) -> None:
+    """Move chromadb's write-ahead log past the last delete. The log keeps its last entry to number the next
+    one, and a delete's entry holds the deleted id; so a record of praisonmem's own is added and deleted
+    again through the client (the collection ends as it was), and the log's last entry is that one."""
+    import uuid
+
+    marker = f"praisonmem-scrub-{uuid.uuid4()}"
+    col.add(ids=[marker], embeddings=[[1.0] + [0.0] * (dimension - 1)])
+    col.delete(ids=[marker])
+
+
+def _log_state(path: Path, name: str, ids: list[str]) -> tuple[int | None, bool]:
+    """The vector dimension of collection ``name`` of ``path`` (``None`` before its first vector) and whether
+    chromadb's log still names one of ``ids`` (a read-only connection: nothing changes)."""
+    conn = sqlite_io.connect_ro(path / SQLITE)
+    try:
+        found = conn.execute("SELECT id, dimension FROM collections WHERE name = ?", (name,)).fetchone()
+        if found is None:
+            return None, False
+        chunks = (ids[i:i + 500] for i in range(0, len(ids), 500))  # under SQLite's bound on variables
+        logged = any(conn.execute(
+            f"SELECT 1 FROM embeddings_queue WHERE topic LIKE ? AND id IN ({','.join('?' * len(chunk))}) LIMIT 1",
+            (f"%/{found[0]}", *chunk)).fetchone() for chunk in chunks)
+        return found[1], logged
+    except sqlite3.Error as exc:
+        raise CorruptFile(str(path / SQLITE), f"not a readable Chroma database ({exc})") from None
+    finally:
+        conn.close()
 
 
 def drop_collection(path: Path, name: str) -> bool:
