@@ -176,7 +176,7 @@ def test_a_rerun_after_a_kill_before_the_log_is_moved_on_clears_her_id(project, 
     plan = store.plan(Subject(SubjectKind.user, "alice"))
     advance = chroma_io.advance_log
 
-    def killed(col, dimension):
+    def killed(*_args):
         raise KeyboardInterrupt("killed before the log moved on")
 
     monkeypatch.setattr(chroma_io, "advance_log", killed)
@@ -188,3 +188,108 @@ def test_a_rerun_after_a_kill_before_the_log_is_moved_on_clears_her_id(project, 
     store.erase(plan)
     assert cs.files_holding(cwd, her) == []
     assert [row[1] for row in cs.library_memory(cwd, "")] == ["Bob asked the team about the holiday rota"]
+
+
+def test_a_rerun_after_a_kill_between_the_drop_and_the_directory_removal_removes_her_directory(project, monkeypatch):
+    """Killed after chromadb dropped her collection and before her emptied ``chroma_db_alice`` went: locate
+    still sees that directory (an empty Chroma store named after her), so the rerun's fresh plan removes it."""
+    from praisonmem.core.io import chroma as chroma_io
+
+    cwd, _ids = project
+    mine = cwd / ".praisonai" / "chroma_db_alice"
+    [store] = [s for s in forget_stores(Where(paths=None, located=located(cwd))) if s.collection == "memory_store_alice"]
+    remove = chroma_io.remove_empty_store
+
+    def killed(path):
+        raise KeyboardInterrupt("killed before the directory went")
+
+    monkeypatch.setattr(chroma_io, "remove_empty_store", killed)
+    with pytest.raises(KeyboardInterrupt):
+        store.erase(store.plan(Subject(SubjectKind.user, "alice")))
+    monkeypatch.setattr(chroma_io, "remove_empty_store", remove)
+    assert mine.is_dir()
+    again = [s for s in forget_stores(Where(paths=None, located=located(cwd))) if Path(s.path) == mine]
+    assert [s.location for s in again] == [str(mine)]
+    assert again[0].plan(Subject(SubjectKind.user, "bob")).erasures == []  # not bob's
+    plan = again[0].plan(Subject(SubjectKind.user, "alice"))
+    assert [e.key for e in plan.erasures] == ["directory:chroma_db_alice"]
+    assert again[0].erase(plan) == 1
+    assert not mine.exists()
+    assert again[0].erase(plan) == 0  # a rerun: gone already
+
+
+def test_an_empty_chroma_directory_of_another_name_is_not_hers(tmp_path):
+    import chromadb
+
+    other = tmp_path / ".praisonai" / "vectors_alice"
+    client = chromadb.PersistentClient(path=str(other))
+    client.get_or_create_collection("scratch", embedding_function=None)
+    client.delete_collection("scratch")
+    del client
+    assert [s for s in forget_stores(Where(paths=None, located=located(tmp_path)))] == []
+    assert other.is_dir()
+
+
+def hnsw_dirs(path: Path) -> list[Path]:
+    return sorted(h.parent for h in path.rglob("header.bin"))
+
+
+def three_items(path: Path) -> None:
+    """Three items added one by one, so bob's ``b1`` has the vector files' last slot."""
+    import chromadb
+
+    from praisonmem.core.io import chroma as chroma_io
+
+    client = chromadb.PersistentClient(path=str(path))
+    col = client.get_or_create_collection("memory_store", embedding_function=None)
+    for item_id, vector, text, user in (
+            ("a1", [0.1, 0.2, 0.3], "Alice keeps the boat key in a red tin", "alice"),
+            ("b2", [0.2, 0.2, 0.2], "Bob parks on the third floor", "bob"),
+            ("b1", [0.3, 0.2, 0.1], "Bob waters the plants on Fridays", "bob")):
+        col.add(ids=[item_id], embeddings=[vector], documents=[text], metadatas=[{"user_id": user}])
+    chroma_io._close(client)
+
+
+def test_a_delete_zeroes_what_the_vector_files_hold_past_their_last_element(tmp_path):
+    """hnswlib sizes its files for the capacity it allocated, and chromadb writes the unused slots from memory
+    it never cleared (measured: they hold bytes of texts the process had read). Past the header's element
+    count nothing is read, so the delete zeroes it: a text planted there is gone, the rest reads as before."""
+    import struct
+
+    from praisonmem.core.io import chroma as chroma_io
+
+    path = tmp_path / "chroma_db"
+    three_items(path)
+    chroma_io.delete_ids(path, "memory_store", ["b2"])  # the first delete makes the vector segment's files
+    [segment] = hnsw_dirs(path)
+    _version, _offset, _capacity, count, size = struct.unpack_from("<IQQQQ", (segment / "header.bin").read_bytes())
+    data = bytearray((segment / "data_level0.bin").read_bytes())
+    assert len(data) > count * size  # the premise: room past the last element
+    planted = b"Alice keeps the boat key in a red tin"
+    data[count * size + 7:count * size + 7 + len(planted)] = planted
+    (segment / "data_level0.bin").write_bytes(bytes(data))
+    gone = chroma_io.delete_ids(path, "memory_store", ["a1"])
+    assert [r["id"] for r in gone] == ["a1"]
+    assert cs.files_holding(path, "Alice keeps the boat key") == []
+    _v, _o, _c, count, size = struct.unpack_from("<IQQQQ", (segment / "header.bin").read_bytes())
+    assert not any((segment / "data_level0.bin").read_bytes()[count * size:])
+    assert not any((segment / "length.bin").read_bytes()[count * 4:])
+    with chroma_io.snapshot(path) as copy:
+        col = chroma_io.collection(copy, "memory_store", path)
+        assert [(r["id"], [round(x, 6) for x in r["embedding"]]) for r in chroma_io.rows(col, embeddings=True)] == [
+            ("b1", [0.3, 0.2, 0.1])]
+        found = col.query(query_embeddings=[[0.3, 0.2, 0.1]], n_results=1, include=["distances"])
+        assert found["ids"] == [["b1"]] and abs(found["distances"][0][0]) < 1e-6
+
+
+def test_vector_files_whose_header_does_not_add_up_are_left_as_they_are(tmp_path):
+    from praisonmem.core.io import chroma as chroma_io
+
+    path = tmp_path / "chroma_db"
+    three_items(path)
+    chroma_io.delete_ids(path, "memory_store", ["b2"])
+    [segment] = hnsw_dirs(path)
+    data = (segment / "data_level0.bin").read_bytes()
+    (segment / "header.bin").write_bytes((segment / "header.bin").read_bytes()[:60])  # torn
+    chroma_io.vacuum(path)
+    assert (segment / "data_level0.bin").read_bytes() == data

@@ -33,10 +33,13 @@ def forget_stores(where: Where) -> list[ForgetStore]:
         kind = getattr(item, "kind", None)
         if kind not in KINDS:
             continue
-        name = (getattr(item, "holds", None) or {}).get("collection")
+        holds = getattr(item, "holds", None) or {}
+        name = holds.get("collection")
         if isinstance(name, str) and (item.path, name) not in seen:
             seen.add((item.path, name))
             out.append(ChromaMemory(Path(item.path), name, kind))
+        elif kind == KIND and holds.get("collections") == 0:
+            out.append(EmptyChromaDir(Path(item.path)))
     return out
 
 
@@ -132,3 +135,42 @@ class ChromaMemory:
 
     def residue(self, needles: Sequence[str]) -> list[str] | None:
         return []  # a store of files says nothing beyond them: the proof scans their bytes (none: nothing to hold)
+
+
+class EmptyChromaDir:
+    """A memory directory with no collection left (a forget killed between dropping the user's collection and
+    removing the directory named after her leaves one): a ``--user`` forget of that user removes it."""
+
+    store = KIND
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.location = str(path)
+
+    def plan(self, subject: Subject) -> StorePlan:
+        plan = StorePlan(self.store, self.location, files=files(self.path))
+        return guarded(plan, lambda: self._plan(plan, subject))
+
+    def _plan(self, plan: StorePlan, subject: Subject) -> None:
+        from praisonmem.core.errors import UsageError
+        from praisonmem.core.memory import ChromaMemoryStore
+
+        if subject.kind != SubjectKind.user:
+            return
+        try:  # the library's own directory name for the user (an id it refuses names none)
+            theirs = ChromaMemoryStore(self.path.parent, subject.value).path.name
+        except UsageError:
+            return
+        if theirs == self.path.name:
+            plan.erasures.append(Erasure(f"directory:{self.path.name}",
+                                         f"Chroma directory {self.path} (named after the user, left empty)"))
+
+    def erase(self, plan: StorePlan) -> int:
+        from praisonmem.core.io import chroma as chroma_io
+
+        if not self.path.exists() or not any(e.key.startswith("directory:") for e in plan.erasures):
+            return 0
+        return int(chroma_io.remove_empty_store(self.path))
+
+    def residue(self, needles: Sequence[str]) -> list[str] | None:
+        return []  # a store of files: the proof scans their bytes

@@ -19,9 +19,11 @@ SQLite keeps deleted cells in free pages. The delete is therefore made with the 
 private copy (a read through the writing client loads the vector segment, which then skips the delete), so
 chromadb syncs the segment and purges its log up to its last entry, which it keeps to number the next (measured:
 the lowered value lives in the client only, the stored configuration stays as the library made it, and it
-is put back before the client closes). That last entry is the delete, holding the deleted ids, so a record
-of praisonmem's own is added and deleted after it (:func:`advance_log`). Then ``VACUUM`` is run by SQLite
-itself once the client is closed, and every file of the directory is searched for the deleted texts' bytes.
+is put back before the client closes). That last entry is the delete, holding the deleted ids, so deletes of
+an id nothing has are logged after it until it is purged (:func:`advance_log`). Then the vector files' unused
+slots are zeroed (:func:`clear_unused_slots`: chromadb writes them from uncleared memory) and ``VACUUM`` is run
+by SQLite itself once the client is closed, and every file of the directory is searched for the deleted
+texts' bytes.
 """
 
 from __future__ import annotations
@@ -45,9 +47,12 @@ INSTALL_HINT = "Chroma support needs chromadb: pip install 'praisonmem[chroma]'"
 INCLUDE = ["documents", "metadatas", "embeddings"]
 TABLES = {"collections": ("id", "name"), "segments": ("id", "collection"), "embeddings": ("id", "embedding_id"),
           "embedding_metadata": ("id", "key"), "embeddings_queue": ("seq_id", "id")}
+HNSW_HEADER = "header.bin"
+HNSW_HEADER_SIZE = 100  # hnswlib's persisted header: a version, then its sizes and counts
 HNSW_FILES = {"header.bin", "data_level0.bin", "length.bin", "link_lists.bin", "index_metadata.pickle"}
 STORE_FILES = {SQLITE, SQLITE + "-wal", SQLITE + "-shm", SQLITE + "-journal"}
 SYNC_FOR_DELETE = 2  # the smallest sync_threshold chromadb accepts: the delete itself makes the segment sync
+LOG_ADVANCE_TRIES = 8  # deletes of nothing logged to move the log on; measured: one or two purge it
 
 
 def driver() -> Any:
@@ -297,7 +302,7 @@ def delete_ids(path: Path, name: str, ids: list[str]) -> list[dict[str, Any]]:
     # skips applying the delete (measured with chromadb 1.5.9: the deleted id stayed in the HNSW files)
     with snapshot(path) as copy:
         gone = rows(collection(copy, name, path), ids=ids)
-    dimension, logged = _log_state(path, name, ids)
+    logged = _log_state(path, name, ids)[1]
     if not gone and not logged:
         return []
     with writer(path) as client:
@@ -310,8 +315,7 @@ def delete_ids(path: Path, name: str, ids: list[str]) -> list[dict[str, Any]]:
         try:
             if gone:
                 col.delete(ids=[r["id"] for r in gone])
-            if dimension:
-                advance_log(col, dimension)
+            advance_log(col, path, [r["id"] for r in gone] or ids)
             col.count()  # measured: the delete itself synced and purged; a read settles a deferred sync
         finally:
             if kept:
@@ -323,15 +327,18 @@ def delete_ids(path: Path, name: str, ids: list[str]) -> list[dict[str, Any]]:
     return gone
 
 
-def advance_log(col: Any, dimension: int) -> None:
-    """Move chromadb's write-ahead log past the last delete. The log keeps its last entry to number the next
-    one, and a delete's entry holds the deleted id; so a record of praisonmem's own is added and deleted
-    again through the client (the collection ends as it was), and the log's last entry is that one."""
+def advance_log(col: Any, path: Path, ids: list[str]) -> bool:
+    """Move chromadb's write-ahead log past the entries naming ``ids``. The log keeps its last entry to number
+    the next one, and a delete's entry holds the deleted id; so deletes of ids nothing has (praisonmem's own
+    ``praisonmem-scrub-<uuid>``: the collection does not change, and no vector is written) are logged after
+    it until a sync purges it (measured with chromadb 1.5.9: one or two). False when the log still names one."""
     import uuid
 
-    marker = f"praisonmem-scrub-{uuid.uuid4()}"
-    col.add(ids=[marker], embeddings=[[1.0] + [0.0] * (dimension - 1)])
-    col.delete(ids=[marker])
+    for _ in range(LOG_ADVANCE_TRIES):
+        if not _log_state(path, col.name, ids)[1]:
+            return True
+        col.delete(ids=[f"praisonmem-scrub-{uuid.uuid4()}"])
+    return not _log_state(path, col.name, ids)[1]
 
 
 def _log_state(path: Path, name: str, ids: list[str]) -> tuple[int | None, bool]:
@@ -417,10 +424,13 @@ def remove_empty_store(path: Path) -> bool:
 
 def vacuum(path: Path) -> None:
     """SQLite's own ``VACUUM`` of ``chroma.sqlite3`` (chromadb's client is closed by now, and no other process
-    has the file open): the free pages that kept deleted cells are gone."""
+    has the file open): the free pages that kept deleted cells are gone; and the vector files' unused slots
+    zeroed (:func:`clear_unused_slots`)."""
     busy = busy_reason(path)
     if busy:
         raise Refused(f"{busy}: deleted, but the free pages were not vacuumed; run the delete again later")
+    for header in sorted(path.glob("*/" + HNSW_HEADER)):
+        clear_unused_slots(header.parent)
     conn = sqlite_io.connect_existing(path / SQLITE, 30.0)
     try:
         conn.execute("VACUUM")
@@ -428,6 +438,40 @@ def vacuum(path: Path) -> None:
         raise sqlite_io.translate(exc, path / SQLITE, 30.0) from None
     finally:
         conn.close()
+
+
+def clear_unused_slots(segment: Path) -> bool:
+    """Zero what a vector segment's ``data_level0.bin`` and ``length.bin`` hold past the last element its
+    ``header.bin`` counts. hnswlib sizes them for the capacity it allocated, and chromadb writes the unused
+    slots from memory it never cleared (measured with chromadb 1.5.9: they held bytes of texts the process had
+    read, a deleted one's too); nothing reads them, and adding an element writes its whole slot. Files
+    whose sizes do not agree with the header are left as they are. True when bytes were zeroed."""
+    import struct
+
+    try:
+        header = (segment / HNSW_HEADER).read_bytes()
+        if segment.is_symlink() or len(header) != HNSW_HEADER_SIZE or any(p.is_symlink() for p in segment.iterdir()):
+            return False
+        version, _offset, capacity, count, size = struct.unpack_from("<IQQQQ", header)
+        if version != 1 or size == 0 or count > capacity:
+            return False
+        cleared = False
+        for name, width in (("data_level0.bin", size), ("length.bin", 4)):
+            file = segment / name
+            length = file.stat().st_size
+            if not count * width <= length <= capacity * width or length % width:
+                continue
+            with open(file, "r+b") as f:
+                f.seek(count * width)
+                if any(f.read()):
+                    f.seek(count * width)
+                    f.write(bytes(length - count * width))
+                    f.flush()
+                    os.fsync(f.fileno())
+                    cleared = True
+        return cleared
+    except OSError as exc:
+        raise IOFailure(f"{segment}: cannot clear the vector files' unused slots: {exc.strerror or exc}") from None
 
 
 def residue(path: Path, texts: list[str]) -> str | None:

@@ -42,6 +42,7 @@ CHROMA = ("collections", "segments", "embeddings")
 # memory_store[_<user>]: the rag Memory's default; memory_<user>: the one an Agent with a memory backend names
 CHROMA_MEMORY = re.compile(r"memory(?:_store)?(?:_(?P<user>.+))?\Z")
 CHROMA_KNOWLEDGE = "praisonai_knowledge"
+CHROMA_MEMORY_DIR = re.compile(r"chroma_db(?:_.+)?\Z")  # the rag Memory's directory, per user or shared
 
 
 @dataclass
@@ -208,6 +209,10 @@ def _chroma(t: Tables, path: Path) -> list[Found]:
         return []
     directory = str(path.parent)
     rows = t.conn.execute(f'SELECT id, name FROM "{t.names["collections"]}" ORDER BY name').fetchall()
+    if not rows and CHROMA_MEMORY_DIR.match(path.parent.name):
+        # the library's memory directory with no collection left (what a forget of its user stops short of
+        # removing when killed): listed, so the rerun finds it; nothing to reach in it
+        return [Found("chroma-memory", "praisonaiagents", {"collections": 0}, None, whole_dir=True)]
     found = []
     for cid, name in rows:
         items = int(t.conn.execute(

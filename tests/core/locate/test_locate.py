@@ -321,3 +321,4 @@ def test_each_file_is_visited_once(on_machine):
         expected_files += sum(1 for f in files if stat.S_ISREG(os.lstat(Path(here) / f).st_mode))
     report = locate(resolve(), Settings(), [str(root)])
     assert report.files_visited == expected_files  # the homes inside the DIR are not walked a second time
+
