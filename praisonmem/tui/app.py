@@ -154,10 +154,12 @@ class BrowseApp(App[None]):
         self.hits: list[dict[str, Any]] | None = None  # search results, while the search is open
         self.selected: Selection | None = None
         self.row: dict[str, Any] | None = None
-        self._generation = {"tree": 0, "detail": 0, "search": 0}
+        self._generation = {"tree": 0, "rows": 0, "detail": 0, "search": 0}
         self._search_timer: Any = None
         self._follow: threading.Event | None = None
         self.followed: str | None = None
+        self.panes = {"show": "", "working": ""}  # the detail panes' text, as shown (tests read it)
+        self.shown_item: Selection | None = None  # whose they are
         self.loaded = threading.Event()  # set once the first listing is on screen (tests and benchmarks wait on it)
 
     # -- layout ------------------------------------------------------------------------------------------
@@ -255,7 +257,6 @@ class BrowseApp(App[None]):
         self.node = target if target is not None and target.kind is not None else nodes[0]
         self.show_node(self.node, keep=keep)
         self.status(self._summary())
-        self.loaded.set()
 
     def _add_children(self, branch: Any, node: source.Node) -> None:
         for child in node.children:
@@ -317,7 +318,7 @@ class BrowseApp(App[None]):
         """List ``node``'s rows (a memory tier or learn store is read now, in the background)."""
         if node.kind is None:
             return
-        self.background("detail", lambda: list(source.rows_of(node)), lambda rows: self._rows_loaded(node, rows, keep))
+        self.background("rows", lambda: list(source.rows_of(node)), lambda rows: self._rows_loaded(node, rows, keep))
 
     def _rows_loaded(self, node: source.Node, rows: Any, keep: str | None) -> None:
         if isinstance(rows, PraisonMemError):
@@ -336,6 +337,7 @@ class BrowseApp(App[None]):
         if not node_rows:
             self.selected, self.row = None, None
             self._clear_detail()
+        self.loaded.set()
 
     def _cursor_near(self) -> int:
         return self.query_one("#list", RowList).cursor
@@ -380,15 +382,18 @@ class BrowseApp(App[None]):
                 if selected.kind == "session" and not row.get("unreadable") else None
             return shown, working
 
-        self.background("detail", work, self._detail_loaded)
+        self.background("detail", work, lambda result: self._detail_loaded(selected, result))
 
-    def _detail_loaded(self, result: Any) -> None:
+    def _detail_loaded(self, selected: Selection, result: Any) -> None:
+        self.shown_item = selected
         show, working = self.query_one("#show", Static), self.query_one("#working", Static)
         if isinstance(result, PraisonMemError):
+            self.panes = {"show": f"praisonmem: error: {result}", "working": ""}
             show.update(plain(f"praisonmem: error: {result}", style="red"))
             working.update("")
             return
         shown, next_turn = result
+        self.panes = {"show": shown.plain(), "working": next_turn.plain() if next_turn is not None else ""}
         show.update(shown.renderable())
         working.update(next_turn.renderable() if next_turn is not None else
                        plain("(the working history is a session's)", style="dim"))
@@ -396,6 +401,7 @@ class BrowseApp(App[None]):
             self.query_one("#scroll-show", VerticalScroll).scroll_end(animate=False)
 
     def _clear_detail(self) -> None:
+        self.panes = {"show": "", "working": ""}
         self.query_one("#show", Static).update("")
         self.query_one("#working", Static).update("")
 
