@@ -55,3 +55,18 @@ def listed(app: Any) -> list[list[str]]:
     """The middle pane's rows, as their cells (what the list draws, before cutting to width)."""
     rowlist = app.query_one("#list")
     return [rowlist.cells(row) for row in rowlist.rows]
+
+
+def screen_text(app: Any) -> str:
+    """Every character on the screen (Textual's SVG screenshot, its markup taken off), one line per row."""
+    import html
+    import re
+
+    svg = app.export_screenshot()
+    lines = []
+    for match in re.finditer(r'<text class="[^"]*" x="[^"]*" y="([^"]*)"[^>]*>(.*?)</text>', svg, re.S):
+        lines.append((float(match.group(1)), html.unescape(re.sub(r"<[^>]+>", "", match.group(2)))))
+    rows: dict[float, str] = {}
+    for y, text in lines:
+        rows[y] = rows.get(y, "") + text
+    return "\n".join(rows[y].replace("\xa0", " ") for y in sorted(rows))
