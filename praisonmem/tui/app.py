@@ -122,8 +122,8 @@ class BrowseApp(App[None]):
     #tree { width: 26; border-right: solid $panel-lighten-2; }
     #middle { width: 5fr; }
     #detail { width: 4fr; border-left: solid $panel-lighten-2; }
-    #search { display: none; }
-    #search.visible { display: block; }
+    #search { height: 1; border: none; padding: 0 1; background: $panel; }
+    #search:focus { border: none; background: $boost; }
     .narrow #tree { width: 22; }
     .narrow #detail { display: none; }
     .narrow.opened #detail { display: block; border-left: none; }
@@ -160,6 +160,7 @@ class BrowseApp(App[None]):
         self.followed: str | None = None
         self.panes = {"show": "", "working": ""}  # the detail panes' text, as shown (tests read it)
         self.shown_item: Selection | None = None  # whose they are
+        self.anchor: str | None = None  # the turn a search hit opens the transcript at
         self.loaded = threading.Event()  # set once the first listing is on screen (tests and benchmarks wait on it)
 
     # -- layout ------------------------------------------------------------------------------------------
@@ -170,7 +171,7 @@ class BrowseApp(App[None]):
             yield Tree(Text("home"), id="tree")
             with Vertical(id="middle"):
                 yield RowList(id="list")
-                yield Input(placeholder="search the selected stores (Esc closes)", id="search")
+                yield Input(placeholder="/ search the selected stores", id="search")
             with TabbedContent(id="detail"):
                 with TabPane("transcript", id="tab-show"):
                     with VerticalScroll(id="scroll-show"):
@@ -195,13 +196,13 @@ class BrowseApp(App[None]):
         self.screen.set_class(width < NARROW, "narrow")
 
     def status(self, message: str) -> None:
-        home = printable(str(self.options.paths.data.path))
-        line = Text(home, style="bold")
+        """The top line: what just happened, the filter, what is followed, then the home (cut first)."""
+        line = Text(message, style="bold") if message else Text()
         if self.filters.active():
             line.append(f"  filter: {printable(self.filters.describe())}", style="yellow")
         if self.followed is not None:
             line.append(f"  following {printable(self.followed)}", style="green")
-        line.append(f"  {message}" if message else "")
+        line.append(f"  {printable(str(self.options.paths.data.path))}", style="dim")
         self.query_one("#status", Static).update(line)
 
     # -- background reads ----------------------------------------------------------------------------------
@@ -359,7 +360,12 @@ class BrowseApp(App[None]):
         if not listing.rows:
             return
         row = listing.rows[index]
-        if self.hits is not None:  # a search hit: its session
+        self.anchor = None
+        if self.hits is not None:  # a search hit: its session, scrolled to the turn that matched
+            from praisonmem.cli.render.transcript import PREFIXES
+
+            self.anchor = "summary" if row["section"] == "checkpoint" else \
+                f"#{PREFIXES.get(row['section'], '')}{row['index']} "
             node = source.Node("session", "hit", store=row["store"])
             row = {"session_id": row["session_id"], "store": row["store"], "unreadable": False, "title": None}
         else:
@@ -397,8 +403,25 @@ class BrowseApp(App[None]):
         show.update(shown.renderable())
         working.update(next_turn.renderable() if next_turn is not None else
                        plain("(the working history is a session's)", style="dim"))
+        scroll = self.query_one("#scroll-show", VerticalScroll)
         if self.followed is not None:
-            self.query_one("#scroll-show", VerticalScroll).scroll_end(animate=False)
+            scroll.scroll_end(animate=False)
+        elif self.anchor is not None:
+            self.call_after_refresh(self._scroll_to_anchor, shown.lines, self.anchor)
+        else:
+            scroll.scroll_home(animate=False)
+
+    def _scroll_to_anchor(self, lines: list[Any], anchor: str) -> None:
+        """Scroll the transcript to the heading of the turn ``anchor`` names (``#a2 ``: a search hit's turn)."""
+        scroll = self.query_one("#scroll-show", VerticalScroll)
+        width = max(1, self.query_one("#show", Static).content_region.width)
+        y = 0
+        for line in lines:
+            text = line.plain if isinstance(line, Text) else ""
+            if text.removeprefix("── ").startswith(anchor):
+                scroll.scroll_to(y=y, animate=False)
+                return
+            y += len(line.wrap(self.console, width)) if isinstance(line, Text) else 1
 
     def _clear_detail(self) -> None:
         self.panes = {"show": "", "working": ""}
@@ -417,10 +440,13 @@ class BrowseApp(App[None]):
     # -- search ------------------------------------------------------------------------------------------
 
     def action_search(self) -> None:
+        # the box is always laid out, so it takes the focus at once: the keys typed right after "/" are its
         box = self.query_one("#search", Input)
         box.add_class("visible")
         self.screen.remove_class("opened")
         box.focus()
+        if self.focused is not box:  # the list was hidden behind the item: focus once it is laid out again
+            self.call_after_refresh(box.focus)
 
     @on(Input.Changed, "#search")
     def _typed(self, event: Input.Changed) -> None:

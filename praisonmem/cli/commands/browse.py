@@ -33,11 +33,12 @@ def browse_command(
     store: StoreChoice = StoreChoice(),
     key_file: KeyFileOption = None,
 ) -> int:
-    """Browse the home in a full-screen terminal UI: its session stores,
-    FileMemory users, learn stores and Upsonic database on the left, the
-    selected node's items in the middle, the selected item on the right,
-    rendered as its show command renders it (a session also as "next turn",
-    the working history the agent resumes with).
+    """Browse every store of the home in a full-screen terminal UI.
+
+    Its session stores, FileMemory users, learn stores and Upsonic database
+    on the left, the selected node's items in the middle, the selected item
+    on the right, rendered as its show command renders it (a session also as
+    "next turn", the working history the agent resumes with).
 
     Keys (? shows them all): / search (as session search), Enter open, Esc
     back, f filter (agent, user, scope, store, since), w follow the open
