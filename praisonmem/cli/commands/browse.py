@@ -56,13 +56,14 @@ def browse_command(
 
     if importlib.util.find_spec("textual") is None:
         raise IOFailure(INSTALL_HINT)
+    state = state_of(ctx)
+    paths = state.paths  # a --home that does not exist: not found, before anything else is looked at
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise UsageError("browse is a full-screen terminal UI: run it on a terminal (stdin and stdout), or use "
                          "'session list', 'session show' and 'session search' in a script")
-    state = state_of(ctx)
     from praisonmem.tui.source import Options
 
-    options = Options(paths=state.paths, store=store.where(ctx), key=sessions.session_key(key_file),
+    options = Options(paths=paths, store=store.where(ctx), key=sessions.session_key(key_file),
                       lock_timeout=state.lock_timeout, cache=state.cache, upsonic_db=state.setting("upsonic.db"))
     if state.no_color:
         os.environ["NO_COLOR"] = "1"  # Textual reads it when the app is made
