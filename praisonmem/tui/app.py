@@ -161,6 +161,7 @@ class BrowseApp(App[None]):
         self.panes = {"show": "", "working": ""}  # the detail panes' text, as shown (tests read it)
         self.shown_item: Selection | None = None  # whose they are
         self.anchor: str | None = None  # the turn a search hit opens the transcript at
+        self.crash: BaseException | None = None  # what ended the app, when a bug did
         self.loaded = threading.Event()  # set once the first listing is on screen (tests and benchmarks wait on it)
 
     # -- layout ------------------------------------------------------------------------------------------
@@ -411,17 +412,24 @@ class BrowseApp(App[None]):
         else:
             scroll.scroll_home(animate=False)
 
-    def _scroll_to_anchor(self, lines: list[Any], anchor: str) -> None:
-        """Scroll the transcript to the heading of the turn ``anchor`` names (``#a2 ``: a search hit's turn)."""
+    def _scroll_to_anchor(self, lines: list[Any], anchor: str, tries: int = 20) -> None:
+        """Scroll the transcript to the heading of the turn ``anchor`` names (``#a2 ``: a search hit's turn),
+        once the pane has laid out its new lines (it may have only just been shown)."""
+        from rich.console import Group
+
         scroll = self.query_one("#scroll-show", VerticalScroll)
-        width = max(1, self.query_one("#show", Static).content_region.width)
-        y = 0
-        for line in lines:
-            text = line.plain if isinstance(line, Text) else ""
-            if text.removeprefix("── ").startswith(anchor):
-                scroll.scroll_to(y=y, animate=False)
-                return
-            y += len(line.wrap(self.console, width)) if isinstance(line, Text) else 1
+        width = self.query_one("#show", Static).content_region.width
+        at = next((i for i, line in enumerate(lines) if isinstance(line, Text)
+                   and line.plain.removeprefix("── ").startswith(anchor)), None)
+        if at is None:
+            return
+        y = len(self.console.render_lines(Group(*lines[:at]), self.console.options.update_width(max(1, width)),
+                                          pad=False)) if at else 0
+        if (width <= 0 or scroll.max_scroll_y < min(y, scroll.virtual_size.height - scroll.size.height)) \
+                and tries:
+            self.set_timer(0.05, lambda: self._scroll_to_anchor(lines, anchor, tries - 1))
+            return
+        scroll.scroll_to(y=y, animate=False)
 
     def _clear_detail(self) -> None:
         self.panes = {"show": "", "working": ""}
@@ -617,6 +625,17 @@ class BrowseApp(App[None]):
     async def action_quit(self) -> None:
         self._stop_follow()
         self.exit(return_code=0)
+
+    def _fatal_error(self) -> None:
+        """Textual's end for an exception nothing handled (a bug): the browse command reports it as every command
+        does (one line, exit 70; PRAISONMEM_DEBUG=1 keeps Textual's traceback)."""
+        import os
+
+        if os.environ.get("PRAISONMEM_DEBUG"):
+            super()._fatal_error()
+            return
+        self.crash = self._exception
+        self._close_messages_no_wait()
 
     def error(self, message: str) -> None:
         """A failure as the CLI words it: one line, never markup."""

@@ -49,8 +49,8 @@ def browse_command(
 
     Example:
 
-        praisonmem --home examples/home browse
-        praisonmem browse --store sqlite:///data/conversations.db
+        praisonmem browse
+        praisonmem browse --store sessions.db --key-file ~/.praisonai/session.key
     """
     import importlib.util
 
@@ -71,6 +71,8 @@ def browse_command(
 
     browser = BrowseApp(options)
     browser.run(mouse=True)
+    if browser.crash is not None:  # a bug: the terminal is restored; said in the one line every command uses
+        raise browser.crash
     return browser.return_code or 0
 
 
