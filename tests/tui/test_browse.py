@@ -271,3 +271,32 @@ def test_browsing_changes_no_byte_mtime_or_lock_file_of_the_home(cli, fixture_ho
 
     run(go())
     assert snapshot(fixture_home) == before
+
+
+def test_a_gateway_home_every_store_and_encrypted_sessions_decrypted_with_the_key(cli, gateway_home):
+    """sessions.db, the project store, unified and legacy-run beside the JSON files; enc-1 decrypted with the key
+    (as session show --key-file), and the same session opaque without it."""
+    from praisonmem.core import sessions
+
+    home = gateway_home.home
+    rows = listing(cli, home)
+    key = sessions.session_key(gateway_home.key_file)
+
+    async def go(with_key):
+        async with browsing(home, key=key if with_key else None) as (app, pilot):
+            stores = [str(n.label) for n in app.query_one("#tree").root.children[0].children]
+            index = next(i for i, r in enumerate(app.query_one("#list").rows) if r["session_id"] == "enc-1")
+            app.query_one("#list").move_to(index)
+            await wait_for(pilot, lambda: app.shown_item is not None and app.shown_item.item == "enc-1")
+            return stores, shown(app)
+
+    stores, decrypted = run(go(True))
+    _, opaque = run(go(False))
+    assert stores == [f"{s} ({sum(1 for r in rows if r['store'] == s)})" for s in dict.fromkeys(r["store"] for r in rows)]
+    assert len(stores) >= 3
+    store = next(r["store"] for r in rows if r["session_id"] == "enc-1")
+    keyed = cli("--home", home, "session", "show", "enc-1", "--store", store, "--key-file", gateway_home.key_file)
+    plain = cli("--home", home, "session", "show", "enc-1", "--store", store)
+    assert strip_rules(decrypted) == keyed.stdout.rstrip("\n")
+    assert strip_rules(opaque) == plain.stdout.rstrip("\n")
+    assert decrypted != opaque and "‹encrypted content›" in opaque and "‹encrypted content›" not in decrypted
