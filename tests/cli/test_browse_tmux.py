@@ -6,6 +6,7 @@ what it was."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -102,3 +103,47 @@ def test_browse_in_tmux_lists_finds_opens_and_quits_leaving_the_home_and_the_ter
     flags = modes.read_text().split()
     assert "icanon" in flags and "echo" in flags and "isig" in flags  # cooked mode again, as the shell left it
     assert snapshot(fixture_home) == before
+
+
+def colours(styled: str) -> set[str]:
+    """Every colour the SGR sequences of a captured pane set (256-colour indexes and RGB triples)."""
+    found = set()
+    for params in re.findall(r"\x1b\[([0-9;]*)m", styled):
+        codes = params.split(";")
+        i = 0
+        while i < len(codes):
+            if codes[i] in ("38", "48") and i + 1 < len(codes):
+                if codes[i + 1] == "5":
+                    found.add(codes[i + 2])
+                    i += 3
+                    continue
+                found.add(",".join(codes[i + 2:i + 5]))
+                i += 5
+                continue
+            if codes[i] and (30 <= int(codes[i]) <= 37 or 40 <= int(codes[i]) <= 47 or 90 <= int(codes[i]) <= 107):
+                found.add(f"ansi{codes[i]}")
+            i += 1
+    return found
+
+
+def is_grey(colour: str) -> bool:
+    if "," in colour:
+        r, g, b = colour.split(",")
+        return r == g == b
+    return colour in ("0", "7", "8", "15", "16", "231") or colour.isdigit() and 232 <= int(colour) <= 255
+
+
+@pytest.mark.parametrize("how", [{}, {"NO_COLOR": "1"}, {"ROOT": "--no-color"}],
+                         ids=["colour", "NO_COLOR", "--no-color"])
+def test_no_color_draws_the_screen_in_greys(tmux, fixture_home, tmp_path, how):
+    env = {**os.environ, "PYTHONPATH": str(REPO), "TERM": "xterm-256color", **{k: v for k, v in how.items()
+                                                                              if k != "ROOT"}}
+    command = f"{sys.executable} -m praisonmem {how.get('ROOT', '')} --home {fixture_home} browse"
+    subprocess.run([tmux.tmux, "-S", str(tmux.socket), "-f", os.devnull, "new-session", "-d", "-s", "browse",
+                    "-x", "100", "-y", "30", command], check=True, env=env, timeout=30)
+    tmux.until(lambda s: "Sessions (12)" in s and "compacted-demo" in s)
+    styled = tmux("capture-pane", "-p", "-e", "-t", "browse")  # with the SGR sequences the pane holds
+    found = colours(styled)
+    assert found
+    assert all(is_grey(c) for c in found) == bool(how), sorted(found)  # Textual's monochrome: greys only
+    tmux.keys("q")

@@ -300,3 +300,19 @@ def test_a_gateway_home_every_store_and_encrypted_sessions_decrypted_with_the_ke
     assert strip_rules(decrypted) == keyed.stdout.rstrip("\n")
     assert strip_rules(opaque) == plain.stdout.rstrip("\n")
     assert decrypted != opaque and "‹encrypted content›" in opaque and "‹encrypted content›" not in decrypted
+
+
+def test_the_mouse_selects_a_row_and_a_double_click_opens_it(fixture_home):
+    async def go():
+        async with browsing(fixture_home, size=(80, 24)) as (app, pilot):
+            rowlist = app.query_one("#list")
+            await pilot.click("#list", offset=(2, 4))  # the header line, then rows 0, 1, 2: row 3 is at y=4
+            first = rowlist.cursor
+            await wait_for(pilot, lambda: app.shown_item is not None and app.shown_item.item ==
+                           rowlist.rows[3]["session_id"])
+            opened_before = app.screen.has_class("opened")
+            await pilot.click("#list", offset=(2, 2), times=2)
+            return first, opened_before, rowlist.cursor, app.screen.has_class("opened")
+
+    assert run(go()) == (3, False, 1, True)
+
