@@ -10,6 +10,10 @@
 | ``core/<package>/**``      | its own package freely; another core package only through its public            |
 |                            | ``__init__``; ``core.io.*``; never ``cli``, Typer, Rich or Click                |
 | ``core/*.py``              | like a package of one module                                                    |
+| ``tui/**``                 | any ``core`` package through its public ``__init__``, ``core.io.*``,            |
+|                            | ``cli.output``, ``cli.render.*``, ``tui.*``; Textual, which nothing else imports |
+
+Neither the core nor the CLI imports ``tui``, except ``cli/commands/browse.py``, inside its command.
 
 Only ``cli/app.py`` may import Typer's private modules (``typer._…``) or Click itself.
 """
@@ -41,9 +45,12 @@ COMMAND_PACKAGES = {  # command group -> the one core package its module talks t
     "completion": "completion",
     "knowledge": "knowledge",
     "forget": "forget",
+    "browse": "sessions",  # the session key; the rest is the tui package's, imported inside the command
 }
 SHARED_CORE = {"errors", "result", "paths", "config"}  # what every command module may import besides its package
 FOREIGN_UI = ("typer", "rich", "click")
+BROWSE_COMMAND = "praisonmem.cli.commands.browse"
+TUI_MAY_USE_CLI = ("praisonmem.cli.output", "praisonmem.cli.render")  # the commands' renderers, nothing else
 
 
 def module_name(path: Path) -> str:
@@ -94,9 +101,22 @@ def violations(path: Path) -> list[str]:
     mine = core_unit(me)
     is_command = me.startswith("praisonmem.cli.commands.") and me.count(".") == 3
     problems = []
+    is_tui = me == "praisonmem.tui" or me.startswith("praisonmem.tui.")
     for line, name in imports(path):
         where = f"{path.relative_to(REPO)}:{line}: {name}"
         top = name.split(".")[0]
+        if top == "textual" and not is_tui:
+            problems.append(f"{where} (only the tui package imports Textual)")
+        if name == "praisonmem.tui" or name.startswith("praisonmem.tui."):
+            if not is_tui and (me != BROWSE_COMMAND or line in _top_level_lines(path)):
+                problems.append(f"{where} (core and cli never import the tui; browse only inside its command)")
+            continue
+        if is_tui:
+            if name.startswith("praisonmem.cli") and not name.startswith(TUI_MAY_USE_CLI):
+                problems.append(f"{where} (the tui uses the CLI's output and renderers only)")
+            elif core_unit(name) is not None and not is_public(name):
+                problems.append(f"{where} (the tui uses core packages through their public __init__)")
+            continue
         if top in FOREIGN_UI and (mine is not None or (name.startswith("typer._") or top == "click")
                                   and me != "praisonmem.cli.app"):
             problems.append(f"{where} (core never imports Typer, Rich or Click; private Typer only in cli/app.py)")
@@ -121,18 +141,29 @@ def violations(path: Path) -> list[str]:
     return problems
 
 
+def _top_level_lines(path: Path) -> set[int]:
+    """The lines of the imports that run when the module is imported (not inside a function)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    inner = {n.lineno for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+             for n in ast.walk(f) if isinstance(n, (ast.Import, ast.ImportFrom))}
+    return {n.lineno for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))} - inner
+
+
 def test_every_command_group_has_a_rule():
     assert {p.stem for p in (PACKAGE / "cli" / "commands").glob("*.py") if p.stem != "__init__"} == \
         set(COMMAND_PACKAGES)
 
 
-@pytest.mark.parametrize("path", modules("core") + modules("cli"), ids=lambda p: str(p.relative_to(REPO)))
+@pytest.mark.parametrize("path", modules("core") + modules("cli") + modules("tui"),
+                         ids=lambda p: str(p.relative_to(REPO)))
 def test_imports_keep_the_house_rules(path):
     assert violations(path) == []
 
 
 SESSION_COMMANDS = PACKAGE / "cli" / "commands" / "session.py"
 A_CORE_MODULE = PACKAGE / "core" / "sessions" / "_rule_probe.py"
+BROWSE = PACKAGE / "cli" / "commands" / "browse.py"
+A_TUI_MODULE = PACKAGE / "tui" / "_rule_probe.py"
 
 
 @pytest.mark.parametrize("module, source, problem", [
@@ -145,6 +176,13 @@ A_CORE_MODULE = PACKAGE / "core" / "sessions" / "_rule_probe.py"
     (SESSION_COMMANDS, "from praisonmem.core.io import jsonfile", "talks to core.sessions only"),
     (SESSION_COMMANDS, "from praisonmem.cli.commands import memory", "does not import another"),
     (SESSION_COMMANDS, "from typer._click.core import ParameterSource", "private Typer only in cli/app.py"),
+    (SESSION_COMMANDS, "def f():\n    from praisonmem.tui.app import BrowseApp", "never import the tui"),
+    (A_CORE_MODULE, "def f():\n    from praisonmem.tui import model", "never import the tui"),
+    (BROWSE, "from praisonmem.tui.app import BrowseApp", "browse only inside its command"),
+    (SESSION_COMMANDS, "import textual", "only the tui package imports Textual"),
+    (A_TUI_MODULE, "from praisonmem.cli.commands import session", "the CLI's output and renderers only"),
+    (A_TUI_MODULE, "from praisonmem.cli.state import State", "the CLI's output and renderers only"),
+    (A_TUI_MODULE, "from praisonmem.core.sessions import listing", "through their public __init__"),
 ], ids=lambda v: v if isinstance(v, str) else v.name)
 def test_the_rules_catch_each_kind_of_breach(monkeypatch, module, source, problem):
     monkeypatch.setattr(Path, "read_text", lambda self, **kw: source if self == module else Path.read_bytes(self).decode())

@@ -37,8 +37,8 @@ from praisonmem.core.errors import (EXIT_BROKEN_PIPE, EXIT_INTERNAL, EXIT_INTERR
 # must not pay for the other 45 commands.
 SUBCOMMANDS = {name: f"praisonmem.cli.commands.{name}" for name in (
     "workspace", "session", "memory", "episodic", "learn", "upsonic", "state", "knowledge", "check", "migrate",
-    "backup", "config", "usage", "completion", "locate", "forget")}
-SINGLE = ("check", "migrate", "usage", "locate", "forget")  # one command each, not a group
+    "backup", "config", "usage", "completion", "locate", "forget", "browse")}
+SINGLE = ("check", "migrate", "usage", "locate", "forget", "browse")  # one command each, not a group
 # Set by the console script (this process is the CLI): what building a command imported and made lives until the
 # process ends, so it is frozen out of the collector's way as what the start-up imports made is (__main__.py).
 FREEZE_BUILT = False

@@ -60,9 +60,11 @@ class NewTurn:
 
 
 def watch(paths: Paths, name: str, *, store: str | None = None, tail: int = 10, interval: float = INTERVAL,
-          use_inotify: bool = True, started: Callable[[Watched], None] | None = None) -> Iterator[list[NewTurn]]:
+          use_inotify: bool = True, started: Callable[[Watched], None] | None = None,
+          stop: Callable[[], bool] | None = None) -> Iterator[list[NewTurn]]:
     """The last ``tail`` turns of the session ``name``, then each batch of new turns as it is written; never
-    ends (the caller stops it). ``started`` is told what is watched before the first batch."""
+    ends (the caller stops it). ``started`` is told what is watched before the first batch. ``stop``, asked at
+    every tick, ends the watch when it says so (a caller in another thread cannot close a running generator)."""
     if tail < 0 or interval <= 0:
         raise UsageError("--tail must be 0 or more and the interval positive")
     from praisonmem.core.sessions.stores.locate import is_location
@@ -86,7 +88,7 @@ def watch(paths: Paths, name: str, *, store: str | None = None, tail: int = 10, 
         if started is not None:
             started(Watched(sid, label, file, watcher.mode, len(first)))
         yield first[-tail:] if tail else []
-        while True:
+        while stop is None or not stop():
             watcher.wait(interval)
             now = watcher.signature()
             if now == signature:

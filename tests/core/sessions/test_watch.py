@@ -113,3 +113,17 @@ def test_watch_and_tail_print_what_session_show_prints(cli, home):
     assert (missing.exit_code, missing.stdout) == (3, "")
     assert missing.stderr.startswith("praisonmem: error: no session 'nope'") and missing.stderr.count("\n") == 1
     assert jsonfile.read_object(home / "sessions" / "w.json")["session_id"] == "w"
+
+
+def test_stop_ends_the_watch_at_the_next_tick_when_it_says_so(home):
+    """A caller in another thread cannot close a running generator: ``stop`` asked at each tick ends it."""
+    asked = []
+
+    def stop() -> bool:
+        asked.append(1)
+        return len(asked) >= 3  # the third tick
+
+    watch = watch_session(resolve(str(home), None, env={}), "w", tail=5, interval=0.01, use_inotify=False, stop=stop)
+    assert contents(next(watch)) == ["turn-0", "turn-1"]
+    assert list(watch) == []  # no more turns came, and the watch ended instead of waiting for them
+    assert len(asked) == 3
