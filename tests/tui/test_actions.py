@@ -1,0 +1,527 @@
+"""The browser's write actions (r, d, x, e) against the command each mirrors.
+
+Each action is driven in Textual's headless pilot through a harness app that calls the hook
+(``praisonmem.tui.actions.perform``) as the browser does. What it must show: the plan is the command's dry run;
+a no leaves every byte of the home as it was; a yes writes exactly what the command writes (the command is run
+on a twin copy of the home, and the two compared byte for byte, or where the write is stamped with the time,
+read back with praisonaiagents' own session store); a lock an agent holds gives the command's lock message and
+changes nothing; text from a session reaches the screen escaped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from praisonmem.cli.state import State
+from praisonmem.tui.model import Selection
+from tests.helpers import hold_flock, snapshot
+from tests.tui.actions_harness import Harness, contents, screen_lines, settle, text_of, twin
+
+SESSION = "my_chat"
+SECRET = "sk-proj-" + "Q7fJ2kLm9XzP4rT8vB1nW6yH3cD5gA0e"  # an OpenAI project key's shape (scan's rules)
+
+
+def selection(home: Path, item: str = SESSION, **extra) -> Selection:
+    """What the browser selects for a session of ``home``: the command's own paths, cache and lock timeout."""
+    state = State(home=str(home))
+    fields = dict(lock_timeout=state.lock_timeout, cache=state.cache, title=None)
+    fields.update(extra)
+    return Selection(state.paths, "session", item, **fields)
+
+
+def run(app: Harness, scenario) -> None:
+    async def main() -> None:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await scenario(pilot)
+    asyncio.run(main())
+
+
+def lines(text: str) -> list[str]:
+    return text.splitlines()
+
+
+async def open_plan(app: Harness, pilot, key: str, fill=None) -> None:
+    """Press ``key``; fill its form (``fill(screen)`` returns after setting the fields); wait for the plan."""
+    app.act(key)
+    await settle(app, pilot)
+    if fill is not None:
+        await fill(app.screen, pilot)
+        await settle(app, pilot)
+    assert type(app.screen).__name__ == "ConfirmScreen", app.notes
+
+
+def rename_to(new_id: str | None = None, title: str | None = None):
+    async def fill(screen, pilot) -> None:
+        from textual.widgets import Input
+
+        field = screen.query_one("#new-id" if new_id is not None else "#new-title", Input)
+        field.value = new_id if new_id is not None else title
+        field.focus()
+        await pilot.pause()
+        await pilot.press("enter")
+    return fill
+
+
+# ---------------------------------------------------------------- rename
+
+
+def test_rename_shows_the_dry_run_and_a_yes_writes_what_the_command_writes(cli, fixture_home, tmp_path):
+    other = twin(fixture_home, tmp_path / "twin")
+    dry = cli("--home", other, "session", "rename", SESSION, "chat-archive", "--dry-run")
+    done = cli("--home", other, "session", "rename", SESSION, "chat-archive")
+    assert done.exit_code == 0
+    app = Harness(selection(fixture_home))
+
+    async def scenario(pilot) -> None:
+        await open_plan(app, pilot, "r", rename_to(new_id="chat-archive"))
+        assert lines(text_of(app, "#confirm-plan")) == lines(dry.stdout)
+        assert text_of(app, "#confirm-question") == "Rename session 'my_chat' to 'chat-archive'?"
+        await pilot.press("y")
+        await settle(app, pilot)
+
+    run(app, scenario)
+    assert contents(fixture_home) == contents(other)
+    assert app.notes[-1] == (done.stdout.rstrip("\n"), "information")
+    assert app.refreshed == ["chat-archive"]
+
+
+@pytest.mark.parametrize("key", ["escape", "n"])
+def test_a_no_to_the_rename_changes_nothing(fixture_home, key):
+    before = snapshot(fixture_home)
+    app = Harness(selection(fixture_home))
+
+    async def scenario(pilot) -> None:
+        await open_plan(app, pilot, "r", rename_to(new_id="chat-archive"))
+        await pilot.press(key)
+        await settle(app, pilot)
+        assert type(app.screen).__name__ != "ConfirmScreen"
+
+    run(app, scenario)
+    assert snapshot(fixture_home) == before
+    assert app.notes == [("cancelled; nothing changed", "information")] and app.refreshed == []
+
+
+def test_escape_in_the_rename_form_changes_nothing_and_asks_nothing(fixture_home):
+    before = snapshot(fixture_home)
+    app = Harness(selection(fixture_home))
+
+    async def scenario(pilot) -> None:
+        app.act("r")
+        await settle(app, pilot)
+        assert type(app.screen).__name__ == "RenameForm"
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert type(app.screen).__name__ == "Screen"
+
+    run(app, scenario)
+    assert snapshot(fixture_home) == before and app.notes == [] and app.refreshed == []
+
+
+@pytest.mark.parametrize("change, problem", [
+    ({"new-id": "a", "new-title": "b"}, "give NEW_ID to rename the session, or --title TEXT to set its title (not both)"),
+    ({}, "nothing changed: edit the id to rename the session, or the title to retitle it"),
+])
+def test_the_rename_form_takes_one_change_as_the_command_does(fixture_home, change, problem):
+    before = snapshot(fixture_home)
+    app = Harness(selection(fixture_home))
+
+    async def scenario(pilot) -> None:
+        from textual.widgets import Input
+
+        app.act("r")
+        await settle(app, pilot)
+        for name, value in change.items():
+            app.screen.query_one(f"#{name}", Input).value = value
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert type(app.screen).__name__ == "RenameForm"
+        assert text_of(app, "#problem") == problem
+
+    run(app, scenario)
+    assert snapshot(fixture_home) == before
+
+
+def test_retitle_writes_what_the_command_writes_as_the_library_reads_it(cli, fixture_home, tmp_path):
+    from praisonaiagents.session.store import DefaultSessionStore
+
+    other = twin(fixture_home, tmp_path / "twin")
+    dry = cli("--home", other, "session", "rename", SESSION, "--title", "Lisbon trip", "--dry-run")
+    done = cli("--home", other, "session", "rename", SESSION, "--title", "Lisbon trip")
+    app = Harness(selection(fixture_home))
+
+    async def scenario(pilot) -> None:
+        await open_plan(app, pilot, "r", rename_to(title="Lisbon trip"))
+        assert lines(text_of(app, "#confirm-plan")) == lines(dry.stdout)
+        await pilot.press("enter")
+        await settle(app, pilot)
+
+    run(app, scenario)
+    assert app.notes[-1] == (done.stdout.rstrip("\n"), "information") and app.refreshed == [None]
+    ours = DefaultSessionStore(session_dir=str(fixture_home / "sessions")).get_session(SESSION).to_dict()
+    theirs = DefaultSessionStore(session_dir=str(other / "sessions")).get_session(SESSION).to_dict()
+    assert ours["metadata"]["title"] == "Lisbon trip"
+    # the write is stamped with its time (updated_at): everything else is the command's, as the library loads it
+    assert {k: v for k, v in ours.items() if k != "updated_at"} == {k: v for k, v in theirs.items() if k != "updated_at"}
+    stored = {p.name: p.read_bytes() for p in (fixture_home / "sessions").iterdir()}
+    assert stored.keys() == {p.name for p in (other / "sessions").iterdir()}
+
+
+# ---------------------------------------------------------------- delete
+
+
+def test_delete_shows_the_commands_plan_and_a_yes_deletes_as_the_command_does(cli, fixture_home, tmp_path):
+    other = twin(fixture_home, tmp_path / "twin")
+    dry = cli("--home", other, "session", "delete", SESSION, "--dry-run")
+    done = cli("--home", other, "session", "delete", SESSION, "--yes")
+    assert done.exit_code == 0
+    app = Harness(selection(fixture_home))
+
+    async def scenario(pilot) -> None:
+        await open_plan(app, pilot, "d")
+        assert lines(text_of(app, "#confirm-plan")) == lines(dry.stdout)
+        assert text_of(app, "#confirm-question") == "Delete 1 session file(s) (my_chat.json)?"
+        await pilot.press("enter")
+        await settle(app, pilot)
+
+    run(app, scenario)
+    assert contents(fixture_home) == contents(other)
+    assert not (fixture_home / "sessions" / "my_chat.json").exists()
+    assert app.notes[-1] == ("deleted my_chat (my_chat.json)", "information") and app.refreshed == [None]
+
+
+@pytest.mark.parametrize("key", ["escape", "n"])
+def test_a_no_to_the_delete_changes_nothing(fixture_home, key):
+    before = snapshot(fixture_home)
+    app = Harness(selection(fixture_home))
+
+    async def scenario(pilot) -> None:
+        await open_plan(app, pilot, "d")
+        await pilot.press(key)
+        await settle(app, pilot)
+
+    run(app, scenario)
+    assert snapshot(fixture_home) == before and app.refreshed == []
+
+
+def test_a_session_gone_since_it_was_listed_is_the_commands_one_error_line(cli, fixture_home):
+    (fixture_home / "sessions" / "my_chat.json").unlink()
+    before = snapshot(fixture_home)
+    expected = cli("--home", fixture_home, "session", "delete", SESSION, "--yes").stderr
+    assert snapshot(fixture_home) == before
+    app = Harness(selection(fixture_home))
+
+    async def scenario(pilot) -> None:
+        app.act("d")
+        await settle(app, pilot)
+        assert type(app.screen).__name__ == "Screen"
+
+    run(app, scenario)
+    assert app.notes == [(expected.rstrip("\n"), "error")] and expected.count("\n") == 1
+    assert snapshot(fixture_home) == before and app.refreshed == []
+
+
+# ---------------------------------------------------------------- redact
+
+
+def plant_secret(home: Path) -> None:
+    """An agent's turn holding an API key, written by the library itself."""
+    from praisonaiagents.session.store import DefaultSessionStore
+
+    store = DefaultSessionStore(session_dir=str(home / "sessions"))
+    store.add_message(SESSION, "user", f"my key is {SECRET}, keep it safe")
+
+
+def choose_level(level: str):
+    async def fill(screen, pilot) -> None:
+        if level == "strict":
+            await pilot.press("down")
+        await pilot.press("enter")
+    return fill
+
+
+@pytest.mark.parametrize("level", ["standard", "strict"])
+def test_redact_shows_the_plan_and_a_yes_rewrites_as_the_command_does(cli, fixture_home, tmp_path, level):
+    plant_secret(fixture_home)
+    other = twin(fixture_home, tmp_path / "twin")
+    dry = cli("--home", other, "session", "redact", SESSION, "--level", level, "--dry-run")
+    done = cli("--home", other, "session", "redact", SESSION, "--level", level, "--yes")
+    assert done.exit_code == 0 and SECRET.encode() not in (other / "sessions" / "my_chat.json").read_bytes()
+    app = Harness(selection(fixture_home))
+
+    async def scenario(pilot) -> None:
+        await open_plan(app, pilot, "x", choose_level(level))
+        assert lines(text_of(app, "#confirm-plan")) == lines(dry.stdout)
+        assert text_of(app, "#confirm-question") == "Rewrite 1 session(s) with their secrets redacted (my_chat.json)?"
+        await pilot.press("enter")
+        await settle(app, pilot)
+
+    run(app, scenario)
+    assert contents(fixture_home) == contents(other)  # a redaction keeps updated_at: byte for byte
+    assert app.notes[-1] == (done.stdout.rstrip("\n"), "information")
+
+
+def test_a_no_to_the_redaction_changes_nothing(fixture_home):
+    plant_secret(fixture_home)
+    before = snapshot(fixture_home)
+    app = Harness(selection(fixture_home))
+
+    async def scenario(pilot) -> None:
+        await open_plan(app, pilot, "x", choose_level("standard"))
+        await pilot.press("escape")
+        await settle(app, pilot)
+
+    run(app, scenario)
+    assert snapshot(fixture_home) == before
+
+
+def test_a_session_with_no_secret_is_skipped_without_a_question_as_the_command_says(cli, fixture_home, tmp_path):
+    other = twin(fixture_home, tmp_path / "twin")
+    done = cli("--home", other, "session", "redact", SESSION, "--yes")
+    before = snapshot(fixture_home)
+    app = Harness(selection(fixture_home))
+
+    async def scenario(pilot) -> None:
+        app.act("x")
+        await settle(app, pilot)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert type(app.screen).__name__ == "Screen"
+
+    run(app, scenario)
+    assert app.notes == [(done.stdout.rstrip("\n"), "information")] == [("skipped my_chat: no secrets found",
+                                                                         "information")]
+    assert snapshot(fixture_home) == before
+
+
+# ---------------------------------------------------------------- export
+
+
+def export_to(output: str, fmt: str = "json"):
+    async def fill(screen, pilot) -> None:
+        from textual.widgets import Input, Select
+
+        screen.query_one("#format", Select).value = fmt
+        await pilot.pause()
+        field = screen.query_one("#output", Input)
+        field.value = output
+        field.focus()
+        await pilot.press("enter")
+    return fill
+
+
+def without_stamp(data: bytes) -> dict:
+    doc = json.loads(data)
+    doc.pop("exported_at")
+    return doc
+
+
+@pytest.mark.parametrize("fmt", ["json", "markdown", "jsonl", "openai-jsonl", "sharegpt"])
+def test_export_writes_what_the_command_writes(cli, fixture_home, tmp_path, fmt):
+    theirs, ours = tmp_path / f"theirs.{fmt}", tmp_path / f"ours.{fmt}"
+    done = cli("--home", fixture_home, "session", "export", SESSION, "--format", fmt, "-o", theirs)
+    assert done.exit_code == 0
+    before = snapshot(fixture_home)
+    app = Harness(selection(fixture_home))
+
+    async def scenario(pilot) -> None:
+        await open_plan(app, pilot, "e", export_to(str(ours), fmt))
+        assert text_of(app, "#confirm-plan") == f"would export session 'my_chat' as {fmt} to {ours}"
+        assert text_of(app, "#confirm-question") == f"Export session 'my_chat' to {ours}?"
+        await pilot.press("enter")
+        await settle(app, pilot)
+
+    run(app, scenario)
+    if fmt == "json":  # the payload is stamped with the time of the export; the rest is the command's
+        assert without_stamp(ours.read_bytes()) == without_stamp(theirs.read_bytes())
+    else:
+        assert ours.read_bytes() == theirs.read_bytes()
+    assert app.notes[-1] == (done.stderr.rstrip("\n").replace(str(theirs), str(ours)), "information")
+    assert snapshot(fixture_home) == before  # an export reads the home only
+
+
+def test_an_export_over_an_existing_file_says_so_and_a_no_keeps_the_file(fixture_home, tmp_path):
+    target = tmp_path / "keep.json"
+    target.write_bytes(b"mine\n")
+    app = Harness(selection(fixture_home))
+
+    async def scenario(pilot) -> None:
+        await open_plan(app, pilot, "e", export_to(str(target)))
+        assert text_of(app, "#confirm-question") == f"Replace {target} with the export of session 'my_chat'?"
+        assert f"praisonmem: {target} exists: the export replaces it" in text_of(app, "#confirm-plan")
+        await pilot.press("n")
+        await settle(app, pilot)
+
+    run(app, scenario)
+    assert target.read_bytes() == b"mine\n"
+
+
+def test_a_yes_replaces_the_existing_file_as_the_command_does(fixture_home, tmp_path):
+    target = tmp_path / "old.json"
+    target.write_bytes(b"mine\n")
+    app = Harness(selection(fixture_home))
+
+    async def scenario(pilot) -> None:
+        await open_plan(app, pilot, "e", export_to(str(target)))
+        await pilot.press("y")
+        await settle(app, pilot)
+
+    run(app, scenario)
+    assert json.loads(target.read_bytes())["sessions"][0]["session_id"] == SESSION
+
+
+@pytest.mark.parametrize("make", ["directory", "link"])
+def test_an_output_the_command_refuses_is_refused_with_its_line(cli, fixture_home, tmp_path, make):
+    target = tmp_path / "out"
+    if make == "directory":
+        target.mkdir()
+    else:
+        (tmp_path / "real.json").write_bytes(b"real\n")
+        target.symlink_to(tmp_path / "real.json")
+    expected = cli("--home", fixture_home, "session", "export", SESSION, "-o", target)
+    assert expected.exit_code == 4
+    app = Harness(selection(fixture_home))
+
+    async def scenario(pilot) -> None:
+        app.act("e")
+        await settle(app, pilot)
+        await (export_to(str(target)))(app.screen, pilot)
+        await settle(app, pilot)
+        assert type(app.screen).__name__ == "Screen"
+
+    run(app, scenario)
+    assert app.notes == [(expected.stderr.rstrip("\n"), "error")]
+    assert make == "directory" or (tmp_path / "real.json").read_bytes() == b"real\n"
+
+
+def test_stdout_is_not_an_export_target_in_the_browser(fixture_home):
+    app = Harness(selection(fixture_home))
+
+    async def scenario(pilot) -> None:
+        app.act("e")
+        await settle(app, pilot)
+        await (export_to("-"))(app.screen, pilot)
+        await settle(app, pilot)
+
+    run(app, scenario)
+    assert app.notes == [("praisonmem: error: '-' (stdout) is the browser's screen here: give a file name", "error")]
+
+
+# ---------------------------------------------------------------- a lock an agent holds
+
+
+LOCKED_ACTIONS = {
+    "rename": ("r", ["rename", SESSION, "chat-archive"], rename_to(new_id="chat-archive")),
+    "retitle": ("r", ["rename", SESSION, "--title", "Lisbon"], rename_to(title="Lisbon")),
+    "delete": ("d", ["delete", SESSION, "--yes"], None),
+    "redact": ("x", ["redact", SESSION, "--yes"], choose_level("standard")),
+}
+
+
+@pytest.mark.parametrize("action", list(LOCKED_ACTIONS))
+def test_a_lock_an_agent_holds_gives_the_commands_lock_message_and_changes_nothing(cli, fixture_home, tmp_path,
+                                                                                  action):
+    key, args, fill = LOCKED_ACTIONS[action]
+    if action == "redact":
+        plant_secret(fixture_home)
+    other = twin(fixture_home, tmp_path / "twin")
+    before = snapshot(fixture_home)
+    holders = [hold_flock(home / "sessions" / "my_chat.json.lock", 30) for home in (fixture_home, other)]
+    try:
+        expected = cli("--home", other, "--lock-timeout", "0.5", "session", *args)
+        app = Harness(selection(fixture_home, lock_timeout=0.5))
+
+        async def scenario(pilot) -> None:
+            await open_plan(app, pilot, key, fill)
+            await pilot.press("enter")
+            await settle(app, pilot)
+
+        run(app, scenario)
+    finally:
+        for holder in holders:
+            holder.kill()
+            holder.wait()
+    assert expected.exit_code == 4 and "could not lock" in expected.stderr
+    message = expected.stderr.rstrip("\n").replace(str(other), str(fixture_home))
+    assert app.notes[-1] == (message, "error")
+    # what the command leaves (a .lock file for a rename's target, as the library's locks stay), and no more
+    assert contents(fixture_home) == contents(other)
+    assert {k: v for k, v in snapshot(fixture_home).items() if not k.endswith(".lock") and k != "sessions"} == \
+        {k: v for k, v in before.items() if not k.endswith(".lock") and k != "sessions"}
+
+
+# ---------------------------------------------------------------- crafted text
+
+
+CRAFTED = "[bold red]Boss[/] \x1b]0;pwned\x07\x1b[2J\u202etxt.exe"
+
+
+def test_a_crafted_title_reaches_the_modal_escaped_and_never_as_markup(fixture_home):
+    from praisonaiagents.session.store import DefaultSessionStore
+
+    DefaultSessionStore(session_dir=str(fixture_home / "sessions")).rename_session(SESSION, CRAFTED)
+    stored = json.loads((fixture_home / "sessions" / "my_chat.json").read_text())["metadata"]["title"]
+    assert stored == CRAFTED
+    before = snapshot(fixture_home)
+    app = Harness(selection(fixture_home, title=stored))
+
+    async def scenario(pilot) -> None:
+        app.act("r")
+        await settle(app, pilot)
+        # the form does not put the raw title in an editable field: it shows it escaped above an empty one
+        from textual.widgets import Input
+
+        assert app.screen.query_one("#new-title", Input).value == ""
+        assert text_of(app, "#title-now") == "Its title now: [bold red]Boss[/] \\x1b]0;pwned\\x07\\x1b[2J\\u202etxt.exe"
+        await pilot.press("escape")
+        await settle(app, pilot)
+        await open_plan(app, pilot, "e", export_to("out.json"))
+        assert text_of(app, "#confirm-about") == (
+            "session 'my_chat', titled '[bold red]Boss[/] \\x1b]0;pwned\\x07\\x1b[2J\\u202etxt.exe'")
+        shown = "\n".join(screen_lines(app))
+        assert "[bold red]Boss[/]" in shown
+        assert not any(c in shown for c in "\x1b\x07\u202e")
+        await pilot.press("escape")
+        await settle(app, pilot)
+
+    run(app, scenario)
+    assert snapshot(fixture_home) == before
+
+
+def test_a_crafted_session_id_is_escaped_in_the_plan(fixture_home):
+    from praisonaiagents.session.store import DefaultSessionStore
+
+    crafted = "evil\x1b[2Jid"
+    DefaultSessionStore(session_dir=str(fixture_home / "sessions")).add_message(crafted, "user", "hello")
+    app = Harness(selection(fixture_home, item=crafted))
+
+    async def scenario(pilot) -> None:  # nothing to redact: no question, the command's line, escaped
+        app.act("x")
+        await settle(app, pilot)
+        await pilot.press("enter")
+        await settle(app, pilot)
+
+    run(app, scenario)
+    assert app.notes == [("skipped evil\\x1b[2Jid: no secrets found", "information")]
+
+
+# ---------------------------------------------------------------- what the actions do not cover
+
+
+def test_a_kind_without_the_action_is_told_and_nothing_happens(fixture_home):
+    before = snapshot(fixture_home)
+    state = State(home=str(fixture_home))
+    learn = Selection(state.paths, "learn", "entry-1")
+    app = Harness(learn)
+
+    async def scenario(pilot) -> None:
+        app.act("r")
+        await settle(app, pilot)
+        assert type(app.screen).__name__ == "Screen"
+
+    run(app, scenario)
+    assert app.notes == [("rename is not available for learn items", "warning")]
+    assert snapshot(fixture_home) == before
