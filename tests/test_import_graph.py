@@ -28,6 +28,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("praisonmem.core.backup", "praisonmem.core.migrate"),
     ("praisonmem.core.check", "praisonmem.core.forget"),
     ("praisonmem.cli",),
+    ("praisonmem.tui",),  # the browser: the core and the CLI's wording of changes
     ("praisonmem.__main__",),  # the console script
 ]
 EXACT = {"praisonmem", "praisonmem.core"}  # units of one module (the packages' own __init__), not prefixes

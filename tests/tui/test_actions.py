@@ -1,7 +1,7 @@
 """The browser's write actions (r, d, x, e) against the command each mirrors.
 
 Each action is driven in Textual's headless pilot through a harness app that calls the hook
-(``praisonmem.tui.actions.perform``) as the browser does. What it must show: the plan is the command's dry run;
+(``praisonmem.tui.actions.perform``) as the browser does. Each is held to the command: the plan is its dry run;
 a no leaves every byte of the home as it was; a yes writes exactly what the command writes (the command is run
 on a twin copy of the home, and the two compared byte for byte, or where the write is stamped with the time,
 read back with praisonaiagents' own session store); a lock an agent holds gives the command's lock message and
