@@ -525,3 +525,105 @@ def test_a_kind_without_the_action_is_told_and_nothing_happens(fixture_home):
     run(app, scenario)
     assert app.notes == [("rename is not available for learn items", "warning")]
     assert snapshot(fixture_home) == before
+
+
+# ---------------------------------------------------------------- what a write leaves for the listing
+
+
+def test_a_delete_drops_session_lists_cache_entry_as_the_command_does(cli, fixture_home, monkeypatch, tmp_path):
+    from praisonmem.core.io import cache as cachemod
+    from praisonmem.core.sessions import listcache
+
+    monkeypatch.setattr(cachemod, "GRANULARITY_NS", 0)  # files trusted as soon as they are read
+    monkeypatch.setenv("PRAISONMEM_CACHE_DIR", str(tmp_path / "cache"))
+    assert cli("--home", fixture_home, "session", "list").exit_code == 0
+    entries = sorted((tmp_path / "cache" / listcache.KIND).glob("*.bin"))
+    assert len(entries) == 1, "session list keeps its rows in the cache"
+    app = Harness(selection(fixture_home))
+
+    async def scenario(pilot) -> None:
+        await open_plan(app, pilot, "d")
+        await pilot.press("enter")
+        await settle(app, pilot)
+
+    run(app, scenario)
+    assert sorted((tmp_path / "cache" / listcache.KIND).glob("*.bin")) == []
+    listed = cli("--home", fixture_home, "session", "list", "--json").json()
+    assert SESSION not in [row["session_id"] for row in listed]
+
+
+# ---------------------------------------------------------------- memory items
+
+
+MEMORY_ID = "b6405825f19f0274"  # one of alice's short-term memories in the fixture project
+
+
+def memory_selection(memory_dir: Path) -> Selection:
+    state = State(memory_dir=str(memory_dir))
+    return Selection(state.paths, "memory", MEMORY_ID, lock_timeout=state.lock_timeout, cache=state.cache,
+                     context={"provider": "file", "user_id": "alice", "tier": "short_term"})
+
+
+def test_d_on_a_memory_item_is_memory_delete(cli, project, tmp_path):
+    other = twin(project, tmp_path / "twin")
+    args = ("--memory-dir", other / ".praisonai" / "memory", "memory", "delete", MEMORY_ID, "--user-id", "alice",
+            "--type", "short")
+    dry = cli(*args, "--dry-run")
+    done = cli(*args, "--yes")
+    assert done.stdout == f"deleted short_term memory {MEMORY_ID}\n"
+    app = Harness(memory_selection(project / ".praisonai" / "memory"))
+
+    async def scenario(pilot) -> None:
+        await open_plan(app, pilot, "d")
+        assert lines(text_of(app, "#confirm-plan")) == lines(dry.stdout)
+        assert text_of(app, "#confirm-question").startswith("Delete ")
+        await pilot.press("enter")
+        await settle(app, pilot)
+
+    run(app, scenario)
+    assert contents(project / ".praisonai") == contents(other / ".praisonai")
+    assert app.notes[-1] == (done.stdout.rstrip("\n"), "information")
+
+
+def test_a_no_to_a_memory_delete_changes_nothing(project):
+    before = snapshot(project)
+    app = Harness(memory_selection(project / ".praisonai" / "memory"))
+
+    async def scenario(pilot) -> None:
+        await open_plan(app, pilot, "d")
+        await pilot.press("n")
+        await settle(app, pilot)
+
+    run(app, scenario)
+    assert snapshot(project) == before
+
+
+# ---------------------------------------------------------------- a session an agent is writing
+
+
+@pytest.mark.parametrize("key, args, fill", [
+    ("r", ["rename", SESSION, "chat-archive"], rename_to(new_id="chat-archive")),
+    ("d", ["delete", SESSION, "--yes"], None),
+])
+def test_a_session_an_agent_wrote_a_moment_ago_is_refused_as_the_command_refuses_it(cli, fixture_home, tmp_path,
+                                                                                   key, args, fill):
+    from praisonaiagents.session.store import DefaultSessionStore
+
+    DefaultSessionStore(session_dir=str(fixture_home / "sessions")).add_message(SESSION, "user", "still here")
+    other = twin(fixture_home, tmp_path / "twin")
+    expected = cli("--home", other, "session", *args)
+    assert expected.exit_code == 4 and "an agent may still be writing it" in expected.stderr
+    before = snapshot(fixture_home)
+    app = Harness(selection(fixture_home))
+
+    async def scenario(pilot) -> None:
+        app.act(key)
+        await settle(app, pilot)
+        if fill is not None:
+            await fill(app.screen, pilot)
+            await settle(app, pilot)
+        assert type(app.screen).__name__ == "Screen"  # refused before anything is asked
+
+    run(app, scenario)
+    assert app.notes == [(expected.stderr.rstrip("\n").replace(str(other), str(fixture_home)), "error")]
+    assert snapshot(fixture_home) == before
