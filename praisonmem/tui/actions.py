@@ -180,7 +180,10 @@ def _finish(app: App, report: Report, *, refresh: bool, item: str | None) -> Non
         if refresh:
             app.refresh_selection(item)
 
-    app.call_from_thread(show)
+    try:
+        app.call_from_thread(show)
+    except RuntimeError:  # the app has closed meanwhile (q during the write): the write itself is complete
+        _busy.discard(app)
 
 
 # ---------------------------------------------------------------- sessions

@@ -2,8 +2,8 @@
 
 It shows what the command's ``--dry-run`` prints (the plan's lines, worded by ``cli/output.py``'s
 ``change_line``) and the command's own question; Enter or ``y`` answers yes, Esc or ``n`` no. Every text in it
-comes from a session (ids, titles, file names) and is shown escaped and as plain text: no control character
-reaches the terminal and no ``[markup]`` in a title is read as style.
+comes from a session (ids, titles, file names) or a ``--store`` URL and is shown escaped and as plain text: no
+control character reaches the terminal, no ``[markup]`` in a title is read as style, and no password is shown.
 """
 
 from __future__ import annotations
@@ -17,12 +17,14 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from praisonmem.core.io.pgurl import mask
 from praisonmem.core.io.safetext import printable
 
 
 def plain(text: str) -> Text:
-    """``text`` escaped (core/io/safetext.py) as a Rich ``Text``: shown as it is, never read as markup."""
-    return Text("\n".join(printable(line) for line in text.split("\n")))
+    """``text`` escaped (core/io/safetext.py) as a Rich ``Text``: shown as it is, never read as markup; a
+    database password in it (a ``--store`` URL) masked, as every message of praisonmem masks it."""
+    return Text("\n".join(printable(mask(line)) for line in text.split("\n")))
 
 
 class ConfirmScreen(ModalScreen[bool]):
