@@ -627,3 +627,82 @@ def test_a_session_an_agent_wrote_a_moment_ago_is_refused_as_the_command_refuses
     run(app, scenario)
     assert app.notes == [(expected.stderr.rstrip("\n").replace(str(other), str(fixture_home)), "error")]
     assert snapshot(fixture_home) == before
+
+
+# ---------------------------------------------------------------- the gateway's home: stores and encrypted sessions
+
+
+def gateway_selection(gateway_home, item: str, store: str | None = None, *, with_key: bool = False) -> Selection:
+    from praisonmem.core import sessions
+
+    key = sessions.session_key(str(gateway_home.key_file)) if with_key else None
+    return selection(gateway_home.home, item, store=store, key=key)
+
+
+def test_delete_of_one_stores_copy_deletes_that_copy_as_the_command_with_store_does(cli, gateway_home, tmp_path):
+    from tests.realhomes import copy_gateway_home
+
+    other = copy_gateway_home(tmp_path / "twin", project=False)
+    dry = cli("--home", other.home, "session", "delete", "gw-legacy", "--store", "sessions.db", "--dry-run")
+    done = cli("--home", other.home, "session", "delete", "gw-legacy", "--store", "sessions.db", "--yes")
+    assert done.stdout == "deleted gw-legacy (sessions.db)\n"
+    app = Harness(gateway_selection(gateway_home, "gw-legacy", "sessions.db"))
+
+    async def scenario(pilot) -> None:
+        await open_plan(app, pilot, "d")
+        assert lines(text_of(app, "#confirm-plan")) == lines(dry.stdout)
+        await pilot.press("enter")
+        await settle(app, pilot)
+
+    run(app, scenario)
+    assert app.notes[-1] == (done.stdout.rstrip("\n"), "information")
+    assert (gateway_home.sessions / "gw-legacy.json").is_file()  # the JSON copy stays
+    import sqlite3
+
+    def rows(db: Path) -> list:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        try:
+            return conn.execute("SELECT session_id, data FROM sessions ORDER BY session_id").fetchall()
+        finally:
+            conn.close()
+    assert rows(gateway_home.db) == rows(other.db) and "gw-legacy" not in [r[0] for r in rows(gateway_home.db)]
+    json_files = lambda home: {p.name: p.read_bytes() for p in home.sessions.glob("*.json")}  # noqa: E731
+    assert json_files(gateway_home) == json_files(other)
+
+
+def test_a_session_two_stores_hold_needs_the_store_as_the_command_does(cli, gateway_home):
+    before = snapshot(gateway_home.home)
+    expected = cli("--home", gateway_home.home, "session", "delete", "gw-legacy", "--yes")
+    assert expected.exit_code == 2 and snapshot(gateway_home.home) == before
+    app = Harness(gateway_selection(gateway_home, "gw-legacy"))
+
+    async def scenario(pilot) -> None:
+        app.act("d")
+        await settle(app, pilot)
+
+    run(app, scenario)
+    assert app.notes == [(expected.stderr.rstrip("\n"), "error")]
+    assert snapshot(gateway_home.home) == before
+
+
+@pytest.mark.parametrize("fmt, with_key", [("json", True), ("markdown", True), ("markdown", False)])
+def test_an_encrypted_session_exports_as_the_command_exports_it(cli, gateway_home, tmp_path, fmt, with_key):
+    theirs, ours = tmp_path / f"theirs.{fmt}", tmp_path / f"ours.{fmt}"
+    key_args = ["--key-file", gateway_home.key_file] if with_key else []
+    done = cli("--home", gateway_home.home, "session", "export", "enc-1", "--format", fmt, "-o", theirs, *key_args)
+    assert done.exit_code == 0
+    assert ("encrypted value(s)" in done.stderr) == (fmt == "json" or not with_key)  # the notes the browser repeats
+    app = Harness(gateway_selection(gateway_home, "enc-1", with_key=with_key))
+
+    async def scenario(pilot) -> None:
+        await open_plan(app, pilot, "e", export_to(str(ours), fmt))
+        await pilot.press("enter")
+        await settle(app, pilot)
+
+    run(app, scenario)
+    if fmt == "json":
+        assert without_stamp(ours.read_bytes()) == without_stamp(theirs.read_bytes())
+    else:
+        assert ours.read_bytes() == theirs.read_bytes()
+        assert (b"*(encrypted)*" in ours.read_bytes()) == (not with_key)  # decrypted with the selection's key
+    assert app.notes[-1] == (done.stderr.rstrip("\n").replace(str(theirs), str(ours)), "information")
