@@ -706,3 +706,38 @@ def test_an_encrypted_session_exports_as_the_command_exports_it(cli, gateway_hom
         assert ours.read_bytes() == theirs.read_bytes()
         assert (b"*(encrypted)*" in ours.read_bytes()) == (not with_key)  # decrypted with the selection's key
     assert app.notes[-1] == (done.stderr.rstrip("\n").replace(str(theirs), str(ours)), "information")
+
+
+def test_a_rename_onto_an_existing_session_is_the_commands_refusal(cli, fixture_home, tmp_path):
+    other = twin(fixture_home, tmp_path / "twin")
+    expected = cli("--home", other, "session", "rename", SESSION, "history_8fe938c0")
+    assert expected.exit_code == 4
+    before = snapshot(fixture_home)
+    app = Harness(selection(fixture_home))
+
+    async def scenario(pilot) -> None:
+        app.act("r")
+        await settle(app, pilot)
+        await rename_to(new_id="history_8fe938c0")(app.screen, pilot)
+        await settle(app, pilot)
+        assert type(app.screen).__name__ == "Screen"
+
+    run(app, scenario)
+    assert app.notes == [(expected.stderr.rstrip("\n").replace(str(other), str(fixture_home)), "error")]
+    assert snapshot(fixture_home) == before
+
+
+def test_an_export_to_a_name_under_tilde_goes_to_the_home_directory(fixture_home):
+    import os
+
+    app = Harness(selection(fixture_home))
+
+    async def scenario(pilot) -> None:
+        await open_plan(app, pilot, "e", export_to("~/chat.md", "markdown"))
+        await pilot.press("enter")
+        await settle(app, pilot)
+
+    run(app, scenario)
+    written = Path(os.environ["HOME"]) / "chat.md"
+    assert written.read_text(encoding="utf-8").startswith("# Session `my_chat`")
+    assert not Path("~").exists()
