@@ -741,3 +741,29 @@ def test_an_export_to_a_name_under_tilde_goes_to_the_home_directory(fixture_home
     written = Path(os.environ["HOME"]) / "chat.md"
     assert written.read_text(encoding="utf-8").startswith("# Session `my_chat`")
     assert not Path("~").exists()
+
+
+def test_redact_in_sessions_db_rewrites_as_the_command_does(cli, gateway_home, tmp_path):
+    from praisonaiagents.session.sqlite_transcript_store import SqliteTranscriptStore
+
+    from tests.realhomes import copy_gateway_home
+
+    other = copy_gateway_home(tmp_path / "twin", project=False)
+    for home in (gateway_home, other):  # the gateway's own store writes the turn
+        SqliteTranscriptStore(session_dir=str(home.sessions)).add_message("agent-chat-1", "user", f"key {SECRET}")
+    done = cli("--home", other.home, "session", "redact", "agent-chat-1", "--store", "sessions.db", "--yes")
+    assert done.exit_code == 0, done.stderr
+    app = Harness(gateway_selection(gateway_home, "agent-chat-1", "sessions.db"))
+
+    async def scenario(pilot) -> None:
+        await open_plan(app, pilot, "x", choose_level("standard"))
+        await pilot.press("enter")
+        await settle(app, pilot)
+
+    run(app, scenario)
+    assert app.notes[-1] == (done.stdout.rstrip("\n"), "information")
+    ours = SqliteTranscriptStore(session_dir=str(gateway_home.sessions)).get_session("agent-chat-1")
+    theirs = SqliteTranscriptStore(session_dir=str(other.sessions)).get_session("agent-chat-1")
+    assert [m.content for m in ours.messages] == [m.content for m in theirs.messages]
+    assert ours.messages[-1].content == "key [REDACTED:openai_api_key]"
+    assert not any(SECRET.encode() in p.read_bytes() for p in gateway_home.home.rglob("*") if p.is_file())
