@@ -558,20 +558,26 @@ def test_a_delete_drops_session_lists_cache_entry_as_the_command_does(cli, fixtu
 MEMORY_ID = "b6405825f19f0274"  # one of alice's short-term memories in the fixture project
 
 
-def memory_selection(memory_dir: Path) -> Selection:
+def memory_selection(memory_dir: Path, item: str = MEMORY_ID, tier: str = "short_term") -> Selection:
+    """A FileMemory item as the browser's tree names it: the user and the tier (``memory users``' count keys)."""
     state = State(memory_dir=str(memory_dir))
-    return Selection(state.paths, "memory", MEMORY_ID, lock_timeout=state.lock_timeout, cache=state.cache,
-                     context={"provider": "file", "user_id": "alice", "tier": "short_term"})
+    return Selection(state.paths, "memory", item, lock_timeout=state.lock_timeout, cache=state.cache,
+                     context={"provider": "file", "user_id": "alice", "tier": tier})
 
 
-def test_d_on_a_memory_item_is_memory_delete(cli, project, tmp_path):
+@pytest.mark.parametrize("item, tier, type_", [
+    (MEMORY_ID, "short_term", "short"), ("6b6dbe1fcbd0b17f", "long_term", "long"),
+    ("857e6ca8c01ccb7a", "entities", "entity"), ("8f56d0d94a921a45", "summaries", "summary"),
+    ("bb51859c00dc1016", "episodic", "episodic"),
+])
+def test_d_on_a_memory_item_is_memory_delete(cli, project, tmp_path, today, item, tier, type_):
     other = twin(project, tmp_path / "twin")
-    args = ("--memory-dir", other / ".praisonai" / "memory", "memory", "delete", MEMORY_ID, "--user-id", "alice",
-            "--type", "short")
+    args = ("--memory-dir", other / ".praisonai" / "memory", "memory", "delete", item, "--user-id", "alice",
+            "--type", type_)
     dry = cli(*args, "--dry-run")
     done = cli(*args, "--yes")
-    assert done.stdout == f"deleted short_term memory {MEMORY_ID}\n"
-    app = Harness(memory_selection(project / ".praisonai" / "memory"))
+    assert done.exit_code == 0 and done.stdout.startswith("deleted ") and item in done.stdout
+    app = Harness(memory_selection(project / ".praisonai" / "memory", item, tier))
 
     async def scenario(pilot) -> None:
         await open_plan(app, pilot, "d")
