@@ -4,10 +4,14 @@ It shows what the command's ``--dry-run`` prints (the plan's lines, worded by ``
 ``change_line``) and the command's own question; Enter or ``y`` answers yes, Esc or ``n`` no. Every text in it
 comes from a session (ids, titles, file names) or a ``--store`` URL and is shown escaped and as plain text: no
 control character reaches the terminal, no ``[markup]`` in a title is read as style, and no password is shown.
+
+A yes by key counts only once the box has been on screen for :data:`ARM_SECONDS`: the form before it is submitted
+with Enter too, and a double-tapped Enter must not answer a question nobody has read. A no counts at once.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 
 from rich.text import Text
@@ -19,6 +23,9 @@ from textual.widgets import Button, Static
 
 from praisonmem.core.io.pgurl import mask
 from praisonmem.core.io.safetext import printable
+
+
+ARM_SECONDS = 0.4  # a second Enter of a double tap comes within this; a reading eye does not
 
 
 def plain(text: str) -> Text:
@@ -61,7 +68,17 @@ class ConfirmScreen(ModalScreen[bool]):
                 yield yes
                 yield no
 
+    def on_mount(self) -> None:
+        self.shown_at = time.monotonic()
+
+    @property
+    def armed(self) -> bool:
+        """Whether a yes by key counts yet (see :data:`ARM_SECONDS`)."""
+        return time.monotonic() - getattr(self, "shown_at", time.monotonic()) >= ARM_SECONDS
+
     def action_answer(self, agreed: bool) -> None:
+        if agreed and not self.armed:
+            return  # the tail of a double tap, not an answer
         self.dismiss(agreed)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
