@@ -80,7 +80,7 @@ def error_line(message: str) -> str:
     return f"praisonmem: error: {printable(mask(message))}"
 
 
-def failure_line(exc: BaseException) -> str:
+def failure_line(exc: Exception) -> str:
     """An exception as the command reports it: its message; an OS error's file and reason; a bug's type."""
     if isinstance(exc, PraisonMemError):
         return error_line(exc.message)
@@ -140,10 +140,13 @@ def _propose(app: App, selection: Selection, plan: Callable[[], Proposal]) -> No
         except NothingToRedact as done:
             _finish(app, done.report, refresh=True, item=None)
             return
-        except BaseException as exc:  # noqa: BLE001 - every failure is the command's one line, never a traceback
+        except Exception as exc:  # noqa: BLE001 - every failure is the command's one line, never a traceback
             _finish(app, Report(err=[failure_line(exc)], failed=True), refresh=False, item=None)
             return
-        app.call_from_thread(_ask, app, selection, proposal)
+        try:
+            app.call_from_thread(_ask, app, selection, proposal)
+        except RuntimeError:  # the app closed while planning: nothing was written, nothing to ask
+            _busy.discard(app)
 
     app.run_worker(planning, thread=True, group="praisonmem-actions", exit_on_error=False)
 
@@ -166,7 +169,7 @@ def _ask(app: App, selection: Selection, proposal: Proposal) -> None:
 def _write(app: App, selection: Selection, proposal: Proposal) -> None:
     try:
         report = proposal.write()
-    except BaseException as exc:  # noqa: BLE001 - as above
+    except Exception as exc:  # noqa: BLE001 - as above
         report = Report(err=[failure_line(exc)], failed=True)
     _finish(app, report, refresh=True, item=proposal.new_item if not report.failed else None)
 

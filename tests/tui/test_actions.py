@@ -815,3 +815,41 @@ def test_redact_in_sessions_db_rewrites_as_the_command_does(cli, gateway_home, t
     assert [m.content for m in ours.messages] == [m.content for m in theirs.messages]
     assert ours.messages[-1].content == "key [REDACTED:openai_api_key]"
     assert not any(SECRET.encode() in p.read_bytes() for p in gateway_home.home.rglob("*") if p.is_file())
+
+
+def test_an_export_into_a_directory_not_there_yet_makes_it_as_the_command_does(cli, fixture_home, tmp_path):
+    theirs, ours = tmp_path / "theirs" / "new" / "out.md", tmp_path / "ours" / "new" / "out.md"
+    expected = cli("--home", fixture_home, "session", "export", SESSION, "--format", "markdown", "-o", theirs)
+    assert expected.exit_code == 0
+    app = Harness(selection(fixture_home))
+
+    async def scenario(pilot) -> None:
+        await open_plan(app, pilot, "e", export_to(str(ours), "markdown"))
+        await pilot.press("enter")
+        await settle(app, pilot)
+
+    run(app, scenario)
+    assert app.notes[-1] == (expected.stderr.rstrip("\n").replace(str(theirs), str(ours)), "information")
+    assert ours.read_bytes() == theirs.read_bytes()
+    assert ours.parent.stat().st_mode == theirs.parent.stat().st_mode
+
+
+def test_a_bug_in_a_write_is_one_line_never_a_traceback(fixture_home, monkeypatch):
+    from praisonmem.core.sessions import ops
+
+    def broken(*args, **kwargs):
+        raise ValueError("a bug")
+
+    before = snapshot(fixture_home)
+    app = Harness(selection(fixture_home))
+
+    async def scenario(pilot) -> None:
+        await open_plan(app, pilot, "d")
+        monkeypatch.setattr(ops, "delete", broken)  # the plan was made; the write breaks
+        await pilot.press("enter")
+        await settle(app, pilot)
+
+    run(app, scenario)
+    assert app.notes[-1] == ("praisonmem: error: internal error: ValueError: a bug (set PRAISONMEM_DEBUG=1 for a "
+                             "traceback)", "error")
+    assert snapshot(fixture_home) == before
