@@ -44,7 +44,7 @@ CONSTANT = {"input_tokens": None, "output_tokens": None, "children_ids": None, "
             "last_session": False}  # a JSON session file's row: the REPL/TUI's fields are another store's
 
 Known = dict[str, Any]  # file name -> [key_text(key), session id, kept value] (as read: each checked where it is used)
-DecodeAll = Callable[[list[tuple[Any, str, str]], str, Callable[[Any], Any] | None], list[list[Any] | None]]
+DecodeOne = Callable[[str, Callable[[Any], Any] | None], Callable[[Any, str, str], list[Any] | None]]
 
 
 class Memo:
@@ -58,23 +58,23 @@ class Memo:
     def __init__(self, cache: Cache, encode: Callable[[list[Any]], Any],
                  decode: Callable[[Any, str, str, Any, str], list[Any] | None], kind: str = KIND,
                  version: int = VERSION, ref_of: Callable[[Any], Any] | None = None,
-                 decode_all: DecodeAll | None = None) -> None:
+                 decode_one: DecodeOne | None = None) -> None:
         self.cache, self.encode, self.kind, self.version = cache, encode, kind, version
-        self._decode, self.ref_of, self._decode_all = decode, ref_of, decode_all
+        self._decode, self.ref_of, self._decode_one = decode, ref_of, decode_one
 
     def adapted(self, ref_of: Callable[[Any], Any]) -> Memo:
         """The same memo for a store inside a home, whose refs are ``ref_of(the store's ref)``."""
-        return Memo(self.cache, self.encode, self._decode, self.kind, self.version, ref_of, self._decode_all)
+        return Memo(self.cache, self.encode, self._decode, self.kind, self.version, ref_of, self._decode_one)
 
     def decode(self, value: Any, where: str, session_id: str, ref: Any, store: str) -> list[Any] | None:
         return self._decode(value, where, session_id, ref if self.ref_of is None else self.ref_of(ref), store)
 
-    def decode_all(self, items: list[tuple[Any, str, str]], store: str) -> list[list[Any] | None]:
-        """:meth:`decode` of each ``(value, where, session id)`` of a store whose ref is ``where`` (a file), in
-        one call (``decode_all``, when the memo has it, does the whole batch without a call per session)."""
-        if self._decode_all is not None:
-            return self._decode_all(items, store, self.ref_of)
-        return [self.decode(value, where, sid, where, store) for value, where, sid in items]
+    def decoder(self, store: str) -> Callable[[Any, str, str], list[Any] | None]:
+        """:meth:`decode` for ``store``, whose ref is the file: ``decode(value, where, session id)``, one call (the
+        memo's ``decode_one(store, ref_of)`` makes it, when it has that)."""
+        if self._decode_one is not None:
+            return self._decode_one(store, self.ref_of)
+        return lambda value, where, sid: self.decode(value, where, sid, where, store)
 
     def recall(self, directory: str) -> Known:
         """The rows kept for ``directory``, as kept: each file name's ``[key, session id, value]`` (:func:`key_text`),
@@ -122,7 +122,7 @@ def memo(cache: Cache | None) -> Memo | None:
     """``session list``'s memo over ``cache`` (``None`` when there is no cache to use)."""
     if cache is None or not cache.enabled:
         return None
-    return Memo(cache, encode_rows, decode_rows, KIND, VERSION, decode_all=decode_all_rows)
+    return Memo(cache, encode_rows, decode_rows, KIND, VERSION, decode_one=row_decoder)
 
 
 def encode_rows(results: list[Any]) -> Any:
@@ -143,19 +143,18 @@ _FIELD_VALUES = itemgetter(*FIELDS)
 
 def decode_rows(value: Any, where: str, session_id: str, ref: Any, store: str) -> list[Any] | None:
     """The ``[(row, ref)]`` :func:`encode_rows` kept, for that session; ``None`` if malformed."""
-    return decode_all_rows([(value, where, session_id)], store, lambda _: ref)[0]
+    return row_decoder(store, lambda _: ref)(value, where, session_id)
 
 
-def decode_all_rows(items: list[tuple[Any, str, str]], store: str,
-                    ref_of: Callable[[Any], Any] | None) -> list[list[Any] | None]:
-    """:func:`decode_rows` of each ``(value, file, session id)`` (the ref: ``ref_of(file)``, or the file). Each row
-    is one dict display, its keys in ROW's order (the warm listing's cost per session is mostly this)."""
-    out: list[list[Any] | None] = []
+def row_decoder(store: str, ref_of: Callable[[Any], Any] | None) -> Callable[[Any, str, str], list[Any] | None]:
+    """:func:`decode_rows` for ``store`` as one function of ``(value, file, session id)`` (the ref: ``ref_of(file)``,
+    or the file). Each row is one dict display, its keys in ROW's order: the warm listing's cost per session is
+    mostly this."""
     n = len(FIELDS)
-    for value, where, sid in items:
+
+    def decode(value: Any, where: str, sid: str) -> list[Any] | None:
         if type(value) is not list or len(value) != n:
-            out.append(None)
-            continue
+            return None
         agent_name, user_id, title, messages, archived, created, updated, model, tokens, cost, agent_id, source, \
             parent_id = value
         row = {"session_id": sid, "file": where, "agent_name": agent_name, "user_id": user_id, "title": title,
@@ -164,8 +163,9 @@ def decode_all_rows(items: list[tuple[Any, str, str]], store: str,
                "source": source, "parent_id": parent_id, "spilled_count": 0, "unreadable": False, "error": None,
                "store": store, "input_tokens": None, "output_tokens": None, "children_ids": None,
                "current_project": False, "last_session": False}  # CONSTANT's values
-        out.append([(row, where if ref_of is None else ref_of(where))])
-    return out
+        return [(row, where if ref_of is None else ref_of(where))]
+
+    return decode
 
 
 def forget(paths: Paths, cache: Cache) -> None:
