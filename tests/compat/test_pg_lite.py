@@ -85,7 +85,8 @@ def test_values_are_the_ones_psycopg_loads(db):
 
 @pytest.mark.parametrize("sql, params", [("SELECT 1.5::numeric", ()), ("SELECT now()", ()),
                                          ("SELECT %s::text", (True,)), ("SELECT %d", (1,)),
-                                         ("SELECT %s, %s", ("one",)), ("SELECT * FROM no_such_table", ())])
+                                         ("SELECT %s, %s", ("one",)), ("SELECT %s", ()),
+                                         ("SELECT * FROM no_such_table", None)])
 def test_what_it_cannot_do_as_psycopg_would_is_left_to_psycopg(db, sql, params):
     with pytest.raises(pglite.Unavailable):
         with pglite.read_transaction(db.ro_url, "db") as conn:
@@ -155,3 +156,13 @@ def test_a_praisonmem_error_inside_passes_through(db):
         with pglite.read_transaction(db.ro_url, "db") as conn:
             conn.execute("SELECT 1")
             raise PraisonMemError("mine")
+
+
+def test_the_server_s_notices_never_reach_the_terminal(db, capfd):
+    """libpq would print a notice on stderr as it came, escapes and all (psycopg logs it, and praisonmem's log
+    goes nowhere)."""
+    capfd.readouterr()
+    with pglite.read_transaction(db.ro_url, "db") as conn:
+        conn.execute("DO $$ BEGIN RAISE NOTICE E'\\x1b]0;pwned\\x07 %', 1; RAISE WARNING 'loud'; END $$")
+    out, err = capfd.readouterr()
+    assert (out, err) == ("", "")

@@ -75,8 +75,8 @@ def _libpq() -> ctypes.CDLL | None:
     if os.environ.get("PSYCOPG_IMPL", "binary") != "binary":
         return None
     try:
-        if find_spec("psycopg_c") is not None:  # psycopg would take its C build, over the system's libpq
-            return None
+        if find_spec("psycopg") is None or find_spec("psycopg_c") is not None:  # no psycopg, or its C build
+            return None  # (over the system's libpq), which psycopg would take
         spec = find_spec("psycopg_binary")
     except (ImportError, ValueError):
         return None
@@ -101,10 +101,16 @@ def _libpq() -> ctypes.CDLL | None:
             ("PQconsumeInput", i, [p]), ("PQisBusy", i, [p]), ("PQgetResult", p, [p]),
             ("PQresultStatus", i, [p]), ("PQntuples", i, [p]), ("PQnfields", i, [p]), ("PQftype", u, [p, i]),
             ("PQgetvalue", p, [p, i, i]), ("PQgetlength", i, [p, i, i]), ("PQgetisnull", i, [p, i, i]),
-            ("PQclear", None, [p])):
+            ("PQclear", None, [p]), ("PQsetNoticeProcessor", p, [p, _NOTICE, p])):
         fn = getattr(lib, name)
         fn.restype, fn.argtypes = res, args
     return lib
+
+
+_NOTICE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p)
+# libpq's default notice processor writes the server's notices to stderr as they come (escapes and all);
+# psycopg hands them to its logger, which praisonmem silences: so does this one (kept here: libpq calls it)
+_SILENT = _NOTICE(lambda arg, message: None)
 
 
 class _Option(ctypes.Structure):  # PQconninfoOption
@@ -179,7 +185,9 @@ class Connection:
             raise Unavailable("the server refused the query")
         return rows
 
-    def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor:
+    def execute(self, sql: str, params: Sequence[Any] | None = None) -> Cursor:
+        if params is None:  # as psycopg: no parameters, no placeholders (a % is itself)
+            return Cursor(self._run(sql.encode("utf-8"), []))
         return Cursor(self._run(_numbered(sql, len(params)), [_param(value) for value in params]))
 
 
@@ -281,6 +289,7 @@ def _connect(lib: ctypes.CDLL, conninfo: str, display: str) -> int:
     if not conn:
         raise Unavailable("out of memory")
     try:
+        lib.PQsetNoticeProcessor(conn, _SILENT, None)
         if lib.PQstatus(conn) == _CONNECTION_BAD:
             raise Unavailable("cannot connect")  # psycopg reports it in its words
         deadline = time.monotonic() + _timeout(lib, conn)
