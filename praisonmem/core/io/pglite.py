@@ -69,7 +69,6 @@ _LOADERS: dict[int, Callable[[bytes], Any]] = {
 def _libpq() -> ctypes.CDLL | None:
     """psycopg-binary's bundled libpq, when that is the libpq psycopg would use (its default choice of
     implementation, or ``PSYCOPG_IMPL=binary``); found by path, without importing either package."""
-    import glob
     from importlib.util import find_spec
 
     if os.environ.get("PSYCOPG_IMPL", "binary") != "binary":
@@ -83,11 +82,15 @@ def _libpq() -> ctypes.CDLL | None:
     if spec is None or not spec.submodule_search_locations:
         return None
     package = list(spec.submodule_search_locations)[0]
-    found = sorted(glob.glob(os.path.join(os.path.dirname(package), "psycopg_binary.libs", "libpq-*.so*")))
+    libs = os.path.join(os.path.dirname(package), "psycopg_binary.libs")
+    try:
+        found = [name for name in os.listdir(libs) if name.startswith("libpq-") and ".so" in name]
+    except OSError:
+        return None
     if len(found) != 1:
         return None
     try:
-        lib = ctypes.CDLL(found[0])
+        lib = ctypes.CDLL(os.path.join(libs, found[0]))
     except OSError:
         return None
     p, i, u = ctypes.c_void_p, ctypes.c_int, ctypes.c_uint

@@ -32,12 +32,11 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from praisonmem.core.errors import (CorruptFile, IOFailure, NotFound, PraisonMemError, Refused,
                                     UsageError)
@@ -46,6 +45,9 @@ from praisonmem.core.sessions.documents import validate
 from praisonmem.core.sessions.stores import Fold, PlainStore, Scanned, ambiguous
 from praisonmem.core.sessions.stores.conversation_map import MYSQL_TEXT, doc_to_rows, epoch_iso, rows_to_doc
 from praisonmem.core.sessions.stores.names import CONVERSATIONS, DEFAULT_PREFIX, DEFAULT_SCHEMA
+
+if TYPE_CHECKING:
+    import sqlite3  # imported where a SQLite store is opened: a server's listing needs none of it
 
 A = TypeVar("A")
 SESSION_COLUMNS = ("session_id", "user_id", "agent_id", "name", "state", "metadata", "created_at", "updated_at")
@@ -202,6 +204,8 @@ class ConversationSqlite(ConversationTables):
 
     @contextmanager
     def reading(self) -> Iterator[sqlite3.Connection]:
+        import sqlite3
+
         from praisonmem.core.io.sqlite import connect_ro, translate
 
         conn = connect_ro(self.path)
@@ -217,6 +221,8 @@ class ConversationSqlite(ConversationTables):
 
     @contextmanager
     def writing(self, timeout: float) -> Iterator[sqlite3.Connection]:
+        import sqlite3
+
         from praisonmem.core.io.sqlite import connect_rw, translate
 
         conn = connect_rw(self.path, timeout)
