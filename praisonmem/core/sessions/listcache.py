@@ -44,7 +44,6 @@ CONSTANT = {"input_tokens": None, "output_tokens": None, "children_ids": None, "
             "last_session": False}  # a JSON session file's row: the REPL/TUI's fields are another store's
 
 Known = dict[str, Any]  # file name -> [key_text(key), session id, kept value] (as read: each checked where it is used)
-DecodeOne = Callable[[str, Callable[[Any], Any] | None], Callable[[Any, str, str], list[Any] | None]]
 
 
 class Memo:
@@ -57,24 +56,16 @@ class Memo:
 
     def __init__(self, cache: Cache, encode: Callable[[list[Any]], Any],
                  decode: Callable[[Any, str, str, Any, str], list[Any] | None], kind: str = KIND,
-                 version: int = VERSION, ref_of: Callable[[Any], Any] | None = None,
-                 decode_one: DecodeOne | None = None) -> None:
+                 version: int = VERSION, ref_of: Callable[[Any], Any] | None = None) -> None:
         self.cache, self.encode, self.kind, self.version = cache, encode, kind, version
-        self._decode, self.ref_of, self._decode_one = decode, ref_of, decode_one
+        self._decode, self.ref_of = decode, ref_of
 
     def adapted(self, ref_of: Callable[[Any], Any]) -> Memo:
         """The same memo for a store inside a home, whose refs are ``ref_of(the store's ref)``."""
-        return Memo(self.cache, self.encode, self._decode, self.kind, self.version, ref_of, self._decode_one)
+        return Memo(self.cache, self.encode, self._decode, self.kind, self.version, ref_of)
 
     def decode(self, value: Any, where: str, session_id: str, ref: Any, store: str) -> list[Any] | None:
         return self._decode(value, where, session_id, ref if self.ref_of is None else self.ref_of(ref), store)
-
-    def decoder(self, store: str) -> Callable[[Any, str, str], list[Any] | None]:
-        """:meth:`decode` for ``store``, whose ref is the file: ``decode(value, where, session id)``, one call (the
-        memo's ``decode_one(store, ref_of)`` makes it, when it has that)."""
-        if self._decode_one is not None:
-            return self._decode_one(store, self.ref_of)
-        return lambda value, where, sid: self.decode(value, where, sid, where, store)
 
     def recall(self, directory: str) -> Known:
         """The rows kept for ``directory``, as kept: each file name's ``[key, session id, value]`` (:func:`key_text`),
@@ -122,7 +113,7 @@ def memo(cache: Cache | None) -> Memo | None:
     """``session list``'s memo over ``cache`` (``None`` when there is no cache to use)."""
     if cache is None or not cache.enabled:
         return None
-    return Memo(cache, encode_rows, decode_rows, KIND, VERSION, decode_one=row_decoder)
+    return Memo(cache, encode_rows, decode_rows, KIND, VERSION)
 
 
 def encode_rows(results: list[Any]) -> Any:
@@ -139,33 +130,17 @@ def encode_rows(results: list[Any]) -> Any:
 
 
 _FIELD_VALUES = itemgetter(*FIELDS)
+_TEMPLATE = {**dict.fromkeys(ROW), "scope": None, "spilled_count": 0, "unreadable": False, "error": None, **CONSTANT}
 
 
 def decode_rows(value: Any, where: str, session_id: str, ref: Any, store: str) -> list[Any] | None:
     """The ``[(row, ref)]`` :func:`encode_rows` kept, for that session; ``None`` if malformed."""
-    return row_decoder(store, lambda _: ref)(value, where, session_id)
-
-
-def row_decoder(store: str, ref_of: Callable[[Any], Any] | None) -> Callable[[Any, str, str], list[Any] | None]:
-    """:func:`decode_rows` for ``store`` as one function of ``(value, file, session id)`` (the ref: ``ref_of(file)``,
-    or the file). Each row is one dict display, its keys in ROW's order: the warm listing's cost per session is
-    mostly this."""
-    n = len(FIELDS)
-
-    def decode(value: Any, where: str, sid: str) -> list[Any] | None:
-        if type(value) is not list or len(value) != n:
-            return None
-        agent_name, user_id, title, messages, archived, created, updated, model, tokens, cost, agent_id, source, \
-            parent_id = value
-        row = {"session_id": sid, "file": where, "agent_name": agent_name, "user_id": user_id, "title": title,
-               "message_count": messages, "archived_count": archived, "created_at": created, "updated_at": updated,
-               "model": model, "total_tokens": tokens, "cost": cost, "scope": None, "agent_id": agent_id,
-               "source": source, "parent_id": parent_id, "spilled_count": 0, "unreadable": False, "error": None,
-               "store": store, "input_tokens": None, "output_tokens": None, "children_ids": None,
-               "current_project": False, "last_session": False}  # CONSTANT's values
-        return [(row, where if ref_of is None else ref_of(where))]
-
-    return decode
+    if type(value) is not list or len(value) != len(FIELDS):
+        return None
+    row = _TEMPLATE.copy()  # the keys in ROW's order
+    row.update(zip(FIELDS, value))
+    row["session_id"], row["file"], row["store"] = session_id, where, store
+    return [(row, ref)]
 
 
 def forget(paths: Paths, cache: Cache) -> None:

@@ -281,7 +281,6 @@ class JsonDirStore:
         theirs: list[Any] = []
         misses: list[tuple[int, str]] = []
         cut = len(directory) + 1
-        decode = memo.decoder(self.label)  # one call per kept session, not three (100,000 of them)
         for i, path in enumerate(files):
             name = path[cut:] if path.startswith(directory) else os.path.basename(path)
             if not known:  # nothing kept (a cold listing): each file is stat'ed where it is read, in the pool
@@ -291,7 +290,7 @@ class JsonDirStore:
             record = known.get(name)  # used when well formed and its key is the file's now (Memo.recall)
             if key is not None and type(record) is list and len(record) == 3 and type(record[1]) is str \
                     and record[0] == key_text(key) and not waiting.get(record[1]):
-                part = decode(record[2], path, record[1])
+                part = memo.decode(record[2], path, record[1], path, self.label)
                 if part is not None:
                     out[i] = part
                     kept[name] = record
