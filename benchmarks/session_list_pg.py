@@ -13,7 +13,8 @@ against process, each including its start-up and imports:
 * every session: ``session list --store URL --json --limit 0`` against ``list_sessions(limit=N)``;
 
 and the query alone, the connection made and the imports done (praisonmem's in this process, the
-library's timed inside its process). praisonmem also counts each listed session's messages (by the messages' session_id index) and, when
+library's timed inside its process; praisonmem's on a kept psycopg connection, although the CLI reads a page
+through core/io/pglite.py, connecting as it does). praisonmem also counts each listed session's messages (by the messages' session_id index) and, when
 the page is full, the matching sessions (its "showing 50 of N" note), which list_sessions does not. Checked: the same session ids in the same
 order as list_sessions.
 """
@@ -99,6 +100,9 @@ def body(ctx: Context) -> list[Row]:
             return {"list_sessions": run.sample}
 
         store = ConversationStore(ConversationPg(pgurl.parse(url)))
+        # the query on a kept psycopg connection, as the library's call keeps its own: the CLI reads a page
+        # through pglite, which connects for each call (that is in the whole-process row)
+        store.backend.lite_reading = None
         store.summaries(limit=0 if limit == size else limit)  # connect, warm up
 
         def praisonmem_call() -> dict[str, Sample]:

@@ -31,7 +31,6 @@
 from __future__ import annotations
 
 import bisect
-import hashlib
 import json
 import math
 import uuid
@@ -347,6 +346,8 @@ def doc_to_rows(raw: bytes, *, postgres: bool, text_limit: int | None = None, av
     for key in ("messages", "archived_messages"):
         if isinstance(doc.get(key), list):
             skel[key] = [{"$": refs[(key, i)]} if isinstance(m, dict) else m for i, m in enumerate(doc[key])]
+    import hashlib  # here: reading a store (a listing) needs none of it, and its import loads OpenSSL
+
     style = _layout(text, doc, raw)
     senv: dict[str, Any] = {"v": 1, "source": "praisonai-json", "style": style,
                             "sha256": hashlib.sha256(raw).hexdigest(), "created_at": session["created_at"],

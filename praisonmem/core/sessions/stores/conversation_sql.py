@@ -32,12 +32,11 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from praisonmem.core.errors import (CorruptFile, IOFailure, NotFound, PraisonMemError, Refused,
                                     UsageError)
@@ -46,6 +45,9 @@ from praisonmem.core.sessions.documents import validate
 from praisonmem.core.sessions.stores import Fold, PlainStore, Scanned, ambiguous
 from praisonmem.core.sessions.stores.conversation_map import MYSQL_TEXT, doc_to_rows, epoch_iso, rows_to_doc
 from praisonmem.core.sessions.stores.names import CONVERSATIONS, DEFAULT_PREFIX, DEFAULT_SCHEMA
+
+if TYPE_CHECKING:
+    import sqlite3  # imported where a SQLite store is opened: a server's listing needs none of it
 
 A = TypeVar("A")
 SESSION_COLUMNS = ("session_id", "user_id", "agent_id", "name", "state", "metadata", "created_at", "updated_at")
@@ -202,6 +204,8 @@ class ConversationSqlite(ConversationTables):
 
     @contextmanager
     def reading(self) -> Iterator[sqlite3.Connection]:
+        import sqlite3
+
         from praisonmem.core.io.sqlite import connect_ro, translate
 
         conn = connect_ro(self.path)
@@ -217,6 +221,8 @@ class ConversationSqlite(ConversationTables):
 
     @contextmanager
     def writing(self, timeout: float) -> Iterator[sqlite3.Connection]:
+        import sqlite3
+
         from praisonmem.core.io.sqlite import connect_rw, translate
 
         conn = connect_rw(self.path, timeout)
@@ -365,6 +371,16 @@ class ConversationPg(ServerTables):
             self._checked.add(attr)
         except pg.Error as exc:
             raise pgurl.translate(exc, self.url, writing=not read_only, lock_timeout=lock_timeout) from None
+
+    @contextmanager
+    def lite_reading(self) -> Iterator[Any]:
+        """:meth:`reading` without psycopg (:mod:`praisonmem.core.io.pglite`): raises its ``Unavailable`` when
+        the read must be done through psycopg instead (before anything it read is returned)."""
+        from praisonmem.core.io import pglite
+
+        with pglite.read_transaction(self.url.conninfo, self.display) as conn:
+            self.recognise(conn)
+            yield conn
 
     def recognise(self, conn: Any, *, create: bool = False) -> None:
         pgurl.require_plain_tables(conn, self.schema, [self.sessions, self.messages, self.extra], self.display)
@@ -789,6 +805,22 @@ class ConversationStore(PlainStore):
         and cut in SQL: the sessions table, and per listed session its messages by the ``session_id`` index.
         The matching sessions are counted only when the page is full (one row more than the page is read to
         know), since a page with room left holds them all."""
+        lite = getattr(self.backend, "lite_reading", None)
+        if lite is not None and limit and limit <= LATERAL_LIMIT and sort != "messages":
+            # a page: a few milliseconds of work, less than psycopg's import (the whole table is psycopg's:
+            # its loaders convert 100,000 rows faster than a call per value through ctypes)
+            from praisonmem.core.io.pglite import Unavailable
+
+            try:
+                with lite() as conn:
+                    return self._summaries(conn, agent, user, sort, limit)
+            except Unavailable:
+                pass  # read again through psycopg, which says what went wrong in its words
+        with self.backend.reading() as conn:  # first: the tables seen say whether the side table is there
+            return self._summaries(conn, agent, user, sort, limit)
+
+    def _summaries(self, conn: Any, agent: str | None, user: str | None, sort: str,
+                   limit: int) -> tuple[list[dict[str, Any]], int]:
         where_sql, params = [], []
         if agent is not None:
             where_sql.append("s.agent_id = ?")
@@ -796,34 +828,33 @@ class ConversationStore(PlainStore):
         if user is not None:
             where_sql.append("s.user_id = ?")
             params.append(user)
-        with self.backend.reading() as conn:  # first: the tables seen say whether the side table is there
-            cond = (" WHERE " + " AND ".join(where_sql)) if where_sql else ""
-            pred = self.backend.archived(self.x)
-            arch = f"sum(CASE WHEN {pred} THEN 1 ELSE 0 END)"
-            cols = f"s.session_id, s.user_id, s.agent_id, s.name, {self._listed_metadata()}, s.created_at, s.updated_at"
-            if limit and limit <= LATERAL_LIMIT and sort != "messages":
-                # the page first (the sessions table, its updated_at index), then each listed session's messages
-                # by their session_id index
-                # nothing can be archived (no side table, no earlier praisonmem's rows): no second lookup
-                archived = "0" if pred == "0 = 1" else \
-                    f"(SELECT coalesce({arch}, 0) FROM {{m}} m WHERE m.session_id = s.session_id)"
-                sql = (f"SELECT {cols}, (SELECT count(*) FROM {{m}} m WHERE m.session_id = s.session_id), "
-                       f"{archived} "
-                       f"FROM (SELECT * FROM {{s}} s{cond} ORDER BY {SORTS[sort]} LIMIT ?) s ORDER BY {SORTS[sort]}")
-                rows = conn.execute(self._sql(sql), (*params, limit + 1)).fetchall()
-            elif self.backend.dialect in ("mysql", "postgres"):
-                rows = self._merged_counts(conn, cols, cond, params, pred, arch, sort)
-                return [self._summary(r) for r in (rows[:limit] if limit else rows)], len(rows)
-            else:
-                # every session (or sorted by size): one aggregate over the messages beats one lookup per session
-                sql = (f"SELECT {cols}, coalesce(c.n, 0), coalesce(c.a, 0) FROM {{s}} s LEFT JOIN "
-                       f"(SELECT m.session_id, count(*) AS n, {arch} AS a FROM {{m}} m GROUP BY m.session_id) c "
-                       f"ON c.session_id = s.session_id{cond} ORDER BY {SORTS[sort]}" + (" LIMIT ?" if limit else ""))
-                rows = conn.execute(self._sql(sql), (*params, limit + 1) if limit else tuple(params)).fetchall()
-            total = len(rows)
-            if limit and len(rows) > limit:
-                rows = rows[:limit]
-                total = conn.execute(self._sql(f"SELECT count(*) FROM {{s}} s{cond}"), tuple(params)).fetchone()[0]
+        cond = (" WHERE " + " AND ".join(where_sql)) if where_sql else ""
+        pred = self.backend.archived(self.x)
+        arch = f"sum(CASE WHEN {pred} THEN 1 ELSE 0 END)"
+        cols = f"s.session_id, s.user_id, s.agent_id, s.name, {self._listed_metadata()}, s.created_at, s.updated_at"
+        if limit and limit <= LATERAL_LIMIT and sort != "messages":
+            # the page first (the sessions table, its updated_at index), then each listed session's messages
+            # by their session_id index
+            # nothing can be archived (no side table, no earlier praisonmem's rows): no second lookup
+            archived = "0" if pred == "0 = 1" else \
+                f"(SELECT coalesce({arch}, 0) FROM {{m}} m WHERE m.session_id = s.session_id)"
+            sql = (f"SELECT {cols}, (SELECT count(*) FROM {{m}} m WHERE m.session_id = s.session_id), "
+                   f"{archived} "
+                   f"FROM (SELECT * FROM {{s}} s{cond} ORDER BY {SORTS[sort]} LIMIT ?) s ORDER BY {SORTS[sort]}")
+            rows = conn.execute(self._sql(sql), (*params, limit + 1)).fetchall()
+        elif self.backend.dialect in ("mysql", "postgres"):
+            rows = self._merged_counts(conn, cols, cond, params, pred, arch, sort)
+            return [self._summary(r) for r in (rows[:limit] if limit else rows)], len(rows)
+        else:
+            # every session (or sorted by size): one aggregate over the messages beats one lookup per session
+            sql = (f"SELECT {cols}, coalesce(c.n, 0), coalesce(c.a, 0) FROM {{s}} s LEFT JOIN "
+                   f"(SELECT m.session_id, count(*) AS n, {arch} AS a FROM {{m}} m GROUP BY m.session_id) c "
+                   f"ON c.session_id = s.session_id{cond} ORDER BY {SORTS[sort]}" + (" LIMIT ?" if limit else ""))
+            rows = conn.execute(self._sql(sql), (*params, limit + 1) if limit else tuple(params)).fetchall()
+        total = len(rows)
+        if limit and len(rows) > limit:
+            rows = rows[:limit]
+            total = conn.execute(self._sql(f"SELECT count(*) FROM {{s}} s{cond}"), tuple(params)).fetchone()[0]
         return [self._summary(r) for r in rows], total
 
     def _listed_metadata(self) -> str:
