@@ -443,6 +443,12 @@ class JsonDirStore:
                     found.append(library_message(message, now))
         return found
 
+    def spill_keys(self, session_id: str) -> set[tuple[Any, ...]]:
+        """The :func:`spill_key` of every turn waiting for ``session_id`` in the spill dir: a reader that streams a
+        huge session looks among its messages for these only (:meth:`spilled` needs no others of them)."""
+        return {spill_key(m) for _, record in self._spill_records(session_id) for m in messages_of(record)
+                if isinstance(m, dict)}
+
     def _spill_counts(self) -> dict[str, int]:
         """Waiting spilled turns per raw session id."""
         counts: dict[str, int] = {}
@@ -805,9 +811,14 @@ def refs_named(store: JsonDirStore, prefix: str) -> list[str]:
 
 
 def is_foreign(path: str, foreign: Callable[[Any], bool]) -> bool:
-    """The file holds a document ``foreign`` recognises (a file that does not parse is nobody else's)."""
+    """The file holds a document ``foreign`` recognises (a file that does not parse is nobody else's). ``foreign``
+    looks at the top-level members only, so a huge file is asked about as its skeleton, read a message at a time
+    (:func:`~praisonmem.core.sessions.streamed.top_level`)."""
+    from praisonmem.core.sessions.streamed import top_level
+
     try:
-        return foreign(jsonfile.read(path))
+        doc = top_level(path)
+        return foreign(jsonfile.read(path) if doc is None else doc)
     except PraisonMemError:
         return False
 

@@ -1,0 +1,155 @@
+"""Huge JSON session files, read and rewritten a message at a time (:mod:`praisonmem.core.io.jsonstream`).
+
+A session file of the JSON-directory stores at least ``threshold`` bytes (:data:`~.jsonstream.THRESHOLD`) is
+not decoded whole by ``session show --tail``, ``export`` (json, jsonl, markdown), ``rename`` and ``retitle``:
+they read it in passes over one open descriptor (so every pass sees the same file, whatever replaces it
+meanwhile). A pass decodes one message at a time; what a command keeps is the *skeleton*, the document with
+each message list replaced by a list of the same length holding ``None`` but for the few messages the command
+asks to keep (a gateway's snapshots). Smaller files, and files the stream reader leaves to the whole-document
+reader (:class:`~.jsonstream.Unstreamable`: an error, a key given twice), take the usual path, so every result
+and every error message is the one that path gives.
+
+``threshold`` is a parameter of every entry point so tests can force the fixture sessions through here.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from praisonmem.core.io import inputfile
+from praisonmem.core.errors import PraisonMemError
+from praisonmem.core.io.jsonstream import CHUNK, THRESHOLD, Items, Unstreamable, members
+from praisonmem.core.sessions.documents import validate
+
+LISTS = ("messages", "archived_messages")  # the lists streamed: every other member is small
+
+
+def huge_file(store: Any, ref: Any, threshold: int | None = THRESHOLD, *, writing: bool = False
+              ) -> tuple[Any, str] | None:
+    """``(the JSON-directory store, its file)`` of the session ``ref`` when that file is a regular file of at least
+    ``threshold`` bytes (``None``: never) and, ``writing``, its directory has no ``sessions_index.db`` (whose rows
+    a write keeps in step from the whole document); else ``None``."""
+    from praisonmem.core.sessions.stores.home import Home
+    from praisonmem.core.sessions.stores.jsondir import JsonDirStore
+
+    if threshold is None:
+        return None
+    inner, path = (store.stores.get(ref.store), ref.ref) if isinstance(store, Home) else (store, ref)
+    if not isinstance(inner, JsonDirStore) or not isinstance(path, str):
+        return None
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    import stat
+
+    if not stat.S_ISREG(st.st_mode) or st.st_size < threshold:
+        return None
+    from praisonmem.core.layout import INDEX_DB
+
+    indexed = writing and os.path.isfile(os.path.join(os.path.dirname(path), INDEX_DB))
+    return None if indexed else (inner, path)
+
+
+@contextmanager
+def opened(path: str) -> Iterator[int]:
+    """A read-only descriptor on the session file (a regular file, opened without blocking)."""
+    fd, _ = inputfile.open_data(path)
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def skeleton(fd: int, path: str, keep: Callable[[Any], bool] | None = None,
+             each: Callable[[str, Any], None] | None = None) -> dict[str, Any]:
+    """The validated document in ``fd``, each message list replaced by one of its length holding ``None`` but for
+    the messages ``keep`` keeps; ``each(key, message)`` is called for every message, in file order. The whole
+    file is checked (:func:`~.jsonstream.members`)."""
+    doc: dict[str, Any] = {}
+    for key, value in members(fd, LISTS):
+        if isinstance(value, Items):
+            kept: list[Any] = []
+            for item in value:
+                if each is not None:
+                    each(key, item)
+                kept.append(item if keep is not None and keep(item) else None)
+            value = kept
+        doc[key] = value
+    return validate(doc, path)
+
+
+def items(fd: int, key: str) -> Iterator[Any]:
+    """The messages of the list ``key`` in ``fd``, in order (the other list's are decoded and dropped)."""
+    for name, value in members(fd, LISTS):
+        if name == key and isinstance(value, Items):
+            yield from value
+
+
+def pairs(fd: int, lists: dict[str, Callable[[Iterator[Any]], Iterator[Any]]] | None = None
+          ) -> Iterator[tuple[str, Any]]:
+    """The members of the document in ``fd`` in file order, a message list as an iterator of its messages (through
+    ``lists[key]`` when given: a change made to each message as it passes), for
+    :func:`~.jsonstream.object_chunks`."""
+    for key, value in members(fd, LISTS):
+        if isinstance(value, Items) and lists and key in lists:
+            yield key, lists[key](iter(value))
+        else:
+            yield key, value
+
+
+def top_level(path: str, threshold: int | None = THRESHOLD) -> dict[str, Any] | None:
+    """The skeleton of the file ``path`` when it is a regular file of ``threshold`` bytes or more that streams (the
+    members but the message lists', each list of ``None``); ``None`` for the rest, which are read whole."""
+    import stat
+
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    if threshold is None or not stat.S_ISREG(st.st_mode) or st.st_size < threshold:
+        return None
+    try:
+        with opened(path) as fd:
+            doc: dict[str, Any] = {}
+            for key, value in members(fd, LISTS):
+                doc[key] = [None for _ in value] if isinstance(value, Items) else value
+            return doc
+    except Unstreamable:
+        return None
+
+
+def found_in(path: str, needles: tuple[bytes, ...], threshold: int | None = THRESHOLD) -> list[bytes] | None:
+    """Which of ``needles`` the file ``path`` holds, when it is a regular file of ``threshold`` bytes or more (read a
+    chunk at a time, never whole); ``None`` for the rest (and a file that cannot be read)."""
+    import stat
+
+    try:
+        st = os.stat(path)
+        if threshold is None or not stat.S_ISREG(st.st_mode) or st.st_size < threshold:
+            return None
+        with opened(path) as fd:
+            overlap = max(len(n) for n in needles) - 1
+            found: set[bytes] = set()
+            tail, offset = b"", 0
+            while data := os.pread(fd, CHUNK, offset):
+                offset += len(data)
+                window = tail + data
+                found.update(n for n in needles if n in window)
+                tail = window[-overlap:] if overlap else b""
+            return [n for n in needles if n in found]
+    except (PraisonMemError, OSError, ValueError):
+        return None
+
+
+def is_snapshot(message: Any) -> bool:
+    """A gateway's system snapshot (:func:`~.documents.gateway_snapshots` finds it): kept in a skeleton."""
+    from praisonmem.core.sessions.documents import gateway_snapshots
+
+    return type(message) is dict and message.get("role") == "system" and bool(gateway_snapshots({"messages": [message]}))
+
+
+__all__ = ["LISTS", "THRESHOLD", "Unstreamable", "found_in", "huge_file", "is_snapshot", "items", "opened", "pairs", "skeleton", "top_level"]
