@@ -153,3 +153,87 @@ def is_snapshot(message: Any) -> bool:
 
 
 __all__ = ["LISTS", "THRESHOLD", "Unstreamable", "found_in", "huge_file", "is_snapshot", "items", "opened", "pairs", "skeleton", "top_level"]
+
+
+# ---------------------------------------------------------------- export
+
+
+class HugeDocument:
+    """A huge session as ``session export`` writes it: its skeleton, and its messages read again when a format's
+    writer reaches them (:meth:`messages`, :meth:`pairs`), each opened with ``cipher`` as it passes and the turns
+    waiting in the spill dir after the last one (:func:`~.transfer.with_spilled`'s merge). ``kept`` counts the
+    encrypted values written as stored, once they are written."""
+
+    def __init__(self, fd: int, skeleton: dict[str, Any], spilled: list[Any], cipher: Any, where: str) -> None:
+        self.fd, self.skeleton, self.spilled, self.cipher, self.where = fd, skeleton, spilled, cipher, where
+        self.kept = 0
+
+    def _through(self, found: Iterator[Any]) -> Iterator[Any]:
+        from praisonmem.core.sessions.crypto import message_values, open_message
+
+        for message in found:
+            if self.cipher is not None:
+                message = open_message(message, self.cipher, self.where)
+            self.kept += sum(1 for _ in message_values(message))
+            yield message
+
+    def messages(self, key: str) -> Iterator[Any]:
+        """The messages of ``key`` in order (``messages``: the spilled turns after them)."""
+        found = items(self.fd, key)
+        if key == "messages":
+            from itertools import chain
+
+            found = chain(found, self.spilled)
+        return self._through(found)
+
+    def pairs(self) -> Iterator[tuple[str, Any]]:
+        """The document's members in order for :func:`~.jsonstream.object_chunks`, the message lists streamed."""
+        from itertools import chain
+
+        merged = False
+        for key, value in members(self.fd, LISTS):
+            if key == "messages" and self.spilled:
+                merged = True
+                value = chain(value, self.spilled) if isinstance(value, Items) else iter(self.spilled)
+            if key in LISTS and not isinstance(value, (list, dict, str, int, float, bool, type(None))):
+                value = self._through(value)
+            yield key, value
+        if self.spilled and not merged:  # {**doc, "messages": [...]}: a new key goes last
+            yield "messages", self._through(iter(self.spilled))
+
+
+@contextmanager
+def huge_document(store: Any, inner: Any, ref: Any, path: str, cipher: Any = None) -> Iterator[HugeDocument]:
+    """The huge session ``ref`` (``path`` in the JSON-directory store ``inner`` of ``store``) for an export: the
+    skeleton pass (the snapshots kept opened with ``cipher``, as the export's gateway chat reads them), then the
+    document; :class:`Unstreamable` before anything is yielded when it is not one for streaming."""
+    from praisonmem.core.sessions.crypto import open_message
+    from praisonmem.core.sessions.stores.jsondir import spill_key
+
+    with opened(path) as fd:
+        present: list[Any] = []
+        waiting: set[Any] = set()
+
+        def each(key: str, message: Any) -> None:
+            if waiting and key == "messages" and isinstance(message, dict) and spill_key(message) in waiting:
+                present.append(message)
+
+        def keep(message: Any) -> bool:  # a role is never encrypted: only a system message is opened to ask
+            if cipher is None or type(message) is not dict or message.get("role") != "system":
+                return is_snapshot(message)
+            return is_snapshot(open_message(message, cipher, "a session"))
+
+        # the spill dir's turns are looked for by the id the document names, known once it is read: when some
+        # wait for it, a second pass finds those of them its messages hold already
+        doc = skeleton(fd, path, keep=keep)
+        sid = store.session_id(ref, doc)
+        waiting = inner.spill_keys(sid)
+        if waiting:
+            skeleton(fd, path, each=each)
+        turns = store.spilled(ref, sid, present)
+        where = f"session '{sid}'"
+        if cipher is not None:  # the snapshots kept, as the export's own opened() copy holds them
+            for key in LISTS:
+                if isinstance(doc.get(key), list):
+                    doc[key] = [None if m is None else open_message(m, cipher, where) for m in doc[key]]
+        yield HugeDocument(fd, doc, turns, cipher, where)

@@ -107,3 +107,34 @@ def test_a_key_given_twice_is_read_as_json_loads_reads_it(tmp_path):
     streamed = shown(home, "x", 0, tail=5)
     assert streamed == shown(home, "x", None, tail=5)
     assert [t["content"] for t in streamed["turns"]] == ["second"] and not streamed["streamed"]
+
+
+def exported(home: Path, tmp_path: Path, threshold: int | None, names: list[str], fmt: str, **options):
+    """The bytes an export writes (its exported_at made one) and its summary, or its error."""
+    from praisonmem.core.sessions import transfer
+
+    out = tmp_path / f"out-{threshold}.{fmt}"
+    out.unlink(missing_ok=True)
+
+    def call():
+        summary = transfer.export(resolve(home), names, every=not names, format=fmt, output=str(out),
+                                  threshold=threshold, **options)
+        data = out.read_bytes()
+        stamp = json.loads(data)["exported_at"].encode() if fmt == "json" else b""
+        summary.pop("output")
+        return summary, data.replace(stamp, b"STAMP") if stamp else data
+    return outcome(call)
+
+
+@pytest.mark.parametrize("home", HOMES, ids=lambda p: p.parent.name)
+@pytest.mark.parametrize("fmt", ["json", "jsonl", "markdown"])
+def test_export_streamed_is_byte_for_byte_the_whole_document_export(tmp_path, home, fmt):
+    home = copied(tmp_path, home)
+    if (home / "sessions" / "my_chat.json").exists():
+        spill(home, "my_chat", "my_chat", "a spilled turn", "another")
+    names = [n[:-len(".json")] for n in json_sessions(home)]
+    for key in (None, KEY):
+        for chosen in ([], *[[n] for n in names]):
+            whole = exported(home, tmp_path, None, chosen, fmt, key=key)
+            streamed = exported(home, tmp_path, 0, chosen, fmt, key=key)
+            assert streamed == whole, (chosen, key)
