@@ -152,7 +152,6 @@ def is_snapshot(message: Any) -> bool:
     return type(message) is dict and message.get("role") == "system" and bool(gateway_snapshots({"messages": [message]}))
 
 
-__all__ = ["LISTS", "THRESHOLD", "Unstreamable", "found_in", "huge_file", "is_snapshot", "items", "opened", "pairs", "skeleton", "top_level"]
 
 
 # ---------------------------------------------------------------- export
@@ -237,3 +236,149 @@ def huge_document(store: Any, inner: Any, ref: Any, path: str, cipher: Any = Non
                 if isinstance(doc.get(key), list):
                     doc[key] = [None if m is None else open_message(m, cipher, where) for m in doc[key]]
         yield HugeDocument(fd, doc, turns, cipher, where)
+
+
+# ---------------------------------------------------------------- rename, retitle
+
+
+def read_top(path: str) -> dict[str, Any]:
+    """The skeleton of the session file ``path`` (every message decoded and dropped, the whole file checked);
+    :class:`~praisonmem.core.errors.NotFound` when it is gone, :class:`Unstreamable` when only the
+    whole-document reader reads it (which reports what is wrong), or writes it (a compact document)."""
+    from praisonmem.core.io.jsonfile import is_compact_document
+
+    with opened(path) as fd:
+        doc = skeleton(fd, path)
+    if is_compact_document(doc):  # written compact, as HierarchicalSessionStore writes it: left to the whole path
+        raise Unstreamable("a compact document")
+    return doc
+
+
+def _edited(fd: int, doc: dict[str, Any]) -> Iterator[tuple[str, Any]]:
+    """The members of ``doc`` (the skeleton of the file ``fd``, its top-level members edited) in its order, each
+    message list streamed from ``fd``; the rest of ``fd`` is read too, so a file that does not read to its end
+    stops the write."""
+    source = members(fd, LISTS)
+    for key, value in doc.items():
+        if key in LISTS and isinstance(value, list):  # a placeholder: the file's list, read a message at a time
+            for name, found in source:
+                if name == key:
+                    break
+            else:
+                raise Unstreamable(f"'{key}' is not in the file")
+            if not isinstance(found, Items):
+                raise Unstreamable(f"'{key}' is no list in the file")
+            yield key, found
+        else:
+            yield key, value
+    for _ in source:
+        pass
+
+
+def chunks_of(fd: int, doc: dict[str, Any]) -> Iterator[bytes]:
+    """The bytes the library writes for the edited skeleton ``doc`` of the file ``fd`` (``json.dumps(indent=2,
+    ensure_ascii=False)``), in runs of about a chunk."""
+    from praisonmem.core.io.jsonstream import object_chunks
+
+    from praisonmem.core.errors import Refused
+
+    run: list[bytes] = []
+    held = 0
+    pieces = object_chunks(_edited(fd, doc))
+    while True:
+        try:
+            piece = next(pieces, None)
+        except UnicodeEncodeError as exc:  # as jsonfile.serialise refuses it
+            raise Refused(f"document holds text that is not valid Unicode ({exc.reason}); not written") from exc
+        if piece is None:
+            break
+        run.append(piece)
+        held += len(piece)
+        if held >= CHUNK:
+            yield b"".join(run)
+            run, held = [], 0
+    yield b"".join(run)
+
+
+def holds(target: str, source: str, doc: dict[str, Any]) -> bool:
+    """``target`` holds exactly the bytes writing ``doc`` (the edited skeleton of ``source``) gives: an interrupted
+    rename got that far (``JsonDirStore.holds``, compared a chunk at a time)."""
+    try:
+        with opened(source) as fd, opened(target) as out:
+            offset = 0
+            for piece in chunks_of(fd, doc):
+                if os.pread(out, len(piece), offset) != piece:
+                    return False
+                offset += len(piece)
+            return os.pread(out, 1, offset) == b""
+    except PraisonMemError:
+        return False
+
+
+_MISSING = object()
+
+
+def _same(a: Any, b: Any) -> bool:
+    """The same JSON value (NaN is not equal to itself, but writes the same)."""
+    from praisonmem.core.io.jsonstream import encoded
+
+    return a is not _MISSING and b is not _MISSING and (a == b or encoded(a) == encoded(b))
+
+
+def prove(new: int, source: int, doc: dict[str, Any]) -> str | None:
+    """Why the file ``new`` is not the document ``doc`` (the edited skeleton of the file ``source``), or ``None``:
+    it must read to its end as JSON, its members in ``doc``'s order with ``doc``'s values, each message list the
+    very messages of ``source``'s."""
+    from itertools import zip_longest
+
+    old = members(source, LISTS)
+    keys = []
+    try:
+        for key, value in members(new, LISTS):
+            keys.append(key)
+            if key not in doc:
+                return f"it holds a key '{key}' the document has not"
+            if not isinstance(value, Items):
+                if not _same(value, doc[key]):
+                    return f"its '{key}' is not the document's"
+                continue
+            for name, messages in old:
+                if name == key:
+                    break
+            else:
+                return f"its list '{key}' is not the document's"
+            if not isinstance(messages, Items) or not isinstance(doc[key], list):
+                return f"its list '{key}' is not the document's"
+            count = 0
+            for ours, theirs in zip_longest(value, messages, fillvalue=_MISSING):
+                if not _same(ours, theirs):
+                    return f"{key}[{count}] is not the stored message"
+                count += 1
+            if count != len(doc[key]):
+                return f"its '{key}' holds {count} messages, not {len(doc[key])}"
+    except Unstreamable as exc:
+        return f"it does not read back as JSON ({exc})"
+    if keys != list(doc):
+        return "its keys are not the document's, in its order"
+    return None
+
+
+def rewrite(target: str, source: str, doc: dict[str, Any], listed: Any = None) -> None:
+    """Replace ``target`` by ``doc`` (the edited skeleton of ``source``; the caller holds both locks), written a
+    message at a time to a temp file, which is read back in full (:func:`prove`) before it replaces ``target``
+    atomically (:func:`~praisonmem.core.io.jsonfile.replacing`); if it does not prove, the temp file goes and
+    nothing changed (:class:`~praisonmem.core.errors.IOFailure`). A ``source`` that does not stream raises
+    :class:`Unstreamable` with nothing written."""
+    from praisonmem.core.errors import IOFailure
+    from praisonmem.core.io import jsonfile
+
+    if jsonfile.is_compact_document(doc):
+        raise Unstreamable("a compact document")
+    with opened(source) as fd, jsonfile.replacing(target, sweep=True, listed=listed) as handle:
+        for piece in chunks_of(fd, doc):
+            handle.write(piece)
+        handle.flush()
+        problem = prove(handle.fileno(), fd, doc)
+        if problem is not None:
+            raise IOFailure(f"{target}: the file written did not read back as the session ({problem}); nothing "
+                            "changed")

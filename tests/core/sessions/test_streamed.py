@@ -138,3 +138,144 @@ def test_export_streamed_is_byte_for_byte_the_whole_document_export(tmp_path, ho
             whole = exported(home, tmp_path, None, chosen, fmt, key=key)
             streamed = exported(home, tmp_path, 0, chosen, fmt, key=key)
             assert streamed == whole, (chosen, key)
+
+
+def tree(home: Path) -> dict[str, bytes]:
+    """Every file of the home but the lock sidecars, byte for byte."""
+    return {str(p.relative_to(home)): p.read_bytes() for p in sorted(home.rglob("*"))
+            if p.is_file() and not p.name.endswith(".lock")}
+
+
+def changed(tmp_path: Path, source: Path, threshold: int | None, change, monkeypatch, prepare=None):
+    """The home after ``change(paths, threshold)``, and its outcome (its records, or its error)."""
+    from praisonmem.core.sessions import ops
+
+    monkeypatch.setattr(ops, "now_iso", lambda: "2026-12-02T12:00:00+00:00")
+    home = tmp_path / f"home-{threshold}"
+    shutil.copytree(source, home, symlinks=True)
+    if prepare:
+        prepare(home)
+
+    def call():
+        outcome = change(resolve(home), threshold)
+        return [(c.action, c.detail, {k: str(v).replace(str(home), "HOME") for k, v in c.fields.items()})
+                for c in outcome.changes]
+    result = outcome(call)
+    if result[0] == "error":
+        result = (*result[:2], result[2].replace(str(home), "HOME"))
+    return result, tree(home)
+
+
+RENAMES = [("rename", "fresh-id"), ("rename", "kept/chat #1"), ("rename", "日本-é"), ("retitle", "A new title"),
+           ("retitle", "")]
+
+
+def change_of(name: str, kind: str, value: str):
+    from praisonmem.core.sessions import ops
+
+    if kind == "rename":
+        return lambda paths, threshold: ops.rename(paths, name, value, force=True, threshold=threshold)
+    return lambda paths, threshold: ops.retitle(paths, name, value, threshold=threshold)
+
+
+@pytest.mark.parametrize("home", HOMES[:1] + HOMES[2:4], ids=lambda p: p.parent.name)
+def test_rename_and_retitle_streamed_write_the_whole_document_paths_bytes(tmp_path, monkeypatch, home):
+    def prepare(h: Path) -> None:
+        if (h / "sessions" / "my_chat.json").exists():
+            spill(h, "my_chat", "my_chat", "a spilled turn", "another")
+
+    names = [n[:-len(".json")] for n in json_sessions(home)]
+    for name in names:
+        for kind, value in RENAMES:
+            whole = changed(tmp_path / f"{name}-{kind}-{value}", home, None, change_of(name, kind, value), monkeypatch,
+                            prepare)
+            streamed = changed(tmp_path / f"{name}-{kind}-{value}", home, 0, change_of(name, kind, value), monkeypatch,
+                               prepare)
+            assert streamed == whole, (name, kind, value)
+
+
+def crafted(tmp_path: Path, text: str) -> Path:
+    home = tmp_path / "crafted"
+    (home / "sessions").mkdir(parents=True)
+    (home / "sessions" / "odd.json").write_text(text, encoding="utf-8")
+    return home
+
+
+MESSAGES = '[{"role": "user", "content": "hi", "timestamp": 1.5, "metadata": {}}, {"role": "assistant", "content": "yo"}]'
+CRAFTED = [
+    # keys in an unusual order, odd whitespace, the id spelt with escapes, a key given twice
+    '{"messages": %s, "metadata": {"title": "t"},\r\n\t"session_id"  :  "odd", "updated_at": "2026-01-01T00:00:00"}' % MESSAGES,
+    '{"session_id": "\\u006fdd", "messages": %s}' % MESSAGES,
+    '  {"session_id":"odd","messages":%s,"metadata":null}  \n' % MESSAGES,
+    '{"session_id": "odd", "session_id": "other", "messages": %s}' % MESSAGES,
+    '{"session_id": "odd", "messages": %s, "messages": []}' % MESSAGES,
+    '{"messages": %s}' % MESSAGES,  # no session_id: the rename adds it first
+    '{"session_id": "odd", "messages": [], "archived_messages": %s, "metadata": {"title": "x", "n": NaN}}' % MESSAGES,
+    '{"session_id": "odd", "messages": [1e400, -0.0, 12345678901234567890123, "\\ud800"]}',
+]
+
+
+@pytest.mark.parametrize("text", CRAFTED)
+@pytest.mark.parametrize("kind, value", [("rename", "renamed"), ("rename", "odd"), ("retitle", "T")])
+def test_a_crafted_huge_file_is_renamed_as_the_whole_document_path_renames_it(tmp_path, monkeypatch, text, kind,
+                                                                               value):
+    home = crafted(tmp_path, text)
+    whole = changed(tmp_path / "whole", home, None, change_of("odd", kind, value), monkeypatch)
+    streamed = changed(tmp_path / "streamed", home, 0, change_of("odd", kind, value), monkeypatch)
+    assert streamed == whole
+    for name, data in streamed[1].items():
+        if name.endswith(".json"):
+            json.loads(data)
+
+
+@pytest.mark.parametrize("text", [
+    '{"session_id": "odd", "messages": [{"role": "user", "content": "hi"}',  # torn
+    '{"session_id": "odd", "messages": [{"role": "user", "content": "hi"},]}',  # invalid
+    '{"session_id": "odd", "messages": [{"role": "user", "content": "hi"}]}garbage',
+    '{"session_id": "odd", "messages": {"role": "user"}}',  # not a list
+    '{"session_id": "odd", "messages": [{"role": "user", "content": "\xff"}]}',
+])
+@pytest.mark.parametrize("kind, value", [("rename", "renamed"), ("retitle", "T")])
+def test_a_torn_or_invalid_huge_file_is_reported_and_never_overwritten(tmp_path, monkeypatch, text, kind, value):
+    home = tmp_path / "bad"
+    (home / "sessions").mkdir(parents=True)
+    (home / "sessions" / "odd.json").write_bytes(text.encode("utf-8", "surrogateescape").replace(b"\xc3\xbf", b"\xff"))
+    before = tree(home)
+    whole = changed(tmp_path / "whole", home, None, change_of("odd", kind, value), monkeypatch)
+    streamed = changed(tmp_path / "streamed", home, 0, change_of("odd", kind, value), monkeypatch)
+    assert streamed == whole
+    assert streamed[0][0] == "error" and streamed[1] == before
+
+
+def test_the_proof_finds_any_difference_from_the_document(tmp_path):
+    from praisonmem.core.sessions import streamed
+
+    source = tmp_path / "source.json"
+    messages = [{"role": "user", "content": f"turn {i}", "timestamp": float(i)} for i in range(50)]
+    source.write_text(json.dumps({"session_id": "a", "messages": messages, "metadata": {"title": "t"}}))
+    with streamed.opened(str(source)) as fd:
+        doc = {**streamed.skeleton(fd, str(source)), "session_id": "b"}
+    good = {"session_id": "b", "messages": messages, "metadata": {"title": "t"}}
+    bad = {
+        "a message changed": {**good, "messages": [*messages[:7], {**messages[7], "content": "x"}, *messages[8:]]},
+        "a message dropped": {**good, "messages": messages[:-1]},
+        "a message added": {**good, "messages": [*messages, messages[0]]},
+        "the edit missing": {**good, "session_id": "a"},
+        "a key added": {**good, "extra": 1},
+        "keys reordered": {"messages": messages, "session_id": "b", "metadata": {"title": "t"}},
+        "a type changed": {**good, "metadata": {"title": ["t"]}},
+    }
+    written = tmp_path / "new.json"
+
+    def proof(data: bytes) -> str | None:
+        written.write_bytes(data)
+        with streamed.opened(str(source)) as fd, streamed.opened(str(written)) as new:
+            return streamed.prove(new, fd, doc)
+
+    text = json.dumps(good, indent=2).encode()
+    assert proof(text) is None
+    for what, other in bad.items():
+        assert proof(json.dumps(other, indent=2).encode()) is not None, what
+    assert "does not read back" in proof(text[:-1])
+    assert "does not read back" in proof(text + b"x")
+    assert "does not read back" in proof(text[:-1] + b', "session_id": "b"}')

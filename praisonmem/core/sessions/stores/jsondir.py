@@ -596,6 +596,29 @@ class Transaction:
             index.put(self.store.session_id(ref, now), now)
         index.settle()
 
+    def read_top(self, ref: str) -> dict[str, Any] | None:
+        """:meth:`read` of a huge file, as its skeleton (:func:`~praisonmem.core.sessions.streamed.read_top`: read a
+        message at a time; ``None``: gone; ``Unstreamable`` when only :meth:`read` reads it)."""
+        from praisonmem.core.sessions.streamed import read_top
+
+        try:
+            return read_top(ref)
+        except NotFound:
+            return None
+
+    def write_streamed(self, ref: str, source: str, doc: dict[str, Any], current: dict[str, Any] | None) -> None:
+        """:meth:`write` of ``doc``, the skeleton of the huge file ``source`` with top-level members edited, over
+        ``ref`` (whose skeleton is ``current``), a message at a time (:func:`~praisonmem.core.sessions.streamed.rewrite`
+        proves the file written before it replaces ``ref``). Its messages are ``source``'s, copied unchanged, so no
+        plaintext comes into an encrypted session. A directory with a search index takes :meth:`write` (its rows
+        follow the whole document): ``Unstreamable`` before anything is written."""
+        from praisonmem.core.sessions.streamed import Unstreamable, rewrite
+
+        self._refuse_foreign(ref, current)
+        if self._index(ref) is not None:
+            raise Unstreamable("the directory has a search index")
+        rewrite(ref, source, doc, self.store.listed)
+
     def read_bytes(self, ref: str) -> bytes | None:
         """The file's bytes now (``None``: gone), once :meth:`read` has vouched that it parses."""
         return None if self.read(ref) is None else jsonfile.read_bytes(ref)
@@ -607,7 +630,7 @@ class Transaction:
                     lambda: jsonfile.replace_atomically(ref, raw, listed=self.store.listed))
 
     def delete(self, ref: str) -> None:
-        current = _current_or_none(ref)
+        current = _current_top(ref)
         self._refuse_foreign(ref, current)
         index = self._index(ref)
         sid = self.store.session_id(ref, current) if current is not None else name_of(ref)
@@ -821,6 +844,15 @@ def is_foreign(path: str, foreign: Callable[[Any], bool]) -> bool:
         return foreign(jsonfile.read(path) if doc is None else doc)
     except PraisonMemError:
         return False
+
+
+def _current_top(ref: str) -> dict[str, Any] | None:
+    """:func:`_current_or_none` for what needs the top-level members only (a huge file is read a message at a
+    time, :func:`~praisonmem.core.sessions.streamed.top_level`)."""
+    from praisonmem.core.sessions.streamed import top_level
+
+    top = top_level(ref)
+    return _current_or_none(ref) if top is None else top
 
 
 def _current_or_none(ref: str) -> dict[str, Any] | None:
