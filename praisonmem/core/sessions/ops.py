@@ -125,8 +125,10 @@ def rename(paths: Paths, name: str, new_id: str, *, force: bool = False, dry_run
 
 def _rename(store: SessionStore, name: str, new_id: str, *, force: bool, dry_run: bool,
             timeout: float, threshold: int | None = None) -> Outcome:
+    from praisonmem.core.sessions.stores.jsondir import huge_file
+
     src = store.find(name)
-    if streamed.huge_file(store, src, threshold, writing=True) is not None:
+    if huge_file(store, src, threshold, writing=True) is not None:
         try:
             return _rename_huge(store, src, new_id, force=force, dry_run=dry_run, timeout=timeout)
         except streamed.Unstreamable:
@@ -229,8 +231,10 @@ def retitle(paths: Paths, name: str, title: str, *, dry_run: bool = False,
 
 def _retitle(store: SessionStore, name: str, title: str, *, dry_run: bool, timeout: float,
              threshold: int | None = None) -> Outcome:
+    from praisonmem.core.sessions.stores.jsondir import huge_file
+
     src = store.find(name)
-    huge = streamed.huge_file(store, src, threshold, writing=True) is not None
+    huge = huge_file(store, src, threshold, writing=True) is not None
     if huge:
         try:
             top = streamed.read_top(_path_of(src))

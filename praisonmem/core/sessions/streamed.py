@@ -1,6 +1,7 @@
 """Huge JSON session files, read and rewritten a message at a time (:mod:`praisonmem.core.io.jsonstream`).
 
-A session file of the JSON-directory stores at least ``threshold`` bytes (:data:`~.jsonstream.THRESHOLD`) is
+A session file of the JSON-directory stores of ``threshold`` bytes or more (:data:`~.jsonstream.THRESHOLD`,
+:func:`~.stores.jsondir.huge_file`) is
 not decoded whole by ``session show --tail``, ``export`` (json, jsonl, markdown), ``rename`` and ``retitle``:
 they read it in passes over one open descriptor (so every pass sees the same file, whatever replaces it
 meanwhile). A pass decodes one message at a time; what a command keeps is the *skeleton*, the document with
@@ -19,39 +20,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from praisonmem.core.io import inputfile
 from praisonmem.core.errors import PraisonMemError
+from praisonmem.core.io import inputfile
 from praisonmem.core.io.jsonstream import CHUNK, THRESHOLD, Items, Unstreamable, members
 from praisonmem.core.sessions.documents import validate
 
 LISTS = ("messages", "archived_messages")  # the lists streamed: every other member is small
-
-
-def huge_file(store: Any, ref: Any, threshold: int | None = THRESHOLD, *, writing: bool = False
-              ) -> tuple[Any, str] | None:
-    """``(the JSON-directory store, its file)`` of the session ``ref`` when that file is a regular file of at least
-    ``threshold`` bytes (``None``: never) and, ``writing``, its directory has no ``sessions_index.db`` (whose rows
-    a write keeps in step from the whole document); else ``None``."""
-    from praisonmem.core.sessions.stores.home import Home
-    from praisonmem.core.sessions.stores.jsondir import JsonDirStore
-
-    if threshold is None:
-        return None
-    inner, path = (store.stores.get(ref.store), ref.ref) if isinstance(store, Home) else (store, ref)
-    if not isinstance(inner, JsonDirStore) or not isinstance(path, str):
-        return None
-    try:
-        st = os.stat(path)
-    except (OSError, ValueError):
-        return None
-    import stat
-
-    if not stat.S_ISREG(st.st_mode) or st.st_size < threshold:
-        return None
-    from praisonmem.core.layout import INDEX_DB
-
-    indexed = writing and os.path.isfile(os.path.join(os.path.dirname(path), INDEX_DB))
-    return None if indexed else (inner, path)
 
 
 @contextmanager
@@ -149,7 +123,8 @@ def is_snapshot(message: Any) -> bool:
     """A gateway's system snapshot (:func:`~.documents.gateway_snapshots` finds it): kept in a skeleton."""
     from praisonmem.core.sessions.documents import gateway_snapshots
 
-    return type(message) is dict and message.get("role") == "system" and bool(gateway_snapshots({"messages": [message]}))
+    return (type(message) is dict and message.get("role") == "system"
+            and bool(gateway_snapshots({"messages": [message]})))
 
 
 
@@ -207,14 +182,12 @@ def huge_document(store: Any, inner: Any, ref: Any, path: str, cipher: Any = Non
     skeleton pass (the snapshots kept opened with ``cipher``, as the export's gateway chat reads them), then the
     document; :class:`Unstreamable` before anything is yielded when it is not one for streaming."""
     from praisonmem.core.sessions.crypto import open_message
-    from praisonmem.core.sessions.stores.jsondir import spill_key
 
     with opened(path) as fd:
         present: list[Any] = []
-        waiting: set[Any] = set()
 
         def each(key: str, message: Any) -> None:
-            if waiting and key == "messages" and isinstance(message, dict) and spill_key(message) in waiting:
+            if key == "messages" and waiting(message):
                 present.append(message)
 
         def keep(message: Any) -> bool:  # a role is never encrypted: only a system message is opened to ask
@@ -226,8 +199,8 @@ def huge_document(store: Any, inner: Any, ref: Any, path: str, cipher: Any = Non
         # wait for it, a second pass finds those of them its messages hold already
         doc = skeleton(fd, path, keep=keep)
         sid = store.session_id(ref, doc)
-        waiting = inner.spill_keys(sid)
-        if waiting:
+        waiting = inner.waiting_for(sid)
+        if waiting is not None:
             skeleton(fd, path, each=each)
         turns = store.spilled(ref, sid, present)
         where = f"session '{sid}'"
@@ -361,24 +334,3 @@ def prove(new: int, source: int, doc: dict[str, Any]) -> str | None:
     if keys != list(doc):
         return "its keys are not the document's, in its order"
     return None
-
-
-def rewrite(target: str, source: str, doc: dict[str, Any], listed: Any = None) -> None:
-    """Replace ``target`` by ``doc`` (the edited skeleton of ``source``; the caller holds both locks), written a
-    message at a time to a temp file, which is read back in full (:func:`prove`) before it replaces ``target``
-    atomically (:func:`~praisonmem.core.io.jsonfile.replacing`); if it does not prove, the temp file goes and
-    nothing changed (:class:`~praisonmem.core.errors.IOFailure`). A ``source`` that does not stream raises
-    :class:`Unstreamable` with nothing written."""
-    from praisonmem.core.errors import IOFailure
-    from praisonmem.core.io import jsonfile
-
-    if jsonfile.is_compact_document(doc):
-        raise Unstreamable("a compact document")
-    with opened(source) as fd, jsonfile.replacing(target, sweep=True, listed=listed) as handle:
-        for piece in chunks_of(fd, doc):
-            handle.write(piece)
-        handle.flush()
-        problem = prove(handle.fileno(), fd, doc)
-        if problem is not None:
-            raise IOFailure(f"{target}: the file written did not read back as the session ({problem}); nothing "
-                            "changed")

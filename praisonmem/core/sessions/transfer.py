@@ -184,9 +184,10 @@ def documents(store: SessionStore, refs: list[Any], ids: list[Any] | None = None
     waiting for it in the spill dir merged in (:func:`with_spilled`). With ``threshold``, a JSON session file that
     large is a :class:`~.streamed.HugeDocument` (its messages opened with ``cipher``), valid until the next one."""
     from praisonmem.core.sessions import streamed
+    from praisonmem.core.sessions.stores.jsondir import huge_file
 
     for ref in refs:
-        huge = streamed.huge_file(store, ref, threshold)
+        huge = huge_file(store, ref, threshold)
         if huge is not None:
             given = False
             try:
@@ -211,8 +212,9 @@ def documents(store: SessionStore, refs: list[Any], ids: list[Any] | None = None
 def _streams(store: SessionStore, ref: Any, threshold: int | None) -> bool:
     """The session is a huge file that reads to its end as a valid session document, a message at a time."""
     from praisonmem.core.sessions import streamed
+    from praisonmem.core.sessions.stores.jsondir import huge_file
 
-    huge = streamed.huge_file(store, ref, threshold)
+    huge = huge_file(store, ref, threshold)
     if huge is None:
         return False
     try:

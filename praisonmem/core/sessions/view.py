@@ -105,13 +105,14 @@ def show(paths: Paths, name: str, *, archived: bool = False, working: bool = Fal
 
 def _streamed_view(home: SessionStore, ref: Any, *, archived: bool, working: bool, tail: int,
                    cipher: Cipher | None, threshold: int | None) -> SessionView | None:
-    """:func:`view` with ``tail`` of a huge JSON session file (:func:`~.streamed.huge_file`), holding only the last
-    ``tail`` turns: one pass for the document's other members (and a gateway's snapshots), then a pass per message
-    list shown, each message made a turn and linked to the calls before it as it passes. ``None``: the file is
+    """:func:`view` with ``tail`` of a huge JSON session file (:func:`~.stores.jsondir.huge_file`), holding only
+    the last ``tail`` turns: one pass for the document's other members (and a gateway's snapshots), then a pass per
+    message list shown, each message made a turn and linked to the calls before it as it passes. ``None``: the file is
     not one for streaming (:class:`~.streamed.Unstreamable`), and is read whole."""
     from praisonmem.core.sessions import streamed
+    from praisonmem.core.sessions.stores.jsondir import huge_file
 
-    huge = streamed.huge_file(home, ref, threshold)
+    huge = huge_file(home, ref, threshold)
     if huge is None:
         return None
     store, path = huge
@@ -125,7 +126,6 @@ def _streamed_view(home: SessionStore, ref: Any, *, archived: bool, working: boo
 def _tail_of(home: SessionStore, store: Any, ref: Any, fd: int, path: str, *, archived: bool, working: bool,
              tail: int, cipher: Cipher | None) -> SessionView:
     from praisonmem.core.sessions import streamed
-    from praisonmem.core.sessions.stores.jsondir import spill_key
 
     encrypted = [0]
 
@@ -135,12 +135,12 @@ def _tail_of(home: SessionStore, store: Any, ref: Any, fd: int, path: str, *, ar
     doc = streamed.skeleton(fd, path, keep=streamed.is_snapshot, each=count)
     sid = home.session_id(ref, doc)
     where = f"session '{sid}'"
-    waiting = store.spill_keys(sid)  # the spill dir's turns for it: only these are looked for among its messages
+    waiting = store.waiting_for(sid)  # the spill dir's turns for it: only these are looked for among its messages
     present: list[Any] = []
 
     def active(start: int = 0) -> Iterator[Turn]:
         for i, message in enumerate(streamed.items(fd, "messages")):
-            if waiting and isinstance(message, dict) and spill_key(message) in waiting:
+            if waiting is not None and waiting(message):
                 present.append(message)
             if i >= start:
                 yield _turn("active", i, message, cipher, where)
@@ -152,8 +152,8 @@ def _tail_of(home: SessionStore, store: Any, ref: Any, fd: int, path: str, *, ar
             if isinstance(checkpoint, dict) and checkpoint:
                 index = checkpoint.get("message_index")
                 start = max(0, min(index if isinstance(index, int) else 0, len(messages_of(doc))))
-                yield Turn("checkpoint", None, str(checkpoint.get("role") or "system"), _text(checkpoint.get("summary")),
-                           checkpoint.get("timestamp"))
+                yield Turn("checkpoint", None, str(checkpoint.get("role") or "system"),
+                           _text(checkpoint.get("summary")), checkpoint.get("timestamp"))
             yield from active(start)
         else:
             if archived:

@@ -57,7 +57,8 @@ CASES = [
     b'{"messages":"not a list","archived_messages":null}', b'{"messages":[[1,[2,{"b":[]}]],{}]}',
     # refused: json.loads fails, or would fold a key given twice, or the top level is no object
     b'{"a":1,}', b'{"a":1}x', b'{"a":1,"a":2}', b'{"messages":[1],"messages":[2]}', b"[1]", b'"x"', b'{"messages":[1,]}',
-    b'{"messages":[1 2]}', b'{"a":"\x01"}', "\ufeff{}".encode(), b'{"a":1', b"", b'{"messages":[1,2', b'{"m":tru}',
+    b'{"messages":[1 2]}', b'{"a":"\x01"}', "\ufeff{}".encode(), b'{"a":1', b"", b'{"messages":[1,2',
+    b'{"m":tru}',
     b'{"messages":[1e]}', b'{"messages":[01]}', b'{"a":"\xff"}', b'{"messages":[' + b"[" * 5000 + b"]" * 5000 + b"]}",
     b'{"messages":[' + b"9" * 5000 + b"]}",
 ]

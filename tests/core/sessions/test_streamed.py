@@ -204,13 +204,13 @@ def crafted(tmp_path: Path, text: str) -> Path:
 MESSAGES = '[{"role": "user", "content": "hi", "timestamp": 1.5, "metadata": {}}, {"role": "assistant", "content": "yo"}]'
 CRAFTED = [
     # keys in an unusual order, odd whitespace, the id spelt with escapes, a key given twice
-    '{"messages": %s, "metadata": {"title": "t"},\r\n\t"session_id"  :  "odd", "updated_at": "2026-01-01T00:00:00"}' % MESSAGES,
+    '{"messages": %s, "metadata": {"title": "t"},\r\n\t"session_id"  :  "odd", "updated_at": "2026-01-01"}' % MESSAGES,
     '{"session_id": "\\u006fdd", "messages": %s}' % MESSAGES,
     '  {"session_id":"odd","messages":%s,"metadata":null}  \n' % MESSAGES,
     '{"session_id": "odd", "session_id": "other", "messages": %s}' % MESSAGES,
     '{"session_id": "odd", "messages": %s, "messages": []}' % MESSAGES,
     '{"messages": %s}' % MESSAGES,  # no session_id: the rename adds it first
-    '{"session_id": "odd", "messages": [], "archived_messages": %s, "metadata": {"title": "x", "n": NaN}}' % MESSAGES,
+    '{"session_id": "odd", "messages": [], "archived_messages": %s, "metadata": {"n": NaN}}' % MESSAGES,
     '{"session_id": "odd", "messages": [1e400, -0.0, 12345678901234567890123, "\\ud800"]}',
 ]
 

@@ -91,6 +91,32 @@ def entry_exists(path: Path | str) -> bool:
         return False
 
 
+def huge_file(store: Any, ref: Any, threshold: int | None, *, writing: bool = False
+              ) -> tuple[JsonDirStore, str] | None:
+    """``(the JSON-directory store, its file)`` of the session ``ref`` of ``store`` (this store, or a home of
+    stores) when that file is a regular file of at least ``threshold`` bytes (``None``: never) and, ``writing``, its
+    directory has no ``sessions_index.db`` (whose rows a write keeps in step from the whole document); else
+    ``None``. Such a file is read a message at a time (:mod:`praisonmem.core.sessions.streamed`)."""
+    import stat
+
+    if threshold is None:
+        return None
+    members = getattr(store, "stores", None)  # a home: the store holding the ref
+    inner, path = (members.get(ref.store), ref.ref) if isinstance(members, dict) else (store, ref)
+    if not isinstance(inner, JsonDirStore) or not isinstance(path, str):
+        return None
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    if not stat.S_ISREG(st.st_mode) or st.st_size < threshold:
+        return None
+    from praisonmem.core.layout import INDEX_DB
+
+    indexed = writing and os.path.isfile(os.path.join(os.path.dirname(path), INDEX_DB))
+    return None if indexed else (inner, path)
+
+
 def load(path: Path | str) -> dict[str, Any]:
     """Read and validate one session file (no lock, no write); only a regular file is read
     (:func:`~praisonmem.core.io.jsonfile.read_bytes`)."""
@@ -443,11 +469,13 @@ class JsonDirStore:
                     found.append(library_message(message, now))
         return found
 
-    def spill_keys(self, session_id: str) -> set[tuple[Any, ...]]:
-        """The :func:`spill_key` of every turn waiting for ``session_id`` in the spill dir: a reader that streams a
-        huge session looks among its messages for these only (:meth:`spilled` needs no others of them)."""
-        return {spill_key(m) for _, record in self._spill_records(session_id) for m in messages_of(record)
+    def waiting_for(self, session_id: str) -> Callable[[Any], bool] | None:
+        """Whether a message is one of the turns waiting for ``session_id`` in the spill dir (``None``: none wait);
+        a reader that streams a huge session looks among its messages for these only (:meth:`spilled` needs no
+        others of them as ``present``)."""
+        keys = {spill_key(m) for _, record in self._spill_records(session_id) for m in messages_of(record)
                 if isinstance(m, dict)}
+        return (lambda message: isinstance(message, dict) and spill_key(message) in keys) if keys else None
 
     def _spill_counts(self) -> dict[str, int]:
         """Waiting spilled turns per raw session id."""
@@ -608,16 +636,28 @@ class Transaction:
 
     def write_streamed(self, ref: str, source: str, doc: dict[str, Any], current: dict[str, Any] | None) -> None:
         """:meth:`write` of ``doc``, the skeleton of the huge file ``source`` with top-level members edited, over
-        ``ref`` (whose skeleton is ``current``), a message at a time (:func:`~praisonmem.core.sessions.streamed.rewrite`
+        ``ref`` (whose skeleton is ``current``), a message at a time (:func:`~praisonmem.core.sessions.streamed.prove`
         proves the file written before it replaces ``ref``). Its messages are ``source``'s, copied unchanged, so no
         plaintext comes into an encrypted session. A directory with a search index takes :meth:`write` (its rows
         follow the whole document): ``Unstreamable`` before anything is written."""
-        from praisonmem.core.sessions.streamed import Unstreamable, rewrite
+        from praisonmem.core.sessions.streamed import Unstreamable, chunks_of, opened, prove
 
         self._refuse_foreign(ref, current)
+        if jsonfile.is_compact_document(doc):
+            raise Unstreamable("a compact document")
         if self._index(ref) is not None:
             raise Unstreamable("the directory has a search index")
-        rewrite(ref, source, doc, self.store.listed)
+        # written to a temp file, read back in full, and only then renamed over ``ref`` (the usual replace); a file
+        # that does not prove is removed with nothing changed, and a source that does not stream raises
+        # Unstreamable with nothing written
+        with opened(source) as fd, jsonfile.replacing(ref, sweep=True, listed=self.store.listed) as handle:
+            for piece in chunks_of(fd, doc):
+                handle.write(piece)
+            handle.flush()
+            problem = prove(handle.fileno(), fd, doc)
+            if problem is not None:
+                raise IOFailure(f"{ref}: the file written did not read back as the session ({problem}); nothing "
+                                "changed")
 
     def read_bytes(self, ref: str) -> bytes | None:
         """The file's bytes now (``None``: gone), once :meth:`read` has vouched that it parses."""
