@@ -29,7 +29,6 @@ from typing import Any
 
 from praisonmem.core.io import fastjson
 
-THRESHOLD = 8 << 20  # bytes: below this a file is read whole (faster); above, streamed (bounded memory)
 CHUNK = 1 << 20  # bytes read at a time; the window doubles while one value is larger
 _WS = re.compile(r"[ \t\n\r]*")  # json.decoder.WHITESPACE: what json.loads skips between tokens
 _NUMBER_TAIL = re.compile(r"[0-9+\-.eE]*")  # what may still belong to a number the window cuts ("1e" of "1e5")

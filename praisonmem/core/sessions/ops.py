@@ -29,6 +29,7 @@ from praisonmem.core.errors import (CorruptFile, NotFound, NotRegularFile, Prais
                                     UsageError)
 from praisonmem.core.io import jsonfile
 from praisonmem.core.io.timeutil import epoch_of, now_iso
+from praisonmem.core.layout import HUGE_SESSION
 from praisonmem.core.paths import Paths
 from praisonmem.core.result import Action, Change, Outcome, Plan, Progress
 from praisonmem.core.sessions import streamed
@@ -36,7 +37,6 @@ from praisonmem.core.sessions.documents import with_session_id
 from praisonmem.core.sessions.listing import list_sessions
 from praisonmem.core.sessions.stores import SessionStore
 from praisonmem.core.sessions.stores.locate import open_store
-from praisonmem.core.sessions.streamed import THRESHOLD
 from praisonmem.core.sessions.workspace import Scope, workspace_id
 
 RECENT_SECONDS = 60
@@ -107,7 +107,7 @@ def vanished(ref: Any) -> NotFound:
 
 
 def rename(paths: Paths, name: str, new_id: str, *, force: bool = False, dry_run: bool = False,
-           timeout: float = jsonfile.LOCK_TIMEOUT, store: str | None = None, threshold: int | None = THRESHOLD
+           timeout: float = jsonfile.LOCK_TIMEOUT, store: str | None = None, threshold: int | None = HUGE_SESSION
            ) -> Outcome:
     """Move a session to the place for ``new_id`` in its store and set its ``session_id``; nothing else changes.
 
@@ -171,8 +171,10 @@ def _rename(store: SessionStore, name: str, new_id: str, *, force: bool, dry_run
 def _rename_huge(store: SessionStore, src: Any, new_id: str, *, force: bool, dry_run: bool, timeout: float) -> Outcome:
     """:func:`_rename` of a huge JSON session file, step for step, holding its skeleton (:mod:`.streamed`) rather
     than its document: the new file is written a message at a time and read back in full before it replaces
-    anything (``Transaction.write_streamed``); :class:`~.streamed.Unstreamable` when the file is not one for
-    this, with nothing written."""
+    anything (:func:`~.stores.jsondir.write_streamed`); :class:`~.streamed.Unstreamable` when the file is not one
+    for this, with nothing written."""
+    from praisonmem.core.sessions.stores import jsondir
+
     doc = streamed.read_top(str(_path_of(src)))
     old_id = store.session_id(src, doc)
     dst = store.ref(new_id, beside=src)
@@ -193,14 +195,14 @@ def _rename_huge(store: SessionStore, src: Any, new_id: str, *, force: bool, dry
     if dry_run:
         return Outcome([change])
     with store.transaction([src, dst], timeout) as tx:
-        current = tx.read_top(src)
+        current = jsondir.read_top(tx, src)
         if current is None:
             raise vanished(src)
         current_id = store.session_id(src, current)
         expected = with_session_id(current, new_id)
         store.refuse_spill_clash(src, current_id, new_id)
         if same or not tx.exists(dst):
-            tx.write_streamed(dst, src, expected, current if same else None)
+            jsondir.write_streamed(tx, dst, src, expected, current if same else None)
         elif not streamed.holds(_path_of(dst), _path_of(src), expected):
             raise TargetExists(f"cannot rename to '{new_id}': {_existing(store, dst)} already exists")
         tx.carry_spill(current_id, new_id)
@@ -221,7 +223,7 @@ def _existing(store: SessionStore, ref: Any) -> str:
 
 
 def retitle(paths: Paths, name: str, title: str, *, dry_run: bool = False,
-            timeout: float = jsonfile.LOCK_TIMEOUT, store: str | None = None, threshold: int | None = THRESHOLD
+            timeout: float = jsonfile.LOCK_TIMEOUT, store: str | None = None, threshold: int | None = HUGE_SESSION
             ) -> Outcome:
     """Set ``metadata.title`` in place, as the library's ``rename_session`` does (blank clears it). A JSON session
     file of ``threshold`` bytes or more is rewritten a message at a time (the same bytes)."""
@@ -275,13 +277,15 @@ def _titled(doc: dict[str, Any], title: str) -> dict[str, Any]:
 
 def _retitle_huge(store: SessionStore, src: Any, title: str, change: Change, timeout: float) -> Outcome:
     """:func:`_retitle`'s write for a huge JSON session file: its skeleton retitled, written a message at a time."""
+    from praisonmem.core.sessions.stores import jsondir
+
     with store.transaction([src], timeout) as tx:
-        current = tx.read_top(src)
+        current = jsondir.read_top(tx, src)
         if current is None:
             raise vanished(src)
         meta = current.get("metadata")
         edited = {**current, "metadata": dict(meta)} if isinstance(meta, dict) else dict(current)
-        tx.write_streamed(src, src, _titled(edited, title), current)
+        jsondir.write_streamed(tx, src, src, _titled(edited, title), current)
     return Outcome([with_notes(change, tx.notes)])
 
 

@@ -1,6 +1,6 @@
 """Huge JSON session files, read and rewritten a message at a time (:mod:`praisonmem.core.io.jsonstream`).
 
-A session file of the JSON-directory stores of ``threshold`` bytes or more (:data:`~.jsonstream.THRESHOLD`,
+A session file of the JSON-directory stores of ``threshold`` bytes or more (:data:`~praisonmem.core.layout.HUGE_SESSION`,
 :func:`~.stores.jsondir.huge_file`) is
 not decoded whole by ``session show --tail``, ``export`` (json, jsonl, markdown), ``rename`` and ``retitle``:
 they read it in passes over one open descriptor (so every pass sees the same file, whatever replaces it
@@ -22,7 +22,8 @@ from typing import Any
 
 from praisonmem.core.errors import PraisonMemError
 from praisonmem.core.io import inputfile
-from praisonmem.core.io.jsonstream import CHUNK, THRESHOLD, Items, Unstreamable, members
+from praisonmem.core.io.jsonstream import CHUNK, Items, Unstreamable, members
+from praisonmem.core.layout import HUGE_SESSION as THRESHOLD
 from praisonmem.core.sessions.documents import validate
 
 LISTS = ("messages", "archived_messages")  # the lists streamed: every other member is small
@@ -177,9 +178,10 @@ class HugeDocument:
 
 
 @contextmanager
-def huge_document(store: Any, inner: Any, ref: Any, path: str, cipher: Any = None) -> Iterator[HugeDocument]:
-    """The huge session ``ref`` (``path`` in the JSON-directory store ``inner`` of ``store``) for an export: the
-    skeleton pass (the snapshots kept opened with ``cipher``, as the export's gateway chat reads them), then the
+def huge_document(store: Any, ref: Any, path: str, waiting_for: Callable[[str], Callable[[Any], bool] | None],
+                  cipher: Any = None) -> Iterator[HugeDocument]:
+    """The huge session ``ref`` (the file ``path`` of ``store``) for an export: ``waiting_for(session_id)`` tells a
+    turn waiting for it in the spill dir (``None``: none wait; the store's own test). The skeleton pass (the snapshots kept opened with ``cipher``, as the export's gateway chat reads them), then the
     document; :class:`Unstreamable` before anything is yielded when it is not one for streaming."""
     from praisonmem.core.sessions.crypto import open_message
 
@@ -199,7 +201,7 @@ def huge_document(store: Any, inner: Any, ref: Any, path: str, cipher: Any = Non
         # wait for it, a second pass finds those of them its messages hold already
         doc = skeleton(fd, path, keep=keep)
         sid = store.session_id(ref, doc)
-        waiting = inner.waiting_for(sid)
+        waiting = waiting_for(sid)
         if waiting is not None:
             skeleton(fd, path, each=each)
         turns = store.spilled(ref, sid, present)

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import partial
 from enum import StrEnum
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -44,6 +45,7 @@ from praisonmem.core.errors import CorruptFile, PraisonMemError, TargetExists, U
 from praisonmem.core.io import fastjson, jsonfile, jsonstream, outfile
 from praisonmem.core.io.safetext import json_safe, json_safe_utf8, printable
 from praisonmem.core.io.timeutil import epoch_of, now_iso
+from praisonmem.core.layout import HUGE_SESSION
 from praisonmem.core.paths import Paths
 from praisonmem.core.result import Action, Outcome, Plan
 from praisonmem.core.sessions.documents import (ROLES, gateway_chat, is_encrypted, messages_of, summarise,
@@ -51,7 +53,7 @@ from praisonmem.core.sessions.documents import (ROLES, gateway_chat, is_encrypte
 from praisonmem.core.sessions.ops import file_name, question_name, resolve_all, session_change
 from praisonmem.core.sessions.stores import SessionStore
 from praisonmem.core.sessions.stores.locate import open_store
-from praisonmem.core.sessions.streamed import THRESHOLD, HugeDocument
+from praisonmem.core.sessions.streamed import HugeDocument
 
 if TYPE_CHECKING:
     from praisonmem.core.sessions.crypto import Cipher, Key
@@ -90,7 +92,7 @@ Document = tuple[str, str, dict[str, Any]]  # (file, session id, document)
 def export(paths: Paths, names: list[str], *, every: bool = False, format: ExportFormat | str = ExportFormat.json,
            output: str = outfile.STDOUT, stdout: BinaryIO | None = None, store: str | None = None,
            archived: bool = False, system_prompt: str | None = None, no_system: bool = False,
-           redact: str | None = None, key: Key | None = None, threshold: int | None = THRESHOLD) -> dict[str, Any]:
+           redact: str | None = None, key: Key | None = None, threshold: int | None = HUGE_SESSION) -> dict[str, Any]:
     """Write the sessions ``names`` (or ``every`` session; of ``store`` only, when given) to ``output``
     (core/io/outfile.py's rule: ``-`` is ``stdout``); what was written. Sessions are read and written one
     at a time, so memory follows the largest session, not the home (openai-jsonl and sharegpt, which are
@@ -184,14 +186,14 @@ def documents(store: SessionStore, refs: list[Any], ids: list[Any] | None = None
     waiting for it in the spill dir merged in (:func:`with_spilled`). With ``threshold``, a JSON session file that
     large is a :class:`~.streamed.HugeDocument` (its messages opened with ``cipher``), valid until the next one."""
     from praisonmem.core.sessions import streamed
-    from praisonmem.core.sessions.stores.jsondir import huge_file
+    from praisonmem.core.sessions.stores.jsondir import huge_file, waiting_for
 
     for ref in refs:
         huge = huge_file(store, ref, threshold)
         if huge is not None:
             given = False
             try:
-                with streamed.huge_document(store, huge[0], ref, huge[1], cipher) as big:
+                with streamed.huge_document(store, ref, huge[1], partial(waiting_for, huge[0]), cipher) as big:
                     if ids is not None:
                         ids.append(big.skeleton.get("session_id"))
                     given = True

@@ -21,10 +21,10 @@ from typing import Any, Literal
 
 from praisonmem.core.errors import PraisonMemError, UsageError
 from praisonmem.core.io import jsonfile
+from praisonmem.core.layout import HUGE_SESSION
 from praisonmem.core.paths import Paths
 from praisonmem.core.sessions.crypto import Cipher, Key, is_envelope, message_values, open_message
 from praisonmem.core.sessions.documents import gateway_chat, is_encrypted, messages_of, tool_calls_of
-from praisonmem.core.sessions.streamed import THRESHOLD
 from praisonmem.core.sessions.stores import SessionStore
 from praisonmem.core.sessions.stores.locate import open_store
 
@@ -79,7 +79,7 @@ class SessionView:
 
 def show(paths: Paths, name: str, *, archived: bool = False, working: bool = False,
          tail: int | None = None, store: str | None = None, key: Key | None = None,
-         threshold: int | None = THRESHOLD) -> SessionView:
+         threshold: int | None = HUGE_SESSION) -> SessionView:
     """The session ``name`` (an id, stem, unique prefix or path; in ``store`` only, when given), read once,
     as ``session show`` renders it; encrypted values decrypted with ``key``. With ``tail``, a JSON session file
     of ``threshold`` bytes or more is read a message at a time (:func:`_streamed_view`: the same view)."""
@@ -126,6 +126,7 @@ def _streamed_view(home: SessionStore, ref: Any, *, archived: bool, working: boo
 def _tail_of(home: SessionStore, store: Any, ref: Any, fd: int, path: str, *, archived: bool, working: bool,
              tail: int, cipher: Cipher | None) -> SessionView:
     from praisonmem.core.sessions import streamed
+    from praisonmem.core.sessions.stores.jsondir import waiting_for
 
     encrypted = [0]
 
@@ -135,7 +136,7 @@ def _tail_of(home: SessionStore, store: Any, ref: Any, fd: int, path: str, *, ar
     doc = streamed.skeleton(fd, path, keep=streamed.is_snapshot, each=count)
     sid = home.session_id(ref, doc)
     where = f"session '{sid}'"
-    waiting = store.waiting_for(sid)  # the spill dir's turns for it: only these are looked for among its messages
+    waiting = waiting_for(store, sid)  # the spill dir's turns for it: only these are looked for among its messages
     present: list[Any] = []
 
     def active(start: int = 0) -> Iterator[Turn]:

@@ -260,7 +260,7 @@ def test_adopt_merge_into_a_compacted_history_killed_at_any_write_is_finished_by
 def huge_home(home: Path, work: Path) -> None:
     """A session file above the size from which rename and retitle stream it (a message at a time), with turns
     spilled for it, beside a small one."""
-    from praisonmem.core.io.jsonstream import THRESHOLD
+    from praisonmem.core.layout import HUGE_SESSION as THRESHOLD
 
     (home / "sessions").mkdir(parents=True)
     base = json.loads((PRAISONAI_FIXTURES / "home" / "sessions" / "my_chat.json").read_text(encoding="utf-8"))

@@ -120,5 +120,7 @@ def test_two_readers_share_a_descriptor():
         assert next(first) == next(second) == ("x", 1)
 
 
-def test_the_threshold_is_a_size():
-    assert jsonstream.THRESHOLD >= 1 << 20 and os.path.exists(jsonstream.__file__)
+def test_the_huge_session_size_is_megabytes():
+    from praisonmem.core.layout import HUGE_SESSION
+
+    assert HUGE_SESSION >= 1 << 20 and os.path.exists(jsonstream.__file__)

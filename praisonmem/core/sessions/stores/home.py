@@ -308,13 +308,6 @@ class HomeTransaction:
     def read_bytes(self, ref: Located) -> bytes | None:
         return self._tx(ref).read_bytes(ref.ref)
 
-    def read_top(self, ref: Located) -> dict[str, Any] | None:
-        return self._tx(ref).read_top(ref.ref)  # a JSON-directory store's: a huge file's skeleton
-
-    def write_streamed(self, ref: Located, source: Located, doc: dict[str, Any], current: dict[str, Any] | None
-                       ) -> None:
-        self._tx(ref).write_streamed(ref.ref, source.ref, doc, current)
-
     def write_raw(self, ref: Located, raw: bytes) -> None:
         self._tx(ref).write_raw(ref.ref, raw)
 

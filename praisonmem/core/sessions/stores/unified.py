@@ -56,14 +56,17 @@ def _looks_unified(raw: bytes) -> bool:
 def read_unified(path: Path | str) -> dict[str, Any] | None:
     """The unified document in ``path``, ``None`` when the file holds something else, is gone or cannot be read
     (the JSON store reports those)."""
-    from praisonmem.core.sessions.streamed import found_in, top_level
+    from praisonmem.core.sessions.stores.jsondir import is_huge
 
-    found = found_in(os.fspath(path), _NEEDLES)  # a huge file: looked at a chunk at a time, never read whole
-    if found is not None and not _looks_unified(b"".join(found)):
-        return None
-    top = top_level(os.fspath(path)) if found is not None else None
-    if top is not None and not is_unified(top):
-        return None
+    if is_huge(os.fspath(path)):  # looked at a chunk at a time, then a message at a time: never read whole
+        from praisonmem.core.sessions.streamed import found_in, top_level
+
+        found = found_in(os.fspath(path), _NEEDLES)
+        if found is not None and not _looks_unified(b"".join(found)):
+            return None
+        top = top_level(os.fspath(path)) if found is not None else None
+        if top is not None and not is_unified(top):
+            return None
     try:
         raw = jsonfile.read_bytes(path)
     except PraisonMemError:
