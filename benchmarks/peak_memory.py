@@ -11,7 +11,7 @@ generated once under ``--dir`` (default: a temp dir, removed at the end):
 Rows: ``session export --all`` (to a file, to stdout, as jsonl), ``session search`` (all hits, and the
 default 20), ``session list``, and for the big session ``export`` (json, jsonl, markdown), ``rename --title``,
 ``rename`` to a new id (and back, unmeasured), ``search`` and ``show --tail 5``; each with its peak, the largest
-input file and the ratio (``--rows big``: the big session's rows only). With ``--before CMD`` every row also runs
+input file and the ratio (``--rows big``: the big session's rows only; ``--only WORD``: the rows naming it). With ``--before CMD`` every row also runs
 CMD (another checkout: ``"env PYTHONPATH=/path/to/old python -m praisonmem"``), its rounds interleaved with
 this one's, so both see the same load. Run from the repository root with the venv's python::
 
@@ -159,6 +159,7 @@ def main() -> int:
     parser.add_argument("--rows", choices=("all", "big"), default="all")
     parser.add_argument("--json", type=Path, help="write the rows here too")
     parser.add_argument("--praisonmem", default=str(Path(sys.executable).with_name("praisonmem")))
+    parser.add_argument("--only", action="append", metavar="WORD", help="only the rows whose name holds WORD")
     parser.add_argument("--before", help="another praisonmem command to measure, interleaved (e.g. an old checkout)")
     args = parser.parse_args()
     root = args.dir or Path(tempfile.mkdtemp(prefix="praisonmem-peak-"))
@@ -169,7 +170,8 @@ def main() -> int:
         out = root / "out"
         out.mkdir(exist_ok=True)
         variants = [("after", args.praisonmem.split())] + ([("before", args.before.split())] if args.before else [])
-        tables = {label: rows_of(pm, home, single, out, args.rows) for label, pm in variants}
+        tables = {label: [row for row in rows_of(pm, home, single, out, args.rows)
+                          if not args.only or any(word in row[0] for word in args.only)] for label, pm in variants}
         results = []
         print(f"{'command':32} {'run':>6} {'largest':>9} {'peak RSS':>9} {'peak/largest':>13} {'wall':>7}")
         for i, (name, data, _, _, _) in enumerate(tables["after"]):
