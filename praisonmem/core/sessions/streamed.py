@@ -64,18 +64,6 @@ def items(fd: int, key: str) -> Iterator[Any]:
             yield from value
 
 
-def pairs(fd: int, lists: dict[str, Callable[[Iterator[Any]], Iterator[Any]]] | None = None
-          ) -> Iterator[tuple[str, Any]]:
-    """The members of the document in ``fd`` in file order, a message list as an iterator of its messages (through
-    ``lists[key]`` when given: a change made to each message as it passes), for
-    :func:`~.jsonstream.object_chunks`."""
-    for key, value in members(fd, LISTS):
-        if isinstance(value, Items) and lists and key in lists:
-            yield key, lists[key](iter(value))
-        else:
-            yield key, value
-
-
 def top_level(path: str, threshold: int | None = THRESHOLD) -> dict[str, Any] | None:
     """The skeleton of the file ``path`` when it is a regular file of ``threshold`` bytes or more that streams (the
     members but the message lists', each list of ``None``); ``None`` for the rest, which are read whole."""
