@@ -60,6 +60,7 @@ LEARN = "learn"
 MEMORY = "memory"  # the FileMemory base inside a project's .praisonai/
 TRANSCRIPT_DB = "sessions.db"  # SqliteTranscriptStore's database, in the sessions dir
 INDEX_DB = "sessions_index.db"  # SqliteSessionStore's search index, beside a JSON directory's files
+HUGE_SESSION = 8 << 20  # bytes: a JSON session file this large is read a message at a time (core/sessions/streamed.py)
 DATABASES = (TRANSCRIPT_DB, INDEX_DB)  # the databases the session stores keep
 LEARN_DB = "learn.db"  # LearnConfig(backend="sqlite")'s database, when the home holds it: <home>/learn/learn.db
 STORE_DATABASES = (*DATABASES, LEARN_DB)  # every database a backup takes as a snapshot, by its name

@@ -29,8 +29,10 @@ from praisonmem.core.errors import (CorruptFile, NotFound, NotRegularFile, Prais
                                     UsageError)
 from praisonmem.core.io import jsonfile
 from praisonmem.core.io.timeutil import epoch_of, now_iso
+from praisonmem.core.layout import HUGE_SESSION
 from praisonmem.core.paths import Paths
 from praisonmem.core.result import Action, Change, Outcome, Plan, Progress
+from praisonmem.core.sessions import streamed
 from praisonmem.core.sessions.documents import with_session_id
 from praisonmem.core.sessions.listing import list_sessions
 from praisonmem.core.sessions.stores import SessionStore
@@ -105,22 +107,32 @@ def vanished(ref: Any) -> NotFound:
 
 
 def rename(paths: Paths, name: str, new_id: str, *, force: bool = False, dry_run: bool = False,
-           timeout: float = jsonfile.LOCK_TIMEOUT, store: str | None = None) -> Outcome:
+           timeout: float = jsonfile.LOCK_TIMEOUT, store: str | None = None, threshold: int | None = HUGE_SESSION
+           ) -> Outcome:
     """Move a session to the place for ``new_id`` in its store and set its ``session_id``; nothing else changes.
 
     Its spilled turns move with it. When the target already holds exactly what
     the rename writes (an earlier run was interrupted after writing it), the
-    rename is finished: the old file is removed, and the change says so.
+    rename is finished: the old file is removed, and the change says so. A JSON
+    session file of ``threshold`` bytes or more is rewritten a message at a time
+    (:func:`_rename_huge`: the same bytes).
     """
     if not new_id.strip():
         raise UsageError("the new session id must not be blank")
     home = open_store(paths, store)
-    return _rename(home, name, new_id, force=force, dry_run=dry_run, timeout=timeout)
+    return _rename(home, name, new_id, force=force, dry_run=dry_run, timeout=timeout, threshold=threshold)
 
 
 def _rename(store: SessionStore, name: str, new_id: str, *, force: bool, dry_run: bool,
-            timeout: float) -> Outcome:
+            timeout: float, threshold: int | None = None) -> Outcome:
+    from praisonmem.core.sessions.stores.jsondir import huge_file
+
     src = store.find(name)
+    if huge_file(store, src, threshold, writing=True) is not None:
+        try:
+            return _rename_huge(store, src, new_id, force=force, dry_run=dry_run, timeout=timeout)
+        except streamed.Unstreamable:
+            pass  # a file only the whole-document reader reads (it says what is wrong): nothing was written
     doc = store.read(src)
     old_id = store.session_id(src, doc)
     dst = store.ref(new_id, beside=src)
@@ -156,6 +168,54 @@ def _rename(store: SessionStore, name: str, new_id: str, *, force: bool, dry_run
     return Outcome([with_notes(change, tx.notes)])
 
 
+def _rename_huge(store: SessionStore, src: Any, new_id: str, *, force: bool, dry_run: bool, timeout: float) -> Outcome:
+    """:func:`_rename` of a huge JSON session file, step for step, holding its skeleton (:mod:`.streamed`) rather
+    than its document: the new file is written a message at a time and read back in full before it replaces
+    anything (:func:`~.stores.jsondir.write_streamed`); :class:`~.streamed.Unstreamable` when the file is not one
+    for this, with nothing written."""
+    from praisonmem.core.sessions.stores import jsondir
+
+    doc = streamed.read_top(str(_path_of(src)))
+    old_id = store.session_id(src, doc)
+    dst = store.ref(new_id, beside=src)
+    same = dst == src
+    finishing = not same and store.exists(dst) and streamed.holds(_path_of(dst), _path_of(src),
+                                                                  with_session_id(doc, new_id))
+    if not same and store.exists(dst) and not finishing:
+        raise TargetExists(f"cannot rename to '{new_id}': {_existing(store, dst)} already exists")
+    if not same:
+        refuse_if_live(store, src, doc, "rename it", force)
+    store.refuse_spill_clash(src, old_id, new_id)
+    notes = [store.spill_note(src, old_id, new_id)]
+    if finishing:
+        notes.insert(0, f"finishes an interrupted rename: {file_name(dst)} already holds exactly this session")
+    change = session_change(Action.renamed, old_id, src, dry_run=dry_run, new_session_id=new_id, target=dst,
+                            detail="; ".join(n for n in notes if n) or None, target_name=f"'{old_id}' → '{new_id}'",
+                            where=file_name(src) if str(src) == str(dst) else f"{file_name(src)} → {file_name(dst)}")
+    if dry_run:
+        return Outcome([change])
+    with store.transaction([src, dst], timeout) as tx:
+        current = jsondir.read_top(tx, src)
+        if current is None:
+            raise vanished(src)
+        current_id = store.session_id(src, current)
+        expected = with_session_id(current, new_id)
+        store.refuse_spill_clash(src, current_id, new_id)
+        if same or not tx.exists(dst):
+            jsondir.write_streamed(tx, dst, src, expected, current if same else None)
+        elif not streamed.holds(_path_of(dst), _path_of(src), expected):
+            raise TargetExists(f"cannot rename to '{new_id}': {_existing(store, dst)} already exists")
+        tx.carry_spill(current_id, new_id)
+        if not same:
+            tx.delete(src)
+    return Outcome([with_notes(change, tx.notes)])
+
+
+def _path_of(ref: Any) -> str:
+    """The file of a JSON-directory session (a home's ref names its store and that store's ref)."""
+    return str(getattr(ref, "ref", ref))
+
+
 def _existing(store: SessionStore, ref: Any) -> str:
     """What a refusal names as already there: the file, or the session in a shared file."""
     name = file_name(ref)
@@ -163,34 +223,69 @@ def _existing(store: SessionStore, ref: Any) -> str:
 
 
 def retitle(paths: Paths, name: str, title: str, *, dry_run: bool = False,
-            timeout: float = jsonfile.LOCK_TIMEOUT, store: str | None = None) -> Outcome:
-    """Set ``metadata.title`` in place, as the library's ``rename_session`` does (blank clears it)."""
+            timeout: float = jsonfile.LOCK_TIMEOUT, store: str | None = None, threshold: int | None = HUGE_SESSION
+            ) -> Outcome:
+    """Set ``metadata.title`` in place, as the library's ``rename_session`` does (blank clears it). A JSON session
+    file of ``threshold`` bytes or more is rewritten a message at a time (the same bytes)."""
     home = open_store(paths, store)
-    return _retitle(home, name, title, dry_run=dry_run, timeout=timeout)
+    return _retitle(home, name, title, dry_run=dry_run, timeout=timeout, threshold=threshold)
 
 
-def _retitle(store: SessionStore, name: str, title: str, *, dry_run: bool, timeout: float) -> Outcome:
+def _retitle(store: SessionStore, name: str, title: str, *, dry_run: bool, timeout: float,
+             threshold: int | None = None) -> Outcome:
+    from praisonmem.core.sessions.stores.jsondir import huge_file
+
     src = store.find(name)
-    sid = store.session_id(src, store.read(src))
+    huge = huge_file(store, src, threshold, writing=True) is not None
+    if huge:
+        try:
+            top = streamed.read_top(_path_of(src))
+        except streamed.Unstreamable:
+            huge, top = False, store.read(src)
+    sid = store.session_id(src, top if huge else store.read(src))
     title = title.strip()
     action, target = (Action.retitled, f"'{sid}' to '{title}'") if title else (Action.untitled, f"'{sid}'")
     change = session_change(action, sid, src, dry_run=dry_run, target_name=target)
     change.fields["detail"] = title or None  # the record's detail; the line says it already
     if dry_run:
         return Outcome([change])
+    if huge:
+        try:
+            return _retitle_huge(store, src, title, change, timeout)
+        except streamed.Unstreamable:
+            pass  # a file only the whole-document reader reads (it says what is wrong): nothing was written
     with store.transaction([src], timeout) as tx:
         current = tx.read(src)
         if current is None:
             raise vanished(src)
+        tx.write(src, _titled(current, title))
+    return Outcome([with_notes(change, tx.notes)])
+
+
+def _titled(doc: dict[str, Any], title: str) -> dict[str, Any]:
+    """``doc`` with ``metadata.title`` set (blank: removed) and ``updated_at`` now, changed in place."""
+    meta = doc.get("metadata")
+    if not isinstance(meta, dict):
+        meta = doc["metadata"] = {}
+    if title:
+        meta["title"] = title
+    else:
+        meta.pop("title", None)
+    doc["updated_at"] = now_iso()
+    return doc
+
+
+def _retitle_huge(store: SessionStore, src: Any, title: str, change: Change, timeout: float) -> Outcome:
+    """:func:`_retitle`'s write for a huge JSON session file: its skeleton retitled, written a message at a time."""
+    from praisonmem.core.sessions.stores import jsondir
+
+    with store.transaction([src], timeout) as tx:
+        current = jsondir.read_top(tx, src)
+        if current is None:
+            raise vanished(src)
         meta = current.get("metadata")
-        if not isinstance(meta, dict):
-            meta = current["metadata"] = {}
-        if title:
-            meta["title"] = title
-        else:
-            meta.pop("title", None)
-        current["updated_at"] = now_iso()
-        tx.write(src, current)
+        edited = {**current, "metadata": dict(meta)} if isinstance(meta, dict) else dict(current)
+        jsondir.write_streamed(tx, src, src, _titled(edited, title), current)
     return Outcome([with_notes(change, tx.notes)])
 
 

@@ -35,15 +35,17 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import partial
 from enum import StrEnum
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from praisonmem import __version__
-from praisonmem.core.errors import PraisonMemError, TargetExists, UsageError
-from praisonmem.core.io import fastjson, jsonfile, outfile
+from praisonmem.core.errors import CorruptFile, PraisonMemError, TargetExists, UsageError
+from praisonmem.core.io import fastjson, jsonfile, jsonstream, outfile
 from praisonmem.core.io.safetext import json_safe, json_safe_utf8, printable
 from praisonmem.core.io.timeutil import epoch_of, now_iso
+from praisonmem.core.layout import HUGE_SESSION
 from praisonmem.core.paths import Paths
 from praisonmem.core.result import Action, Outcome, Plan
 from praisonmem.core.sessions.documents import (ROLES, gateway_chat, is_encrypted, messages_of, summarise,
@@ -51,9 +53,10 @@ from praisonmem.core.sessions.documents import (ROLES, gateway_chat, is_encrypte
 from praisonmem.core.sessions.ops import file_name, question_name, resolve_all, session_change
 from praisonmem.core.sessions.stores import SessionStore
 from praisonmem.core.sessions.stores.locate import open_store
+from praisonmem.core.sessions.streamed import HugeDocument
 
 if TYPE_CHECKING:
-    from praisonmem.core.sessions.crypto import Key
+    from praisonmem.core.sessions.crypto import Cipher, Key
 
 PORTABLE_VERSION = 1  # DefaultSessionStore.PORTABLE_VERSION in 1.7.17
 FORMAT = "praisonmem-sessions"
@@ -89,7 +92,7 @@ Document = tuple[str, str, dict[str, Any]]  # (file, session id, document)
 def export(paths: Paths, names: list[str], *, every: bool = False, format: ExportFormat | str = ExportFormat.json,
            output: str = outfile.STDOUT, stdout: BinaryIO | None = None, store: str | None = None,
            archived: bool = False, system_prompt: str | None = None, no_system: bool = False,
-           redact: str | None = None, key: Key | None = None) -> dict[str, Any]:
+           redact: str | None = None, key: Key | None = None, threshold: int | None = HUGE_SESSION) -> dict[str, Any]:
     """Write the sessions ``names`` (or ``every`` session; of ``store`` only, when given) to ``output``
     (core/io/outfile.py's rule: ``-`` is ``stdout``); what was written. Sessions are read and written one
     at a time, so memory follows the largest session, not the home (openai-jsonl and sharegpt, which are
@@ -101,7 +104,9 @@ def export(paths: Paths, names: list[str], *, every: bool = False, format: Expor
     those formats cannot hold is skipped and listed in ``skipped``. Every format but ``json`` decrypts
     encrypted values with ``key``; ``encrypted_kept`` counts those written as stored. ``redact``
     (``standard`` or ``strict``): every secret those rules find is written as ``[REDACTED:<kind>]``
-    (:mod:`.redaction`), in any format (encrypted values are opaque to the rules: left as they are)."""
+    (:mod:`.redaction`), in any format (encrypted values are opaque to the rules: left as they are). Without
+    ``redact``, a JSON session file of ``threshold`` bytes or more is read a message at a time for json, jsonl and
+    markdown (:class:`~.streamed.HugeDocument`: the same bytes out)."""
     from praisonmem.core.sessions.crypto import encrypted_values, opened
 
     if every == bool(names):
@@ -117,9 +122,12 @@ def export(paths: Paths, names: list[str], *, every: bool = False, format: Expor
         redact = check_level(redact)
     found = open_store(paths, store)
     refs = found.refs() if every else resolve_all(found, names)
+    if redact is not None or fmt in CONVERSATION_FORMATS:
+        threshold = None  # redaction and the conversation formats take whole documents
     if outfile.kind(output) != "file":
         for ref in refs:
-            found.read(ref)
+            if not _streams(found, ref, threshold):
+                found.read(ref)
     cipher = key.cipher() if key is not None and fmt is not ExportFormat.json else None
     ids: list[Any] = []
     sids: list[str] = []
@@ -128,7 +136,12 @@ def export(paths: Paths, names: list[str], *, every: bool = False, format: Expor
 
     def prepared() -> Iterator[Document]:
         nonlocal redacted
-        for file, sid, doc in documents(found, refs, ids):
+        for file, sid, doc in documents(found, refs, ids, threshold=threshold, cipher=cipher):
+            if isinstance(doc, HugeDocument):
+                sids.append(sid)
+                yield file, sid, doc
+                kept[sid] = kept.get(sid, 0) + doc.kept  # counted as it was written
+                continue
             if cipher is not None:
                 doc = opened(doc, cipher, f"session '{sid}'")
             if redact_document is not None:
@@ -167,16 +180,51 @@ def export(paths: Paths, names: list[str], *, every: bool = False, format: Expor
     return summary
 
 
-def documents(store: SessionStore, refs: list[Any], ids: list[Any] | None = None) -> Iterator[Document]:
+def documents(store: SessionStore, refs: list[Any], ids: list[Any] | None = None, *, threshold: int | None = None,
+              cipher: Cipher | None = None) -> Iterator[Document]:
     """Each session read and validated when it is reached (its ``session_id`` noted in ``ids``), with the turns
-    waiting for it in the spill dir merged in (:func:`with_spilled`)."""
+    waiting for it in the spill dir merged in (:func:`with_spilled`). With ``threshold``, a JSON session file that
+    large is a :class:`~.streamed.HugeDocument` (its messages opened with ``cipher``), valid until the next one."""
+    from praisonmem.core.sessions import streamed
+    from praisonmem.core.sessions.stores.jsondir import huge_file, waiting_for
+
     for ref in refs:
+        huge = huge_file(store, ref, threshold)
+        if huge is not None:
+            given = False
+            try:
+                with streamed.huge_document(store, ref, huge[1], partial(waiting_for, huge[0]), cipher) as big:
+                    if ids is not None:
+                        ids.append(big.skeleton.get("session_id"))
+                    given = True
+                    yield str(ref), store.session_id(ref, big.skeleton), big
+                continue
+            except streamed.Unstreamable as exc:
+                if given:  # its first pass read it whole, so the file changed under the descriptor since
+                    raise CorruptFile(huge[1], "changed while praisonmem read it (written in place?)") from exc
+                # else read whole: reported as ever
         doc = store.read(ref)
         if ids is not None:
             ids.append(doc.get("session_id"))
         sid = store.session_id(ref, doc)
         yield str(ref), sid, with_spilled(store, ref, sid, doc)
         del doc  # before the next one is read: one session in memory at a time
+
+
+def _streams(store: SessionStore, ref: Any, threshold: int | None) -> bool:
+    """The session is a huge file that reads to its end as a valid session document, a message at a time."""
+    from praisonmem.core.sessions import streamed
+    from praisonmem.core.sessions.stores.jsondir import huge_file
+
+    huge = huge_file(store, ref, threshold)
+    if huge is None:
+        return False
+    try:
+        with streamed.opened(huge[1]) as fd:
+            streamed.skeleton(fd, huge[1])
+    except streamed.Unstreamable:
+        return False
+    return True
 
 
 def with_spilled(store: SessionStore, ref: Any, session_id: str, doc: dict[str, Any]) -> dict[str, Any]:
@@ -198,6 +246,12 @@ def json_chunks(docs: Iterable[Document]) -> Iterator[bytes]:
     yield (json_safe(jsonfile.dumps(header)[:-2]) + ',\n  "sessions": [').encode("utf-8")
     first = True
     for _, _, doc in docs:
+        if isinstance(doc, HugeDocument):
+            yield b"\n    " if first else b",\n    "
+            yield from _batched(json_safe_utf8(piece.replace(b"\n", b"\n    "))
+                                for piece in jsonstream.object_chunks(doc.pairs()))
+            first = False
+            continue
         data = fastjson.dumps_indented(doc)  # bytes, never a str twice the size
         if data is None:
             data = json_safe(jsonfile.dumps(doc)).encode("utf-8")
@@ -210,24 +264,48 @@ def json_chunks(docs: Iterable[Document]) -> Iterator[bytes]:
 
 
 def jsonl_chunks(docs: Iterable[Document]) -> Iterator[str]:
+    for _, sid, doc in docs:
+        if isinstance(doc, HugeDocument):
+            yield from _batched(_jsonl_lines(sid, doc.messages))
+            continue
+        yield "".join(_jsonl_lines(sid, lambda key: messages_of(doc, key)))
+        del doc
+
+
+def _jsonl_lines(sid: str, messages: Callable[[str], Iterable[Any]]) -> Iterator[str]:
+    """One line a message, archived ones first: ``messages(key)`` gives a list's messages."""
     import json
 
-    for _, sid, doc in docs:
-        lines = []
-        for archived, key in ((True, "archived_messages"), (False, "messages")):
-            for index, message in enumerate(messages_of(doc, key)):
-                record = {"session_id": sid, "archived": archived, "index": index}
-                record.update(message if isinstance(message, dict) else {"value": message})
-                lines.append(json_safe(json.dumps(record, ensure_ascii=False)) + "\n")
-        del doc
-        yield "".join(lines)
-        del lines
+    for archived, key in ((True, "archived_messages"), (False, "messages")):
+        for index, message in enumerate(messages(key)):
+            record = {"session_id": sid, "archived": archived, "index": index}
+            record.update(message if isinstance(message, dict) else {"value": message})
+            yield json_safe(json.dumps(record, ensure_ascii=False)) + "\n"
+
+
+def _batched(pieces: Iterable[Any], size: int = 1 << 20) -> Iterator[Any]:
+    """``pieces`` (all bytes or all str) joined into runs of about ``size``: few, large writes."""
+    run: list[Any] = []
+    held = 0
+    for piece in pieces:
+        run.append(piece)
+        held += len(piece)
+        if held >= size:
+            yield run[0][:0].join(run)
+            run, held = [], 0
+    if run:
+        yield run[0][:0].join(run)
 
 
 def markdown_chunks(docs: Iterable[Document]) -> Iterator[str]:
     """Each session's transcript; the blank lines that end one are written only when another follows."""
     held: str | None = None
     for file, sid, doc in docs:
+        if isinstance(doc, HugeDocument):
+            if held is not None:
+                yield held + "\n"
+            held = yield from _held_back(_batched(_joined(_markdown_lines(file, sid, doc.skeleton, doc.messages))))
+            continue
         text = "\n".join(markdown_lines(file, sid, doc))
         del doc
         if held is not None:
@@ -238,7 +316,33 @@ def markdown_chunks(docs: Iterable[Document]) -> Iterator[str]:
     yield "\n"
 
 
+def _joined(lines: Iterable[str]) -> Iterator[str]:
+    """``"\\n".join(lines)``, a line at a time."""
+    first = True
+    for line in lines:
+        yield line if first else "\n" + line
+        first = False
+
+
+def _held_back(pieces: Iterable[str]) -> Iterator[str]:
+    """``pieces`` without the newlines their text ends in, which are returned (``markdown_chunks``' ``held``)."""
+    held = ""
+    for piece in pieces:
+        body = piece.rstrip("\n")
+        if body:
+            yield held + body
+            held = ""
+        held += piece[len(body):]
+    return held
+
+
 def markdown_lines(file: str, sid: str, doc: dict[str, Any]) -> list[str]:
+    return list(_markdown_lines(file, sid, doc, lambda key: messages_of(doc, key)))
+
+
+def _markdown_lines(file: str, sid: str, doc: dict[str, Any], messages: Callable[[str], Iterable[Any]]
+                    ) -> Iterator[str]:
+    """The transcript's lines: ``doc``'s fields and gateway chat, ``messages(key)`` each list's messages."""
     def when(value: Any) -> str:
         from datetime import datetime, timezone
 
@@ -250,48 +354,46 @@ def markdown_lines(file: str, sid: str, doc: dict[str, Any]) -> list[str]:
         except (OverflowError, OSError, ValueError):  # NaN, ±1e300, 1e400: no date; shown as stored
             return printable(str(value))
 
-    out: list[str] = []
     row = summarise(doc, session_id=sid, file=file)  # the fields `session list` shows, read the same way
-    out.append(f"# Session `{printable(str(row['session_id']))}`\n")
+    yield f"# Session `{printable(str(row['session_id']))}`\n"
     facts = [("Agent", row["agent_name"]), ("User", row["user_id"]), ("Title", row["title"]),
              ("Model", row["model"]), ("Created", when(row["created_at"])), ("Updated", when(row["updated_at"]))]
-    out.extend(f"- **{k}:** {printable(str(v))}" for k, v in facts if v not in (None, ""))
-    out.append("")
+    yield from (f"- **{k}:** {printable(str(v))}" for k, v in facts if v not in (None, ""))
+    yield ""
     for archived, key in ((True, "archived_messages"), (False, "messages")):
-        for index, message in enumerate(messages_of(doc, key)):
+        for index, message in enumerate(messages(key)):
             if not isinstance(message, dict):
                 continue
             label = f"{'archived ' if archived else ''}#{index} {printable(str(message.get('role', '?')))}"
             stamp = when(message.get("timestamp"))
-            out.append(f"### {label}" + (f" · {stamp}" if stamp else ""))
-            out.append("")
+            yield f"### {label}" + (f" · {stamp}" if stamp else "")
+            yield ""
             content = message.get("content")
             if is_encrypted(content):
-                out.append("*(encrypted)*")
+                yield "*(encrypted)*"
             elif content:
                 text = content if isinstance(content, str) else jsonfile.dumps(content)
-                out.append(printable(text, multiline=True))
+                yield printable(text, multiline=True)
             if is_encrypted(message.get("tool_calls")):
-                out.append("\n*(tool calls encrypted)*")
+                yield "\n*(tool calls encrypted)*"
             for call_id, name, arguments in tool_calls_of(message):
-                out.append(f"\n**Tool call** `{printable(str(name))}` (`{printable(str(call_id))}`):\n")
-                out.append(f"```json\n{printable(str(arguments), multiline=True)}\n```")
+                yield f"\n**Tool call** `{printable(str(name))}` (`{printable(str(call_id))}`):\n"
+                yield f"```json\n{printable(str(arguments), multiline=True)}\n```"
             if message.get("tool_call_id"):
-                out.append(f"\n*(result of tool call `{printable(str(message['tool_call_id']))}`)*")
-            out.append("")
+                yield f"\n*(result of tool call `{printable(str(message['tool_call_id']))}`)*"
+            yield ""
     for index, message in enumerate(gateway_chat(doc) or []):  # the chat a gateway keeps in its snapshots
         stamp = when(message.get("timestamp"))
         sender = printable(str(message.get("sender_id")))
-        out.append(f"### gateway #g{index} {message['role']} ({sender})" + (f" · {stamp}" if stamp else ""))
-        out.append("")
+        yield f"### gateway #g{index} {message['role']} ({sender})" + (f" · {stamp}" if stamp else "")
+        yield ""
         content = message.get("content")
         if is_encrypted(content):
-            out.append("*(encrypted)*")
+            yield "*(encrypted)*"
         elif content:
-            out.append(printable(content if isinstance(content, str) else jsonfile.dumps(content), multiline=True))
-        out.append("")
-    out.append("")
-    return out
+            yield printable(content if isinstance(content, str) else jsonfile.dumps(content), multiline=True)
+        yield ""
+    yield ""
 
 
 CHUNKS = {ExportFormat.json: json_chunks, ExportFormat.jsonl: jsonl_chunks, ExportFormat.markdown: markdown_chunks}

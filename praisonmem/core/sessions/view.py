@@ -14,11 +14,14 @@ after its stored messages come the chat turns the snapshots hold
 
 from __future__ import annotations
 
+from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from praisonmem.core.errors import PraisonMemError, UsageError
 from praisonmem.core.io import jsonfile
+from praisonmem.core.layout import HUGE_SESSION
 from praisonmem.core.paths import Paths
 from praisonmem.core.sessions.crypto import Cipher, Key, is_envelope, message_values, open_message
 from praisonmem.core.sessions.documents import gateway_chat, is_encrypted, messages_of, tool_calls_of
@@ -75,23 +78,109 @@ class SessionView:
 
 
 def show(paths: Paths, name: str, *, archived: bool = False, working: bool = False,
-         tail: int | None = None, store: str | None = None, key: Key | None = None) -> SessionView:
+         tail: int | None = None, store: str | None = None, key: Key | None = None,
+         threshold: int | None = HUGE_SESSION) -> SessionView:
     """The session ``name`` (an id, stem, unique prefix or path; in ``store`` only, when given), read once,
-    as ``session show`` renders it; encrypted values decrypted with ``key``."""
+    as ``session show`` renders it; encrypted values decrypted with ``key``. With ``tail``, a JSON session file
+    of ``threshold`` bytes or more is read a message at a time (:func:`_streamed_view`: the same view)."""
     if archived and working:
         raise UsageError("--archived and --working show different views; give one")
     home = open_store(paths, store)
     ref = home.find(name, allow_prefix=True)
-    raw = home.read_bytes(ref)
-    doc = home.parse(ref, raw)
-    shown = view(home, ref, doc, archived=archived, working=working, tail=tail,
-                 cipher=key.cipher() if key else None)
-    shown.raw, shown.selected = raw, tail is not None or archived or working
-    shown.stored_encrypted = sum(1 for m in (*messages_of(doc, "archived_messages"), *messages_of(doc))
-                                 for _ in message_values(m))
+    cipher = key.cipher() if key else None
+    shown = _streamed_view(home, ref, archived=archived, working=working, tail=tail, cipher=cipher,
+                           threshold=threshold) if tail is not None else None
+    if shown is None:
+        raw = home.read_bytes(ref)
+        doc = home.parse(ref, raw)
+        shown = view(home, ref, doc, archived=archived, working=working, tail=tail, cipher=cipher)
+        shown.raw = raw
+        shown.stored_encrypted = sum(1 for m in (*messages_of(doc, "archived_messages"), *messages_of(doc))
+                                     for _ in message_values(m))
+    shown.selected = tail is not None or archived or working
     shown.store = home.store_of(ref)
     shown.copies = _copies(open_store(paths) if store and not _is_location(store) else home, ref, shown)
     return shown
+
+
+def _streamed_view(home: SessionStore, ref: Any, *, archived: bool, working: bool, tail: int,
+                   cipher: Cipher | None, threshold: int | None) -> SessionView | None:
+    """:func:`view` with ``tail`` of a huge JSON session file (:func:`~.stores.jsondir.huge_file`), holding only
+    the last ``tail`` turns: one pass for the document's other members (and a gateway's snapshots), then a pass per
+    message list shown, each message made a turn and linked to the calls before it as it passes. ``None``: the file is
+    not one for streaming (:class:`~.streamed.Unstreamable`), and is read whole."""
+    from praisonmem.core.sessions import streamed
+    from praisonmem.core.sessions.stores.jsondir import huge_file
+
+    huge = huge_file(home, ref, threshold)
+    if huge is None:
+        return None
+    store, path = huge
+    try:
+        with streamed.opened(path) as fd:
+            return _tail_of(home, store, ref, fd, path, archived=archived, working=working, tail=tail, cipher=cipher)
+    except streamed.Unstreamable:
+        return None
+
+
+def _tail_of(home: SessionStore, store: Any, ref: Any, fd: int, path: str, *, archived: bool, working: bool,
+             tail: int, cipher: Cipher | None) -> SessionView:
+    from praisonmem.core.sessions import streamed
+    from praisonmem.core.sessions.stores.jsondir import waiting_for
+
+    encrypted = [0]
+
+    def count(_: str, message: Any) -> None:
+        encrypted[0] += sum(1 for _ in message_values(message))
+
+    doc = streamed.skeleton(fd, path, keep=streamed.is_snapshot, each=count)
+    sid = home.session_id(ref, doc)
+    where = f"session '{sid}'"
+    waiting = waiting_for(store, sid)  # the spill dir's turns for it: only these are looked for among its messages
+    present: list[Any] = []
+
+    def active(start: int = 0) -> Iterator[Turn]:
+        for i, message in enumerate(streamed.items(fd, "messages")):
+            if waiting is not None and waiting(message):
+                present.append(message)
+            if i >= start:
+                yield _turn("active", i, message, cipher, where)
+
+    def turns() -> Iterator[Turn]:
+        if working:
+            checkpoint = doc.get("last_compaction")
+            start = 0
+            if isinstance(checkpoint, dict) and checkpoint:
+                index = checkpoint.get("message_index")
+                start = max(0, min(index if isinstance(index, int) else 0, len(messages_of(doc))))
+                yield Turn("checkpoint", None, str(checkpoint.get("role") or "system"),
+                           _text(checkpoint.get("summary")), checkpoint.get("timestamp"))
+            yield from active(start)
+        else:
+            if archived:
+                for i, message in enumerate(streamed.items(fd, "archived_messages")):
+                    yield _turn("archived", i, message, cipher, where)
+            yield from active()
+        yield from _gateway_turns(doc, cipher, where)
+        spilled[:] = home.spilled(ref, sid, present=present)
+        yield from _turns("spilled", spilled, cipher, where)
+
+    spilled: list[Any] = []
+    kept: deque[Turn] = deque(maxlen=tail)
+    names: dict[str, str] = {}
+    total = 0
+    for turn in turns():  # _link_tool_results, a turn at a time
+        for call in turn.tool_calls:
+            names[call["id"]] = call["name"]
+        if turn.tool_call_id is not None:
+            turn.tool_name = names.get(turn.tool_call_id)
+        kept.append(turn)
+        total += 1
+    shown = list(kept)
+    opaque = sum(t.encrypted + t.encrypted_metadata + t.encrypted_tool_calls for t in shown if not t.decrypted)
+    result = SessionView(str(ref), doc, sid, shown, max(0, total - tail), len(spilled), opaque=opaque)
+    result.stored_encrypted = encrypted[0]
+    return result
 
 
 def _is_location(store: str) -> bool:

@@ -257,6 +257,38 @@ def test_adopt_merge_into_a_compacted_history_killed_at_any_write_is_finished_by
     assert count >= 10
 
 
+def huge_home(home: Path, work: Path) -> None:
+    """A session file above the size from which rename and retitle stream it (a message at a time), with turns
+    spilled for it, beside a small one."""
+    from praisonmem.core.layout import HUGE_SESSION as THRESHOLD
+
+    (home / "sessions").mkdir(parents=True)
+    base = json.loads((PRAISONAI_FIXTURES / "home" / "sessions" / "my_chat.json").read_text(encoding="utf-8"))
+    turn = {"role": "user", "content": "lisbon weather café 日本 " * 20, "timestamp": 1796000000.0, "metadata": {}}
+    count = THRESHOLD // len(json.dumps(turn, indent=2, ensure_ascii=False).encode()) + 100
+    doc = {**base, "messages": [{**turn, "timestamp": 1796000000.0 + i} for i in range(count)]}
+    path = home / "sessions" / "my_chat.json"
+    path.write_text(json.dumps(doc, indent=2, ensure_ascii=False), encoding="utf-8")
+    assert path.stat().st_size > THRESHOLD
+    shutil.copy(PRAISONAI_FIXTURES / "home" / "sessions" / "compacted-demo.json", home / "sessions")
+    spill(home, "my_chat", "my_chat", "a turn spilled after a failed write")
+
+
+def test_rename_of_a_huge_session_killed_at_any_write_is_finished_by_the_rerun(tmp_path, cli, monkeypatch):
+    count = Crash(tmp_path, cli, monkeypatch, huge_home, ["session", "rename", "my_chat", "kept/chat", "--force"]
+                  ).run(home_state, limit=24)
+    assert count >= 12
+
+
+def test_retitle_of_a_huge_session_killed_at_any_write_is_finished_by_the_rerun(tmp_path, cli, monkeypatch):
+    def without_updated_at(state: dict) -> dict:
+        return {k: {**v, "updated_at": None} if k.startswith("sessions/") else v for k, v in state.items()}
+
+    count = Crash(tmp_path, cli, monkeypatch, huge_home, ["session", "rename", "my_chat", "--title", "Big one"]
+                  ).run(home_state, limit=16, normalise=without_updated_at)
+    assert count >= 6
+
+
 # ---------------------------------------------------------------- JSON sessions with sessions_index.db
 
 INDEXED = """

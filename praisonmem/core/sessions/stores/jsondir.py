@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from praisonmem.core.errors import IOFailure, NotFound, PraisonMemError, Refused, io_failure
 from praisonmem.core.io import fastjson, jsonfile, parallel
+from praisonmem.core.layout import HUGE_SESSION
 from praisonmem.core.sessions.documents import library_message, messages_of, not_a_session, session_id_of, validate
 from praisonmem.core.sessions.stores import Fold, OutsideStore, Scanned, ambiguous, merged
 from praisonmem.core.sessions.stores.names import JSON, safe_file_stem, session_file_name
@@ -89,6 +90,32 @@ def entry_exists(path: Path | str) -> bool:
         return os.path.islink(path)
     except ValueError:
         return False
+
+
+def huge_file(store: Any, ref: Any, threshold: int | None, *, writing: bool = False
+              ) -> tuple[JsonDirStore, str] | None:
+    """``(the JSON-directory store, its file)`` of the session ``ref`` of ``store`` (this store, or a home of
+    stores) when that file is a regular file of at least ``threshold`` bytes (``None``: never) and, ``writing``, its
+    directory has no ``sessions_index.db`` (whose rows a write keeps in step from the whole document); else
+    ``None``. Such a file is read a message at a time (:mod:`praisonmem.core.sessions.streamed`)."""
+    import stat
+
+    if threshold is None:
+        return None
+    members = getattr(store, "stores", None)  # a home: the store holding the ref
+    inner, path = (members.get(ref.store), ref.ref) if isinstance(members, dict) else (store, ref)
+    if not isinstance(inner, JsonDirStore) or not isinstance(path, str):
+        return None
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    if not stat.S_ISREG(st.st_mode) or st.st_size < threshold:
+        return None
+    from praisonmem.core.layout import INDEX_DB
+
+    indexed = writing and os.path.isfile(os.path.join(os.path.dirname(path), INDEX_DB))
+    return None if indexed else (inner, path)
 
 
 def load(path: Path | str) -> dict[str, Any]:
@@ -601,7 +628,7 @@ class Transaction:
                     lambda: jsonfile.replace_atomically(ref, raw, listed=self.store.listed))
 
     def delete(self, ref: str) -> None:
-        current = _current_or_none(ref)
+        current = _current_top(ref)
         self._refuse_foreign(ref, current)
         index = self._index(ref)
         sid = self.store.session_id(ref, current) if current is not None else name_of(ref)
@@ -804,12 +831,100 @@ def refs_named(store: JsonDirStore, prefix: str) -> list[str]:
     return [p for p in session_paths(store.directory) if name_of(p).startswith(prefix) and not store._foreign(p)]
 
 
-def is_foreign(path: str, foreign: Callable[[Any], bool]) -> bool:
-    """The file holds a document ``foreign`` recognises (a file that does not parse is nobody else's)."""
+def waiting_for(store: JsonDirStore, session_id: str) -> Callable[[Any], bool] | None:
+    """Whether a message is one of the turns waiting for ``session_id`` in ``store``'s spill dir (``None``: none
+    wait); a reader that streams a huge session looks among its messages for these only (:meth:`JsonDirStore.spilled`
+    needs no others of them as ``present``)."""
+    keys = {spill_key(m) for _, record in store._spill_records(session_id) for m in messages_of(record)
+            if isinstance(m, dict)}
+    return (lambda message: isinstance(message, dict) and spill_key(message) in keys) if keys else None
+
+
+def _json_tx(tx: Any, ref: Any) -> tuple[Transaction, str]:
+    """The JSON-directory transaction holding ``ref``, and its file (a home's transaction holds one per store)."""
+    inner = tx.txs[ref.store] if isinstance(getattr(tx, "txs", None), dict) else tx
+    if not isinstance(inner, Transaction):
+        raise PraisonMemError(f"{ref}: not a JSON-directory session")
+    return inner, str(getattr(ref, "ref", ref))
+
+
+def read_top(tx: Any, ref: Any) -> dict[str, Any] | None:
+    """``tx.read(ref)`` of a huge file, as its skeleton (:func:`~praisonmem.core.sessions.streamed.read_top`: read
+    a message at a time; ``None``: gone; ``Unstreamable`` when only ``tx.read`` reads it)."""
+    from praisonmem.core.sessions.streamed import read_top as skeleton_of
+
+    _, path = _json_tx(tx, ref)
     try:
-        return foreign(jsonfile.read(path))
+        return skeleton_of(path)
+    except NotFound:
+        return None
+
+
+def write_streamed(tx: Any, ref: Any, source: Any, doc: dict[str, Any], current: dict[str, Any] | None) -> None:
+    """``tx.write`` of ``doc``, the skeleton of the huge file ``source`` with top-level members edited, over ``ref``
+    (whose skeleton is ``current``), a message at a time: the file written is read back in full
+    (:func:`~praisonmem.core.sessions.streamed.prove`) before it replaces ``ref`` as every write does. Its messages
+    are ``source``'s, copied unchanged, so no plaintext comes into an encrypted session. A directory with a search
+    index takes ``tx.write`` (its rows follow the whole document): ``Unstreamable`` before anything is written."""
+    from praisonmem.core.sessions.streamed import Unstreamable, chunks_of, opened, prove
+
+    inner, path = _json_tx(tx, ref)
+    _, source_path = _json_tx(tx, source)
+    inner._refuse_foreign(path, current)
+    if jsonfile.is_compact_document(doc):
+        raise Unstreamable("a compact document")
+    if inner._index(path) is not None:
+        raise Unstreamable("the directory has a search index")
+    # written to a temp file, read back in full, and only then renamed over the file (the usual replace); a file
+    # that does not prove is removed with nothing changed, and a source that does not stream raises Unstreamable
+    # with nothing written
+    with opened(source_path) as fd, jsonfile.replacing(path, sweep=True, listed=inner.store.listed) as handle:
+        for piece in chunks_of(fd, doc):
+            handle.write(piece)
+        handle.flush()
+        problem = prove(handle.fileno(), fd, doc)
+        if problem is not None:
+            raise IOFailure(f"{path}: the file written did not read back as the session ({problem}); nothing "
+                            "changed")
+
+
+def is_foreign(path: str, foreign: Callable[[Any], bool]) -> bool:
+    """The file holds a document ``foreign`` recognises (a file that does not parse is nobody else's). ``foreign``
+    looks at the top-level members only, so a huge file is asked about as its skeleton, read a message at a time
+    (:func:`top_of_huge`)."""
+    try:
+        doc = top_of_huge(path)
+        return foreign(jsonfile.read(path) if doc is None else doc)
     except PraisonMemError:
         return False
+
+
+def is_huge(path: str) -> bool:
+    """A regular file of :data:`~praisonmem.core.layout.HUGE_SESSION` bytes or more (one ``stat``)."""
+    import stat
+
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISREG(st.st_mode) and st.st_size >= HUGE_SESSION
+
+
+def top_of_huge(path: str) -> dict[str, Any] | None:
+    """The skeleton of a huge session file (:func:`~praisonmem.core.sessions.streamed.top_level`, read a message at a
+    time); ``None`` for a smaller one (read it whole) or one that does not stream."""
+    if not is_huge(path):
+        return None
+    from praisonmem.core.sessions.streamed import top_level  # only then: the stream reader stays out of start-up
+
+    return top_level(path)
+
+
+def _current_top(ref: str) -> dict[str, Any] | None:
+    """:func:`_current_or_none` for what needs the top-level members only (a huge file is read a message at a
+    time, :func:`top_of_huge`)."""
+    top = top_of_huge(ref)
+    return _current_or_none(ref) if top is None else top
 
 
 def _current_or_none(ref: str) -> dict[str, Any] | None:

@@ -43,6 +43,9 @@ def unified_bytes(doc: dict[str, Any]) -> bytes:
     return json.dumps(doc, indent=2).encode("utf-8")
 
 
+_NEEDLES = (b'"current_model"', b'"workspace"', b"\\u")  # what _looks_unified looks for
+
+
 def _looks_unified(raw: bytes) -> bool:
     """Cheap necessary condition before parsing: both keys a unified document must have appear, or a ``\\u``
     escape may spell them (the JSON store's scan hands over such a document by its parsed keys, so this store
@@ -53,6 +56,17 @@ def _looks_unified(raw: bytes) -> bool:
 def read_unified(path: Path | str) -> dict[str, Any] | None:
     """The unified document in ``path``, ``None`` when the file holds something else, is gone or cannot be read
     (the JSON store reports those)."""
+    from praisonmem.core.sessions.stores.jsondir import is_huge
+
+    if is_huge(os.fspath(path)):  # looked at a chunk at a time, then a message at a time: never read whole
+        from praisonmem.core.sessions.streamed import found_in, top_level
+
+        found = found_in(os.fspath(path), _NEEDLES)
+        if found is not None and not _looks_unified(b"".join(found)):
+            return None
+        top = top_level(os.fspath(path)) if found is not None else None
+        if top is not None and not is_unified(top):
+            return None
     try:
         raw = jsonfile.read_bytes(path)
     except PraisonMemError:
