@@ -15,7 +15,7 @@ import typer
 
 from praisonmem.cli.options import (DryRunFlag, JsonFlag, LimitOption, NdjsonFlag, SchemaOption, StoreChoice,
                                     TablePrefixOption, YesFlag, paged, store_options, table_options)
-from praisonmem.cli.output import binary_stdout, note, render_outcome, report_written, showing, warn
+from praisonmem.cli.output import binary_stdout, note, plural, render_outcome, report_written, showing, warn
 from praisonmem.cli.progress import file_progress
 from praisonmem.cli.prompts import confirm_and_run
 from praisonmem.cli.state import state_of
@@ -787,9 +787,10 @@ def migrate_command(
     rerun, and a rerun copies nothing new. A session --to already holds with
     other content is overwritten only when the copy there is older, unless
     --on-conflict replace. --table-prefix and --schema apply to each side
-    that is a conversation store. Shows a progress bar on a terminal, and a
-    summary line (sessions, messages, seconds) on stderr; --json prints the
-    summary with one record per session. --move and --on-conflict replace
+    that is a conversation store. Shows a progress bar on a terminal, one
+    line per session copied ("would copy" with --dry-run) on stdout, and a
+    summary line (sessions, messages, seconds; that --verify passed) on
+    stderr; --json prints the summary with one record per session. --move and --on-conflict replace
     ask for confirmation (or --yes). Turns waiting for a session in the
     spill dir go across merged into it, as the library's next load would
     merge them; --move deletes them with the source session.
@@ -820,5 +821,26 @@ def migrate_command(
             note(f"skipped {record['session_id']}: {record['reason']}")
     if out.machine:
         out.json({**report.summary(), "records": report.records})
+    else:
+        for line in _migrated_lines(report.records):
+            out.line(line)
     note(report.line())
+    verified = sum(1 for record in report.records if record.get("verified"))
+    if verified:
+        note(f"verified: {plural(verified, 'session')} read back from --to with the same message count and content "
+             "hash")
     return report.exit_code
+
+
+_MIGRATED = {"copied": "copied", "replaced": "replaced", "would-copy": "would copy", "would-replace": "would replace"}
+
+
+def _migrated_lines(records: list[dict[str, Any]]) -> list[str]:
+    """One line per session migrate wrote (or, on a dry run, would write) into --to."""
+    lines = []
+    for record in records:
+        said = _MIGRATED.get(record["action"])
+        if said is not None:
+            moved = ", deleted from --from" if record.get("moved") else ""
+            lines.append(f"{said} {record['session_id']} ({plural(record['messages'], 'message')}{moved})")
+    return lines
