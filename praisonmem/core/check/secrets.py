@@ -76,7 +76,7 @@ def scan_sqlite_memory(project_dir: Path, level: Level, report: ScanReport) -> N
             try:
                 rows = mem.all(tier)
             except PraisonMemError as exc:
-                report.unreadable.append(f"{path}: {exc.message}")
+                report.not_scanned(path, exc.message)
                 continue
             report.scanned["memory_items"] = report.scanned.get("memory_items", 0) + len(rows)
             for row in rows:
@@ -127,7 +127,7 @@ def scan_chroma(project_dir: Path, level: Level, report: ScanReport) -> None:
             else:
                 records = [(knowledge.DB_NAME, r) for r in store.records()]
         except PraisonMemError as exc:
-            report.unreadable.append(f"{path}: {exc.message}")
+            report.not_scanned(path, exc.message)
             continue
         report.scanned["memory_items"] = report.scanned.get("memory_items", 0) + len(records)
         for name, record in records:

@@ -41,6 +41,11 @@ class ScanReport:
         return {"ok": not self.failed, "level": self.level, "count": len(self.findings), "scanned": self.scanned,
                 "unreadable": self.unreadable, "raw": self.raw, "findings": self.findings}
 
+    def not_scanned(self, where: str | Path, why: str) -> None:
+        """``<where>: <why>`` among what could not be read, the path once: an I/O error's message starts with it."""
+        where = str(where)
+        self.unreadable.append(why if why == where or why.startswith(f"{where}: ") else f"{where}: {why}")
+
     def count(self, what: str, n: int = 1) -> None:
         self.scanned[what] = self.scanned.get(what, 0) + n
 
@@ -87,7 +92,7 @@ def scan_quarantined(directories: list[Path], level: Level, report: ScanReport, 
         except (FileNotFoundError, NotADirectoryError):
             continue
         except OSError as exc:
-            report.unreadable.append(f"{directory}: {exc.strerror or exc}")
+            report.not_scanned(directory, str(exc.strerror or exc))
             continue
         for name in names:
             report.scan_raw(directory / name, None, level, store=store, record=name)
