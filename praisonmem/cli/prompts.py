@@ -50,11 +50,13 @@ def confirm_and_run(out: Output, plan: Plan, *, yes: bool, dry_run: bool, progre
                     minimum: int | None = None) -> int:
     """Say the plan's notes, ask its question, run it (with a progress bar named ``progress``), print what
     changed; the exit code."""
-    from praisonmem.cli.output import note, render_outcome
+    from praisonmem.cli.output import note, render_outcome, warn
     from praisonmem.cli.progress import file_progress
 
     for message in plan.notes:
         note(message)
+    for message in plan.warnings:
+        warn(message)
     confirm(plan.question, yes=yes, dry_run=dry_run)
     if progress is None:
         return render_outcome(out, plan.run(dry_run=dry_run))

@@ -42,7 +42,8 @@ class ScanReport:
                 "unreadable": self.unreadable, "raw": self.raw, "findings": self.findings}
 
     def not_scanned(self, where: str | Path, why: str) -> None:
-        """``<where>: <why>`` among what could not be read, the path once: an I/O error's message starts with it."""
+        """``<where>: <why>`` among what could not be read, the path once: an I/O error's message starts with it
+        (a database's says which it could not reach)."""
         where = str(where)
         self.unreadable.append(why if why == where or why.startswith(f"{where}: ") else f"{where}: {why}")
 

@@ -50,7 +50,7 @@ _EXPORTS = {
     "search": ("SearchResult",),
     "ops": ("plan_delete", "plan_prune", "rename", "retitle"),
     "adopt": ("plan_adopt",),
-    "histories": ("legacy_sessions",),
+    "histories": ("legacy_sessions", "other_workspace_sessions"),
     "transfer": ("ExportFormat", "OnConflict", "export", "plan_import"),
     "redaction": ("SecretLevel", "plan_redact", "redact_document", "scan_secrets"),
     "watch": ("NewTurn", "Watched"),
@@ -80,7 +80,7 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS, _ALIASES)
 
 if TYPE_CHECKING:
     from praisonmem.core.sessions.adopt import plan_adopt
-    from praisonmem.core.sessions.histories import legacy_sessions
+    from praisonmem.core.sessions.histories import legacy_sessions, other_workspace_sessions
     from praisonmem.core.sessions.stores.index import TABLES as index_tables
     from praisonmem.core.sessions.stores.sqlite_transcript import TABLES as transcript_tables
     from praisonmem.core.sessions.crypto import KEY_ENV, Key

@@ -64,6 +64,22 @@ def cli_stores(paths: Paths) -> list[SessionStore]:
     return stores
 
 
+def held(stores: list[SessionStore]) -> list[str]:
+    """The labels of ``stores`` that hold sessions, the first (where new sessions go) always; a store that is there
+    only when its file or directory is (sessions.db, project:<id>) holds them. One that cannot be read is named: it
+    is there."""
+    labels = []
+    for store in stores:
+        holds = getattr(store, "holds_any", None)
+        try:
+            there = store is stores[0] or holds is None or holds()
+        except PraisonMemError:
+            there = True
+        if there:
+            labels.append(store.label)
+    return labels
+
+
 class Located:
     """A session in a home: the label of the store that holds it and that store's ref.
 
@@ -113,7 +129,11 @@ class Home:
         if store == TRANSCRIPT_DB:
             raise NotFound(f"no {TRANSCRIPT_DB} in {paths.sessions_dir} (the gateway creates it when it first stores a "
                            "session)")
-        raise UsageError(f"unknown store '{store}'; this home has: {', '.join(s.label for s in members)}")
+        raise UsageError(f"unknown store '{store}'; this home has: {', '.join(held(members))}")
+
+    def held(self) -> list[str]:
+        """The labels of the stores that hold sessions, the one new sessions go to always: what a message names."""
+        return held(list(self.stores.values()))
 
     def _store(self, ref: Located) -> SessionStore:
         return self.stores[ref.store]
@@ -168,7 +188,7 @@ class Home:
         if outside:  # a path to a file no store of the home holds: one error naming all their directories
             raise OutsideStore(name, [d for e in outside for d in e.directories])
         missing = errors[0] if len(errors) == 1 else \
-            NotFound(f"no session '{name}' in any store of {self.where} ({', '.join(self.stores)})")
+            NotFound(f"no session '{name}' in any store of {self.where} ({', '.join(self.held())})")
         guess = None if allow_prefix else self._unique_prefix(name)
         if guess is not None:  # a command that needs the exact name (rename, delete) says which one was meant
             raise NotFound(f"{missing.message}; did you mean '{guess}'?")
