@@ -442,6 +442,10 @@ def _run(argv: list[str], state: State) -> int:
         else:
             result = command.main(args=argv, prog_name="praisonmem", standalone_mode=False, obj=state)
         if result == EXIT_INTERRUPTED:  # Typer turns a Ctrl-C inside a command into a silent Exit(130)
+            from praisonmem.cli import interrupts
+
+            if interrupts.was_stopped():  # the command's own way out (session watch): nothing to report
+                return EXIT_INTERRUPTED
             raise KeyboardInterrupt
         sys.stdout.flush()
         return result if isinstance(result, int) else 0  # a command returns its exit code (EXIT_CODES)

@@ -110,3 +110,31 @@ def test_check_of_an_empty_directory_is_nothing_to_check(cli, tmp_path):
     (empty / "notes.txt").write_text("x", encoding="utf-8")  # something, but nothing PraisonAI's: a usage error
     other = cli("check", empty)
     assert other.exit_code == 2 and "not a PraisonAI home" in other.stderr
+
+
+# ---------------------------------------------------------------- Ctrl-C, a watch's way out
+
+
+@pytest.mark.parametrize("machine", [[], ["--json"]])
+def test_ctrl_c_ends_session_watch_with_130_and_no_error(home, machine):
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    watch = subprocess.Popen([sys.executable, "-m", "praisonmem", "--home", str(home), "session", "watch", "my_chat",
+                              "--tail", "1", *machine], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             env={**os.environ, "PYTHONPATH": str(REPO)})
+    try:
+        first = watch.stdout.readline() if machine else watch.stdout.readline() + watch.stdout.readline()
+        # the last turn is out: it is following the file now
+        watch.send_signal(signal.SIGINT)
+        out, err = watch.communicate(timeout=60)
+    finally:
+        watch.kill()
+        watch.wait()
+    assert first and watch.returncode == 130
+    assert err == b""  # no "praisonmem: error: interrupted": Ctrl-C is how a watch ends
+    assert out == b""
+    said = json.loads(first)["content"] if machine else first.decode().splitlines()[1]
+    assert said == "Echo: Remember that I like green tea"

@@ -685,7 +685,7 @@ def watch_command(
     lock is taken, so the agent is never held up. It follows the home's own
     stores. --json prints one message object a line (session export
     --format jsonl's records), flushed as it comes. Ctrl-C ends it (exit
-    130 and the one line 'interrupted', as any Ctrl-C).
+    130, with no error line: it is how a watch ends).
 
     Example:
 
@@ -745,7 +745,12 @@ def _follow(ctx: typer.Context, session: str, tail: int, store: StoreChoice, as_
                     sys.stdout.flush()
             if not forever:
                 return 0
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # how a watch ends: exit 130, and nothing said about it
+        if not forever:  # a tail stopped half-way was interrupted
+            raise
+        from praisonmem.cli import interrupts
+
+        interrupts.stopped()
         sys.stdout.flush()
         return EXIT_INTERRUPTED
     return 0
