@@ -49,8 +49,8 @@ def test_not_found_as_json(cli, fixture_home):
     result = cli("--home", fixture_home, "session", "show", "nope", "--json")
     assert (result.exit_code, result.stdout) == (3, "")
     assert json.loads(result.stderr) == {"error": {
-        "code": "not_found", "message": f"no session 'nope' in any store of {fixture_home / 'sessions'} (json, "
-        "unified, legacy-run)", "exit_code": 3}}
+        "code": "not_found", "message": f"no session 'nope' in any store of {fixture_home / 'sessions'} (json)",
+        "exit_code": 3}}
 
 
 def test_no_arguments_prints_help(cli):

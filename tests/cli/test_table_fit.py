@@ -94,11 +94,16 @@ def copyable(cli, world, command: str) -> tuple[list[str], list[str]]:
     if command == "memory list":
         args = ["memory", "list", "--user-id", "alice"]
         return args, [str(r["item"]["id"]) for r in cli(*args, "--json").json()]
+    if command == "locate":  # each store's path and the command that reaches it
+        args = [*home, "locate", str(world["home"])]
+        stores = cli(*args, "--json").json()["stores"]
+        return args, [r["path"] for r in stores] + [r["command"] for r in stores if r["command"]]
     args = [*home, "learn", "list"]
     return args, [r["id"] for r in cli(*args, "--json").json()]
 
 
-COMMANDS = ["session list", "workspace paths", "upsonic sessions", "backup list", "memory list", "learn list"]
+COMMANDS = ["session list", "workspace paths", "upsonic sessions", "backup list", "memory list", "learn list",
+            "locate"]
 
 
 @pytest.mark.parametrize("columns", WIDTHS)

@@ -202,11 +202,12 @@ def listings(tmp_path, cli) -> dict[str, list[str]]:
         "backup list": ["backup", "list", str(backups)],
         "config show": ["config", "show"],
         "usage": ["--home", str(EXAMPLES), "usage"],
+        "locate": ["--home", str(EXAMPLES), "locate", str(EXAMPLES)],
     }
 
 
 LISTINGS = ["session list", "memory list", "memory search", "memory users", "memory providers", "episodic get",
-            "learn list", "upsonic sessions", "backup list", "config show", "usage"]
+            "learn list", "upsonic sessions", "backup list", "config show", "usage", "locate"]
 
 
 @pytest.mark.parametrize("name", LISTINGS)
