@@ -30,8 +30,9 @@ def confirm(question: str | None, *, yes: bool, dry_run: bool = False) -> None:
     if question is None or yes or dry_run:
         return
     if not _interactive():
-        raise ConfirmationRequired(
-            f"{question.rstrip('?')}: not confirmed, nothing changed (pass --yes in a non-interactive run, "
+        asked = question.rstrip("?")
+        raise ConfirmationRequired(  # the question starts a prompt's line, not an error's
+            f"{asked[:1].lower() + asked[1:]}: not confirmed, nothing changed (pass --yes in a non-interactive run, "
             "or --dry-run to see what would change)"
         )
     import typer

@@ -33,7 +33,7 @@ def test_output_into_a_closed_pipe_exits_quietly(fixture_home):
 def test_usage_error_is_one_line_with_exit_2(cli):
     result = cli("session", "list", "--bogus")
     assert result.exit_code == 2
-    assert result.stderr == ("praisonmem: error: No such option: --bogus (Possible options: --columns, --user) "
+    assert result.stderr == ("praisonmem: error: no such option: --bogus (possible options: --columns, --user) "
                              "(see 'praisonmem session list --help')\n")
 
 

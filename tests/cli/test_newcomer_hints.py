@@ -92,7 +92,7 @@ def test_a_root_option_after_the_command_says_put_it_before(cli, args, fixed):
 def test_an_unknown_option_is_still_click_s_message(cli):
     result = cli("session", "list", "--bogus")
     assert result.exit_code == 2
-    assert result.stderr.startswith("praisonmem: error: No such option: --bogus")
+    assert result.stderr.startswith("praisonmem: error: no such option: --bogus")
 
 
 @pytest.mark.parametrize("verb", [["rename", "{}", "new-id"], ["rename", "{}", "--title", "T"], ["delete", "{}", "--yes"]])
