@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from praisonmem.core.errors import PraisonMemError
+from praisonmem.core.errors import PraisonMemError, os_reason
 from praisonmem.core.layout import QUARANTINED
 from praisonmem.core.secrets.rules import Level
 from praisonmem.core.secrets.walk import Hit, Opaque, masked, raw_hits
@@ -93,7 +93,7 @@ def scan_quarantined(directories: list[Path], level: Level, report: ScanReport, 
         except (FileNotFoundError, NotADirectoryError):
             continue
         except OSError as exc:
-            report.not_scanned(directory, str(exc.strerror or exc))
+            report.not_scanned(directory, os_reason(exc))
             continue
         for name in names:
             report.scan_raw(directory / name, None, level, store=store, record=name)
