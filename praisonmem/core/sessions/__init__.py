@@ -69,7 +69,7 @@ _ALIASES = {"describe_workspace": ("workspace", "describe"), "search_sessions": 
             "index_tables": ("stores.index", "TABLES"),
             "is_conversation_dir": ("stores.locate", "recognise_conversation_dir"),
             # forget: each member store of a home on its own, the one delete, the scrubs a killed write left
-            "member_stores": ("stores.home", "member_stores"), "open_location": ("stores.locate", "open_location"),
+            "member_stores": ("stores.home", "member_stores"), "held_stores": ("stores.home", "held"), "open_location": ("stores.locate", "open_location"),
             "delete_sessions": ("ops", "delete"), "project_label": ("stores.names", "PROJECT"),
             "finish_transcript_scrub": ("stores.sqlite_transcript", "finish_interrupted"),
             "finish_index_scrub": ("stores.index", "finish_scrub"), "forget_index_rows": ("stores.index", "forget_rows"),
@@ -99,6 +99,7 @@ if TYPE_CHECKING:
     from praisonmem.core.sessions.crypto import opened as opened_session
     from praisonmem.core.sessions.documents import gateway_snapshots
     from praisonmem.core.sessions.ops import delete as delete_sessions
+    from praisonmem.core.sessions.stores.home import held as held_stores
     from praisonmem.core.sessions.stores.home import member_stores
     from praisonmem.core.sessions.stores.index import finish_scrub as finish_index_scrub
     from praisonmem.core.sessions.stores.index import forget_rows as forget_index_rows

@@ -71,7 +71,9 @@ def watch(paths: Paths, name: str, *, store: str | None = None, tail: int = 10, 
         from praisonmem.core.io import pgurl
 
         try:
-            held = ", ".join(open_store(paths).held())
+            from praisonmem.core.sessions.stores.home import held as held_stores
+
+            held = ", ".join(held_stores(open_store(paths)))
         except PraisonMemError:
             held = "json"
         raise UsageError(f"--store {pgurl.redact(str(store))}: session watch follows the home's stores (this home "

@@ -241,7 +241,7 @@ def _held_labels(paths: Paths) -> list[str]:
     from praisonmem.core.sessions import open_store
 
     try:
-        return open_store(paths).held()
+        return sessions.held_stores(open_store(paths))
     except PraisonMemError:
         return [sessions.LIBRARY_LABELS[0]]
 

@@ -98,9 +98,6 @@ class RunStore(PlainStore):
             raise io_failure(self.directory, exc) from exc
         return sorted(d for d in dirs if (d / RUN_METADATA).is_file())
 
-    def holds_any(self) -> bool:
-        return bool(self.refs())
-
     def exists(self, ref: Path) -> bool:
         return (Path(ref) / RUN_METADATA).is_file()
 

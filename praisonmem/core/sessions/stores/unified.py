@@ -111,10 +111,6 @@ class UnifiedStore(PlainStore):
     def refs(self) -> list[str]:
         return [p for p in self._files() if read_unified(p) is not None]
 
-    def holds_any(self) -> bool:
-        """Whether the sessions dir holds a REPL/TUI session at all (the first found ends the look)."""
-        return any(read_unified(p) is not None for p in self._files())
-
     def _files(self) -> list[str]:
         from praisonmem.core.sessions.stores.jsondir import session_paths
 
