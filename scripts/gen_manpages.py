@@ -38,8 +38,27 @@ ENVIRONMENT = [
     ("XDG_DATA_HOME, XDG_STATE_HOME", "Used, when absolute, for the PraisonAI data and state dirs of a fresh "
                                       "install, as the library does."),
     ("PRAISONMEM_DEBUG", "Show the Python traceback of an internal error (exit 70)."),
-] + [(spec.env, f"Default for {spec.help}; config key {spec.name}.") for spec in KEYS.values()
-     if spec.env != "PRAISONAI_HOME"]
+] + [(spec.env, f"Sets the config key {spec.name} (a flag wins): {spec.help}.") for spec in KEYS.values()
+     if spec.env != "PRAISONAI_HOME"] + [
+    ("PRAISONAI_SESSION_KEY", "The Fernet key of encrypted sessions, as PraisonAI keeps it (--key-file wins); "
+                              "without it encrypted values stay opaque."),
+    ("PAGER", "The pager when PRAISONMEM_PAGER (config key pager) names none; without either, less -FRX when "
+              "installed. cat or an empty value: no pager."),
+    ("LINES, COLUMNS", "The terminal's size, when set, for deciding whether output is longer than the screen."),
+    ("PRAISONAI_CONVERSATION_STORE", "The session store, as PraisonAI reads it (sqlite, postgresql, mysql, json): "
+                                     "the default of --store when neither the flag nor the config key store is "
+                                     "set."),
+    ("PRAISONAI_CONVERSATION_URL, POSTGRES_URL", "The URL of that store, as PraisonAI reads it (the first set)."),
+    ("MYSQL_URL, MYSQL_HOST, MYSQL_PORT, MYSQL_USER, MYSQL_DATABASE, MYSQL_PASSWORD",
+     "Where locate looks for a MySQL conversation store, as praisonai declares them."),
+    ("PRAISONAI_STATE_STORE, PRAISONAI_STATE_URL, REDIS_URL", "Where locate looks for praisonai's state store."),
+    ("PGPASSWORD, PGCONNECT_TIMEOUT, PGAPPNAME", "Read by libpq for a postgresql:// store; praisonmem masks "
+                                                 "PGPASSWORD in every message, and sets a 10 s connect timeout and "
+                                                 "the application name praisonmem unless these do."),
+    ("MEM0_DIR", "mem0's directory (default ~/.mem0): where the mem0 provider finds its history.db."),
+    ("GIT_DIR", "The repository whose root names a workspace (git:<sha>), as git reads it."),
+    ("HOME", "The home directory: ~ in paths, and praisonmem's state dir (~/.local/state/praisonmem)."),
+]
 
 FILES = [
     ("~/.praisonai/sessions/*.json", "PraisonAI sessions, each with a persistent .json.lock sidecar "

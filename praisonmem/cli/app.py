@@ -442,6 +442,10 @@ def _run(argv: list[str], state: State) -> int:
         else:
             result = command.main(args=argv, prog_name="praisonmem", standalone_mode=False, obj=state)
         if result == EXIT_INTERRUPTED:  # Typer turns a Ctrl-C inside a command into a silent Exit(130)
+            from praisonmem.cli import interrupts
+
+            if interrupts.was_stopped():  # the command's own way out (session watch): nothing to report
+                return EXIT_INTERRUPTED
             raise KeyboardInterrupt
         sys.stdout.flush()
         return result if isinstance(result, int) else 0  # a command returns its exit code (EXIT_CODES)
@@ -477,8 +481,10 @@ def _run(argv: list[str], state: State) -> int:
         streams.silence(sys.stdout)
         return _report(_unwritten(exc.reason), "io_error", EXIT_IO, as_json, state)
     except OSError as exc:
+        from praisonmem.core.errors import os_reason
+
         where = f"{exc.filename}: " if exc.filename else ""
-        return _report(f"{where}{exc.strerror or exc}", "io_error", EXIT_IO, as_json, state)
+        return _report(f"{where}{os_reason(exc)}", "io_error", EXIT_IO, as_json, state)
 
 
 def _help_hint(exc: Any) -> str:
@@ -498,7 +504,12 @@ def _root_option_hint(root: Any, exc: Any) -> str | None:
 
 
 def _one_line(text: str) -> str:
-    return " ".join(text.split())
+    """Click's message as one line of praisonmem's: no line breaks, and lower case after ``error:`` as every
+    other message (``No such option`` → ``no such option``)."""
+    text = " ".join(text.split())
+    for said, ours in (("(Possible options:", "(possible options:"), ("Did you mean", "did you mean")):
+        text = text.replace(said, ours)
+    return text[:1].lower() + text[1:]
 
 
 def _unwritten(reason: str) -> str:

@@ -32,11 +32,12 @@ def sessions(ctx: Any, incomplete: str) -> list[str]:
 
 
 def stores(ctx: Any, incomplete: str) -> list[str]:
-    """``--store``'s values: the labels of the home's stores (json, sessions.db, project:<id>, unified, legacy-run)."""
+    """``--store``'s values: the labels of the stores the home has (json, sessions.db, project:<id>, unified,
+    legacy-run: each only when it holds sessions, json always)."""
     try:
-        from praisonmem.core.sessions import open_store
+        from praisonmem.core.sessions import held_stores, open_store
 
-        return [label for label in open_store(_paths(ctx)).stores if label.startswith(incomplete)]
+        return [label for label in held_stores(open_store(_paths(ctx))) if label.startswith(incomplete)]
     except Exception:
         return []
 

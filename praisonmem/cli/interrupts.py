@@ -24,6 +24,7 @@ TICK = 0.2  # while waiting at a prompt
 _installed = False
 _seen = False
 _answered = False
+_stopped = False
 
 
 _again_at = float("inf")  # when an unanswered Ctrl-C is raised again
@@ -65,6 +66,18 @@ def install() -> None:
 def seen() -> bool:
     """Whether a Ctrl-C reached this process (whether or not it was raised where it could be handled)."""
     return _seen
+
+
+def stopped() -> None:
+    """The command ended on a Ctrl-C as its normal way out (``session watch``, as ``tail -f``): it has said
+    what it had to, so the process exits 130 with no error line."""
+    global _stopped
+    _stopped = True
+    answered()
+
+
+def was_stopped() -> bool:
+    return _stopped
 
 
 def answered() -> None:

@@ -30,8 +30,9 @@ def confirm(question: str | None, *, yes: bool, dry_run: bool = False) -> None:
     if question is None or yes or dry_run:
         return
     if not _interactive():
-        raise ConfirmationRequired(
-            f"{question.rstrip('?')}: not confirmed, nothing changed (pass --yes in a non-interactive run, "
+        asked = question.rstrip("?")
+        raise ConfirmationRequired(  # the question starts a prompt's line, not an error's
+            f"{asked[:1].lower() + asked[1:]}: not confirmed, nothing changed (pass --yes in a non-interactive run, "
             "or --dry-run to see what would change)"
         )
     import typer
@@ -50,11 +51,13 @@ def confirm_and_run(out: Output, plan: Plan, *, yes: bool, dry_run: bool, progre
                     minimum: int | None = None) -> int:
     """Say the plan's notes, ask its question, run it (with a progress bar named ``progress``), print what
     changed; the exit code."""
-    from praisonmem.cli.output import note, render_outcome
+    from praisonmem.cli.output import note, render_outcome, warn
     from praisonmem.cli.progress import file_progress
 
     for message in plan.notes:
         note(message)
+    for message in plan.warnings:
+        warn(message)
     confirm(plan.question, yes=yes, dry_run=dry_run)
     if progress is None:
         return render_outcome(out, plan.run(dry_run=dry_run))

@@ -91,7 +91,9 @@ def reason(exc: BaseException) -> str:
     """Why stdout could not be written, for the one error line."""
     if isinstance(exc, ValueError) or getattr(exc, "errno", None) == errno.EBADF:
         return "stdout is closed"
-    return f"stdout: {getattr(exc, 'strerror', None) or exc}"
+    from praisonmem.core.errors import os_reason
+
+    return f"stdout: {os_reason(exc) if isinstance(exc, OSError) else exc}"
 
 
 class GuardedStdout:

@@ -132,6 +132,13 @@ class ProblemsFound(PraisonMemError):
     code = "problems"
 
 
+def os_reason(exc: OSError) -> str:
+    """Why an ``OSError`` happened, as a clause of a message: the C library's sentence in lower case ("no such
+    file or directory"), as the rest of the line is."""
+    text = str(exc.strerror or exc)
+    return text[:1].lower() + text[1:] if exc.strerror else text
+
+
 def io_failure(path: str | os.PathLike[str], exc: OSError, doing: str = "", then: str = "") -> IOFailure:
     """The one-line :class:`IOFailure` for an ``OSError`` on ``path``: ``<path>: [<doing>: ]<reason>[; <then>]``."""
     if isinstance(exc, PermissionError):
@@ -139,5 +146,5 @@ def io_failure(path: str | os.PathLike[str], exc: OSError, doing: str = "", then
     elif isinstance(exc, IsADirectoryError):
         reason = "is a directory, not a file"
     else:
-        reason = str(exc.strerror or exc)
+        reason = os_reason(exc)
     return IOFailure(f"{path}: " + (f"{doing}: " if doing else "") + reason + (f"; {then}" if then else ""))

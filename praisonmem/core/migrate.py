@@ -40,6 +40,8 @@ class Proposal:
     detail: str
     fix_command: str
     plan: Plan
+    shown: str = ""  # what its change line names, when more than the subject: "moved X → Y"
+    warning: str = ""  # what the fix may take from somebody else, and how not to
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,7 @@ def name_only_history(paths: Paths, timeout: float) -> list[Proposal]:
         return []  # the library loads them itself
     legacy = sessions.legacy_sessions(paths)
     here = sessions.workspace_id() if legacy else None  # no git asked when there is nothing to adopt
+    elsewhere = sessions.other_workspace_sessions(paths, here) if legacy else {}
     found = []
     for name, refs in legacy:
         words = ["session", "adopt", name]
@@ -95,7 +98,15 @@ def name_only_history(paths: Paths, timeout: float) -> list[Proposal]:
                                                                     "merged oldest first)"
         if "--merge" in words:
             detail += f", merged with the history the agent already has in {target}.json"
-        found.append(Proposal("history.name_only", str(refs[0]), detail, command(paths, *words), plan))
+        warning = ""
+        if elsewhere.get(name):
+            others = ", ".join(f"{_name(r)}" for r in elsewhere[name])
+            warning = (f"agent '{name}' also ran in another workspace of this home ({others}), which may use its "
+                       f"name-only history {_name(refs[0])} too: moving it here takes it from there; to copy it "
+                       f"instead: {command(paths, 'session', 'adopt', name, '--copy')}")
+        shown = f"{' and '.join(str(r) for r in refs)} → {paths.sessions_dir / (target + '.json')}"
+        found.append(Proposal("history.name_only", str(refs[0]), detail, command(paths, *words), plan, shown=shown,
+                              warning=warning))
     return found
 
 
@@ -219,6 +230,7 @@ def plan_migrate(paths: Paths, *, timeout: float = jsonfile.LOCK_TIMEOUT) -> Pla
     notes = [] if proposals else [f"nothing to migrate in {paths.data.path} or {paths.project_dir}: praisonaiagents "
                                   "1.7.17 loads everything there"]
     question = f"Apply {len(proposals)} migration fix(es) (--dry-run lists them)?" if proposals else None
+    warnings = [p.warning for p in proposals if p.warning]
 
     def run(dry_run: bool, progress: Progress) -> Outcome:
         changes = []
@@ -228,14 +240,14 @@ def plan_migrate(paths: Paths, *, timeout: float = jsonfile.LOCK_TIMEOUT) -> Pla
                 progress(done, len(proposals))
         return Outcome(changes)
 
-    return Plan(question, run, notes)
+    return Plan(question, run, notes, warnings)
 
 
 def apply(proposal: Proposal, *, dry_run: bool = False) -> Change:
     """Run one proposal's plan; its change records become one change of the fix (failed if any failed)."""
     record: dict[str, Any] = {"kind": proposal.kind, "subject": proposal.subject, "detail": proposal.detail,
                               "fix_command": proposal.fix_command, "error": None, "changes": []}
-    change = Change(Action.failed, proposal.subject, proposal.detail, dry_run, fields=record)
+    change = Change(Action.failed, proposal.shown or proposal.subject, proposal.detail, dry_run, fields=record)
     try:
         outcome = proposal.plan.run(dry_run=dry_run)
     except PraisonMemError as exc:

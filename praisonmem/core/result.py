@@ -106,12 +106,13 @@ class Outcome:
 @dataclass
 class Plan:
     """A change decided before anything is written: ``question`` is asked first (``None``: nothing is
-    destroyed, so nothing to ask), ``notes`` are said before it, ``run`` carries it out or, with
+    destroyed, so nothing to ask), ``notes`` and ``warnings`` are said before it, ``run`` carries it out or, with
     ``dry_run``, reports what it would do."""
 
     question: str | None
     execute: Callable[[bool, Progress], Outcome]
     notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # said before the question too, as warnings
 
     def run(self, *, dry_run: bool = False, progress: Progress = None) -> Outcome:
         return self.execute(dry_run, progress)

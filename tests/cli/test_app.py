@@ -33,7 +33,7 @@ def test_output_into_a_closed_pipe_exits_quietly(fixture_home):
 def test_usage_error_is_one_line_with_exit_2(cli):
     result = cli("session", "list", "--bogus")
     assert result.exit_code == 2
-    assert result.stderr == ("praisonmem: error: No such option: --bogus (Possible options: --columns, --user) "
+    assert result.stderr == ("praisonmem: error: no such option: --bogus (possible options: --columns, --user) "
                              "(see 'praisonmem session list --help')\n")
 
 
@@ -49,8 +49,8 @@ def test_not_found_as_json(cli, fixture_home):
     result = cli("--home", fixture_home, "session", "show", "nope", "--json")
     assert (result.exit_code, result.stdout) == (3, "")
     assert json.loads(result.stderr) == {"error": {
-        "code": "not_found", "message": f"no session 'nope' in any store of {fixture_home / 'sessions'} (json, "
-        "unified, legacy-run)", "exit_code": 3}}
+        "code": "not_found", "message": f"no session 'nope' in any store of {fixture_home / 'sessions'} (json)",
+        "exit_code": 3}}
 
 
 def test_no_arguments_prints_help(cli):

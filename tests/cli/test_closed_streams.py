@@ -71,7 +71,7 @@ def test_a_full_stdout_is_one_line_exit_5(fixture_home):
     with open("/dev/full", "wb") as full:
         result = run_closed("--home", fixture_home, "session", "list", closed=(), stdout=full)
     assert (result.returncode, result.stderr.decode()) == (
-        5, "praisonmem: error: could not write the output: stdout: No space left on device\n")
+        5, "praisonmem: error: could not write the output: stdout: no space left on device\n")
 
 
 def test_closed_stdin_is_one_line_exit_5(fixture_home, tmp_path):

@@ -57,7 +57,7 @@ def test_user_memory_replace_needs_yes_when_not_on_a_terminal(cli, db, tmp_path)
     before = user_memory(db, "user_456")
     refused = cli("upsonic", "user-memory", "replace", "user_456", "--from", new, "--db", db)
     assert (refused.exit_code, refused.stdout) == (4, "")
-    assert refused.stderr == ("praisonmem: error: Replace the whole memory of user 'user_456' with the object in "
+    assert refused.stderr == ("praisonmem: error: replace the whole memory of user 'user_456' with the object in "
                               f"{new}: not confirmed, nothing changed (pass --yes in a non-interactive run, or "
                               "--dry-run to see what would change)\n")
     assert user_memory(db, "user_456") == before
@@ -139,7 +139,8 @@ def test_the_search_warning_names_the_file_once(cli, fixture_home):
     result = cli("--home", fixture_home, "session", "search", "hello", "--json")
     line = next(line for line in result.stderr.splitlines() if "torn.json" in line)
     assert line.count(str(torn)) == 1
-    assert line.startswith(f"praisonmem: warning: skipped unreadable session file {torn}: invalid JSON at line 1")
+    assert line.startswith(f"praisonmem: warning: skipped unreadable session file {torn}: invalid JSON: "
+                           "unterminated string starting at line 1 column 24")
 
 
 def leaves(command, path):

@@ -40,8 +40,7 @@ def test_an_unencoded_at_or_slash_in_a_url_password_is_refused_before_libpq_read
 def test_a_keyword_value_string_as_a_store_is_shown_masked(cli, fixture_home, conninfo, shown):
     listing = cli("--home", fixture_home, "session", "list", "--store", conninfo)
     assert (listing.exit_code, listing.stdout) == (2, "")
-    assert listing.stderr == (f"praisonmem: error: unknown store '{shown}'; this home has: json, unified, "
-                              "legacy-run\n")
+    assert listing.stderr == f"praisonmem: error: unknown store '{shown}'; this home has: json\n"
     path = cli("--home", fixture_home, "session", "list", "--store", f"/nonexistent/{conninfo}.db")
     assert path.exit_code != 0 and SECRET not in path.stderr and path.stderr.count("\n") == 1
     upsonic = cli("--home", fixture_home, "upsonic", "sessions", "--db", conninfo, "--json")
@@ -62,5 +61,5 @@ def test_a_keyword_value_string_in_the_config_is_shown_masked(cli, config, fixtu
     assert all(SECRET not in r.stdout + r.stderr and ":cd" not in r.stdout + r.stderr for r in results)
     assert results[3].stdout == "host=localhost password=*** dbname=x\n"
     assert results[-1].stderr == ("praisonmem: error: unknown store 'host=localhost password=*** dbname=x'; this "
-                                  "home has: json, unified, legacy-run\n")
+                                  "home has: json\n")
     assert SECRET in config.read_text()  # stored as given: only its display is masked

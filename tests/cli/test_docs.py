@@ -74,6 +74,26 @@ def test_every_command_and_option_appears_in_its_man_page():
         assert variable in main
 
 
+# read by the code but not for the user to set: Click's completion hand-shake, Android's platform check
+NOT_SETTINGS = {"_PRAISONMEM_COMPLETE", "ANDROID_DATA", "ANDROID_ROOT"}
+
+
+def test_the_man_pages_environment_section_names_every_variable_the_code_reads():
+    from praisonmem.core.config import CONFIG_ENV, KEYS
+
+    read = {CONFIG_ENV} | {spec.env for spec in KEYS.values()}
+    for source in (REPO / "praisonmem").rglob("*.py"):
+        text = source.read_text(encoding="utf-8")
+        read |= set(re.findall(r"(?:environ|env)(?:\.get\(|\[)\s*[\"']([A-Z][A-Z0-9_]+)[\"']", text))
+        for names in re.findall(r"^[A-Z_]*ENV[A-Z_, ]* = (\"[A-Z].*)$", text, re.M):  # ENV_STORE, ENV_URL = "..."
+            read |= set(re.findall(r"\"([A-Z][A-Z0-9_]+)\"", names))
+    main = unroff((MAN / "praisonmem.1").read_text(encoding="utf-8"))
+    environment = main[main.index(".SH ENVIRONMENT"):main.index(".SH FILES")]
+    named = set(re.findall(r"[A-Z][A-Z0-9_]{2,}", " ".join(re.findall(r"^\\fB(.*)\\fR$", environment, re.M))))
+    assert {"PAGER", "PRAISONMEM_PAGER", "NO_COLOR", "COLUMNS", "PRAISONAI_CONVERSATION_STORE", "MEM0_DIR"} <= read
+    assert sorted(read - NOT_SETTINGS - named) == []
+
+
 @pytest.mark.parametrize("page", sorted(p.name for p in MAN.glob("*.1")))
 def test_man_pages_render_without_warnings(page):
     man = require("man")

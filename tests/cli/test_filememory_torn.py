@@ -140,7 +140,7 @@ def test_a_file_that_never_parses_is_archived_as_damaged_and_never_passed_off_as
                "--include", "memory", "--keep", "1", "--json")
     assert made.exit_code == 1
     result = made.json()
-    reason = "invalid JSON at line 1 column 25: Unterminated string starting at"
+    reason = "invalid JSON: unterminated string starting at line 1 column 25"
     assert result["removed"] == [] and Path(older).exists()
     assert result["damaged"] == [{"path": "memory/u/long_term.json", "file": str(broken), "problem": reason}]
     assert made.stderr == (

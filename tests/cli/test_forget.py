@@ -68,7 +68,7 @@ def test_off_a_terminal_without_yes_it_refuses_and_changes_nothing(cli, home, tm
     before = snapshot(tmp_path)
     result = forget(cli, home, "--user", "alice")
     assert (result.exit_code, result.stdout) == (4, "")
-    assert result.stderr == ("praisonmem: error: Forget --user alice: remove or rewrite 2 record(s) in 1 store(s): "
+    assert result.stderr == ("praisonmem: error: forget --user alice: remove or rewrite 2 record(s) in 1 store(s): "
                              "not confirmed, nothing changed (pass --yes in a non-interactive run, or --dry-run to "
                              "see what would change)\n")
     assert snapshot(tmp_path) == before

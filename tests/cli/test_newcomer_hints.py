@@ -65,6 +65,7 @@ def test_check_accepts_a_project_directory(cli, project):
 
 def test_check_of_a_directory_that_is_nothing_says_so(cli, tmp_path):
     (tmp_path / "plain").mkdir()
+    (tmp_path / "plain" / "notes.txt").write_text("not PraisonAI's", encoding="utf-8")  # empty: nothing to check (3)
     result = cli("check", tmp_path / "plain")
     assert (result.exit_code, result.stderr) == (2, f"praisonmem: error: {tmp_path / 'plain'}: not a PraisonAI home, "
                                                     "sessions, spill, learn or FileMemory path, nor a project holding "
@@ -91,7 +92,7 @@ def test_a_root_option_after_the_command_says_put_it_before(cli, args, fixed):
 def test_an_unknown_option_is_still_click_s_message(cli):
     result = cli("session", "list", "--bogus")
     assert result.exit_code == 2
-    assert result.stderr.startswith("praisonmem: error: No such option: --bogus")
+    assert result.stderr.startswith("praisonmem: error: no such option: --bogus")
 
 
 @pytest.mark.parametrize("verb", [["rename", "{}", "new-id"], ["rename", "{}", "--title", "T"], ["delete", "{}", "--yes"]])
@@ -101,14 +102,14 @@ def test_rename_and_delete_with_a_unique_prefix_say_did_you_mean(cli, fixture_ho
     result = cli("--home", fixture_home, "session", *args)
     assert (result.exit_code, result.stdout) == (3, "")
     assert result.stderr == (f"praisonmem: error: no session 'history_fea' in any store of {fixture_home / 'sessions'} "
-                             "(json, unified, legacy-run); did you mean 'history_fea3173a'?\n")
+                             "(json); did you mean 'history_fea3173a'?\n")
     assert sorted(p.name for p in (fixture_home / "sessions").iterdir()) == before
 
 
 def test_an_ambiguous_prefix_is_plain_not_found(cli, fixture_home):
     result = cli("--home", fixture_home, "session", "delete", "history_", "--yes")
     assert (result.exit_code, result.stderr) == (3, f"praisonmem: error: no session 'history_' in any store of "
-                                                    f"{fixture_home / 'sessions'} (json, unified, legacy-run)\n")
+                                                    f"{fixture_home / 'sessions'} (json)\n")
 
 
 def test_a_second_adopt_says_the_agent_is_already_adopted_and_where(cli, tmp_path, monkeypatch):

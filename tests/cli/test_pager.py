@@ -116,8 +116,8 @@ def test_a_long_listing_is_paged_with_its_notes_after_the_table_and_json_never(t
     code, screen = on_a_terminal(args, tmp_path, {"PAGER": pager}, lines=10, columns=80)
     assert (code, screen) == (0, "")
     text = SGR.sub("", paged.read_text(encoding="utf-8")).splitlines()
-    assert text[0] == "ID                                    AGENT     TITLE     MSGS  UPDATED"
-    assert text[-2:] == ["praisonmem: not shown in 80 columns: USER, ARCHIVED, CREATED, SCOPE, MODEL,",
+    assert text[0] == "ID                                    AGENT     MSGS  UPDATED           SCOPE"
+    assert text[-2:] == ["praisonmem: not shown in 80 columns: USER, TITLE, ARCHIVED, CREATED, MODEL,",
                          "  TOKENS, COST; --wide shows every column, --columns picks them"]
     paged.unlink()
     code, screen = on_a_terminal(args + ["--json"], tmp_path, {"PAGER": pager}, lines=10)

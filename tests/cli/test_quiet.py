@@ -61,7 +61,9 @@ def test_a_damaged_backup_under_quiet_says_so_in_one_line_and_exits_1(cli, tmp_p
     made = cli("--home", tmp_path / "home", "--memory-dir", memory, "backup", "create", "-o", tmp_path / "out",
                "--include", "memory", "-q")
     assert (made.exit_code, made.stdout) == (1, "")
-    assert made.stderr == "praisonmem: warning: backup written but incomplete\n"
+    problem = "invalid JSON: unterminated string starting at line 1 column 25"
+    assert made.stderr == ("praisonmem: warning: backup written but incomplete: this file does not parse, archived "
+                           f"as it is and marked damaged: {memory / 'u' / 'long_term.json'} ({problem})\n")
 
 
 def test_a_failed_change_under_quiet_is_still_reported(cli, fixture_home):

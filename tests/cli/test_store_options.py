@@ -104,5 +104,5 @@ def test_watch_and_tail_take_the_options_and_say_what_they_follow(cli, fixture_h
                "sqlite:///PATH, postgresql://... or mysql://...)\n")
     elsewhere = cli("session", command, "leaky", "--store", team_store, "--table-prefix", "team_")
     assert (elsewhere.exit_code, elsewhere.stdout, elsewhere.stderr) == (
-        2, "", f"praisonmem: error: --store {team_store}: session watch follows the home's stores (json, "
-               "sessions.db, project:<id>, unified, legacy-run), not a store elsewhere\n")
+        2, "", f"praisonmem: error: --store {team_store}: session watch follows the home's stores (this home has: "
+               "json), not a store elsewhere\n")

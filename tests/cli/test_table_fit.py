@@ -94,11 +94,16 @@ def copyable(cli, world, command: str) -> tuple[list[str], list[str]]:
     if command == "memory list":
         args = ["memory", "list", "--user-id", "alice"]
         return args, [str(r["item"]["id"]) for r in cli(*args, "--json").json()]
+    if command == "locate":  # each store's path and the command that reaches it
+        args = [*home, "locate", str(world["home"])]
+        stores = cli(*args, "--json").json()["stores"]
+        return args, [r["path"] for r in stores] + [r["command"] for r in stores if r["command"]]
     args = [*home, "learn", "list"]
     return args, [r["id"] for r in cli(*args, "--json").json()]
 
 
-COMMANDS = ["session list", "workspace paths", "upsonic sessions", "backup list", "memory list", "learn list"]
+COMMANDS = ["session list", "workspace paths", "upsonic sessions", "backup list", "memory list", "learn list",
+            "locate"]
 
 
 @pytest.mark.parametrize("columns", WIDTHS)
@@ -125,6 +130,10 @@ def test_text_columns_are_cut_at_a_word_boundary_with_an_ellipsis(cli, world, co
     code, lines = on_a_terminal(["--home", str(world["home"]), "session", "list"], world["project"], columns)
     assert code == 0
     row = next(line for line in lines if line.startswith(LONG_ID))
+    if columns <= 100:  # a 50-cell id leaves room for MSGS, UPDATED (and SCOPE, AGENT) but not a title: said so
+        assert "Planning" not in row and any(line.startswith("praisonmem: not shown in") and "TITLE" in line
+                                             for line in lines), lines
+        return
     cut = re.search(r"  (Planning[^…]*)…", row)  # the title cell, not the agent cell ("Travel Planning …")
     assert cut is not None, row
     shown = cut.group(1)
@@ -202,3 +211,14 @@ def test_comfort_columns_stay_only_while_the_text_keeps_room_to_be_read():
     assert plan(55) == fit.Layout([0, 2], [20, 33], dropped=("EXTRA",))  # TEXT would get 23 < COMFORT
     assert plan(56) == fit.Layout([0, 1, 2], [20, 8, 24])
     assert fit.lay_out(headers, rows, truncate=["TEXT"], optional=["EXTRA"], width=40).keep == [0, 1, 2]
+
+
+def test_comfort_columns_are_not_shown_once_a_text_column_is_gone():
+    """A column shown only while the text keeps room to be read has no place once the text itself was left out
+    (a session list beside long ids: USER must not take the place of the title)."""
+    headers = ["ID", "EXTRA", "TEXT"]
+    rows = [["x" * 20, "eee", "t" * 40]]
+    layout = fit.lay_out(headers, rows, truncate=["TEXT"], optional=["EXTRA", "TEXT"], comfort=["EXTRA"], width=26)
+    assert layout == fit.Layout([0], [20], dropped=("EXTRA", "TEXT"))
+    assert fit.lay_out(headers, rows, truncate=["TEXT"], optional=["EXTRA", "TEXT"], comfort=["EXTRA"],
+                       width=60) == fit.Layout([0, 1, 2], [20, 5, 31])

@@ -85,12 +85,18 @@ def test_session_list_at_80_columns_exactly(tmp_path):
     ]
 
 
-def test_the_quick_starts_home_at_80_columns_keeps_agent_and_msgs_beside_36_cell_ids(tmp_path):
+def test_the_quick_starts_home_at_80_columns_keeps_agent_msgs_and_scope_beside_36_cell_ids(tmp_path):
+    """Beside a whole UUID there is room for AGENT, MSGS, UPDATED and SCOPE or for a cut title: the title goes
+    (named in the note), the columns that tell sessions apart stay, and every id is whole."""
     lines = screen(["--home", str(EXAMPLES), "session", "list"], tmp_path, 80)
-    assert lines[0] == "ID                                    AGENT     TITLE     MSGS  UPDATED"
-    assert lines[2] == "531bcd72-9714-4bca-8431-340003ceed28            Main…     2     2026-11-30 14:49"
-    assert lines[-2:] == ["praisonmem: not shown in 80 columns: USER, ARCHIVED, CREATED, SCOPE, MODEL,",
+    assert lines[0] == "ID                                    AGENT     MSGS  UPDATED           SCOPE"
+    assert lines[2] == "531bcd72-9714-4bca-8431-340003ceed28            2     2026-11-30 14:49  explicit"
+    assert "history_fea3173a                      Weather…  4     2026-11-30 14:49  other" in lines
+    assert lines[-2:] == ["praisonmem: not shown in 80 columns: USER, TITLE, ARCHIVED, CREATED, MODEL,",
                           "  TOKENS, COST; --wide shows every column, --columns picks them"]
+    assert all(cell_len(line) <= 80 for line in lines)
+    wider = screen(["--home", str(EXAMPLES), "session", "list"], tmp_path, 100)  # room for a title again
+    assert wider[0].split() == ["ID", "AGENT", "TITLE", "MSGS", "UPDATED", "SCOPE"]
 
 
 def test_nothing_is_left_out_when_everything_fits(tmp_path):
@@ -162,9 +168,9 @@ def test_csv_quotes_what_needs_it(cli):
 def test_format_table_when_piped_fits_columns(cli, monkeypatch):
     monkeypatch.setenv("COLUMNS", "60")
     lines = cli("--home", GATEWAY, "session", "list", "--format", "table", "--limit", "2").stdout.splitlines()
-    assert lines[:4] == ["ID           AGENT  TITLE          MSGS  UPDATED", "─" * 60,
-                         "bot_slack_7                        2     2026-11-30 12:00:00",
-                         "proj-sess-1  Coder  Refactor…      2     2026-11-30 11:00:00"]
+    assert lines[:4] == ["ID           AGENT  MSGS  UPDATED              SCOPE", "─" * 55,  # no room for a title
+                         "bot_slack_7         2     2026-11-30 12:00:00  explicit",
+                         "proj-sess-1  Coder  2     2026-11-30 11:00:00  explicit"]
 
 
 @pytest.mark.parametrize("short", ["json", "ndjson"])
@@ -202,11 +208,12 @@ def listings(tmp_path, cli) -> dict[str, list[str]]:
         "backup list": ["backup", "list", str(backups)],
         "config show": ["config", "show"],
         "usage": ["--home", str(EXAMPLES), "usage"],
+        "locate": ["--home", str(EXAMPLES), "locate", str(EXAMPLES)],
     }
 
 
 LISTINGS = ["session list", "memory list", "memory search", "memory users", "memory providers", "episodic get",
-            "learn list", "upsonic sessions", "backup list", "config show", "usage"]
+            "learn list", "upsonic sessions", "backup list", "config show", "usage", "locate"]
 
 
 @pytest.mark.parametrize("name", LISTINGS)
@@ -264,7 +271,7 @@ def test_conflicting_formats_without_json_are_one_plain_line(cli):
 def test_a_format_not_known_and_columns_with_json_are_usage_errors(cli):
     bad = cli("--home", EXAMPLES, "session", "list", "--format", "xml")
     assert (bad.exit_code, bad.stdout) == (2, "")
-    assert bad.stderr == ("praisonmem: error: Invalid value for '--format': 'xml' is not one of 'table', 'tsv', "
+    assert bad.stderr == ("praisonmem: error: invalid value for '--format': 'xml' is not one of 'table', 'tsv', "
                           "'csv', 'json', 'ndjson'. (see 'praisonmem session list --help')\n")
     both = cli("--home", EXAMPLES, "session", "list", "--json", "--columns", "id")
     assert both.exit_code == 2

@@ -86,9 +86,8 @@ def test_watch_json_streams_every_turn_a_library_writer_appends_in_order_once(tm
             out, err = watch.communicate(timeout=30)
         finally:
             watch.kill()
-        # exit 130 and the one line every Ctrl-C gets (the JSON error object with --json); nothing more on stdout
-        assert watch.returncode == 130 and out == b""
-        assert json.loads(err) == {"error": {"code": "interrupted", "message": "interrupted", "exit_code": 130}}
+        # exit 130 and nothing more on stdout; no error object: Ctrl-C is how a watch ends
+        assert (watch.returncode, out, err) == (130, b"", b"")
         records = [json.loads(line) for line in [seed] + lines]
         assert [r["content"] for r in records] == ["seed"] + [f"turn-{i}" for i in range(TURNS)]
         assert [r["index"] for r in records] == list(range(TURNS + 1))

@@ -39,7 +39,7 @@ def test_no_command_bypasses_the_table_with_typer_exit(path):
 def test_io_failure_is_one_line_naming_the_path_and_what_was_being_done():
     assert errors.io_failure("/x", PermissionError(13, "Permission denied")).message == "/x: permission denied"
     assert errors.io_failure("/x", OSError(28, "No space left on device"), "write failed",
-                             then="nothing changed").message == "/x: write failed: No space left on device; nothing changed"
+                             then="nothing changed").message == "/x: write failed: no space left on device; nothing changed"
     assert errors.io_failure("/d", IsADirectoryError(21, "Is a directory")).message == "/d: is a directory, not a file"
     assert errors.io_failure("/x", OSError(5, "I/O error")).exit_code == errors.EXIT_IO
 

@@ -104,7 +104,14 @@ def create_command(
     if result["not_backed_up"] and not result["damaged"]:
         return EXIT_PROBLEMS
     if result["damaged"]:
-        warn("backup written but incomplete" + (", so no old backup was deleted" if plan.keep else ""), always=True)
+        kept = ", so no old backup was deleted" if plan.keep else ""
+        if quiet():  # the one line -q leaves: which files, and why, whole
+            files = "; ".join(f"{d['file']} ({d['problem']})" for d in result["damaged"])
+            many = len(result["damaged"]) > 1
+            warn(f"backup written but incomplete{kept}: {'these files do' if many else 'this file does'} not parse, "
+                 f"archived as {'they are' if many else 'it is'} and marked damaged: {files}", always=True)
+        else:
+            warn("backup written but incomplete" + kept, always=True)
         return EXIT_PROBLEMS
     return EXIT_OK
 

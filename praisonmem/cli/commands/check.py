@@ -96,7 +96,7 @@ def _secrets(state: State, homes: list[str], level: str, upsonic_db: str | None,
     from praisonmem.cli.render.secrets import render_findings, summary, warn_unscanned
 
     report = check.scan_secrets(state.paths, homes, level=level, upsonic_db=upsonic_db or state.setting("upsonic.db"),
-                                timeout=state.lock_timeout)
+                                timeout=state.lock_timeout, configured=upsonic_db is None)
     out = state.output(as_json)
     if not out.document(report.to_json()):
         render_findings(out, report.findings, report.unreadable, report.raw)

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from praisonmem.cli.options import JsonFlag
+from praisonmem.cli.options import JsonFlag, NdjsonFlag, table_options
 from praisonmem.cli.output import warn
 from praisonmem.cli.state import state_of
 from praisonmem.core import locate
@@ -24,6 +24,7 @@ def locate_command(
     connect: Annotated[bool, typer.Option("--connect", help="Check that each configured server answers (a few "
                                                             "seconds each) and say why not.")] = False,
     as_json: JsonFlag = False,
+    as_ndjson: NdjsonFlag = False,
 ) -> int:
     """List every PraisonAI, praisonai, Upsonic and mem0 store on this machine.
 
@@ -41,6 +42,9 @@ def locate_command(
     checks them. No symbolic link is followed; .git, node_modules,
     __pycache__ and virtualenvs are skipped. Changes nothing on disk.
     Exits 1 when a directory could not be read (each named on stderr).
+    --columns picks among the stores' columns (the servers are then left
+    out: --json lists them); --ndjson prints one object a line, each store's
+    and each server's with "record": "store" or "server".
 
     Example:
 
@@ -50,16 +54,22 @@ def locate_command(
     state = state_of(ctx)
     report = locate.locate(state.paths, state.settings, dirs or [], depth=depth, connect=connect,
                            timeout=state.lock_timeout)
-    out = state.output(as_json)
-    if not out.document(report.to_json()):
-        from praisonmem.cli.render.locate import render_report
-
+    out = state.output(as_json, as_ndjson)
+    if out.as_ndjson:  # one stream of both kinds, each record saying which it is
+        out.ndjson([{"record": "store", **s.to_json()} for s in report.stores] +
+                   [{"record": "server", **s.to_json()} for s in report.servers])
+    if not out.machine or out.as_ndjson:  # the JSON document lists them; a stream of records does not
         for skipped in report.skipped:
             warn(f"cannot read {skipped.path}: {skipped.reason}", always=True)
+    if not out.machine:
+        from praisonmem.cli.render.locate import render_report
+
         render_report(out, report)
+    elif not out.as_ndjson:
+        out.json(report.to_json())
     return EXIT_PROBLEMS if report.failed else EXIT_OK
 
 
 # A one-command app, so that the root can load `locate` as it loads the groups.
 app = typer.Typer(add_completion=False)
-app.command("locate")(locate_command)
+app.command("locate")(table_options(locate_command))

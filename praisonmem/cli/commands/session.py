@@ -15,7 +15,7 @@ import typer
 
 from praisonmem.cli.options import (DryRunFlag, JsonFlag, LimitOption, NdjsonFlag, SchemaOption, StoreChoice,
                                     TablePrefixOption, YesFlag, paged, store_options, table_options)
-from praisonmem.cli.output import binary_stdout, note, render_outcome, report_written, showing, warn
+from praisonmem.cli.output import binary_stdout, note, plural, render_outcome, report_written, showing, warn
 from praisonmem.cli.progress import file_progress
 from praisonmem.cli.prompts import confirm_and_run
 from praisonmem.cli.state import state_of
@@ -685,7 +685,7 @@ def watch_command(
     lock is taken, so the agent is never held up. It follows the home's own
     stores. --json prints one message object a line (session export
     --format jsonl's records), flushed as it comes. Ctrl-C ends it (exit
-    130 and the one line 'interrupted', as any Ctrl-C).
+    130, with no error line: it is how a watch ends).
 
     Example:
 
@@ -745,7 +745,12 @@ def _follow(ctx: typer.Context, session: str, tail: int, store: StoreChoice, as_
                     sys.stdout.flush()
             if not forever:
                 return 0
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # how a watch ends: exit 130, and nothing said about it
+        if not forever:  # a tail stopped half-way was interrupted
+            raise
+        from praisonmem.cli import interrupts
+
+        interrupts.stopped()
         sys.stdout.flush()
         return EXIT_INTERRUPTED
     return 0
@@ -787,9 +792,10 @@ def migrate_command(
     rerun, and a rerun copies nothing new. A session --to already holds with
     other content is overwritten only when the copy there is older, unless
     --on-conflict replace. --table-prefix and --schema apply to each side
-    that is a conversation store. Shows a progress bar on a terminal, and a
-    summary line (sessions, messages, seconds) on stderr; --json prints the
-    summary with one record per session. --move and --on-conflict replace
+    that is a conversation store. Shows a progress bar on a terminal, one
+    line per session copied ("would copy" with --dry-run) on stdout, and a
+    summary line (sessions, messages, seconds; that --verify passed) on
+    stderr; --json prints the summary with one record per session. --move and --on-conflict replace
     ask for confirmation (or --yes). Turns waiting for a session in the
     spill dir go across merged into it, as the library's next load would
     merge them; --move deletes them with the source session.
@@ -820,5 +826,26 @@ def migrate_command(
             note(f"skipped {record['session_id']}: {record['reason']}")
     if out.machine:
         out.json({**report.summary(), "records": report.records})
+    else:
+        for line in _migrated_lines(report.records):
+            out.line(line)
     note(report.line())
+    verified = sum(1 for record in report.records if record.get("verified"))
+    if verified:
+        note(f"verified: {plural(verified, 'session')} read back from --to with the same message count and content "
+             "hash")
     return report.exit_code
+
+
+_MIGRATED = {"copied": "copied", "replaced": "replaced", "would-copy": "would copy", "would-replace": "would replace"}
+
+
+def _migrated_lines(records: list[dict[str, Any]]) -> list[str]:
+    """One line per session migrate wrote (or, on a dry run, would write) into --to."""
+    lines = []
+    for record in records:
+        said = _MIGRATED.get(record["action"])
+        if said is not None:
+            moved = ", deleted from --from" if record.get("moved") else ""
+            lines.append(f"{said} {record['session_id']} ({plural(record['messages'], 'message')}{moved})")
+    return lines

@@ -11,6 +11,7 @@ from praisonmem.cli.output import note, warn
 from praisonmem.cli.progress import file_progress
 from praisonmem.cli.state import state_of
 from praisonmem.core import usage
+from praisonmem.core.errors import EXIT_OK, EXIT_PROBLEMS
 
 
 def usage_command(
@@ -35,7 +36,7 @@ def usage_command(
                                                        "short for --format csv.")] = False,
     as_json: JsonFlag = False,
     as_ndjson: NdjsonFlag = False,
-) -> None:
+) -> int:
     """Report the tokens, cost and turns the sessions recorded, with totals.
 
     The figures are what each session's writer recorded, never estimated:
@@ -52,7 +53,8 @@ def usage_command(
     Periods are UTC, of each session's last write. A session the JSON files
     and sessions.db both hold counts once (the copy written last among
     those that recorded usage). Unreadable
-    sessions are reported on stderr and left out. On a terminal, a bar chart
+    sessions are reported on stderr and left out; so is the configured
+    upsonic.db when its server cannot be reached (exit 1). On a terminal, a bar chart
     of the tokens per period follows the table.
 
     Example:
@@ -68,18 +70,23 @@ def usage_command(
                                     upsonic_db=upsonic_db, timeout=state.lock_timeout, progress=progress)
     for bad in report.unreadable:
         warn(f"skipped unreadable session {bad['file']} ({bad['store']}): {bad['error']}")
+    for down in report.unreachable:
+        said = down["error"] if down["store"] in down["error"] else f"{down['store']}: {down['error']}"
+        warn(f"the configured upsonic.db is left out: {said}; the rest is reported", always=True)
+    code = EXIT_PROBLEMS if report.unreachable else EXIT_OK
     if out.format == "csv":
         from praisonmem.cli.render.usage import render_csv
 
         render_csv(report, out.columns)
-        return
+        return code
     if out.records(report.to_json()["rows"]) if out.as_ndjson else out.document(report.to_json()):
-        return
+        return code
     from praisonmem.cli.render.usage import render_report
 
     if report.missing:
         note(report.missing)
     render_report(out, report)
+    return code
 
 
 # A one-command app, so that the root can load `usage` as it loads the groups.

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from praisonmem.cli.output import Output, fmt_time
+from praisonmem.cli.output import Output, fmt_time, note
 from praisonmem.core import locate
 
 STORE_HEADERS = ("PATH", "KIND", "LIBRARY", "HOLDS", "SIZE", "MODIFIED", "FLAGS", "COMMAND")
@@ -44,11 +44,15 @@ def reachable(server: locate.Server) -> str:
 
 
 def render_report(out: Output, report: locate.Report) -> None:
-    if report.stores:
+    """The stores' table, the servers' (not with ``--columns``, which names the stores' columns), and a summary
+    line: on stdout under a terminal's table, on stderr otherwise (a TSV or CSV stream is its rows alone)."""
+    if report.stores or out.columns is not None:
         hidden = () if any(s.flags for s in report.stores) else ("FLAGS",)
         out.table(STORE_HEADERS, [store_row(s, out.tty) for s in report.stores], optional=STORE_OPTIONAL,
                   hidden=hidden)
-    if report.servers:
+    if report.servers and out.columns is not None:
+        note(f"{len(report.servers)} configured server(s) not shown with --columns (--json lists them)")
+    elif report.servers:
         if report.stores:
             out.line("")
         out.table(SERVER_HEADERS, [[s.url, s.kind, s.source, reachable(s), s.command or ""] for s in report.servers],
@@ -57,4 +61,7 @@ def render_report(out: Output, report: locate.Report) -> None:
     parts = [f"{len(report.stores)} store(s)", f"{flagged} flagged", f"{len(report.servers)} server(s)"]
     if report.skipped:
         parts.append(f"{len(report.skipped)} path(s) not read")
-    out.line(", ".join(parts), style="dim")
+    if out.tty and out.table_format == "table":
+        out.line(", ".join(parts), style="dim")
+    else:
+        note(", ".join(parts))

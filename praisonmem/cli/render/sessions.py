@@ -8,9 +8,11 @@ from praisonmem.cli.output import Output, fmt_cost, fmt_time, fmt_value
 
 HEADERS = ["ID", "AGENT", "USER", "TITLE", "MSGS", "ARCHIVED", "CREATED", "UPDATED", "SCOPE", "MODEL", "TOKENS",
            "COST", "SPILLED", "STORE", "PAIR"]
-# Dropped in this order when the table does not fit the terminal even with AGENT and TITLE cut short (ID, TITLE
-# and UPDATED always stay; ID and UPDATED are never cut).
-OPTIONAL = ["CREATED", "COST", "TOKENS", "MODEL", "ARCHIVED", "USER", "PAIR", "STORE", "SCOPE", "AGENT", "MSGS"]
+# Dropped in this order when the table does not fit the terminal even with AGENT and TITLE cut short (ID and
+# UPDATED always stay, and are never cut). TITLE goes before SCOPE, AGENT and MSGS: beside 36-cell UUID ids an
+# 80-column terminal has room for those four or for a cut title, and they are what tells sessions apart.
+OPTIONAL = ["CREATED", "COST", "TOKENS", "MODEL", "ARCHIVED", "USER", "PAIR", "STORE", "TITLE", "SCOPE", "AGENT",
+            "MSGS"]
 # ... and these only while TITLE keeps room to be read: AGENT, MSGS, SCOPE and STORE narrow it first.
 COMFORT = OPTIONAL[:7]
 

@@ -62,6 +62,8 @@ def lay_out(headers: Sequence[str], rows: Sequence[Sequence[str]], *, truncate: 
         return Layout(list(range(len(headers))), natural, records=True)
     wanted = sorted((i for i, h in enumerate(headers) if h in rank), key=lambda i: -rank[headers[i]])
     for i in [i for i in wanted if headers[i] not in comfort] + [i for i in wanted if headers[i] in comfort]:
+        if headers[i] in comfort and any(h in truncate and j not in keep for j, h in enumerate(headers)):
+            continue  # a text column is gone already: there is no room to be comfortable in
         if need(sorted(keep + [i]), COMFORT if headers[i] in comfort else MIN_TEXT) <= width:
             keep = sorted(keep + [i])
     widths = {i: floor(i) for i in keep}

@@ -57,7 +57,7 @@ from praisonmem import __version__
 from praisonmem.core import learn, memory
 from praisonmem.core.backup import chroma, sqlite
 from praisonmem.core.backup.archive import FORMAT, MANIFEST, read_manifest
-from praisonmem.core.errors import IOFailure, NotFound, PraisonMemError, TargetExists, UsageError, io_failure
+from praisonmem.core.errors import IOFailure, NotFound, PraisonMemError, TargetExists, UsageError, io_failure, os_reason
 from praisonmem.core.io import fastjson, jsonfile, outfile
 from praisonmem.core.io.safetext import json_safe
 from praisonmem.core.layout import (CHROMA, JSON, LEARN, LEARN_DB, MEMORY, ROOT_NAMES, SESSIONS, SKIPPED_SUFFIXES, STORE_DATABASES, Kind,
@@ -136,7 +136,7 @@ def _tree(root: str, prefix: str, top: Path, inside: tuple[str, ...]) -> tuple[l
                 items = sorted(scan, key=lambda item: item.name)
         except OSError as exc:
             left.append(LeftOut(prefix + "".join(f"{p}/" for p in parts), directory,
-                                f"cannot be read: {exc.strerror or exc}"))
+                                f"cannot be read: {os_reason(exc)}"))
             return
         for item in items:
             at = (*parts, item.name)

@@ -24,15 +24,26 @@ FILE_MEMORY_TIERS = (("short_term", SHORT_TERM), ("long_term", LONG_TERM))
 
 
 def scan_secrets(paths: Paths, homes: list[str] | None = None, *, level: str = "standard",
-                 upsonic_db: str | None = None, timeout: float = 5.0) -> Any:
+                 upsonic_db: str | None = None, timeout: float = 5.0, configured: bool = False) -> Any:
     """Every secret in ``paths`` (or each of ``homes``) and in the Upsonic database ``upsonic_db``: a
-    :class:`praisonmem.core.secrets.ScanReport`."""
-    store = None
+    :class:`praisonmem.core.secrets.ScanReport`. ``configured``: the database is the config's, not the command
+    line's, so a server that cannot be reached is named as not scanned (failing the scan) and the rest is scanned."""
+    from praisonmem.core.errors import IOFailure
+
+    report = scan_everything(paths, level=level, homes=homes)
     if upsonic_db:
         from praisonmem.core import upsonic
 
-        store = upsonic.open_store(upsonic_db, timeout=timeout)
-    return scan_everything(paths, level=level, upsonic=store, homes=homes)
+        try:
+            scan_upsonic(upsonic.open_store(upsonic_db, timeout=timeout), secrets.level_of(level), report)
+        except IOFailure as exc:
+            if not configured:
+                raise
+            from praisonmem.core.io.pgurl import redact
+
+            shown = redact(str(upsonic_db))
+            report.not_scanned("upsonic.db" if shown in exc.message else f"upsonic.db {shown}", exc.message)
+    return report
 
 
 def scan_memory(base: Path, level: Level, report: ScanReport) -> None:
@@ -76,7 +87,7 @@ def scan_sqlite_memory(project_dir: Path, level: Level, report: ScanReport) -> N
             try:
                 rows = mem.all(tier)
             except PraisonMemError as exc:
-                report.unreadable.append(f"{path}: {exc.message}")
+                report.not_scanned(path, exc.message)
                 continue
             report.scanned["memory_items"] = report.scanned.get("memory_items", 0) + len(rows)
             for row in rows:
@@ -127,7 +138,7 @@ def scan_chroma(project_dir: Path, level: Level, report: ScanReport) -> None:
             else:
                 records = [(knowledge.DB_NAME, r) for r in store.records()]
         except PraisonMemError as exc:
-            report.unreadable.append(f"{path}: {exc.message}")
+            report.not_scanned(path, exc.message)
             continue
         report.scanned["memory_items"] = report.scanned.get("memory_items", 0) + len(records)
         for name, record in records:

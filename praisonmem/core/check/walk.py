@@ -738,6 +738,8 @@ def classify(path: Path) -> str:
             return "memory_user"
         if path.name == layout.MEMORY or any(memory.looks_like_user(Path(e)) for e in _entries(path) if e.is_dir()):
             return "memory_base"
+        if not _entries(path):  # a CI job must not pass by checking nothing, nor fail as if it were misused
+            raise NotFound(f"nothing to check: {path} is an empty directory")
     raise UsageError(f"{path}: not a PraisonAI home, sessions, spill, learn or FileMemory path, nor a project "
                      "holding .praisonai/memory")
 

@@ -1,40 +1,46 @@
 """What the forget adapters share when they read a store: whether a record is the subject's (its own fields or
-its metadata), whether ``--before`` takes it, and which of its texts the proof may look for afterwards."""
+its metadata, where the libraries record a user, a session or an agent), whether ``--before`` takes it, which of
+its texts the proof may look for afterwards, and the files of an SQLite store (with the scrub an interrupted write
+owes)."""
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 from praisonmem.core.errors import NotFound, PraisonMemError
-from praisonmem.core.forget.model import MIN_NEEDLE, StorePlan, Subject, SubjectKind
+from praisonmem.core.forget.model import MIN_NEEDLE, Action, Erasure, StorePlan, Subject, SubjectKind
+from praisonmem.core.io.timeutil import epoch_of
 
 # the agent's name or id in a record's metadata, as the libraries' callers put it there
 AGENT_KEYS = ("agent_id", "agent_name", "agent")
+SQLITE_SIDECARS = ("-wal", "-shm", "-journal")
+SCRUB = "scrub"  # the key of the erasure that finishes an interrupted write's scrub of an SQLite file
 
 
-def older(subject: Subject, epoch: float | None) -> bool | None:
-    """Whether a record of time ``epoch`` (seconds) falls under ``--before``: True without one; None when the
-    record has no time (it is left alone, and the plan says so)."""
+def older(subject: Subject, when: Any) -> bool | None:
+    """Whether a record of time ``when`` (seconds, or an ISO 8601 text: naive is UTC, as the libraries write it)
+    falls under ``--before``: True without one; None when the record has no time (it is left alone, and the plan
+    says so where it counts them)."""
     if subject.before is None:
         return True
-    if epoch is None:
+    seconds = _seconds(when)
+    if seconds is None:
         return None
-    return float(epoch) < subject.before.timestamp()
+    return seconds < subject.before.timestamp()
 
 
-def epoch_of(value: Any) -> float | None:
-    """A record's time as seconds: a number, or an ISO 8601 text (naive: UTC, as the libraries write it)."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        return float(value)
-    if isinstance(value, str) and value:
-        from praisonmem.core.io.timeutil import epoch_of as parse
-
-        return parse(value)
-    return None
+def _seconds(value: Any) -> float | None:
+    seconds = epoch_of(value)
+    if seconds is None and value is not None and not isinstance(value, (str, bool)):
+        try:
+            return float(value)  # a database driver's Decimal
+        except (TypeError, ValueError):
+            return None
+    return seconds
 
 
 def distinctive(texts: Iterable[Any], kept: Sequence[str] = ()) -> tuple[str, ...]:
@@ -67,7 +73,8 @@ def contents(value: Any) -> list[str]:
 
 
 def strings(value: Any) -> list[str]:
-    """Every string value inside a JSON value (keys left out)."""
+    """Every string value inside a JSON value (keys left out: they are the schema's, the same in everybody's
+    records)."""
     if isinstance(value, str):
         return [value]
     if isinstance(value, dict):
@@ -86,6 +93,13 @@ def variants(needles: Sequence[str]) -> list[str]:
             if form and form not in out:
                 out.append(form)
     return out
+
+
+def needles(texts: Iterable[Any], *ids: Any) -> tuple[str, ...]:
+    """The texts of :data:`~praisonmem.core.forget.model.MIN_NEEDLE` characters or more, then the identifiers
+    (whatever their length: the proof decides what it can look for), each once, in order."""
+    found = [t for t in texts if isinstance(t, str) and len(t) >= MIN_NEEDLE]
+    return tuple(dict.fromkeys(found + [str(i) for i in ids if i not in (None, "")]))
 
 
 def names_subject(record: Any, subject: Subject) -> bool:
@@ -117,3 +131,28 @@ def guarded(plan: StorePlan, read: Callable[[], None]) -> StorePlan:
 def before_note(plan: StorePlan, subject: Subject, undated: int, what: str) -> None:
     if undated and subject.before is not None:
         plan.notes.append(f"{undated} {what} without a time left alone (--before cannot place them)")
+
+
+def metadata_names(subject: Subject, metadata: Any) -> bool:
+    """Whether a record's metadata alone names the subject, where praisonaiagents and Upsonic record it (its value
+    compared as text: a number stored for an id names the same subject)."""
+    if not isinstance(metadata, dict):
+        return False
+    keys = {SubjectKind.user: ("user_id",), SubjectKind.session: ("session_id",),
+            SubjectKind.agent: ("agent_id", "agent_name")}[subject.kind]
+    return any(metadata.get(k) is not None and str(metadata.get(k)) == subject.value for k in keys)
+
+
+def sqlite_files(db: Path) -> list[Path]:
+    return [db] + [Path(f"{db}{tail}") for tail in SQLITE_SIDECARS if os.path.exists(f"{db}{tail}")]
+
+
+def scrubs(db: Path) -> list[Erasure]:
+    """An erasure that rolls back and vacuums an SQLite file a write was killed in (a hot journal, or ``-wal``
+    frames nobody checkpointed): the pages from before its delete, deleted text among them, are still there even
+    when no row of the subject is left to plan."""
+    from praisonmem.core.io.sqlite import hot_journal, residue
+
+    if hot_journal(db) or residue(db, free_pages=False):
+        return [Erasure(SCRUB, f"{db.name}: old page versions an interrupted write left", Action.rewrite)]
+    return []

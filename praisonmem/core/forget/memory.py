@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from praisonmem.core.errors import NotFound, PraisonMemError
-from praisonmem.core.forget.matching import SCRUB, names_subject, needles, older, scrubs, sqlite_files, strings
+from praisonmem.core.forget.match import SCRUB, metadata_names, needles, older, scrubs, sqlite_files, strings
 from praisonmem.core.forget.model import Action, Erasure, ForgetStore, StorePlan, Subject, SubjectKind, Where
 from praisonmem.core.io import jsonfile
 
@@ -121,7 +121,7 @@ class FileMemoryForget(_Store):
 
     def _items(self, plan: StorePlan, subject: Subject, name: str, user: Any, own: bool) -> None:
         def wanted(item: Any) -> bool:
-            return isinstance(item, dict) and (own or names_subject(subject, item.get("metadata"))) \
+            return isinstance(item, dict) and (own or metadata_names(subject, item.get("metadata"))) \
                 and older(subject, item.get("created_at"))
 
         lists = [n for n in TIERS if user.path(n).is_file()] + [f"episodic/{d}.json" for d in user.episodic_dates()]
@@ -146,7 +146,7 @@ class FileMemoryForget(_Store):
             if subject.kind == SubjectKind.session:
                 hit = path.stem == subject.value
             else:
-                hit = own or names_subject(subject, meta) or (
+                hit = own or metadata_names(subject, meta) or (
                     subject.kind == SubjectKind.user and isinstance(doc, dict) and doc.get("user_id") == subject.value)
             rel = f"sessions/{path.name}"
             if hit and older(subject, doc.get("saved_at") if isinstance(doc, dict) else None):
@@ -232,7 +232,7 @@ class SqliteMemoryForget(_Store):
         plan = self._plan(files=sqlite_files(self.db), erasures=scrubs(self.db))
         for row_id, content, metadata, stamp in self._memory().rows(self.tier, committed=True):
             meta = _json(metadata)
-            if (own or names_subject(subject, meta)) and older(subject, stamp):
+            if (own or metadata_names(subject, meta)) and older(subject, stamp):
                 plan.erasures.append(Erasure(f"{self.tier}#{row_id}", f"SQLite memory {self.db.name}: row {row_id}",
                                              Action.remove, needles([content, *strings(meta)])))
         return plan
@@ -279,7 +279,7 @@ class LearnFilesForget(_Store):
                                                  needles(strings(kept), *(e.get("id") for e in kept))))
                 else:
                     for entry in kept:
-                        if (own or names_subject(subject, entry.get("metadata"))) and older(subject,
+                        if (own or metadata_names(subject, entry.get("metadata"))) and older(subject,
                                                                                            entry.get("created_at")):
                             plan.erasures.append(Erasure(f"{label}#{entry.get('id')}", f"learn entry {entry.get('id')} "
                                                          f"in {label}", Action.rewrite,
@@ -337,7 +337,7 @@ class LearnSqliteForget(_Store):
         unowned = 0
         for row in found:
             meta = row.entry.get("metadata")
-            if names_subject(subject, meta) and older(subject, row.entry.get("created_at")):
+            if metadata_names(subject, meta) and older(subject, row.entry.get("created_at")):
                 plan.erasures.append(Erasure(f"{row.store}#{row.entry.get('id')}", f"learn entry {row.entry.get('id')}"
                                              f" in {self.db.name} '{row.store}'", Action.rewrite,
                                              needles(strings(row.entry), row.entry.get("id"))))

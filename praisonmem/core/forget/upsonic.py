@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from praisonmem.core.errors import PraisonMemError
-from praisonmem.core.forget.matching import SCRUB, needles, older, scrubs, sqlite_files, strings
+from praisonmem.core.forget.match import SCRUB, needles, older, scrubs, sqlite_files, strings
 from praisonmem.core.forget.model import Action, Erasure, ForgetStore, StorePlan, Subject, SubjectKind, Where
 
 KINDS = {"upsonic-sqlite": "sqlite", "upsonic-json": "json", "upsonic": "sqlite"}

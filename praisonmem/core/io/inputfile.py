@@ -20,7 +20,7 @@ import os
 import stat
 from typing import BinaryIO
 
-from praisonmem.core.errors import IOFailure, NotFound, NotRegularFile, Refused, UsageError, io_failure
+from praisonmem.core.errors import IOFailure, NotFound, NotRegularFile, Refused, UsageError, io_failure, os_reason
 
 STDIN = "-"
 # The most praisonmem reads from one input file: the one documented limit (docs/exit-codes-and-json.md, "Input size").
@@ -37,7 +37,7 @@ def read_source(source: str | os.PathLike[str], *, limit: int | None = None) -> 
         try:
             return _bounded(sys.stdin.buffer, STDIN, limit)
         except OSError as exc:  # closed (``<&-``), or opened for writing only
-            reason = "standard input is closed" if exc.errno == errno.EBADF else f"standard input: {exc.strerror or exc}"
+            reason = "standard input is closed" if exc.errno == errno.EBADF else f"standard input: {os_reason(exc)}"
             raise IOFailure(reason) from exc
     return read_regular(source, limit=limit)
 

@@ -98,13 +98,20 @@ def parse(raw: bytes, path: str | os.PathLike[str]) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise CorruptFile(
-            str(path), f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
-        ) from exc
+        raise CorruptFile(str(path), decode_problem(exc)) from exc
     except RecursionError as exc:
         raise CorruptFile(str(path), "JSON nested too deeply to read") from exc
     except ValueError as exc:  # an integer of more than sys.get_int_max_str_digits() digits
         raise CorruptFile(str(path), f"a number too long to read ({exc_text(exc)})") from exc
+
+
+def decode_problem(exc: json.JSONDecodeError) -> str:
+    """What is wrong with the JSON and where, in one lower-case clause: the parser's message ends in "at" when its
+    position is meant to follow it ("Unterminated string starting at")."""
+    msg = exc.msg[:1].lower() + exc.msg[1:]
+    if msg.endswith(" at"):
+        return f"invalid JSON: {msg} line {exc.lineno} column {exc.colno}"
+    return f"invalid JSON at line {exc.lineno} column {exc.colno}: {msg}"
 
 
 def exc_text(exc: ValueError) -> str:

@@ -34,7 +34,7 @@ import sqlite3
 import struct
 import sys
 import tempfile
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -434,6 +434,20 @@ def require_store_tables(conn: sqlite3.Connection, path: Path, tables: Mapping[s
     problem = store_tables_problem(conn, tables, required)
     if problem is not None:
         raise Refused(f"{path}: {problem}; not a store as its library writes it, {then}")
+
+
+DELETE_BATCH = 500  # ids bound per statement: under SQLite's oldest limit of 999 host parameters
+
+
+def delete_in(conn: sqlite3.Connection, table: str, column: str, ids: Sequence[object]) -> int:
+    """Delete the rows of ``table`` (an SQL name, quoted by the caller when it needs quoting) whose ``column`` is
+    one of ``ids``, :data:`DELETE_BATCH` ids a statement, inside the caller's transaction; the rows removed."""
+    removed = 0
+    for start in range(0, len(ids), DELETE_BATCH):
+        part = list(ids[start:start + DELETE_BATCH])
+        removed += conn.execute(f"DELETE FROM {table} WHERE {column} IN ({', '.join('?' * len(part))})",
+                                part).rowcount
+    return removed
 
 
 def vacuum_clean(conn: sqlite3.Connection, db: Path, *, always: bool = True) -> list[str]:

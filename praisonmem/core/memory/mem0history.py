@@ -160,7 +160,7 @@ class HistoryDb:
         scrub runs again, so a rerun after a kill finishes the job. The rows removed, and notes."""
         import sqlite3
 
-        from praisonmem.core.io.sqlite import connect_existing, roll_back_journal, translate, vacuum_clean
+        from praisonmem.core.io.sqlite import connect_existing, delete_in, roll_back_journal, translate, vacuum_clean
 
         roll_back_journal(self.path, self.timeout)  # a delete killed mid-way: SQLite puts its pages back first
         conn = connect_existing(self.path, self.timeout)  # never creates the file
@@ -174,10 +174,7 @@ class HistoryDb:
                 if message_ids and self._has_messages(conn):
                     tables.append((MESSAGES, message_ids))
                 for table, ids in tables:
-                    for start in range(0, len(ids), 500):
-                        part = ids[start:start + 500]
-                        removed += conn.execute(f"DELETE FROM {table} WHERE id IN ({', '.join('?' * len(part))})",
-                                                part).rowcount
+                    removed += delete_in(conn, table, "id", ids)
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:

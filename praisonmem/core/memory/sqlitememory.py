@@ -28,7 +28,7 @@ from typing import Any
 
 from praisonmem.core.errors import UsageError
 from praisonmem.core.io.sqlite import (connect_committed, connect_ro, connect_rw, require_store_tables, roll_back_journal,
-                                       translate, vacuum_clean)
+                                       delete_in, translate, vacuum_clean)
 
 TABLES = {"short_term": "short_term_memory", "long_term": "long_term_memory"}
 COLUMNS = ("id", "content", "metadata", "timestamp")  # the adapter's table, each tier's the same
@@ -242,10 +242,7 @@ class SqliteMemoryStore:
                 removed = 0
                 if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
                                 (TABLES[tier],)).fetchone():
-                    for chunk in range(0, len(ids), 500):
-                        part = ids[chunk:chunk + 500]
-                        removed += conn.execute(f"DELETE FROM {TABLES[tier]} WHERE id IN "
-                                                f"({', '.join('?' * len(part))})", part).rowcount
+                    removed = delete_in(conn, TABLES[tier], "id", ids)
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:

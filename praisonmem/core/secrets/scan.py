@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from praisonmem.core.errors import PraisonMemError
+from praisonmem.core.errors import PraisonMemError, os_reason
 from praisonmem.core.layout import QUARANTINED
 from praisonmem.core.secrets.rules import Level
 from praisonmem.core.secrets.walk import Hit, Opaque, masked, raw_hits
@@ -40,6 +40,12 @@ class ScanReport:
     def to_json(self) -> dict[str, Any]:
         return {"ok": not self.failed, "level": self.level, "count": len(self.findings), "scanned": self.scanned,
                 "unreadable": self.unreadable, "raw": self.raw, "findings": self.findings}
+
+    def not_scanned(self, where: str | Path, why: str) -> None:
+        """``<where>: <why>`` among what could not be read, the path once: an I/O error's message starts with it
+        (a database's says which it could not reach)."""
+        where = str(where)
+        self.unreadable.append(why if why == where or why.startswith(f"{where}: ") else f"{where}: {why}")
 
     def count(self, what: str, n: int = 1) -> None:
         self.scanned[what] = self.scanned.get(what, 0) + n
@@ -87,7 +93,7 @@ def scan_quarantined(directories: list[Path], level: Level, report: ScanReport, 
         except (FileNotFoundError, NotADirectoryError):
             continue
         except OSError as exc:
-            report.unreadable.append(f"{directory}: {exc.strerror or exc}")
+            report.not_scanned(directory, os_reason(exc))
             continue
         for name in names:
             report.scan_raw(directory / name, None, level, store=store, record=name)

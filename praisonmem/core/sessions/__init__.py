@@ -50,7 +50,7 @@ _EXPORTS = {
     "search": ("SearchResult",),
     "ops": ("plan_delete", "plan_prune", "rename", "retitle"),
     "adopt": ("plan_adopt",),
-    "histories": ("legacy_sessions",),
+    "histories": ("legacy_sessions", "other_workspace_sessions"),
     "transfer": ("ExportFormat", "OnConflict", "export", "plan_import"),
     "redaction": ("SecretLevel", "plan_redact", "redact_document", "scan_secrets"),
     "watch": ("NewTurn", "Watched"),
@@ -69,7 +69,7 @@ _ALIASES = {"describe_workspace": ("workspace", "describe"), "search_sessions": 
             "index_tables": ("stores.index", "TABLES"),
             "is_conversation_dir": ("stores.locate", "recognise_conversation_dir"),
             # forget: each member store of a home on its own, the one delete, the scrubs a killed write left
-            "member_stores": ("stores.home", "member_stores"), "open_location": ("stores.locate", "open_location"),
+            "member_stores": ("stores.home", "member_stores"), "held_stores": ("stores.home", "held"), "open_location": ("stores.locate", "open_location"),
             "delete_sessions": ("ops", "delete"), "project_label": ("stores.names", "PROJECT"),
             "finish_transcript_scrub": ("stores.sqlite_transcript", "finish_interrupted"),
             "finish_index_scrub": ("stores.index", "finish_scrub"), "forget_index_rows": ("stores.index", "forget_rows"),
@@ -80,7 +80,7 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS, _ALIASES)
 
 if TYPE_CHECKING:
     from praisonmem.core.sessions.adopt import plan_adopt
-    from praisonmem.core.sessions.histories import legacy_sessions
+    from praisonmem.core.sessions.histories import legacy_sessions, other_workspace_sessions
     from praisonmem.core.sessions.stores.index import TABLES as index_tables
     from praisonmem.core.sessions.stores.sqlite_transcript import TABLES as transcript_tables
     from praisonmem.core.sessions.crypto import KEY_ENV, Key
@@ -99,6 +99,7 @@ if TYPE_CHECKING:
     from praisonmem.core.sessions.crypto import opened as opened_session
     from praisonmem.core.sessions.documents import gateway_snapshots
     from praisonmem.core.sessions.ops import delete as delete_sessions
+    from praisonmem.core.sessions.stores.home import held as held_stores
     from praisonmem.core.sessions.stores.home import member_stores
     from praisonmem.core.sessions.stores.index import finish_scrub as finish_index_scrub
     from praisonmem.core.sessions.stores.index import forget_rows as forget_index_rows

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from praisonmem.core.errors import PraisonMemError
 from praisonmem.core.sessions.stores.locate import open_store
-from praisonmem.core.sessions.workspace import agent_name_or_default, history_id, legacy_ids
+from praisonmem.core.sessions.workspace import agent_name_or_default, history_id, legacy_ids, looks_like_history_id
 
 if TYPE_CHECKING:
     from praisonmem.core.paths import Paths
@@ -30,7 +30,27 @@ def workspace_sessions(paths: Paths, workspace: str) -> list[tuple[str, list[Any
     return _history_groups(paths, lambda name: (history_id(workspace, name),))
 
 
-def _history_groups(paths: Paths, ids_of: Callable[[str], Iterable[str]]) -> list[tuple[str, list[Any]]]:
+def other_workspace_sessions(paths: Paths, workspace: str) -> dict[str, list[Any]]:
+    """Each agent's history files that are another workspace's: a history id that is neither ``workspace``'s,
+    the global one nor name-only (``session list --scope other``), so the agent ran in another project of this
+    home too."""
+    def others(name: str) -> _Not:
+        return _Not({history_id(workspace, name), history_id("global", name), *legacy_ids(name).values()})
+
+    return dict(_history_groups(paths, others))
+
+
+class _Not:
+    """Every history id but these (``in``, as :func:`_history_groups` asks)."""
+
+    def __init__(self, ids: set[str]) -> None:
+        self.ids = ids
+
+    def __contains__(self, session_id: object) -> bool:
+        return isinstance(session_id, str) and looks_like_history_id(session_id) and session_id not in self.ids
+
+
+def _history_groups(paths: Paths, ids_of: Callable[[str], Iterable[str] | _Not]) -> list[tuple[str, list[Any]]]:
     from praisonmem.core.sessions.stores.home import refs_named
 
     store = open_store(paths, JSON)

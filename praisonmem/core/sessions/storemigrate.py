@@ -83,7 +83,9 @@ class MigrateReport:
                                                  "skipped", "failed") if s.get(a))
         moved = f", {s['moved']} moved" if s.get("moved") else ""
         return (f"{'dry run: ' if self.dry_run else ''}{s['sessions']} session(s) {self.source} -> {self.target}"
-                f"{': ' + done if done else ''}{moved}; {s['messages']} message(s) written in {s['seconds']:.2f}s")
+                f"{': ' + done if done else ''}{moved}; " + (
+                    f"would write {s['messages']} message(s); nothing written ({s['seconds']:.2f}s)" if self.dry_run
+                    else f"{s['messages']} message(s) written in {s['seconds']:.2f}s"))
 
 
 def canonical(doc: Any) -> bytes:

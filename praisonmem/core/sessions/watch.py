@@ -72,8 +72,14 @@ def watch(paths: Paths, name: str, *, store: str | None = None, tail: int = 10, 
     if is_location(store):
         from praisonmem.core.io import pgurl
 
-        raise UsageError(f"--store {pgurl.redact(str(store))}: session watch follows the home's stores (json, "
-                         "sessions.db, project:<id>, unified, legacy-run), not a store elsewhere")
+        try:
+            from praisonmem.core.sessions.stores.home import held as held_stores
+
+            held = ", ".join(held_stores(open_store(paths)))
+        except PraisonMemError:
+            held = "json"
+        raise UsageError(f"--store {pgurl.redact(str(store))}: session watch follows the home's stores (this home "
+                         f"has: {held}), not a store elsewhere")
     home = open_store(paths, store)
     ref = home.find(name, allow_prefix=True)
     label, file = home.store_of(ref), str(ref)

@@ -186,7 +186,7 @@ def describe(paths: Paths, agent: str | None = None, *, global_scope: bool = Fal
 
 def scope_of(session_id: str, agent_name: str | None, workspace: str) -> Scope:
     """Where a session belongs relative to ``workspace`` (see :class:`Scope`)."""
-    if not _looks_like_history_id(session_id):
+    if not looks_like_history_id(session_id):
         return Scope.explicit
     if session_id == history_id(workspace, agent_name):
         return Scope.workspace
@@ -197,7 +197,8 @@ def scope_of(session_id: str, agent_name: str | None, workspace: str) -> Scope:
     return Scope.other
 
 
-def _looks_like_history_id(session_id: str) -> bool:
+def looks_like_history_id(session_id: str) -> bool:
+    """``history_`` and eight lower-case hex digits: a name the library's history ids take."""
     suffix = session_id[len("history_"):]
     return (
         session_id.startswith("history_")

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from praisonmem.core.errors import NotFound, Refused
-from praisonmem.core.io.sqlite import (connect_existing, connect_ro, connect_rw, require_store_tables,
+from praisonmem.core.io.sqlite import (connect_existing, connect_ro, connect_rw, delete_in, require_store_tables,
                                        roll_back_journal, translate, vacuum_clean)
 from praisonmem.core.result import Action
 from praisonmem.core.upsonic.schema import (JSON_SESSION_COLUMNS, SESSION_COLUMNS, UPSONIC_VERSION, USAGE_ENTRY_COLUMNS,
@@ -260,10 +260,7 @@ class SqliteBackend:
                                            (USAGE_ENTRY_TABLE, "entry_id", usage)):
                     if not ids or column not in tables.get(table, ()):
                         continue
-                    for start in range(0, len(ids), 500):
-                        part = ids[start:start + 500]
-                        removed += conn.execute(f"DELETE FROM {_quote(table)} WHERE {column} IN "
-                                                f"({', '.join('?' * len(part))})", part).rowcount
+                    removed += delete_in(conn, _quote(table), column, ids)
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:

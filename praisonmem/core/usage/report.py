@@ -20,7 +20,7 @@ from enum import StrEnum
 from typing import Any
 
 from praisonmem.core import sessions
-from praisonmem.core.errors import CorruptFile, UsageError
+from praisonmem.core.errors import CorruptFile, IOFailure, UsageError
 from praisonmem.core.paths import Paths
 from praisonmem.core.usage.records import FIGURES, SessionUsage, ledger_by_session, praisonai_usage, upsonic_usage
 
@@ -89,6 +89,7 @@ class UsageReport:
     unattached_usage_entries: int = 0  # Upsonic ledger rows of no session's run: said, not counted
     stores: list[str] = field(default_factory=list)
     missing: str | None = None  # why the home holds no sessions
+    unreachable: list[dict[str, str]] = field(default_factory=list)  # the configured database, when it is down
 
     def to_json(self) -> dict[str, Any]:
         totals = self.totals.to_json(self.by)
@@ -99,7 +100,7 @@ class UsageReport:
                 "sessions": totals["sessions"], "sessions_without_usage": totals["sessions_without_usage"],
                 "copies_counted_once": self.copies_counted_once, "undated_left_out": self.undated_left_out,
                 "unattached_usage_entries": self.unattached_usage_entries,
-                "unreadable": self.unreadable}
+                "unreadable": self.unreadable, "unreachable": self.unreachable}
 
 
 # ---------------------------------------------------------------- dates
@@ -234,15 +235,25 @@ def _home_labels(paths: Paths) -> set[str]:
         return set(sessions.LIBRARY_LABELS)
 
 
-def read_upsonic(where: str, timeout: float, home_labels: set[str] | None = None) -> tuple[list[SessionUsage], str,
-                                                                                       int]:
+def _held_labels(paths: Paths) -> list[str]:
+    """The stores this home has, as a message names them (:meth:`~praisonmem.core.sessions.stores.home.Home.held`)."""
+    from praisonmem.core.errors import PraisonMemError
+    from praisonmem.core.sessions import open_store
+
+    try:
+        return sessions.held_stores(open_store(paths))
+    except PraisonMemError:
+        return [sessions.LIBRARY_LABELS[0]]
+
+
+def read_upsonic(where: str, timeout: float, paths: Paths | None = None) -> tuple[list[SessionUsage], str, int]:
     import os
 
     from praisonmem.core.errors import NotFound
     from praisonmem.core.upsonic import open_store
 
     if "://" not in where and not os.path.lexists(os.path.expanduser(where)):
-        names = ", ".join(sorted(home_labels or set(sessions.LIBRARY_LABELS)))
+        names = ", ".join(_held_labels(paths) if paths is not None else sessions.LIBRARY_LABELS)
         raise NotFound(f"--store {where}: neither a store of the home ({names}) nor an Upsonic database file")
     db = open_store(where, timeout=timeout)
     rows = db.all_sessions()
@@ -268,6 +279,12 @@ def _order(groups: list[Group], by: GroupBy) -> list[Group]:
         return sorted(groups, key=lambda g: (g.key is None, g.key or ""))
     return sorted(groups, key=lambda g: (-(g.total_tokens or 0), -(g.cost or 0), g.key is None, g.key or "",
                                          g.store or ""))
+
+
+def _unreachable(where: str, exc: IOFailure) -> dict[str, str]:
+    from praisonmem.core.io.pgurl import redact
+
+    return {"store": redact(where), "error": exc.message}
 
 
 def usage_report(paths: Paths, *, by: GroupBy | str = GroupBy.day, since: str | None = None,
@@ -304,8 +321,15 @@ def usage_report(paths: Paths, *, by: GroupBy | str = GroupBy.day, since: str | 
         missing = missing or absent
         labels += names
     upsonic = []
+    unreachable: list[dict[str, str]] = []
     for where in databases:  # a session store elsewhere (a directory, a conversation store), else Upsonic
-        elsewhere = read_elsewhere(paths, where, progress)
+        try:
+            elsewhere = read_elsewhere(paths, where, progress)
+        except IOFailure as exc:
+            if stores:  # named on the command line: its failure is the command's
+                raise
+            unreachable.append(_unreachable(where, exc))  # the configured database: the rest goes on
+            continue
         if elsewhere is None:
             upsonic.append(where)
             continue
@@ -315,7 +339,13 @@ def usage_report(paths: Paths, *, by: GroupBy | str = GroupBy.day, since: str | 
         labels += names
     items, dropped = _once_per_id(items)  # across the session stores, however they were named
     for where in upsonic:
-        found, name, loose = read_upsonic(where, timeout, known)
+        try:
+            found, name, loose = read_upsonic(where, timeout, paths)
+        except IOFailure as exc:
+            if stores:
+                raise
+            unreachable.append(_unreachable(where, exc))
+            continue
         items += found
         labels.append(name)
         unattached += loose
@@ -332,5 +362,6 @@ def usage_report(paths: Paths, *, by: GroupBy | str = GroupBy.day, since: str | 
         totals.add(item)
     return UsageReport(group_by, since, until, _order(list(groups.values()), group_by), totals,
                        sessions=items, unreadable=bad, copies_counted_once=dropped, undated_left_out=undated,
-                       stores=labels, missing=missing if not items else None, unattached_usage_entries=unattached)
+                       stores=labels, missing=missing if not items else None, unattached_usage_entries=unattached,
+                       unreachable=unreachable)
 

@@ -39,6 +39,13 @@ def expected_subjects(home: Path) -> list[str]:
         ".praisonai/memory/alice/episodic/2026-3-5.json", ".praisonai/short_term.db", ".praisonai/long_term.db"]
 
 
+def moved(home: Path, name: str) -> str:
+    """An agent's legacy files, oldest first, and the workspace history they become."""
+    sessions = home / "sessions"
+    return (" and ".join(str(sessions / f"{f}.json") for f in sorted(AGENTS[name])) +
+            f" → {sessions / (history_id(WORKSPACE, name) + '.json')}")
+
+
 def test_dry_run_lists_every_fix_and_changes_nothing(cli, era):
     home, repo = era
     before = trees(home, repo)
@@ -69,7 +76,7 @@ def test_dry_run_lists_every_fix_and_changes_nothing(cli, era):
     lines = human.stdout.splitlines()
     assert human.exit_code == 0 and len(lines) == 6
     assert [line.split(" [", 1)[0] for line in lines] == [
-        f"would move {s}" for s in expected_subjects(home)[:3]] + [
+        f"would move {moved(home, name)}" for name in AGENTS] + [
         f"would merge {expected_subjects(home)[3]}", f"would copy {expected_subjects(home)[4]}",
         f"would copy {expected_subjects(home)[5]}"]
     assert trees(home, repo) == before
@@ -78,7 +85,7 @@ def test_dry_run_lists_every_fix_and_changes_nothing(cli, era):
 def test_migrate_asks_first_and_needs_yes_off_a_terminal(cli, era):
     home, repo = era
     line = refused(cli, home, "--home", home, "migrate", code=4)
-    assert line == ("praisonmem: error: Apply 6 migration fix(es) (--dry-run lists them): not confirmed, nothing "
+    assert line == ("praisonmem: error: apply 6 migration fix(es) (--dry-run lists them): not confirmed, nothing "
                     "changed (pass --yes in a non-interactive run, or --dry-run to see what would change)\n")
 
 
@@ -115,6 +122,38 @@ def test_migrate_yes_makes_every_fix_once(cli, era):
                             "everything there\n")
     report = cli("--home", home, "check", "--json").json()
     assert [f for f in report["findings"] if f["fix"]] == []
+
+
+def test_migrate_yes_says_what_moved_where(cli, era):
+    home, repo = era
+    result = cli("--home", home, "migrate", "--yes")
+    assert (result.exit_code, result.stderr) == (0, "")
+    lines = [line.split(" [", 1)[0] for line in result.stdout.splitlines()]
+    assert lines[:3] == [f"moved {moved(home, name)}" for name in AGENTS]
+    assert lines[3:] == [f"merged {expected_subjects(home)[3]}", f"copied {expected_subjects(home)[4]}",
+                         f"copied {expected_subjects(home)[5]}"]
+
+
+def test_migrate_warns_when_another_workspace_of_the_home_may_use_the_history_it_moves(cli, era):
+    """1.6.157 and before, every project of a home shared an agent's name-only history; an agent that has a
+    workspace history of another project too ran there, so moving the shared file here takes it from there."""
+    home, repo = era
+    other = history_id("dir:/srv/other-project", "Legacy Bot")
+    doc = {"session_id": other, "agent_name": "Legacy Bot", "messages": [], "created_at": "2026-01-01T00:00:00",
+           "updated_at": "2026-01-01T00:00:00"}
+    (home / "sessions" / f"{other}.json").write_text(json.dumps(doc), encoding="utf-8")
+    before = trees(home, repo)
+    warning = (f"praisonmem: warning: agent 'Legacy Bot' also ran in another workspace of this home ({other}.json), "
+               f"which may use its name-only history {min(AGENTS['Legacy Bot'])}.json too: moving it here takes it "
+               f"from there; to copy it instead: praisonmem --home {home} session adopt 'Legacy Bot' --copy\n")
+    dry = cli("--home", home, "migrate", "--dry-run")
+    assert (dry.exit_code, dry.stderr) == (0, warning)  # one warning: the other agents ran nowhere else
+    assert trees(home, repo) == before
+    refused = cli("--home", home, "migrate")  # said before the question, so a person sees it before agreeing
+    assert refused.exit_code == 4 and refused.stderr.startswith(warning)
+    done = cli("--home", home, "migrate", "--yes", "--json")
+    assert done.exit_code == 0 and done.stderr == warning
+    assert (home / "sessions" / f"{other}.json").exists()  # the other workspace's own history is not touched
 
 
 def test_check_reports_each_finding_with_the_command_that_fixes_it(cli, era):

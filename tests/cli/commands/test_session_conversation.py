@@ -200,6 +200,38 @@ def test_migrate_dry_run_writes_nothing_and_says_what_it_would_do(cli, source, t
     assert digest(db) == before
 
 
+def test_migrate_says_each_session_it_copies_and_that_verify_passed(cli, tmp_path):
+    """One line per session on stdout ("would copy" on a dry run, whose summary never says "written"), and a
+    note when --verify read every copy back equal."""
+    import re
+
+    src, dst = tmp_path / "src", tmp_path / "dst"
+    src.mkdir()
+    for name in ("my_chat.json", "compacted-demo.json"):
+        shutil.copy(REPO / "examples" / "home" / "sessions" / name, src / name)
+
+    def said(result) -> tuple[str, str]:
+        return result.stdout, re.sub(r"\d+\.\d\ds", "Ts", result.stderr)
+
+    dry = cli("session", "migrate", "--from", src, "--to", dst, "--all", "--dry-run")
+    assert dry.exit_code == 0 and not dst.exists()
+    assert said(dry) == ("would copy compacted-demo (10 messages)\nwould copy my_chat (2 messages)\n",
+                         f"praisonmem: dry run: 2 session(s) {src} -> {dst}: 2 would-copy; would write 12 message(s); "
+                         "nothing written (Ts)\n")
+    one = cli("session", "migrate", "--from", src, "--to", dst, "my_chat")
+    assert said(one) == ("copied my_chat (2 messages)\n",
+                         f"praisonmem: 1 session(s) {src} -> {dst}: 1 copied; 2 message(s) written in Ts\n")
+    verified = cli("session", "migrate", "--from", src, "--to", dst, "--all", "--verify")
+    assert verified.exit_code == 0
+    assert said(verified) == ("copied compacted-demo (10 messages)\n",  # my_chat is there already: no line
+                              f"praisonmem: 2 session(s) {src} -> {dst}: 1 copied, 1 unchanged; 10 message(s) written "
+                              "in Ts\npraisonmem: verified: 2 sessions read back from --to with the same message count "
+                              "and content hash\n")
+    moved = cli("session", "migrate", "--from", dst, "--to", tmp_path / "third", "my_chat", "--move", "--yes")
+    assert moved.stdout == "copied my_chat (2 messages, deleted from --from)\n"
+    assert cli("session", "migrate", "--from", src, "--to", dst, "--all", "--json").stdout.startswith("{")
+
+
 def test_migrate_move_deletes_each_source_session_after_its_copy(cli, source, tmp_path):
     db = tmp_path / "conv.db"
     want = tree(source)

@@ -306,7 +306,7 @@ def test_a_file_change_that_fails_puts_the_rows_back_as_the_file_is(cli, gateway
 
     monkeypatch.setattr(os, "unlink", failing)
     result = home_cli(cli, gateway_home)("delete", "bot_slack_7", "--yes")
-    assert result.exit_code == 5 and "Read-only file system" in result.stderr
+    assert result.exit_code == 5 and "read-only file system" in result.stderr
     assert path.is_file()
     assert rows(gateway_home.index) == before  # the rows the delete had removed first are back
     assert matching(gateway_home.index, "slack") == ["bot_slack_7"]

@@ -360,7 +360,7 @@ def test_show_missing_session_exits_3(cli, fixture_home):
     result = cli("--home", fixture_home, "session", "show", "no-such-session")
     assert result.exit_code == 3
     assert result.stderr == (f"praisonmem: error: no session 'no-such-session' in any store of {fixture_home / 'sessions'} "
-                             "(json, unified, legacy-run)\n")
+                             "(json)\n")
 
 
 def test_show_ambiguous_name_lists_the_candidates(cli, fixture_home):

@@ -111,7 +111,7 @@ def test_an_unreadable_session_is_deleted_only_with_force(fixture_home):
     (sessions / "cut.json").write_bytes(b'{"session_id": "cut", "messages": [')
     before = snapshot(fixture_home)
     code, out, err = cli(fixture_home, "session", "delete", "loop", "--yes")
-    assert (code, out, err) == (4, "", "praisonmem: error: loop.json: praisonmem cannot read it (Too many levels of "
+    assert (code, out, err) == (4, "", "praisonmem: error: loop.json: praisonmem cannot read it (too many levels of "
                                        "symbolic links), so it cannot tell what deleting it loses; delete it anyway "
                                        "with --force\n")
     code, out, err = cli(fixture_home, "session", "delete", "loop", "cut", "--yes", "--json")

@@ -343,5 +343,5 @@ def test_a_misplaced_url_is_masked_in_the_usage_error(cli, pg):
         result = cli(*args)
         assert (result.exit_code, result.stdout, result.stderr.count("\n")) == (2, "", 1), result.stderr
         assert_no_secret(pg, result.stderr)
-    assert "Got unexpected extra argument(s) (postgresql://pm_rw:***@127.0.0.1:" in cli(
+    assert "got unexpected extra argument(s) (postgresql://pm_rw:***@127.0.0.1:" in cli(
         "upsonic", "sessions", pg.rw_url).stderr

@@ -172,7 +172,7 @@ def test_a_damaged_memory_file_is_archived_marked_and_rotation_is_skipped(home, 
     assert [d["path"] for d in result["damaged"]] == ["memory/u/short_term.json"]
     assert result["removed"] == [] and older.exists()  # the whole older backup survives
     entry = {f["path"]: f for f in read_manifest(Path(result["path"]))["files"]}["memory/u/short_term.json"]
-    assert entry["damaged"] == "invalid JSON at line 1 column 9: Expecting value" and entry["size"] == len('[{"id": ')
+    assert entry["damaged"] == "invalid JSON at line 1 column 9: expecting value" and entry["size"] == len('[{"id": ')
 
 
 def test_nothing_to_back_up_is_not_found_naming_the_roots(tmp_path):

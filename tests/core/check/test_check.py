@@ -108,6 +108,9 @@ def test_learn_rules_and_stale_lock(tmp_path):
 
 def test_paths_that_are_not_praisonai_trees(tmp_path):
     (tmp_path / "random").mkdir()
+    with pytest.raises(NotFound, match="nothing to check: .* is an empty directory"):
+        check.check([tmp_path / "random"])
+    (tmp_path / "random" / "notes.txt").write_text("x", encoding="utf-8")
     with pytest.raises(UsageError, match="not a PraisonAI home"):
         check.check([tmp_path / "random"])
     with pytest.raises(NotFound):

@@ -69,6 +69,20 @@ def test_before_takes_older_records_and_leaves_undated_ones():
     assert epoch_of(True) is None
 
 
+def test_before_reads_a_time_as_every_store_keeps_it():
+    from decimal import Decimal
+
+    cut = datetime(2026, 3, 1, tzinfo=timezone.utc)
+    subject = Subject(SubjectKind.user, "alice", before=cut)
+    assert older(subject, "2026-02-28T23:59:59") is True  # FileMemory's naive ISO text: UTC, as the library writes it
+    assert older(subject, "2026-03-01T00:00:00+00:00") is False
+    assert older(subject, "2026-03-01T01:00:00+02:00") is True
+    assert older(subject, Decimal(str(cut.timestamp() - 0.5))) is True  # a MySQL DECIMAL column
+    assert older(subject, Decimal(str(cut.timestamp()))) is False
+    for undated in ("", "not a time", True, [], {}):
+        assert older(subject, undated) is None
+
+
 def values(**keys: dict) -> dict:
     return {name.replace("__", ":"): (None, value) for name, value in keys.items()}
 

@@ -95,7 +95,9 @@ def test_a_locked_rewrite_that_returns_none_writes_nothing(tmp_path):
 
 
 @pytest.mark.parametrize("content, reason", [
-    (b'{"session_id": "broken", "messages": [', "invalid JSON at line 1 column 39: Expecting value"),
+    (b'{"session_id": "broken", "messages": [', "invalid JSON at line 1 column 39: expecting value"),
+    (b'{"session_id": "cut', "invalid JSON: unterminated string starting at line 1 column 16"),
+    (b'{"a": 1}\n{"b": 2}', "invalid JSON at line 2 column 1: extra data"),
     (b'{"a": "\xff\xfe"}', "not valid UTF-8 (byte 7"),
     (b'[1, 2]', "top-level JSON value is an array, not an object"),
     (b'"text"', "top-level JSON value is a string, not an object"),

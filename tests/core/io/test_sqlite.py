@@ -107,3 +107,21 @@ def test_what_is_not_a_database_file_is_refused(tmp_path, state):
     with pytest.raises(UsageError if state == "directory" else NotFound):
         connect_ro(path)
     assert (path.is_dir() if state == "directory" else not path.exists())
+
+
+def test_delete_in_removes_every_id_in_batches_that_stay_under_sqlites_parameter_limit():
+    from praisonmem.core.io.sqlite import DELETE_BATCH, delete_in
+
+    conn = sqlite3.connect(":memory:")
+    conn.execute('CREATE TABLE "my table" (id TEXT PRIMARY KEY, v INTEGER)')
+    conn.executemany('INSERT INTO "my table" VALUES (?, ?)', [(f"r{i}", i) for i in range(2 * DELETE_BATCH + 7)])
+    statements: list[str] = []
+    conn.set_trace_callback(statements.append)
+    doomed = [f"r{i}" for i in range(0, 2 * DELETE_BATCH + 7, 2)] + ["absent"]  # 505 ids, one not there
+    assert delete_in(conn, '"my table"', "id", doomed) == len(doomed) - 1
+    deletes = [s for s in statements if s.startswith("DELETE")]
+    assert len(deletes) == 2 and DELETE_BATCH == 500  # 500 ids, then the other 5
+    assert [s.count("'") // 2 for s in deletes] == [500, 5]
+    left = [r[0] for r in conn.execute('SELECT id FROM "my table" ORDER BY v')]
+    assert left == [f"r{i}" for i in range(1, 2 * DELETE_BATCH + 7, 2)]
+    assert delete_in(conn, '"my table"', "id", []) == 0

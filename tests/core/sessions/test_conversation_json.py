@@ -157,7 +157,7 @@ def test_a_torn_session_file_is_reported_and_never_overwritten(cli, tmp_path):
     store = make_store(tmp_path / "convs")
     (store / "chat-2.json").write_bytes(b'{"session": {"session_id": "chat-2", "user')
     line = refused(cli, store, "session", "show", "chat-2", "--store", store, code=4)
-    assert line.startswith(f"praisonmem: error: {store / 'chat-2.json'}: invalid JSON at line 1")
+    assert line.startswith(f"praisonmem: error: {store / 'chat-2.json'}: invalid JSON: unterminated string starting at line 1")
     cli("session", "rename", "chat-1", "--title", "x", "--store", store)  # the lock sidecar exists from now on
     for args in (("session", "rename", "chat-2", "--title", "x"), ("session", "rename", "chat-2", "c3", "--force"),
                  ("session", "redact", "chat-2", "--yes")):

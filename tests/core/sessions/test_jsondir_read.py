@@ -49,7 +49,7 @@ def test_the_errors_it_always_gave(tmp_path):
     dangling.symlink_to(tmp_path / "nowhere")
     assert [outcome(jsonfile.read_bytes, p) for p in (tmp_path / "missing.json", loop, directory, dangling, tmp_path)] \
         == [("NotFound", f"{tmp_path}/missing.json: no such file"),
-            ("IOFailure", f"{loop}: Too many levels of symbolic links"),
+            ("IOFailure", f"{loop}: too many levels of symbolic links"),
             ("IOFailure", f"{directory}: is a directory, not a file"),
             ("NotFound", f"{dangling}: no such file"),
             ("IOFailure", f"{tmp_path}: is a directory, not a file")]

@@ -275,7 +275,7 @@ def test_a_file_whose_bytes_rule_out_a_hit_is_parsed_but_not_searched(tmp_path, 
     result = new.search(resolve(tmp_path / "home", env={}), "zebra", limit=5)
     assert (result.total, searched) == (0, [None])  # only the unreadable file, to report it
     broken = str(sessions / "zz-broken.json")
-    assert result.unreadable == [(broken, f"{broken}: invalid JSON at line 1 column 15: Expecting value")]
+    assert result.unreadable == [(broken, f"{broken}: invalid JSON at line 1 column 15: expecting value")]
     searched.clear()
     assert new.search(resolve(tmp_path / "home", env={}), "PARIS 7", limit=5).total == 20
     assert len(searched) == 21

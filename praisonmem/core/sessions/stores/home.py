@@ -64,6 +64,30 @@ def cli_stores(paths: Paths) -> list[SessionStore]:
     return stores
 
 
+def held(stores: Home | list[SessionStore]) -> list[str]:
+    """The labels of the stores (of a :class:`Home`, or these) that hold sessions, the first (where new sessions
+    go) always: what a message or a completion names. A store that is there only when its file or directory is
+    (sessions.db, project:<id>) holds them; one that cannot be read is named, since it is there."""
+    members = list(stores.stores.values()) if isinstance(stores, Home) else stores
+    return [store.label for store in members if store is members[0] or _holds_sessions(store)]
+
+
+def _holds_sessions(store: SessionStore) -> bool:
+    """Whether a store that shares the sessions dir (the REPL/TUI's files, the run directories) holds one: the
+    first found ends the look."""
+    from praisonmem.core.sessions.stores.runs import RunStore
+    from praisonmem.core.sessions.stores.unified import UnifiedStore, read_unified
+
+    try:
+        if isinstance(store, UnifiedStore):
+            return any(read_unified(path) is not None for path in jsondir.session_paths(store.directory))
+        if isinstance(store, RunStore):
+            return bool(store.refs())
+    except PraisonMemError:
+        return True
+    return True
+
+
 class Located:
     """A session in a home: the label of the store that holds it and that store's ref.
 
@@ -113,7 +137,7 @@ class Home:
         if store == TRANSCRIPT_DB:
             raise NotFound(f"no {TRANSCRIPT_DB} in {paths.sessions_dir} (the gateway creates it when it first stores a "
                            "session)")
-        raise UsageError(f"unknown store '{store}'; this home has: {', '.join(s.label for s in members)}")
+        raise UsageError(f"unknown store '{store}'; this home has: {', '.join(held(members))}")
 
     def _store(self, ref: Located) -> SessionStore:
         return self.stores[ref.store]
@@ -168,7 +192,7 @@ class Home:
         if outside:  # a path to a file no store of the home holds: one error naming all their directories
             raise OutsideStore(name, [d for e in outside for d in e.directories])
         missing = errors[0] if len(errors) == 1 else \
-            NotFound(f"no session '{name}' in any store of {self.where} ({', '.join(self.stores)})")
+            NotFound(f"no session '{name}' in any store of {self.where} ({', '.join(held(self))})")
         guess = None if allow_prefix else self._unique_prefix(name)
         if guess is not None:  # a command that needs the exact name (rename, delete) says which one was meant
             raise NotFound(f"{missing.message}; did you mean '{guess}'?")

@@ -45,7 +45,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from praisonmem.core.errors import CorruptFile, IOFailure, LockTimeout, NotFound, Refused
+from praisonmem.core.errors import CorruptFile, IOFailure, LockTimeout, NotFound, Refused, os_reason
 from praisonmem.core.io.sqlite import dirty_free_pages, require_store_tables, zeroes_freed_space
 from praisonmem.core.sessions.stores.indextext import flatten, text_digest
 from praisonmem.core.layout import INDEX_DB
@@ -212,7 +212,7 @@ def reading(db: Path) -> Iterator[sqlite3.Connection]:
     except OSError as exc:
         if copy_dir is not None:
             shutil.rmtree(copy_dir, ignore_errors=True)
-        raise IOFailure(f"{db}: cannot read: {exc.strerror or exc}") from exc
+        raise IOFailure(f"{db}: cannot read: {os_reason(exc)}") from exc
     try:
         yield conn
     finally:

@@ -67,12 +67,12 @@ def _scan_unparsed(home: Any, item: Any, level: Level, report: ScanReport) -> No
         if where.is_file():
             report.scan_raw(where, None, level, store=item.store)
         else:
-            report.unreadable.append(f"{item.where}: {reason}")
+            report.not_scanned(item.where, reason)
         return
     try:
         data = home.read_bytes(item.ref)
     except PraisonMemError as exc:
-        report.unreadable.append(f"{item.where}: {exc.message}")
+        report.not_scanned(item.where, exc.message)
         return
     record = item.session_id if item.session_id is not None else Path(item.where).name
     report.scan_raw(item.where, data, level, store=item.store, record=record, session=item.session_id)
