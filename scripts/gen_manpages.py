@@ -55,6 +55,8 @@ ENVIRONMENT = [
     ("PGPASSWORD, PGCONNECT_TIMEOUT, PGAPPNAME", "Read by libpq for a postgresql:// store; praisonmem masks "
                                                  "PGPASSWORD in every message, and sets a 10 s connect timeout and "
                                                  "the application name praisonmem unless these do."),
+    ("PSYCOPG_IMPL", "psycopg's choice of implementation; when set to anything but binary, a postgresql:// "
+                     "listing reads through psycopg itself, not through the libpq psycopg-binary bundles."),
     ("MEM0_DIR", "mem0's directory (default ~/.mem0): where the mem0 provider finds its history.db."),
     ("GIT_DIR", "The repository whose root names a workspace (git:<sha>), as git reads it."),
     ("HOME", "The home directory: ~ in paths, and praisonmem's state dir (~/.local/state/praisonmem)."),
