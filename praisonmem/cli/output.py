@@ -505,3 +505,117 @@ def fmt_value(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:g}"
     return str(value)
+
+
+# -- wrapping and human numbers --------------------------------------------------------------------------------
+# Text wraps at spaces to a terminal's width; what people copy is never broken: a word (a path, an id, a URL) and
+# a quoted span ('praisonmem migrate') stay whole, on a line of their own when they do not fit beside others.
+
+SIZE_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
+
+
+def fmt_size(value: Any, human: bool = True) -> str:
+    """A size in bytes as people read it (``5.1 KiB``, binary units), or as a script reads it (``human`` false:
+    the bytes); blank when not known."""
+    if value is None or isinstance(value, bool) or not isinstance(value, int):
+        return fmt_value(value)
+    if not human:
+        return str(value)
+    number = float(value)
+    for unit in SIZE_UNITS:
+        if abs(number) < 1024 or unit == SIZE_UNITS[-1]:
+            return f"{int(number)} {unit}" if unit == "B" else f"{number:.1f} {unit}"
+        number /= 1024
+    return str(value)  # not reached
+
+
+def _words(text: str) -> list[tuple[int, int]]:
+    """``[start, end)`` of each unbreakable piece of one line: the runs between spaces, a run that opens a quote
+    joined to the runs up to the one that closes it."""
+    spans = [(m.start(), m.end()) for m in _RUN.finditer(text)]
+    pieces: list[tuple[int, int]] = []
+    n = 0
+    while n < len(spans):
+        start, end = spans[n]
+        quote = text[start]
+        if quote in "'\"`" and not _closes(text[start + 1:end], quote):
+            close = next((k for k in range(n + 1, min(len(spans), n + 12)) if _closes(text[slice(*spans[k])],
+                                                                                     quote)), None)
+            if close is not None:
+                end = spans[close][1]
+                n = close
+        pieces.append((start, end))
+        n += 1
+    return pieces
+
+
+def _closes(run: str, quote: str) -> bool:
+    """``run`` ends a quoted span: the quote, then at most closing punctuation."""
+    return quote in run and run.rstrip(".,:;!?)]}").endswith(quote)
+
+
+def wrap_spans(text: str, width: int, indent: int = 0, first: int | None = None) -> list[tuple[int, int]]:
+    """One line of ``text`` as the ``[start, end)`` slices of the lines it wraps into: ``first`` cells for the
+    first line (default ``width - indent``), ``width - indent`` for the others; a piece wider than that is one
+    line, whole. Leading spaces stay on the first line."""
+    from rich.cells import cell_len
+
+    room = max(1, width - indent)
+    limit = max(1, first) if first is not None else room
+    lines: list[tuple[int, int]] = []
+    start = end = None
+    for a, b in _words(text):
+        if start is None:
+            start, end = (0 if not lines else a), b
+            if cell_len(text[start:end]) > limit and start < a:  # indentation and a piece that cannot share
+                start = a
+        elif cell_len(text[start:b]) <= limit:
+            end = b
+        else:
+            lines.append((start, end))
+            limit = room
+            start, end = a, b
+    if start is None:
+        return [(0, len(text))]
+    lines.append((start, end))
+    return lines
+
+
+def wrap(text: str, width: int, indent: int = 0, first: int | None = None) -> list[str]:
+    """``text`` (one line) wrapped as :func:`wrap_spans` says, the lines without their indentation."""
+    return [text[a:b] for a, b in wrap_spans(text, width, indent, first)]
+
+
+def shell_lines(command: str, width: int, indent: int = 0, first: int | None = None) -> list[str]:
+    """A shell command in lines that fit ``width`` (less ``indent``), broken only between its arguments, each
+    line but the last ending in `` \\`` so the lines pasted into a shell are the one command; an argument is
+    never broken. Not a command shlex reads: wrapped as text."""
+    import shlex
+
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return wrap(command, width, indent, first)
+    if shlex.join(words) != command:  # not shlex's own spelling: keep the text as it is
+        return wrap(command, width, indent, first)
+    from rich.cells import cell_len
+
+    room = max(1, width - indent)
+    limit = max(1, first) if first is not None else room
+    lines: list[str] = []
+    line = ""
+    for word in (shlex.quote(w) for w in words):
+        candidate = f"{line} {word}" if line else word
+        if not line or cell_len(candidate) + 2 <= limit:
+            line = candidate
+            continue
+        lines.append(line + " \\")
+        limit = room - 2  # the continuation lines are indented 2 more
+        line = word
+    lines.append(line)
+    return [lines[0], *("  " + rest for rest in lines[1:])]
+
+
+import re as _re  # noqa: E402  (kept with the block that uses it)
+
+_RUN = _re.compile(r"[^ ]+")

@@ -126,9 +126,9 @@ def test_check_reports_each_finding_with_the_command_that_fixes_it(cli, era):
     assert found == [(f["kind"], f["subject"], f["fix_command"], "warning") for f in fixes]
     assert [f["message"] for f in report["findings"] if f["fix"]] == [f["detail"] for f in fixes]
     human = cli("--home", home, "check").stdout
-    assert (f"warning {home / 'sessions' / (SHA_LEGACY_BOT + '.json')}: agent 'Legacy Bot': history named by the "
-            "agent's name alone") in human
-    assert f"(fix: praisonmem --home {home} session adopt 'Legacy Bot')\n" in human
+    assert (f"warning  {home / 'sessions' / (SHA_LEGACY_BOT + '.json')}\n         agent 'Legacy Bot': history named "
+            "by the agent's name alone") in human
+    assert f"\n         fix: praisonmem --home {home} session adopt 'Legacy Bot'\n" in human
     assert trees(home, repo) == before
 
 
