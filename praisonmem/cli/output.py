@@ -227,8 +227,34 @@ while the text keeps room to be read); failing that, each row is
         self._print(printable(text), style)
 
     def body(self, text: str, style: str | None = None) -> None:
-        """A message body: its newlines and tabs kept, every other control character escaped."""
-        self._print(printable(text, multiline=True), style)
+        """A message body: its newlines and tabs kept, every other control character escaped; on a terminal each
+        line wrapped at spaces to its width (:func:`wrap`: a path or URL stays whole)."""
+        text = printable(text, multiline=True)
+        if not self.tty:
+            self._print(text, style)
+            return
+        width = self.console.width
+        for line in text.expandtabs(8).split("\n"):
+            for piece in wrap(line, width):
+                self.console.print(piece, style=style)
+
+    def wrapped(self, text: str, *, indent: int = 0, first: int | None = None,
+                lead: Sequence[tuple[str, str]] = (), style: str = "") -> None:
+        """One line of text after the styled ``lead`` pieces (a key, a label); on a terminal wrapped at spaces to its
+        width, ``first`` cells on the first line, the next lines indented ``indent``; whole when piped."""
+        from rich.cells import cell_len
+        from rich.text import Text
+
+        text = printable(text)
+        lead_text = "".join(piece for piece, _ in lead)
+        if not self.tty:
+            sys.stdout.write(printable(lead_text) + text + "\n")
+            return
+        width = self.console.width
+        pieces = wrap(text, width, indent, width - cell_len(lead_text) if first is None else first)
+        self.console.print(Text.assemble(*((printable(p), s) for p, s in lead), (pieces[0], style)))
+        for piece in pieces[1:]:
+            self.console.print(Text(" " * indent + piece, style=style))
 
     def _print(self, text: str, style: str | None) -> None:
         if self.tty:
@@ -248,19 +274,25 @@ while the text keeps room to be read); failing that, each row is
 
     def marked(self, text: str, spans: Sequence[Sequence[int]], *, style: str, indent: str = "") -> None:
         """``text`` with the ``[start, end)`` spans styled (search highlights), escaped piece by piece
-        so the spans still cover the same characters."""
+        so the spans still cover the same characters; wrapped at spaces to the terminal, each line ``indent``ed."""
         from rich.text import Text
 
-        line = Text(indent)
-        at = 0
+        shown, marks, at = "", [], 0
         for start, end in sorted(spans):
             if start < at:
                 continue
-            line.append(printable(text[at:start]))
-            line.append(printable(text[start:end]), style=style)
+            shown += printable(text[at:start])
+            piece = printable(text[start:end])
+            marks.append((len(shown), len(shown) + len(piece)))
+            shown += piece
             at = end
-        line.append(printable(text[at:]))
-        self.console.print(line)
+        shown += printable(text[at:])
+        for a, b in wrap_spans(shown, self.console.width, len(indent), self.console.width - len(indent)):
+            line = Text(indent + shown[a:b])
+            for start, end in marks:
+                if start < b and end > a:
+                    line.stylize(style, len(indent) + max(start, a) - a, len(indent) + min(end, b) - a)
+            self.console.print(line)
 
 
 def report_written(out: Output, summary: dict[str, Any], output: str | None, message: str) -> None:
@@ -405,7 +437,7 @@ def _stderr(text: str) -> None:
 def warn(message: str, *, always: bool = False) -> None:
     """A warning on stderr; not with -q, unless ``always`` (it is why the command fails)."""
     if always or not _quiet:
-        _stderr(f"praisonmem: warning: {printable(_masked(message))}\n")
+        _stderr(_fitted(f"praisonmem: warning: {printable(_masked(message))}", None) + "\n")
 
 
 def note(message: str, *, width: int | None = None) -> None:
@@ -413,14 +445,22 @@ def note(message: str, *, width: int | None = None) -> None:
     broken at spaces to fit it, the lines after the first indented."""
     if _quiet:
         return
-    text = f"praisonmem: {printable(_masked(message))}"
-    if width is not None:
-        from praisonmem.cli.render.table import wrap_words
+    _stderr(_fitted(f"praisonmem: {printable(_masked(message))}", width) + "\n")
 
-        first, *more = wrap_words(text, width)
-        if more:
-            text = "\n".join([first, *("  " + line for line in wrap_words(" ".join(more), width - 2))])
-    _stderr(text + "\n")
+
+def _fitted(text: str, width: int | None) -> str:
+    """A note or warning wrapped at spaces to ``width`` (default: stderr's terminal, none when it is not one), the
+    lines after the first indented 2; a path or command in it stays whole."""
+    if width is None and stderr_is_tty():
+        import os
+
+        try:
+            width = os.get_terminal_size(sys.stderr.fileno()).columns
+        except (OSError, ValueError):
+            width = None
+    if width is None or len(text) <= width:
+        return text
+    return "\n".join(("  " if n else "") + line for n, line in enumerate(wrap(text, width, 2, width)))
 
 
 def error(message: str) -> None:

@@ -75,7 +75,8 @@ def _checkpoint(cp: dict[str, Any]) -> str:
 
 
 def _kv(out: Output, key: str, value: str, width: int) -> None:
-    out.styled((f"{key:<{width}}", "bold"), "  ", value)
+    """``Key  value``; on a terminal a long value (a title) wraps at spaces under itself, a path or id whole."""
+    out.wrapped(value, indent=width + 2, lead=[(f"{key:<{width}}", "bold"), ("  ", "")])
 
 
 def _label(turn: Turn) -> str:
