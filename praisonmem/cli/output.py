@@ -503,10 +503,12 @@ def _tsv_cell(value: str) -> str:
     return printable(str(value).replace("\\", "\\\\"))
 
 
-def fmt_time(value: Any, short: bool = False, *, naive_utc: bool = False) -> str:
-    """An ISO string or epoch float as local ``YYYY-MM-DD HH:MM:SS`` (``short``: no seconds). A string without
-    a zone is local time unless ``naive_utc`` (learn stores before 1.7.17 and SQLite's ``CURRENT_TIMESTAMP``
-    write UTC without saying so)."""
+def fmt_time(value: Any, short: bool | None = None, *, naive_utc: bool = False) -> str:
+    """An ISO string or epoch float as local time: ``YYYY-MM-DD HH:MM`` on a terminal, every screen alike, and
+    ``YYYY-MM-DD HH:MM:SS`` when piped (``short`` overrides). A string without a zone is local time unless
+    ``naive_utc`` (learn stores before 1.7.17 and SQLite's ``CURRENT_TIMESTAMP`` write UTC without saying so)."""
+    if short is None:
+        short = stdout_is_tty()
     if isinstance(value, bool) or value is None:
         return "" if value is None else str(value)
     try:

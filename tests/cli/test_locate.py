@@ -49,8 +49,8 @@ def test_json_shape(cli, tree):
 def test_piped_table_is_tab_separated_and_whole(cli, tree):
     result = cli("locate", str(tree))
     assert result.exit_code == 0
-    when = datetime.fromtimestamp(1796050000).strftime("%Y-%m-%d %H:%M")
-    when2 = datetime.fromtimestamp(1796060000.5).strftime("%Y-%m-%d %H:%M")
+    when = datetime.fromtimestamp(1796050000).strftime("%Y-%m-%d %H:%M:%S")  # piped: to the second
+    when2 = datetime.fromtimestamp(1796060000.5).strftime("%Y-%m-%d %H:%M:%S")
     assert result.stdout.splitlines() == [
         "PATH\tKIND\tLIBRARY\tHOLDS\tSIZE\tMODIFIED\tFLAGS\tCOMMAND",
         f"{tree}/app/upsonic.db\tupsonic-sqlite\tupsonic\tsessions=4 users=2\t{UPSONIC_DB.stat().st_size}\t{when}\t\t"

@@ -7,7 +7,8 @@ from typing import Annotated
 import typer
 
 from praisonmem.cli.options import DryRunFlag, JsonFlag, NdjsonFlag, YesFlag, table_options
-from praisonmem.cli.output import binary_stdout, note, quiet, record_made, stdout_is_tty, warn
+from praisonmem.cli.output import (binary_stdout, fmt_size, note, plural, quiet, record_made, stdout_is_tty,
+                                   warn)
 from praisonmem.cli.progress import file_progress
 from praisonmem.cli.prompts import confirm_and_run
 from praisonmem.cli.state import state_of
@@ -83,11 +84,11 @@ def create_command(
         record_made([f"wrote backup {result['path']}"])
     if plan.to_stdout:  # the configured JSON default does not apply to the archive itself
         if verbose:
-            note(f"wrote a backup to stdout ({result['files']} files, {result['size']} bytes)")
+            note(f"wrote a backup to stdout ({plural(result['files'], 'file')}, {fmt_size(result['size'])})")
     elif out.document(result):
         pass
     elif verbose or (stdout_is_tty() and not quiet()):
-        out.raw(f"{result['path']}  ({result['files']} files, {result['size']} bytes)")
+        out.raw(f"{result['path']}  ({plural(result['files'], 'file')}, {fmt_size(result['size'])})")
         for path in result["removed"]:
             out.raw(f"removed old backup {path}")
     if result["chroma_not_opened"] and (verbose or (stdout_is_tty() and not quiet())):

@@ -47,7 +47,7 @@ def _table(out: Any, rows: list[dict[str, Any]], score: bool = False) -> None:
     for row in rows:
         item = row["item"] if score else row
         meta = ", ".join(f"{k}={v}" for k, v in (item.get("metadata") or {}).items())
-        when = fmt_time(item.get("created_at"), short=out.tty) if item.get("created_at") is not None else ""
+        when = fmt_time(item.get("created_at")) if item.get("created_at") is not None else ""
         table.append(([f"{row['score']:.3f}"] if score else []) + [item["id"], when, meta, item.get("document") or ""])
     out.table(head, table, truncate=["METADATA", "TEXT"], optional=["WHEN", "METADATA"])
 
@@ -98,7 +98,8 @@ def show_command(
     if not out.document(item):
         out.table(["KEY", "VALUE"], [["id", item["id"]], *[[f"metadata.{k}", str(v)] for k, v in
                                                             item["metadata"].items()],
-                                     *[[k, str(item[k])] for k in ("user_id", "agent_id", "run_id", "created_at")
+                                     *[[k, fmt_time(item[k]) if k == "created_at" else str(item[k])]
+                                       for k in ("user_id", "agent_id", "run_id", "created_at")
                                        if item.get(k) is not None],
                                      ["text", item.get("document") or ""]])
 

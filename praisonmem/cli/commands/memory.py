@@ -22,7 +22,7 @@ from praisonmem.cli.options import (
     parse_pairs,
     table_options,
 )
-from praisonmem.cli.output import binary_stdout, fmt_time, fmt_value, note, render_outcome, warn
+from praisonmem.cli.output import binary_stdout, fmt_size, fmt_time, fmt_value, note, render_outcome, warn
 from praisonmem.cli.prompts import confirm_and_run
 from praisonmem.cli.state import State, state_of
 from praisonmem.core import memory
@@ -228,7 +228,7 @@ def list_command(
         else:
             text = memory.item_text(item)
         # FileMemory stamps are epoch floats; SQLite's CURRENT_TIMESTAMP is UTC without a zone
-        when = row.get("date") or fmt_time(item.get("created_at") or item.get("timestamp"), short=out.tty,
+        when = row.get("date") or fmt_time(item.get("created_at") or item.get("timestamp"),
                                            naive_utc=True)
         table.append([row["type"], str(item.get("id", "")), fmt_value(item.get("importance")), when, text])
     out.table(["TYPE", "ID", "IMPORTANCE", "WHEN", "TEXT"], table, truncate=["TEXT"],
@@ -391,7 +391,7 @@ def users_command(
 def _history_table(out: Any, events: list[dict[str, Any]], scores: list[float] | None = None) -> None:
     """mem0's memory events: what happened to which memory, when, and the text before and after."""
     rows = [[e["event"] or "", e["id"] or "", e["memory_id"] or "",
-             fmt_time(e["updated_at"] or e["created_at"], short=out.tty), e["actor_id"] or "", e["role"] or "",
+             fmt_time(e["updated_at"] or e["created_at"]), e["actor_id"] or "", e["role"] or "",
              e["old_memory"] or "", e["new_memory"] or ""] for e in events]
     headers = ["EVENT", "ID", "MEMORY-ID", "WHEN", "ACTOR", "ROLE", "OLD", "NEW"]
     if scores is not None:
@@ -497,8 +497,8 @@ def sessions_list_command(
     if out.records(rows):
         return
     out.table(["NAME", "SAVED", "MESSAGES", "SHORT-TERM", "SIZE"],
-              [[r["name"], fmt_time(r["saved_at"], short=out.tty) if r["unreadable"] is None else "unreadable",
-                fmt_value(r["messages"]), fmt_value(r["short_term"]), str(r["size"])] for r in rows],
+              [[r["name"], fmt_time(r["saved_at"]) if r["unreadable"] is None else "unreadable",
+                fmt_value(r["messages"]), fmt_value(r["short_term"]), fmt_size(r["size"], out.tty)] for r in rows],
               truncate=["NAME"])
 
 

@@ -6,25 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from praisonmem.cli.output import Output, fmt_time
+from praisonmem.cli.output import Output, fmt_size, fmt_time
 from praisonmem.core import locate
 
 STORE_HEADERS = ("PATH", "KIND", "LIBRARY", "HOLDS", "SIZE", "MODIFIED", "FLAGS", "COMMAND")
 STORE_OPTIONAL = ("LIBRARY", "MODIFIED")  # dropped, first listed first, while the rest does not fit (never a command)
 SERVER_HEADERS = ("URL", "KIND", "SOURCE", "REACHABLE", "COMMAND")
-UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
-
-
-def size(value: int, human: bool) -> str:
-    """Bytes as a script reads them (piped), or in binary units on a terminal."""
-    if not human:
-        return str(value)
-    number = float(value)
-    for unit in UNITS:
-        if number < 1024 or unit == UNITS[-1]:
-            return f"{int(number)} {unit}" if unit == "B" else f"{number:.1f} {unit}"
-        number /= 1024
-    return str(value)  # not reached
 
 
 def holds(counts: dict[str, Any]) -> str:
@@ -33,8 +20,8 @@ def holds(counts: dict[str, Any]) -> str:
 
 def store_row(store: locate.Store, human: bool) -> list[str]:
     absent = locate.FLAGS[2] in store.flags
-    return [store.path, store.kind, store.library, holds(store.holds), "" if absent else size(store.size, human),
-            fmt_time(store.modified, short=True), ",".join(store.flags), store.command or ""]
+    return [store.path, store.kind, store.library, holds(store.holds), "" if absent else fmt_size(store.size, human),
+            fmt_time(store.modified), ",".join(store.flags), store.command or ""]
 
 
 def reachable(server: locate.Server) -> str:

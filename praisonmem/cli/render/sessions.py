@@ -27,8 +27,8 @@ def render_list(out: Output, rows: list[dict[str, Any]]) -> None:
             continue
         table_rows.append([
             r["session_id"], fmt_value(r["agent_name"]), fmt_value(r["user_id"]), fmt_value(r["title"]),
-            str(r["message_count"]), str(r["archived_count"]), fmt_time(r["created_at"], short=out.tty),
-            fmt_time(r["updated_at"], short=out.tty), r["scope"], fmt_value(r["model"]),
+            str(r["message_count"]), str(r["archived_count"]), fmt_time(r["created_at"]),
+            fmt_time(r["updated_at"]), r["scope"], fmt_value(r["model"]),
             fmt_value(r["total_tokens"]), fmt_cost(r["cost"], dollars=out.tty),
             str(r["spilled_count"]) if r["spilled_count"] else "",
             fmt_value(r["store"]), pair_text(r),
