@@ -89,7 +89,7 @@ Document = tuple[str, str, dict[str, Any]]  # (file, session id, document)
 def export(paths: Paths, names: list[str], *, every: bool = False, format: ExportFormat | str = ExportFormat.json,
            output: str = outfile.STDOUT, stdout: BinaryIO | None = None, store: str | None = None,
            archived: bool = False, system_prompt: str | None = None, no_system: bool = False,
-           redact: str | None = None, key: Key | None = None) -> dict[str, Any]:
+           redact: str | None = None, key: Key | None = None, window: Any = None) -> dict[str, Any]:
     """Write the sessions ``names`` (or ``every`` session; of ``store`` only, when given) to ``output``
     (core/io/outfile.py's rule: ``-`` is ``stdout``); what was written. Sessions are read and written one
     at a time, so memory follows the largest session, not the home (openai-jsonl and sharegpt, which are
@@ -101,11 +101,17 @@ def export(paths: Paths, names: list[str], *, every: bool = False, format: Expor
     those formats cannot hold is skipped and listed in ``skipped``. Every format but ``json`` decrypts
     encrypted values with ``key``; ``encrypted_kept`` counts those written as stored. ``redact``
     (``standard`` or ``strict``): every secret those rules find is written as ``[REDACTED:<kind>]``
-    (:mod:`.redaction`), in any format (encrypted values are opaque to the rules: left as they are)."""
+    (:mod:`.redaction`), in any format (encrypted values are opaque to the rules: left as they are). ``window``
+    (a timeutil.Window, from ``--since``/``--until``): only the sessions whose ``updated_at`` lies in it; with no
+    names it picks from every session, as ``every`` does."""
     from praisonmem.core.sessions.crypto import encrypted_values, opened
 
-    if every == bool(names):
+    if every and names:
         raise UsageError("give one or more SESSION names, or --all")
+    if not every and not names:
+        if window is None:
+            raise UsageError("give one or more SESSION names, or --all")
+        every = True  # --since/--until pick from every session
     fmt = ExportFormat(format)
     if fmt not in CONVERSATION_FORMATS and (archived or system_prompt is not None or no_system):
         raise UsageError("--archived, --system-prompt and --no-system apply to --format openai-jsonl and sharegpt "
@@ -117,6 +123,8 @@ def export(paths: Paths, names: list[str], *, every: bool = False, format: Expor
         redact = check_level(redact)
     found = open_store(paths, store)
     refs = found.refs() if every else resolve_all(found, names)
+    if window is not None:
+        refs = [ref for ref in refs if window.holds((found.read(ref) or {}).get("updated_at"))]
     if outfile.kind(output) != "file":
         for ref in refs:
             found.read(ref)

@@ -211,3 +211,34 @@ def _link_tool_results(turns: list[Turn]) -> None:
             names[call["id"]] = call["name"]
         if turn.tool_call_id is not None:
             turn.tool_name = names.get(turn.tool_call_id)
+
+
+def locations(paths: Paths, name: str, *, store: str | None = None) -> list[dict[str, Any]]:
+    """Where the session ``name`` (an exact id, stem or path) is kept, once per store that holds it (``store``:
+    that one only; ``session path``): the store, the file or database, a database's table and key, and every
+    file of it there is now (its lock file, spill files waiting for it, a database's -wal and -shm)."""
+    import os
+    from pathlib import Path
+
+    home = open_store(paths, store)
+    every = getattr(home, "find_every", None)
+    found = every(name) if every is not None else [home.find(name)]
+    records = []
+    for ref in found:
+        label = home.store_of(ref)
+        inner = getattr(ref, "ref", ref)
+        db = getattr(inner, "db", None)
+        if db is not None:  # a row of a database
+            where = Path(db)
+            record = {"store": label, "session_id": str(getattr(inner, "session_id", name)), "kind": "row",
+                      "path": str(where), "table": "sessions", "key": str(getattr(inner, "session_id", name))}
+            extra = [Path(f"{where}{suffix}") for suffix in ("-wal", "-shm", "-journal")]
+        else:
+            where = Path(str(inner))
+            record = {"store": label, "session_id": home.name(ref), "kind": "directory" if where.is_dir() else "file",
+                      "path": str(where), "table": None, "key": None}
+            spills = getattr(getattr(home, "stores", {}).get(label, home), "spill_files", None)
+            extra = [Path(f"{where}.lock"), *(spills(str(inner)) if spills is not None else [])]
+        record["files"] = [str(where)] + [str(p) for p in extra if os.path.lexists(p)]
+        records.append(record)
+    return records

@@ -408,6 +408,10 @@ class JsonDirStore:
                 found.append((path, record))
         return found
 
+    def spill_files(self, ref: str) -> list[Path]:
+        """The spill files whose turns the library would merge into the file ``ref`` (``session path`` names them)."""
+        return [path for path, _ in self._spill_records_of(ref)]
+
     def _spill_records_of(self, ref: str) -> list[tuple[Path, dict[str, Any]]]:
         """Every spill record the library would ever merge into the file ``ref``, whatever raw id it loads it by:
         named ``<stem>.*.json``, with a ``session_id`` that sanitises to the file's stem (unreadable ones are
