@@ -242,14 +242,14 @@ while the text keeps room to be read); failing that, each row is
                 lead: Sequence[tuple[str, str]] = (), style: str = "") -> None:
         """One line of text after the styled ``lead`` pieces (a key, a label); on a terminal wrapped at spaces to its
         width, ``first`` cells on the first line, the next lines indented ``indent``; whole when piped."""
-        from rich.cells import cell_len
-        from rich.text import Text
-
         text = printable(text)
         lead_text = "".join(piece for piece, _ in lead)
         if not self.tty:
             sys.stdout.write(printable(lead_text) + text + "\n")
             return
+        from rich.cells import cell_len
+        from rich.text import Text
+
         width = self.console.width
         pieces = wrap(text, width, indent, width - cell_len(lead_text) if first is None else first)
         self.console.print(Text.assemble(*((printable(p), s) for p, s in lead), (pieces[0], style)))

@@ -59,7 +59,7 @@ UntilOption = Annotated[str | None, typer.Option(
 
 def _window(since: str | None, until: str | None) -> Any:
     """``--since``/``--until`` read before anything else is: a bad value is one usage error, nothing scanned."""
-    return sessions.time_window(since, until)
+    return None if since is None and until is None else sessions.time_window(since, until)
 
 
 # ---------------------------------------------------------------- reading
