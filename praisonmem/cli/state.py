@@ -57,11 +57,14 @@ class State:
                 config_memory = self.settings.file.get("memory_dir")
             paths = resolve(self.home, self.memory_dir, env=self.settings.env, config_home=config_home,
                             config_memory_dir=config_memory)
-            if self.home_must_exist and self.home is not None and not paths.data.path.exists():
+            # a home named (--home, PRAISONAI_HOME) that is not there is a typo, which must fail a script
+            given = "--home" if self.home is not None else \
+                "PRAISONAI_HOME" if self.settings.env.get("PRAISONAI_HOME") else None
+            if self.home_must_exist and given is not None and not paths.data.path.exists():
                 from praisonmem.core.errors import NotFound
 
-                raise NotFound(f"--home {paths.data.path}: no such directory (check the path; 'praisonmem workspace "
-                               "paths' shows what each option resolves to)")
+                raise NotFound(f"{given} {paths.data.path}: no such directory (check the path; 'praisonmem "
+                               "workspace paths' shows what each option resolves to)")
             self._paths = paths
         return self._paths
 

@@ -69,6 +69,25 @@ def _say(provider: Any) -> None:
         note(message)
 
 
+def _unknown_user(state: State, chosen: Any, user: str | None) -> None:
+    """A user id given (--user-id, PRAISONMEM_USER_ID or the config's user_id) that no memory holds is said, as a
+    mistyped --home is: a typo would otherwise read as an empty memory. Not for the default user, nor where the
+    provider cannot list its users or holds none at all (the missing directory is said already)."""
+    from praisonmem.core.errors import PraisonMemError
+
+    who = state.settings.get("user_id", user)
+    if who.source == "default" or not getattr(chosen, "user_id", None):
+        return
+    try:
+        known = [str(row["user_id"]) for row in type(chosen).users(state.paths, state.lock_timeout).rows]
+    except PraisonMemError:
+        return
+    if known and who.value not in known:
+        given = {"flag": "--user-id", "config": "config user_id"}.get(who.source, who.source.removeprefix("env "))
+        shown = ", ".join(known[:10]) + (f" and {len(known) - 10} more" if len(known) > 10 else "")
+        warn(f"no memory of user '{who.value}' ({given}); the users with memories: {shown}")
+
+
 def _looked(state: State, provider: str) -> None:
     """A read of FileMemory that found no memory directory says where it looked, as 'session list' does."""
     missing = state.paths.absent_memory() if provider == "file" else None
@@ -161,6 +180,7 @@ def search_command(
         hits = memory.search_memory(chosen, query, types=type_, limit=limit, filters=filters)
     _say(chosen)
     _looked(state, state.setting("provider", provider))
+    _unknown_user(state, chosen, user_id)
     out = state.output(as_json, as_ndjson)
     if out.records(hits):
         return
@@ -206,6 +226,7 @@ def list_command(
     rows = memory.list_memory(chosen, types=type_, filters=filters)
     _say(chosen)
     _looked(state, state.setting("provider", provider))
+    _unknown_user(state, chosen, user_id)
     out = state.output(as_json, as_ndjson)
     if out.records(rows):
         return

@@ -44,8 +44,9 @@ KeyFileOption = Annotated[str | None, typer.Option(
                                        "default: PRAISONAI_SESSION_KEY).")]
 # Plain strings (checked by the core): an enum here would load the secret rules for every session command.
 RedactOption = Annotated[str | None, typer.Option(
-    "--redact", metavar="standard|strict",
-    help="Replace every secret these rules find by [REDACTED:<kind>] (see 'session scan').")]
+    "--redact", metavar="[standard|strict]",
+    help="Replace every secret these rules find by [REDACTED:<kind>] (see 'session scan'); --redact alone is "
+         "--redact standard.")]
 LevelOption = Annotated[str, typer.Option(
     "--level", metavar="standard|strict",
     help="The rule set: strict adds national phone numbers and any high-entropy token.")]
