@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from praisonmem.core.io.safetext import json_safe, printable
+from praisonmem.core.io.safetext import json_safe, plural, printable  # plural: for the commands, from here
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -525,11 +525,6 @@ def fmt_time(value: Any, short: bool | None = None, *, naive_utc: bool = False) 
     except (ValueError, OverflowError, OSError):
         return str(value)
     return moment.strftime("%Y-%m-%d %H:%M" if short else "%Y-%m-%d %H:%M:%S")
-
-
-def plural(count: int, word: str, many: str | None = None) -> str:
-    """``1 session``, ``2 sessions``; ``many`` where adding an s is wrong (``entry``, ``entries``)."""
-    return f"{count} {word if count == 1 else (many or word + 's')}"
 
 
 def fmt_cost(value: Any, *, dollars: bool = True) -> str:

@@ -17,7 +17,7 @@ from praisonmem.cli.options import (
     parse_pairs,
     table_options,
 )
-from praisonmem.cli.output import binary_stdout, fmt_time, note, render_outcome
+from praisonmem.cli.output import binary_stdout, fmt_time, note, plural, render_outcome
 from praisonmem.cli.prompts import confirm_and_run
 from praisonmem.cli.state import State, state_of
 from praisonmem.core import knowledge
@@ -181,7 +181,7 @@ def export_command(
     state = state_of(ctx)
     summary = knowledge.export_items(_store(state, path, collection), output=output, stdout=binary_stdout())
     if output != "-":
-        state.output(as_json).document(summary) or note(f"exported {summary['exported']} item(s) to {output}")
+        state.output(as_json).document(summary) or note(f"exported {plural(summary['exported'], 'item')} to {output}")
 
 
 @app.command("import")

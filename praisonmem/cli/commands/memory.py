@@ -22,7 +22,7 @@ from praisonmem.cli.options import (
     parse_pairs,
     table_options,
 )
-from praisonmem.cli.output import binary_stdout, fmt_size, fmt_time, fmt_value, note, render_outcome, warn
+from praisonmem.cli.output import binary_stdout, fmt_size, fmt_time, fmt_value, note, plural, render_outcome, warn
 from praisonmem.cli.prompts import confirm_and_run
 from praisonmem.cli.state import State, state_of
 from praisonmem.core import memory
@@ -317,7 +317,7 @@ def export_command(
     summary = memory.export_memory(_provider(state, provider, user_id, chroma_path), output=output,
                                    stdout=binary_stdout())
     if output != "-":
-        state.output(as_json).document(summary) or note(f"exported {summary['exported']} item(s) to {output}")
+        state.output(as_json).document(summary) or note(f"exported {plural(summary['exported'], 'item')} to {output}")
 
 
 @app.command("import")

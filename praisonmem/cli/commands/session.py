@@ -15,7 +15,7 @@ import typer
 
 from praisonmem.cli.options import (DryRunFlag, JsonFlag, LimitOption, NdjsonFlag, SchemaOption, StoreChoice,
                                     TablePrefixOption, YesFlag, paged, store_options, table_options)
-from praisonmem.cli.output import binary_stdout, note, render_outcome, report_written, showing, warn
+from praisonmem.cli.output import binary_stdout, note, plural, render_outcome, report_written, showing, warn
 from praisonmem.cli.progress import file_progress
 from praisonmem.cli.prompts import confirm_and_run
 from praisonmem.cli.state import state_of
@@ -132,10 +132,10 @@ def list_command(
 
         render_list(out, result.rows)
     if result.hidden_unreadable:
-        warn(f"{result.hidden_unreadable} unreadable session file(s) not shown with these filters; "
+        warn(f"{plural(result.hidden_unreadable, 'unreadable session file')} not shown with these filters; "
              "run 'praisonmem session list' without filters to see them")
     elif result.unreadable and out.machine:
-        warn(f"{result.unreadable} unreadable session file(s) listed with \"unreadable\": true")
+        warn(f"{plural(result.unreadable, 'unreadable session file')} listed with \"unreadable\": true")
     if result.missing:
         warn(result.missing)
     showing(sum(1 for row in result.rows if not row["unreadable"]), result.total, "sessions")
@@ -212,7 +212,7 @@ def show_command(
     if out.machine and not view.selected:
         out.json_text(view.raw.decode("utf-8"))
         if view.stored_encrypted:
-            note(f"--json prints the session as stored, its {view.stored_encrypted} encrypted value(s) encrypted; "
+            note(f"--json prints the session as stored, its {plural(view.stored_encrypted, 'encrypted value')} encrypted; "
                  "the transcript and --tail N --json decrypt them with the key")
         return
     if out.machine:
@@ -222,7 +222,7 @@ def show_command(
 
         render_session(out, view)
     if view.opaque:
-        note(f"{view.opaque} encrypted value(s) not shown: {_KEY_HINT}")
+        note(f"{plural(view.opaque, 'encrypted value')} not shown: {_KEY_HINT}")
 
 
 @app.command("path")
@@ -299,7 +299,7 @@ def search_command(
     for path, reason in result.unreadable:
         warn(f"skipped unreadable session file {path}: {reason.removeprefix(f'{path}: ')}")
     if result.opaque:
-        note(f"{result.opaque} encrypted message(s) in {result.opaque_sessions} session(s) not searched: "
+        note(f"{plural(result.opaque, 'encrypted message')} in {plural(result.opaque_sessions, 'session')} not searched: "
              "set PRAISONAI_SESSION_KEY or give --key-file to decrypt and search them")
     out = state.output(as_json, as_ndjson)
     if not out.records(result.hits):
@@ -597,13 +597,13 @@ def export_command(
                               redact=redact, key=key, window=span)
     for skipped in summary.get("skipped", []):
         note(f"skipped session {skipped['session_id']}: {skipped['reason']}")
-    report_written(out, summary, output, f"exported {summary['count']} session(s) as {summary['format']} to {output}")
+    report_written(out, summary, output, f"exported {plural(summary['count'], 'session')} as {summary['format']} to {output}")
     kept = summary["encrypted_kept"]
     if kept and summary["format"] == sessions.ExportFormat.json.value:
-        note(f"{kept} encrypted value(s) exported as stored (json is the lossless copy: importing it restores them "
+        note(f"{plural(kept, 'encrypted value')} exported as stored (json is the lossless copy: importing it restores them "
              "encrypted); jsonl and markdown decrypt them with the key")
     elif kept:
-        note(f"{kept} encrypted value(s) left encrypted: {_KEY_HINT}")
+        note(f"{plural(kept, 'encrypted value')} left encrypted: {_KEY_HINT}")
 
 
 @app.command("import")

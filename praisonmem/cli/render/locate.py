@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from praisonmem.cli.output import Output, fmt_size, fmt_time
+from praisonmem.cli.output import Output, fmt_size, fmt_time, plural
 from praisonmem.core import locate
 
 STORE_HEADERS = ("PATH", "KIND", "LIBRARY", "HOLDS", "SIZE", "MODIFIED", "FLAGS", "COMMAND")
@@ -41,7 +41,7 @@ def render_report(out: Output, report: locate.Report) -> None:
         out.table(SERVER_HEADERS, [[s.url, s.kind, s.source, reachable(s), s.command or ""] for s in report.servers],
                   optional=("SOURCE",))
     flagged = sum(1 for s in report.stores if s.flags)
-    parts = [f"{len(report.stores)} store(s)", f"{flagged} flagged", f"{len(report.servers)} server(s)"]
+    parts = [f"{plural(len(report.stores), 'store')}", f"{flagged} flagged", f"{plural(len(report.servers), 'server')}"]
     if report.skipped:
-        parts.append(f"{len(report.skipped)} path(s) not read")
+        parts.append(f"{plural(len(report.skipped), 'path')} not read")
     out.line(", ".join(parts), style="dim")

@@ -36,6 +36,7 @@ from praisonmem.core.sessions.listing import list_sessions
 from praisonmem.core.sessions.stores import SessionStore
 from praisonmem.core.sessions.stores.locate import open_store
 from praisonmem.core.sessions.workspace import Scope, workspace_id
+from praisonmem.core.io.safetext import plural
 
 RECENT_SECONDS = 60
 
@@ -82,9 +83,10 @@ def written_when(age: float, done: str = "was updated") -> str:
 
 
 def _span(seconds: float) -> str:
-    for unit, size in (("day(s)", 86400), ("h", 3600), ("min", 60)):
+    for unit, size in (("day", 86400), ("h", 3600), ("min", 60)):
         if seconds >= size:
-            return f"{int(seconds // size)} {unit}"
+            count = int(seconds // size)
+            return plural(count, "day") if unit == "day" else f"{count} {unit}"
     return f"{int(seconds)} s"
 
 
@@ -252,7 +254,7 @@ def plan_delete(paths: Paths, names: list[str], *, force: bool = False,
             refuse_if_live(store, ref, doc, "delete it", force)
     store.refuse(deleting=targets)
     names_shown = ", ".join(question_name(store, r) for r in targets[:5]) + (" …" if len(targets) > 5 else "")
-    return Plan(f"Delete {len(targets)} session file(s) ({names_shown})?",
+    return Plan(f"Delete {plural(len(targets), 'session file')} ({names_shown})?",
                 lambda dry_run, progress: delete(store, targets, dry_run=dry_run, timeout=timeout,
                                                  recheck=None if force else not_live, progress=progress))
 
@@ -380,7 +382,7 @@ def plan_prune(paths: Paths, older_than: str | timedelta | None, *, keep: int = 
                 and (since_moment is None or epoch_of(r["updated_at"]) >= since_moment)]
     notes = [f"kept {r['session_id']}: no parseable updated_at" for r in undated]
     if listing.unreadable:
-        notes.append(f"{listing.unreadable} unreadable session file(s) not considered (see 'praisonmem check')")
+        notes.append(f"{plural(listing.unreadable, 'unreadable session file')} not considered (see 'praisonmem check')")
     if not old:
         notes.append(f"nothing {said} to prune")
     home = open_store(paths, store)
@@ -389,8 +391,8 @@ def plan_prune(paths: Paths, older_than: str | timedelta | None, *, keep: int = 
         home.refuse(deleting=targets)
     except Refused as exc:
         raise Refused(f"{exc.message} (--keep 1 keeps the newest)") from exc
-    question = (f"Delete {len(targets)} session(s) not updated in {older_than}?" if older_than is not None
-                else f"Delete {len(targets)} session(s) last updated {said}?")
+    question = (f"Delete {plural(len(targets), 'session')} not updated in {older_than}?" if older_than is not None
+                else f"Delete {plural(len(targets), 'session')} last updated {said}?")
     return Plan(question if targets else None,
                 lambda dry_run, progress: delete(home, targets, dry_run=dry_run, timeout=timeout,
                                                  recheck=still_older_than(cutoff), progress=progress),

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from praisonmem import __version__
 from praisonmem.core.errors import PraisonMemError, TargetExists, UsageError
 from praisonmem.core.io import fastjson, jsonfile, outfile
-from praisonmem.core.io.safetext import json_safe, json_safe_utf8, printable
+from praisonmem.core.io.safetext import json_safe, json_safe_utf8, plural, printable
 from praisonmem.core.io.timeutil import epoch_of, now_iso
 from praisonmem.core.paths import Paths
 from praisonmem.core.result import Action, Outcome, Plan
@@ -390,7 +390,7 @@ def plan_import(paths: Paths, file: str | os.PathLike[str], *, on_conflict: OnCo
     plan.key = key
     _refuse_unsealable(store, plan)
     replacing = sum(1 for _, _, action in plan.items if action is Action.replaced)
-    return Plan(f"Replace {replacing} existing session(s)?" if replacing else None,
+    return Plan(f"Replace {plural(replacing, 'existing session')}?" if replacing else None,
                 lambda dry_run, progress: run_import(store, plan, on_conflict=OnConflict(on_conflict),
                                                      dry_run=dry_run, timeout=timeout))
 
@@ -424,7 +424,7 @@ def plan_documents(store: SessionStore, docs: list[dict[str, Any]], on_conflict:
     conflicts = [target for _, target, action in items if action is Action.replaced]
     if conflicts and on_conflict is OnConflict.fail:
         listed = ", ".join(question_name(store, t) for t in conflicts[:5]) + (" …" if len(conflicts) > 5 else "")
-        raise TargetExists(f"{len(conflicts)} session(s) already exist ({listed}); nothing imported: "
+        raise TargetExists(f"{plural(len(conflicts), 'session')} already exist ({listed}); nothing imported: "
                            "use --on-conflict skip or --on-conflict replace")
     if on_conflict is OnConflict.skip:
         items = [(d, t, Action.skipped if a is Action.replaced else a) for d, t, a in items]

@@ -78,7 +78,7 @@ def test_dry_run_lists_every_fix_and_changes_nothing(cli, era):
 def test_migrate_asks_first_and_needs_yes_off_a_terminal(cli, era):
     home, repo = era
     line = refused(cli, home, "--home", home, "migrate", code=4)
-    assert line == ("praisonmem: error: Apply 6 migration fix(es) (--dry-run lists them): not confirmed, nothing "
+    assert line == ("praisonmem: error: Apply 6 migration fixes (--dry-run lists them): not confirmed, nothing "
                     "changed (pass --yes in a non-interactive run, or --dry-run to see what would change)\n")
 
 

@@ -30,6 +30,7 @@ from praisonmem.core.io import fastjson, jsonfile, parallel
 from praisonmem.core.sessions.documents import library_message, messages_of, not_a_session, session_id_of, validate
 from praisonmem.core.sessions.stores import Fold, OutsideStore, Scanned, ambiguous, merged
 from praisonmem.core.sessions.stores.names import JSON, safe_file_stem, session_file_name
+from praisonmem.core.io.safetext import plural
 
 if TYPE_CHECKING:
     from praisonmem.core.paths import Paths
@@ -837,11 +838,11 @@ def _spill_files(spill_dir: Path) -> list[Path]:
 
 
 def spill_words(records: Sequence[tuple[Path, dict[str, Any]]], verb: str) -> str | None:
-    """``N spilled turn(s) in M spill file(s) <verb> with it``, for a change record (``None``: no spill file)."""
+    """``N spilled turns in M spill files <verb> with it``, for a change record (``None``: no spill file)."""
     if not records:
         return None
     turns = sum(len(messages_of(record)) for _, record in records)
-    return f"{turns} spilled turn(s) in {len(records)} spill file(s) {verb} with it"
+    return f"{plural(turns, 'spilled turn')} in {plural(len(records), 'spill file')} {verb} with it"
 
 
 def spill_key(message: dict[str, Any]) -> tuple[Any, ...]:
