@@ -448,17 +448,28 @@ def note(message: str, *, width: int | None = None) -> None:
     _stderr(_fitted(f"praisonmem: {printable(_masked(message))}", width) + "\n")
 
 
+MIN_WRAP = 20  # a terminal narrower than this (or one that reports 0 columns) gets its lines whole
+
+
+def _stderr_width() -> int | None:
+    """stderr's terminal width, as Rich finds stdout's: ``$COLUMNS`` when set, else the terminal's own."""
+    import os
+
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit():
+        return int(columns)
+    try:
+        return os.get_terminal_size(sys.stderr.fileno()).columns or None
+    except (OSError, ValueError):
+        return None
+
+
 def _fitted(text: str, width: int | None) -> str:
     """A note or warning wrapped at spaces to ``width`` (default: stderr's terminal, none when it is not one), the
     lines after the first indented 2; a path or command in it stays whole."""
     if width is None and stderr_is_tty():
-        import os
-
-        try:
-            width = os.get_terminal_size(sys.stderr.fileno()).columns
-        except (OSError, ValueError):
-            width = None
-    if width is None or len(text) <= width:
+        width = _stderr_width()
+    if width is None or width < MIN_WRAP or len(text) <= width:
         return text
     return "\n".join(("  " if n else "") + line for n, line in enumerate(wrap(text, width, 2, width)))
 
