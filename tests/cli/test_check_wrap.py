@@ -81,3 +81,16 @@ def test_a_command_breaks_between_its_arguments_and_a_path_or_quoted_span_never(
     assert wrap(text, 30) == ["import them with", "'praisonmem session adopt'", "from",
                               "/very/long/path/of/the/home/sessions/history_1.json", "now"]
     assert wrap("  indented, kept on the first line", 14) == ["  indented,", "kept on the", "first line"]
+
+
+def test_a_note_wraps_on_a_terminal_of_a_usable_width_only(monkeypatch):
+    from praisonmem.cli import output
+
+    text = "praisonmem: showing 6 of 12 sessions in /srv/agents/home/sessions; --limit 0 shows all"
+    assert output._fitted(text, 40) == ("praisonmem: showing 6 of 12 sessions in\n"
+                                        "  /srv/agents/home/sessions; --limit 0\n  shows all")
+    assert output._fitted(text, None) == text  # stderr is not a terminal
+    assert output._fitted(text, 0) == text and output._fitted(text, 19) == text  # a width a pty reports unset
+    monkeypatch.setattr(output, "stderr_is_tty", lambda: True)
+    monkeypatch.setenv("COLUMNS", "40")
+    assert output._fitted(text, None).count("\n") == 2

@@ -75,3 +75,14 @@ def test_list_of_a_named_directory_that_is_not_there_says_so(cli, fixture_home, 
     result = cli("--home", fixture_home, "backup", "list", tmp_path / "typo")
     assert (result.exit_code, result.stdout) == (3, "")
     assert result.stderr == f"praisonmem: error: {tmp_path / 'typo'}: no such backup directory\n"
+
+
+def test_list_before_the_first_backup_on_a_terminal_is_a_sentence(fixture_home, tmp_path, monkeypatch):
+    from tests.cli.test_table_fit import on_a_terminal
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "fresh"))
+    code, lines = on_a_terminal(["--home", str(fixture_home), "backup", "list"], tmp_path, 200)
+    assert code == 0
+    assert [line for line in lines if line] == [
+        f"praisonmem: no backups in {tmp_path / 'fresh' / 'praisonmem' / 'backups'} yet; 'praisonmem backup "
+        "create' makes one"]
