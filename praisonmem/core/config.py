@@ -323,9 +323,9 @@ def default_of(key: str) -> str | None:
                                                                                 "PRAISONMEM_MEMORY_DIR")})
         return os.path.abspath(paths.data.path if key == "home" else paths.memory.path)
     if key == "backup.dir":
-        from praisonmem.core.backup import default_dir
+        from praisonmem.core.paths import default_backup_dir
 
-        return str(default_dir())
+        return str(default_backup_dir())
     if key == "cache_dir":
         from praisonmem.core.paths import user_dir
 

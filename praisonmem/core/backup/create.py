@@ -81,9 +81,9 @@ class Entry:
 
 
 def default_dir() -> Path:
-    import platformdirs
+    from praisonmem.core.paths import default_backup_dir
 
-    return Path(platformdirs.user_data_dir("praisonmem")) / "backups"
+    return default_backup_dir()
 
 
 def backup_dir(chosen: str | os.PathLike[str] | None) -> Path:

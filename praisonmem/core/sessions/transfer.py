@@ -424,7 +424,8 @@ def plan_documents(store: SessionStore, docs: list[dict[str, Any]], on_conflict:
     conflicts = [target for _, target, action in items if action is Action.replaced]
     if conflicts and on_conflict is OnConflict.fail:
         listed = ", ".join(question_name(store, t) for t in conflicts[:5]) + (" …" if len(conflicts) > 5 else "")
-        raise TargetExists(f"{plural(len(conflicts), 'session')} already exist ({listed}); nothing imported: "
+        raise TargetExists(f"{plural(len(conflicts), 'session')} already {'exists' if len(conflicts) == 1 else 'exist'} "
+                           f"({listed}); nothing imported: "
                            "use --on-conflict skip or --on-conflict replace")
     if on_conflict is OnConflict.skip:
         items = [(d, t, Action.skipped if a is Action.replaced else a) for d, t, a in items]

@@ -220,9 +220,20 @@ def locations(paths: Paths, name: str, *, store: str | None = None) -> list[dict
     import os
     from pathlib import Path
 
+    from praisonmem.core.sessions.stores.home import Located
+    from praisonmem.core.sessions.stores.jsondir import JsonDirStore, spill_files
+
     home = open_store(paths, store)
-    every = getattr(home, "find_every", None)
-    found = every(name) if every is not None else [home.find(name)]
+    members = getattr(home, "stores", None)  # a home: each of its stores asked in turn, exact names only
+    found: list[Any] = []
+    if members:
+        for label, member in members.items():
+            try:
+                found.append(Located(label, member.find(name)))
+            except PraisonMemError:
+                continue
+    if not found:
+        found = [home.find(name)]  # its error names the stores looked in (and a near name)
     records = []
     for ref in found:
         label = home.store_of(ref)
@@ -237,8 +248,9 @@ def locations(paths: Paths, name: str, *, store: str | None = None) -> list[dict
             where = Path(str(inner))
             record = {"store": label, "session_id": home.name(ref), "kind": "directory" if where.is_dir() else "file",
                       "path": str(where), "table": None, "key": None}
-            spills = getattr(getattr(home, "stores", {}).get(label, home), "spill_files", None)
-            extra = [Path(f"{where}.lock"), *(spills(str(inner)) if spills is not None else [])]
+            member = (members or {}).get(label, home)
+            spills = spill_files(member, str(inner)) if isinstance(member, JsonDirStore) else []
+            extra = [Path(f"{where}.lock"), *spills]
         record["files"] = [str(where)] + [str(p) for p in extra if os.path.lexists(p)]
         records.append(record)
     return records

@@ -234,7 +234,7 @@ def test_import_into_the_database_writes_the_librarys_row(cli, gateway_home, tmp
                                                   "gw-9", "imp", "2026-11-30T00:00:01+00:00")
     assert not (gateway_home.sessions / "imported-1.json").exists()
     again = cli("--home", gateway_home.home, "session", "import", src, "--store", "sessions.db")
-    assert again.exit_code == 4 and "1 session already exist (sessions.db:imported-1)" in again.stderr
+    assert again.exit_code == 4 and "1 session already exists (sessions.db:imported-1)" in again.stderr
 
 
 # ---------------------------------------------------------------- retitle, rename

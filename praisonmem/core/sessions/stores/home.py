@@ -174,11 +174,6 @@ class Home:
             raise NotFound(f"{missing.message}; did you mean '{guess}'?")
         raise missing
 
-    def find_every(self, name: str) -> list[Located]:
-        """``name`` (an exact id, stem or path) in every store that holds it; none: :meth:`find`'s NotFound."""
-        found, _ = self._find_all(name, prefix=False)
-        return found or [self.find(name)]
-
     def _unique_prefix(self, name: str) -> str | None:
         """The one session whose name starts with ``name``, if exactly one does."""
         if not name:

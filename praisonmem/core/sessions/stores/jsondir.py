@@ -409,10 +409,6 @@ class JsonDirStore:
                 found.append((path, record))
         return found
 
-    def spill_files(self, ref: str) -> list[Path]:
-        """The spill files whose turns the library would merge into the file ``ref`` (``session path`` names them)."""
-        return [path for path, _ in self._spill_records_of(ref)]
-
     def _spill_records_of(self, ref: str) -> list[tuple[Path, dict[str, Any]]]:
         """Every spill record the library would ever merge into the file ``ref``, whatever raw id it loads it by:
         named ``<stem>.*.json``, with a ``session_id`` that sanitises to the file's stem (unreadable ones are
@@ -823,6 +819,12 @@ def _current_or_none(ref: str) -> dict[str, Any] | None:
         return jsonfile.read_current(ref)
     except PraisonMemError:
         return None
+
+
+def spill_files(store: JsonDirStore, ref: str) -> list[Path]:
+    """The spill files whose turns the library would merge into the file ``ref`` (``session path`` names them); a
+    function, not a method: no other store has a spill dir."""
+    return [path for path, _ in store._spill_records_of(ref)]
 
 
 def _spill_files(spill_dir: Path) -> list[Path]:
