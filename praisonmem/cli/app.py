@@ -333,7 +333,6 @@ def root(
     # `config` must work even when the config file is broken: that is how it gets fixed.
     name = ctx.invoked_subcommand
     state.home_must_exist = name not in ("workspace", "config", "completion")  # they show and set where it is
-    state.env_home_checked = name != "locate"  # which lists a PRAISONAI_HOME that is not there as a place to be
     if name is not None and name != "config":
         state.json_default = state.setting("output") == "json"
 

@@ -26,7 +26,6 @@ class State:
     no_cache: bool = False
     json_default: bool = False  # config/env ``output = "json"``: every command as if --json were given
     home_must_exist: bool = False  # a --home that does not exist fails the command (a typo must fail a script)
-    env_home_checked: bool = True  # ... and so does a PRAISONAI_HOME that does not exist
     format: str | None = None  # a listing's --format, --columns and --wide (cli/options.py, table_options)
     columns: str | None = None
     wide: bool = False
@@ -58,14 +57,11 @@ class State:
                 config_memory = self.settings.file.get("memory_dir")
             paths = resolve(self.home, self.memory_dir, env=self.settings.env, config_home=config_home,
                             config_memory_dir=config_memory)
-            # a home named (--home, PRAISONAI_HOME) that is not there is a typo, which must fail a script
-            given = "--home" if self.home is not None else \
-                "PRAISONAI_HOME" if self.env_home_checked and self.settings.env.get("PRAISONAI_HOME") else None
-            if self.home_must_exist and given is not None and not paths.data.path.exists():
+            if self.home_must_exist and self.home is not None and not paths.data.path.exists():
                 from praisonmem.core.errors import NotFound
 
-                raise NotFound(f"{given} {paths.data.path}: no such directory (check the path; 'praisonmem "
-                               "workspace paths' shows what each option resolves to)")
+                raise NotFound(f"--home {paths.data.path}: no such directory (check the path; 'praisonmem workspace "
+                               "paths' shows what each option resolves to)")
             self._paths = paths
         return self._paths
 

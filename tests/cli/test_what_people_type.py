@@ -1,6 +1,6 @@
 """Inputs people type that the tool should take as meant, or say what is wrong with: ``--redact`` alone, a value
-that starts with ``-``, a --user-id or PRAISONAI_HOME that matches nothing; and settings shown as the config file
-spells them, a default as what it resolves to."""
+that starts with ``-``, a --user-id that matches nothing; and settings shown as the config file spells them, a
+default as what it resolves to."""
 
 from __future__ import annotations
 
@@ -121,23 +121,3 @@ def test_a_mistyped_user_id_from_the_environment_is_said(cli, project, monkeypat
     typo = cli("memory", "search", "dark mode")
     assert typo.stderr == ("praisonmem: warning: no memory of user 'bobb' (PRAISONMEM_USER_ID); the users with "
                            "memories: alice, bob\n")
-
-
-def test_a_praisonai_home_that_is_not_there_is_said_as_home_is(cli, tmp_path, monkeypatch):
-    missing = tmp_path / "typo"
-    monkeypatch.setenv("PRAISONAI_HOME", str(missing))
-    result = cli("session", "list")
-    assert (result.exit_code, result.stdout) == (3, "")
-    assert result.stderr == (f"praisonmem: error: PRAISONAI_HOME {missing}: no such directory (check the path; "
-                             "'praisonmem workspace paths' shows what each option resolves to)\n")
-    assert not missing.exists()
-    assert cli("workspace", "paths").exit_code == 0  # which shows where it points
-
-
-def test_a_praisonai_home_to_import_into_is_created(cli, fixture_home, tmp_path, monkeypatch):
-    exported = tmp_path / "all.json"
-    assert cli("--home", fixture_home, "session", "export", "my_chat", "-o", exported).exit_code == 0
-    fresh = tmp_path / "fresh"
-    monkeypatch.setenv("PRAISONAI_HOME", str(fresh))
-    assert cli("session", "import", exported).exit_code == 0
-    assert (fresh / "sessions" / "my_chat.json").is_file()
