@@ -432,6 +432,7 @@ def _run(argv: list[str], state: State) -> int:
             from praisonmem.core.io import pgurl
 
             pgurl.remember(arg)
+    argv = _optional_values(argv)
     command = typer.main.get_command(app)
     try:
         if ("--help" in argv or "-h" in argv) and "--no-pager" not in argv and sys.stdout.isatty():  # as git's
@@ -485,6 +486,29 @@ def _run(argv: list[str], state: State) -> int:
 
         where = f"{exc.filename}: " if exc.filename else ""
         return _report(f"{where}{os_reason(exc)}", "io_error", EXIT_IO, as_json, state)
+
+
+# Options whose value may be left out, per command: ``session export --redact`` alone is ``--redact standard``. The
+# value is added when the next word cannot be one (none, or another option); Click has no optional values.
+OPTIONAL_VALUES = {("session", "export"): {"--redact": "standard"}}
+
+
+def _optional_values(argv: list[str]) -> list[str]:
+    words = [a for a in argv if not a.startswith("-")]
+    for (group, verb), options in OPTIONAL_VALUES.items():
+        if group in words and verb in words[words.index(group) + 1:]:
+            break
+    else:
+        return argv
+    out: list[str] = []
+    for n, arg in enumerate(argv):
+        if arg == "--":  # after it, nothing is an option
+            return out + argv[n:]
+        out.append(arg)
+        following = argv[n + 1] if n + 1 < len(argv) else None
+        if arg in options and (following is None or (following.startswith("-") and following != "-")):
+            out.append(options[arg])
+    return out
 
 
 def _help_hint(exc: Any) -> str:

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from praisonmem.core.io.safetext import json_safe, printable
+from praisonmem.core.io.safetext import json_safe, plural, printable  # plural: for the commands, from here
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -227,8 +227,34 @@ while the text keeps room to be read); failing that, each row is
         self._print(printable(text), style)
 
     def body(self, text: str, style: str | None = None) -> None:
-        """A message body: its newlines and tabs kept, every other control character escaped."""
-        self._print(printable(text, multiline=True), style)
+        """A message body: its newlines and tabs kept, every other control character escaped; on a terminal each
+        line wrapped at spaces to its width (:func:`wrap`: a path or URL stays whole)."""
+        text = printable(text, multiline=True)
+        if not self.tty:
+            self._print(text, style)
+            return
+        width = self.console.width
+        for line in text.expandtabs(8).split("\n"):
+            for piece in wrap(line, width):
+                self.console.print(piece, style=style)
+
+    def wrapped(self, text: str, *, indent: int = 0, first: int | None = None,
+                lead: Sequence[tuple[str, str]] = (), style: str = "") -> None:
+        """One line of text after the styled ``lead`` pieces (a key, a label); on a terminal wrapped at spaces to its
+        width, ``first`` cells on the first line, the next lines indented ``indent``; whole when piped."""
+        text = printable(text)
+        lead_text = "".join(piece for piece, _ in lead)
+        if not self.tty:
+            sys.stdout.write(printable(lead_text) + text + "\n")
+            return
+        from rich.cells import cell_len
+        from rich.text import Text
+
+        width = self.console.width
+        pieces = wrap(text, width, indent, width - cell_len(lead_text) if first is None else first)
+        self.console.print(Text.assemble(*((printable(p), s) for p, s in lead), (pieces[0], style)))
+        for piece in pieces[1:]:
+            self.console.print(Text(" " * indent + piece, style=style))
 
     def _print(self, text: str, style: str | None) -> None:
         if self.tty:
@@ -248,19 +274,25 @@ while the text keeps room to be read); failing that, each row is
 
     def marked(self, text: str, spans: Sequence[Sequence[int]], *, style: str, indent: str = "") -> None:
         """``text`` with the ``[start, end)`` spans styled (search highlights), escaped piece by piece
-        so the spans still cover the same characters."""
+        so the spans still cover the same characters; wrapped at spaces to the terminal, each line ``indent``ed."""
         from rich.text import Text
 
-        line = Text(indent)
-        at = 0
+        shown, marks, at = "", [], 0
         for start, end in sorted(spans):
             if start < at:
                 continue
-            line.append(printable(text[at:start]))
-            line.append(printable(text[start:end]), style=style)
+            shown += printable(text[at:start])
+            piece = printable(text[start:end])
+            marks.append((len(shown), len(shown) + len(piece)))
+            shown += piece
             at = end
-        line.append(printable(text[at:]))
-        self.console.print(line)
+        shown += printable(text[at:])
+        for a, b in wrap_spans(shown, self.console.width, len(indent), self.console.width - len(indent)):
+            line = Text(indent + shown[a:b])
+            for start, end in marks:
+                if start < b and end > a:
+                    line.stylize(style, len(indent) + max(start, a) - a, len(indent) + min(end, b) - a)
+            self.console.print(line)
 
 
 def report_written(out: Output, summary: dict[str, Any], output: str | None, message: str) -> None:
@@ -405,7 +437,7 @@ def _stderr(text: str) -> None:
 def warn(message: str, *, always: bool = False) -> None:
     """A warning on stderr; not with -q, unless ``always`` (it is why the command fails)."""
     if always or not _quiet:
-        _stderr(f"praisonmem: warning: {printable(_masked(message))}\n")
+        _stderr(_fitted(f"praisonmem: warning: {printable(_masked(message))}", None) + "\n")
 
 
 def note(message: str, *, width: int | None = None) -> None:
@@ -413,14 +445,33 @@ def note(message: str, *, width: int | None = None) -> None:
     broken at spaces to fit it, the lines after the first indented."""
     if _quiet:
         return
-    text = f"praisonmem: {printable(_masked(message))}"
-    if width is not None:
-        from praisonmem.cli.render.table import wrap_words
+    _stderr(_fitted(f"praisonmem: {printable(_masked(message))}", width) + "\n")
 
-        first, *more = wrap_words(text, width)
-        if more:
-            text = "\n".join([first, *("  " + line for line in wrap_words(" ".join(more), width - 2))])
-    _stderr(text + "\n")
+
+MIN_WRAP = 20  # a terminal narrower than this (or one that reports 0 columns) gets its lines whole
+
+
+def _stderr_width() -> int | None:
+    """stderr's terminal width, as Rich finds stdout's: ``$COLUMNS`` when set, else the terminal's own."""
+    import os
+
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit():
+        return int(columns)
+    try:
+        return os.get_terminal_size(sys.stderr.fileno()).columns or None
+    except (OSError, ValueError):
+        return None
+
+
+def _fitted(text: str, width: int | None) -> str:
+    """A note or warning wrapped at spaces to ``width`` (default: stderr's terminal, none when it is not one), the
+    lines after the first indented 2; a path or command in it stays whole."""
+    if width is None and stderr_is_tty():
+        width = _stderr_width()
+    if width is None or width < MIN_WRAP or len(text) <= width:
+        return text
+    return "\n".join(("  " if n else "") + line for n, line in enumerate(wrap(text, width, 2, width)))
 
 
 def error(message: str) -> None:
@@ -463,10 +514,12 @@ def _tsv_cell(value: str) -> str:
     return printable(str(value).replace("\\", "\\\\"))
 
 
-def fmt_time(value: Any, short: bool = False, *, naive_utc: bool = False) -> str:
-    """An ISO string or epoch float as local ``YYYY-MM-DD HH:MM:SS`` (``short``: no seconds). A string without
-    a zone is local time unless ``naive_utc`` (learn stores before 1.7.17 and SQLite's ``CURRENT_TIMESTAMP``
-    write UTC without saying so)."""
+def fmt_time(value: Any, short: bool | None = None, *, naive_utc: bool = False) -> str:
+    """An ISO string or epoch float as local time: ``YYYY-MM-DD HH:MM`` on a terminal, every screen alike, and
+    ``YYYY-MM-DD HH:MM:SS`` when piped (``short`` overrides). A string without a zone is local time unless
+    ``naive_utc`` (learn stores before 1.7.17 and SQLite's ``CURRENT_TIMESTAMP`` write UTC without saying so)."""
+    if short is None:
+        short = stdout_is_tty()
     if isinstance(value, bool) or value is None:
         return "" if value is None else str(value)
     try:
@@ -485,11 +538,6 @@ def fmt_time(value: Any, short: bool = False, *, naive_utc: bool = False) -> str
     return moment.strftime("%Y-%m-%d %H:%M" if short else "%Y-%m-%d %H:%M:%S")
 
 
-def plural(count: int, word: str, many: str | None = None) -> str:
-    """``1 session``, ``2 sessions``; ``many`` where adding an s is wrong (``entry``, ``entries``)."""
-    return f"{count} {word if count == 1 else (many or word + 's')}"
-
-
 def fmt_cost(value: Any, *, dollars: bool = True) -> str:
     """A cost as people read it, never in exponent form: ``$0.000012`` (``dollars``), ``0.000012`` for a
     script's TSV or CSV; blank when not recorded."""
@@ -505,3 +553,117 @@ def fmt_value(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:g}"
     return str(value)
+
+
+# -- wrapping and human numbers --------------------------------------------------------------------------------
+# Text wraps at spaces to a terminal's width; what people copy is never broken: a word (a path, an id, a URL) and
+# a quoted span ('praisonmem migrate') stay whole, on a line of their own when they do not fit beside others.
+
+SIZE_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
+
+
+def fmt_size(value: Any, human: bool = True) -> str:
+    """A size in bytes as people read it (``5.1 KiB``, binary units), or as a script reads it (``human`` false:
+    the bytes); blank when not known."""
+    if value is None or isinstance(value, bool) or not isinstance(value, int):
+        return fmt_value(value)
+    if not human:
+        return str(value)
+    number = float(value)
+    for unit in SIZE_UNITS:
+        if abs(number) < 1024 or unit == SIZE_UNITS[-1]:
+            return f"{int(number)} {unit}" if unit == "B" else f"{number:.1f} {unit}"
+        number /= 1024
+    return str(value)  # not reached
+
+
+def _words(text: str) -> list[tuple[int, int]]:
+    """``[start, end)`` of each unbreakable piece of one line: the runs between spaces, a run that opens a quote
+    joined to the runs up to the one that closes it."""
+    spans = [(m.start(), m.end()) for m in _RUN.finditer(text)]
+    pieces: list[tuple[int, int]] = []
+    n = 0
+    while n < len(spans):
+        start, end = spans[n]
+        quote = text[start]
+        if quote in "'\"`" and not _closes(text[start + 1:end], quote):
+            close = next((k for k in range(n + 1, min(len(spans), n + 12)) if _closes(text[slice(*spans[k])],
+                                                                                     quote)), None)
+            if close is not None:
+                end = spans[close][1]
+                n = close
+        pieces.append((start, end))
+        n += 1
+    return pieces
+
+
+def _closes(run: str, quote: str) -> bool:
+    """``run`` ends a quoted span: the quote, then at most closing punctuation."""
+    return quote in run and run.rstrip(".,:;!?)]}").endswith(quote)
+
+
+def wrap_spans(text: str, width: int, indent: int = 0, first: int | None = None) -> list[tuple[int, int]]:
+    """One line of ``text`` as the ``[start, end)`` slices of the lines it wraps into: ``first`` cells for the
+    first line (default ``width - indent``), ``width - indent`` for the others; a piece wider than that is one
+    line, whole. Leading spaces stay on the first line."""
+    from rich.cells import cell_len
+
+    room = max(1, width - indent)
+    limit = max(1, first) if first is not None else room
+    lines: list[tuple[int, int]] = []
+    start = end = None
+    for a, b in _words(text):
+        if start is None:
+            start, end = (0 if not lines else a), b
+            if cell_len(text[start:end]) > limit and start < a:  # indentation and a piece that cannot share
+                start = a
+        elif cell_len(text[start:b]) <= limit:
+            end = b
+        else:
+            lines.append((start, end))
+            limit = room
+            start, end = a, b
+    if start is None:
+        return [(0, len(text))]
+    lines.append((start, end))
+    return lines
+
+
+def wrap(text: str, width: int, indent: int = 0, first: int | None = None) -> list[str]:
+    """``text`` (one line) wrapped as :func:`wrap_spans` says, the lines without their indentation."""
+    return [text[a:b] for a, b in wrap_spans(text, width, indent, first)]
+
+
+def shell_lines(command: str, width: int, indent: int = 0, first: int | None = None) -> list[str]:
+    """A shell command in lines that fit ``width`` (less ``indent``), broken only between its arguments, each
+    line but the last ending in `` \\`` so the lines pasted into a shell are the one command; an argument is
+    never broken. Not a command shlex reads: wrapped as text."""
+    import shlex
+
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return wrap(command, width, indent, first)
+    if shlex.join(words) != command:  # not shlex's own spelling: keep the text as it is
+        return wrap(command, width, indent, first)
+    from rich.cells import cell_len
+
+    room = max(1, width - indent)
+    limit = max(1, first) if first is not None else room
+    lines: list[str] = []
+    line = ""
+    for word in (shlex.quote(w) for w in words):
+        candidate = f"{line} {word}" if line else word
+        if not line or cell_len(candidate) + 2 <= limit:
+            line = candidate
+            continue
+        lines.append(line + " \\")
+        limit = room - 2  # the continuation lines are indented 2 more
+        line = word
+    lines.append(line)
+    return [lines[0], *("  " + rest for rest in lines[1:])]
+
+
+import re as _re  # noqa: E402  (kept with the block that uses it)
+
+_RUN = _re.compile(r"[^ ]+")

@@ -304,11 +304,33 @@ def set_value(path: Path, key: str, text: str, *, timeout: float = 5.0) -> Outco
 
     value = _absolute(key, key_spec(key).check(key, text))
     _rewrite(path, lambda flat: {**flat, key: value}, timeout)
-    return Outcome([Change(Action.set, f"{key} = {masked_setting(value)!r} in {path}",
+    shown = masked_setting(value)
+    shown = ("true" if shown else "false") if isinstance(shown, bool) else repr(shown)  # as TOML spells it
+    return Outcome([Change(Action.set, f"{key} = {shown} in {path}",
                            fields={"key": key, "value": masked_setting(value), "path": str(path)})])
 
 
 PATH_KEYS = ("home", "memory_dir", "upsonic.db", "backup.dir", "cache_dir")
+
+
+def default_of(key: str) -> str | None:
+    """What a directory key left unset resolves to (``config show``): the home and memory dir by the library's
+    own rules, the backup and cache directories by praisonmem's; None for a key that names nothing unset."""
+    if key in ("home", "memory_dir"):
+        from praisonmem.core.paths import resolve
+
+        paths = resolve(env={k: v for k, v in os.environ.items() if k not in ("PRAISONAI_HOME",
+                                                                                "PRAISONMEM_MEMORY_DIR")})
+        return os.path.abspath(paths.data.path if key == "home" else paths.memory.path)
+    if key == "backup.dir":
+        from praisonmem.core.paths import default_backup_dir
+
+        return str(default_backup_dir())
+    if key == "cache_dir":
+        from praisonmem.core.paths import user_dir
+
+        return str(user_dir("cache"))
+    return None
 
 
 def _absolute(key: str, value: Any) -> Any:

@@ -27,6 +27,7 @@ from praisonmem.core.io import jsonfile
 from praisonmem.core.layout import TRANSCRIPT_DB
 from praisonmem.core.paths import Paths
 from praisonmem.core.result import Action, Change, Outcome, Plan, Progress
+from praisonmem.core.io.safetext import plural
 
 Where = Literal["home", "project"]
 
@@ -165,7 +166,7 @@ def missing_from_sessions_db(paths: Paths, timeout: float) -> list[Proposal]:
     if plan is None:  # imported meanwhile
         return []
     ids = ", ".join(c.session_id for c in candidates[:5]) + (" …" if len(candidates) > 5 else "")
-    detail = (f"{len(candidates)} JSON session(s) the gateway does not see ({ids}): sessions.db holds sessions, so "
+    detail = (f"{plural(len(candidates), 'JSON session')} the gateway does not see ({ids}): sessions.db holds sessions, so "
               "the library's one-time import of the JSON files beside it will not run again; importing copies each "
               "into sessions.db as that import would (the JSON files stay)")
     return [Proposal("sessions_db.missing_json", str(paths.sessions_dir / TRANSCRIPT_DB), detail,
@@ -229,7 +230,7 @@ def plan_migrate(paths: Paths, *, timeout: float = jsonfile.LOCK_TIMEOUT) -> Pla
     proposals = find(paths, timeout=timeout)
     notes = [] if proposals else [f"nothing to migrate in {paths.data.path} or {paths.project_dir}: praisonaiagents "
                                   "1.7.17 loads everything there"]
-    question = f"Apply {len(proposals)} migration fix(es) (--dry-run lists them)?" if proposals else None
+    question = f"Apply {plural(len(proposals), 'migration fix', 'migration fixes')} (--dry-run lists them)?" if proposals else None
     warnings = [p.warning for p in proposals if p.warning]
 
     def run(dry_run: bool, progress: Progress) -> Outcome:

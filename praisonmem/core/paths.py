@@ -184,6 +184,13 @@ def expand_user(path: str | os.PathLike[str], source: str = "") -> Path:
 XDG_USER_DIRS = {"config": ("XDG_CONFIG_HOME", ".config"), "cache": ("XDG_CACHE_HOME", ".cache")}
 
 
+def default_backup_dir() -> Path:
+    """Where backups go when neither ``-o`` nor the config's ``backup.dir`` says: platformdirs' user data dir."""
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir(APP_NAME)) / "backups"
+
+
 def user_dir(kind: str, env: Mapping[str, str] | None = None) -> Path:
     """praisonmem's own ``config`` or ``cache`` directory: platformdirs' ``user_<kind>_dir("praisonmem")``.
 

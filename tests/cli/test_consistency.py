@@ -114,7 +114,7 @@ def test_a_session_updated_in_the_future_is_said_so_not_0_s_ago(cli, fixture_hom
     result = cli("--home", fixture_home, "session", "rename", "my_chat", "other")
     assert result.exit_code == 4
     assert "0 s ago" not in result.stderr
-    assert re.fullmatch(r"praisonmem: error: my_chat\.json has an updated_at \d+ day\(s\) in the future \(a clock "
+    assert re.fullmatch(r"praisonmem: error: my_chat\.json has an updated_at \d+ days? in the future \(a clock "
                         r"set wrong\?\): an agent may still be writing it \(it would carry on in a fresh file under "
                         r"the old id\); rename it anyway with --force\n", result.stderr), result.stderr
 

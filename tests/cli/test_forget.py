@@ -68,7 +68,7 @@ def test_off_a_terminal_without_yes_it_refuses_and_changes_nothing(cli, home, tm
     before = snapshot(tmp_path)
     result = forget(cli, home, "--user", "alice")
     assert (result.exit_code, result.stdout) == (4, "")
-    assert result.stderr == ("praisonmem: error: forget --user alice: remove or rewrite 2 record(s) in 1 store(s): "
+    assert result.stderr == ("praisonmem: error: forget --user alice: remove or rewrite 2 records in 1 store: "
                              "not confirmed, nothing changed (pass --yes in a non-interactive run, or --dry-run to "
                              "see what would change)\n")
     assert snapshot(tmp_path) == before
@@ -83,8 +83,8 @@ def test_dry_run_changes_nothing_and_names_every_item_the_real_run_removes(cli, 
     assert snapshot(tmp_path) == before
     assert human.stdout.splitlines()[:3] == [
         f"session-dir  {home / 'sessions'}",
-        "  remove: session s-alice-1 (4 message(s)) in s-alice-1.json",
-        "  remove: session s-alice-2 (2 message(s)) in s-alice-2.json"]
+        "  remove: session s-alice-1 (4 messages) in s-alice-1.json",
+        "  remove: session s-alice-2 (2 messages) in s-alice-2.json"]
     real = forget(cli, home, "--user", "alice", "--yes", "--json")
     assert real.exit_code == 0, real.stderr
     planned = {(p["store"], p["path"], i["key"]) for p in json.loads(dry.stdout)["plan"] for i in p["items"]}
@@ -224,9 +224,9 @@ def test_on_a_terminal_it_asks_and_no_keeps_everything(home, tmp_path) -> None:
     before = snapshot(home)
     code, out, shown = on_a_terminal(home, b"n\n", "--user", "alice")
     assert code == 4
-    assert "Forget --user alice: remove or rewrite 2 record(s) in 1 store(s)? [y/N]" in shown
+    assert "Forget --user alice: remove or rewrite 2 records in 1 store? [y/N]" in shown
     assert "not confirmed; nothing changed" in shown
-    assert "remove: session s-alice-1 (4 message(s)) in s-alice-1.json" in out  # the plan was shown first
+    assert "remove: session s-alice-1 (4 messages) in s-alice-1.json" in out  # the plan was shown first
     assert snapshot(home) == before
 
 

@@ -49,15 +49,15 @@ def test_json_shape(cli, tree):
 def test_piped_table_is_tab_separated_and_whole(cli, tree):
     result = cli("locate", str(tree))
     assert result.exit_code == 0
-    when = datetime.fromtimestamp(1796050000).strftime("%Y-%m-%d %H:%M")
-    when2 = datetime.fromtimestamp(1796060000.5).strftime("%Y-%m-%d %H:%M")
+    when = datetime.fromtimestamp(1796050000).strftime("%Y-%m-%d %H:%M:%S")  # piped: to the second
+    when2 = datetime.fromtimestamp(1796060000.5).strftime("%Y-%m-%d %H:%M:%S")
     assert result.stdout.splitlines() == [
         "PATH\tKIND\tLIBRARY\tHOLDS\tSIZE\tMODIFIED\tFLAGS\tCOMMAND",
         f"{tree}/app/upsonic.db\tupsonic-sqlite\tupsonic\tsessions=4 users=2\t{UPSONIC_DB.stat().st_size}\t{when}\t\t"
         f"praisonmem upsonic sessions --db {tree}/app/upsonic.db",
         f"{tree}/chat.db\tconversation-sqlite\tpraisonai\tsessions=5 messages=17\t{CONVERSATIONS.stat().st_size}\t"
         f"{when2}\t\tpraisonmem session list --store {tree}/chat.db"]
-    assert result.stderr == "praisonmem: 2 store(s), 0 flagged, 0 server(s)\n"  # the rows alone on stdout
+    assert result.stderr == "praisonmem: 2 stores, 0 flagged, 0 servers\n"  # the rows alone on stdout
 
 
 def test_table_on_an_80_column_terminal(tmp_path):
@@ -80,7 +80,7 @@ def test_table_on_an_80_column_terminal(tmp_path):
         expected.append(f"COMMAND   {command}")
     else:
         expected += ["COMMAND", *[command[i:i + 80] for i in range(0, len(command), 80)]]
-    expected.append("1 store(s), 0 flagged, 0 server(s)")
+    expected.append("1 store, 0 flagged, 0 servers")
     assert shown == expected
 
 
@@ -100,7 +100,7 @@ def test_a_wide_terminal_shows_one_row_per_store(tmp_path):
     shown = [line.rstrip() for line in lines if line.strip()]
     assert shown == ["  ".join(h.ljust(w) for h, w in zip(heads, widths)).rstrip(), "─" * (sum(widths) + 12),
                      "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip(),
-                     "1 store(s), 0 flagged, 0 server(s)"]
+                     "1 store, 0 flagged, 0 servers"]
 
 
 @pytest.mark.parametrize(("args", "code", "message"), [
@@ -131,7 +131,7 @@ def test_an_unreadable_directory_is_one_warning_line_and_exit_1(cli, tree, monke
     result = cli("locate", str(tree))
     assert result.exit_code == 1
     assert result.stderr == (f"praisonmem: warning: cannot read {blocked}: permission denied\n"
-                             "praisonmem: 1 store(s), 0 flagged, 0 server(s), 1 path(s) not read\n")
+                             "praisonmem: 1 store, 0 flagged, 0 servers, 1 path not read\n")
 
 
 def test_a_crafted_name_reaches_no_terminal_and_a_view_is_not_counted(cli, tmp_path):

@@ -17,7 +17,7 @@ from praisonmem.cli.commands import session as session_commands
 STORE_OPTIONS = ("store", "table_prefix", "schema")
 # Every session command that reads or writes sessions; adopt works on the home's JSON history files, migrate
 # names its two stores with --from and --to (and shares --table-prefix/--schema with them).
-TAKE_A_STORE = {"list", "show", "search", "rename", "delete", "prune", "export", "import", "scan", "redact",
+TAKE_A_STORE = {"list", "show", "path", "search", "rename", "delete", "prune", "export", "import", "scan", "redact",
                 "watch", "tail"}
 OWN_STORES = {"adopt": (), "migrate": ("table_prefix", "schema")}
 KEY = "sk-proj-" + "Q7vX2mR9tL4wZ8kP3nB6yH1cJ5fD0gS2aE7uW4iO9qT3xV8"  # an OpenAI project key's shape

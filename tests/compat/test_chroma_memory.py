@@ -134,7 +134,7 @@ def test_export_then_import_gives_the_same_collection_back_to_the_float(project,
                         "metadata": {"hnsw:space": "cosine"}, "count": 3}
     assert [r["id"] for r in lines[1:]] == got["alice"] and all(len(r["embedding"]) == 1536 for r in lines[1:])
     proc = cs.run_praisonmem(cwd, "memory", "import", str(out), "--provider", "chroma", "--user-id", "carol")
-    assert (proc.returncode, proc.stdout) == (0, "imported 3 memory item(s) into memory_store_carol "
+    assert (proc.returncode, proc.stdout) == (0, "imported 3 memory items into memory_store_carol "
                                                  "(.praisonai/chroma_db_carol)\n"), proc.stderr
     # the library finds them under carol, as stored
     assert cs.library_memory(cwd, "carol") == cs.library_memory(cwd, "alice")
@@ -157,7 +157,7 @@ print(json.dumps([get(sys.argv[1], "memory_store_alice"), get(sys.argv[2], "memo
     before = snapshot(cwd)
     proc = cs.run_praisonmem(cwd, "memory", "import", str(out), "--provider", "chroma", "--user-id", "carol")
     assert (proc.returncode, proc.stdout) == (4, "")
-    assert proc.stderr == (f"praisonmem: error: 3 id(s) already in memory_store_carol (first: {got['alice'][0]}); "
+    assert proc.stderr == (f"praisonmem: error: 3 ids already in memory_store_carol (first: {got['alice'][0]}); "
                            "use --on-conflict skip to add only the others; nothing imported\n")
     assert snapshot(cwd) == before
 
@@ -287,7 +287,7 @@ def test_the_next_write_scrubs_what_a_delete_killed_before_its_vacuum_left(proje
                              "-o", str(out)).returncode == 0
     proc = cs.run_praisonmem(cwd, "memory", "import", str(out), "--provider", "chroma", "--user-id", "alice",
                              "--on-conflict", "skip")
-    assert (proc.returncode, proc.stdout) == (0, "imported 0 memory item(s) into memory_store_alice "
+    assert (proc.returncode, proc.stdout) == (0, "imported 0 memory items into memory_store_alice "
                                                  "(.praisonai/chroma_db_alice) [2 already there, skipped]\n")
     # an import that adds nothing writes nothing, so the residue is still there; a delete finishes it
     assert cs.files_holding(store, SECRET) == ["chroma.sqlite3"]

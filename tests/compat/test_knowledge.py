@@ -95,7 +95,7 @@ def test_export_import_into_a_new_chroma_store_the_library_reads(project, tmp_pa
     fresh.mkdir()
     proc = knowledge(fresh, "import", str(out), "--path", ".praisonai/knowledge/chroma")
     assert (proc.returncode, proc.stdout) == (
-        0, "imported 2 knowledge item(s) into .praisonai/knowledge/chroma (collection praisonai_knowledge)\n"), \
+        0, "imported 2 knowledge items into .praisonai/knowledge/chroma (collection praisonai_knowledge)\n"), \
         proc.stderr
     # the library's default Knowledge() in that project finds both, and its own vector search works on them
     alice = cs.library_knowledge(fresh, "alice")
@@ -150,7 +150,7 @@ def test_knowledge_db_fallback_read_delete_and_import(tmp_path):
     assert b"Green tea" not in (tmp_path / "knowledge.db").read_bytes()
     assert _library(READ_DB, tmp_path) == [[i2, "Coffee at dawn", {}]]
     proc = knowledge(tmp_path, "import", str(out), "--on-conflict", "skip")
-    assert (proc.returncode, proc.stdout) == (0, "imported 1 knowledge item(s) into knowledge.db [1 already there, "
+    assert (proc.returncode, proc.stdout) == (0, "imported 1 knowledge item into knowledge.db [1 already there, "
                                                  "skipped]\n"), proc.stderr
     assert _library(READ_DB, tmp_path) == [[i1, "Green tea is good", {"topic": "tea", "n": 2}],
                                           [i2, "Coffee at dawn", {}]]

@@ -75,11 +75,11 @@ def test_the_library_does_not_bring_a_deleted_session_back(cli, fixture_home):
     before = snapshot(fixture_home)
     planned = cli("--home", fixture_home, "session", "delete", "my_chat", "--dry-run", "--json")
     assert planned.exit_code == 0 and snapshot(fixture_home) == before
-    assert planned.json()[0]["detail"] == "1 spilled turn(s) in 1 spill file(s) deleted with it"
+    assert planned.json()[0]["detail"] == "1 spilled turn in 1 spill file deleted with it"
     done = cli("--home", fixture_home, "session", "delete", "my_chat", "--yes", "--json")
     assert done.exit_code == 0, done.stderr
     assert [(c["action"], c["detail"]) for c in done.json()] == [
-        ("deleted", "1 spilled turn(s) in 1 spill file(s) deleted with it")]
+        ("deleted", "1 spilled turn in 1 spill file deleted with it")]
     assert not spilled.exists() and other.exists()
 
     after = library_load(fixture_home, "my_chat")
@@ -93,7 +93,7 @@ def test_delete_takes_every_spill_file_the_library_would_merge_into_the_file(cli
     two = spill(fixture_home, "support_ticket #1234", "support_ticket__1234", "by another id of the same file")
     named_alike = spill(fixture_home, "support_ticket__12345", "support_ticket__12345", "another file's")
     done = cli("--home", fixture_home, "session", "delete", "support/ticket #1234", "--yes", "--json")
-    assert done.json()[0]["detail"] == "2 spilled turn(s) in 2 spill file(s) deleted with it"
+    assert done.json()[0]["detail"] == "2 spilled turns in 2 spill files deleted with it"
     assert (one.exists(), two.exists(), named_alike.exists()) == (False, False, True)
     for session_id in ("support/ticket #1234", "support_ticket #1234"):
         assert library_load(fixture_home, session_id)["file"] is False

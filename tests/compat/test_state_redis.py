@@ -229,7 +229,7 @@ def test_export_and_import_restore_every_key_its_value_and_its_ttl(cli, lib, red
     out = tmp_path / "state.jsonl"
     done = state(cli, redis_db, "export", "-o", out)
     assert done.exit_code == 0, done.stderr
-    assert done.stderr == f"praisonmem: exported 8 key(s) (2 with a TTL) to {out}\n"
+    assert done.stderr == f"praisonmem: exported 8 keys (2 with a TTL) to {out}\n"
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert lines[0]["format"] == "praisonmem-redis-state" and lines[0]["keys"] == 8
     records = {r["key"] if r["encoding"] == "utf-8" else "queue": r for r in lines[1:]}

@@ -127,7 +127,7 @@ def test_a_different_record_with_the_same_id_is_refused_unless_overwrite(cli, db
     before = target.read_bytes()
     refused = cli("upsonic", "migrate", "--from", db, "--to", target)
     assert (refused.exit_code, refused.stdout) == (4, "")
-    assert refused.stderr == (f"praisonmem: error: {target} already holds 1 other record(s) with the same id (user "
+    assert refused.stderr == (f"praisonmem: error: {target} already holds 1 other record with the same id (user "
                               "user_123); nothing written (--overwrite replaces them)\n")
     assert target.read_bytes() == before
     replaced = cli("upsonic", "migrate", "--from", db, "--to", target, "--overwrite", "--yes", "--verify")

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from praisonmem.cli.options import DryRunFlag, JsonFlag, NdjsonFlag, YesFlag, table_options
-from praisonmem.cli.output import binary_stdout, note, quiet, record_made, stdout_is_tty, warn
+from praisonmem.cli.output import (binary_stdout, fmt_size, note, plural, quiet, record_made, stdout_is_tty,
+                                   warn)
 from praisonmem.cli.progress import file_progress
 from praisonmem.cli.prompts import confirm_and_run
 from praisonmem.cli.state import state_of
@@ -33,6 +34,8 @@ def create_command(
                                                 help="Comma list of sessions,memory,learn,chroma (default: all).")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Say what was written (also on a terminal).")
                        ] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="List what would be archived, with its size; write "
+                                                            "nothing.")] = False,
     as_json: JsonFlag = False,
 ) -> int:
     """Write one praisonmem-backup-<UTC timestamp>.tar.gz: sessions (each read
@@ -59,13 +62,22 @@ def create_command(
     and a file no store writes are left out: -v names each, and the manifest
     lists them.
 
+    --dry-run lists what would be archived instead: each file's name in the
+    archive, its size now and where it comes from (a table; --json: the
+    same records under "contents"), then on stderr where the archive would
+    go and the bytes before compression. Nothing is written, created,
+    locked or rotated.
+
     Example:
 
         praisonmem backup create -o ~/backups --keep 7
+        praisonmem backup create --include sessions --dry-run
     """
     state = state_of(ctx)
     plan = backup.plan_create(state.paths, output=state.setting("backup.dir", output), include=include, keep=keep,
                               configured_keep=state.setting("backup.keep"))
+    if dry_run:
+        return _preview(state, plan, as_json, include is not None)
     if plan.to_stdout and as_json:
         raise UsageError("-o - writes the archive to stdout; --json cannot share it")
     out = state.output(as_json)
@@ -83,11 +95,11 @@ def create_command(
         record_made([f"wrote backup {result['path']}"])
     if plan.to_stdout:  # the configured JSON default does not apply to the archive itself
         if verbose:
-            note(f"wrote a backup to stdout ({result['files']} files, {result['size']} bytes)")
+            note(f"wrote a backup to stdout ({plural(result['files'], 'file')}, {fmt_size(result['size'])})")
     elif out.document(result):
         pass
     elif verbose or (stdout_is_tty() and not quiet()):
-        out.raw(f"{result['path']}  ({result['files']} files, {result['size']} bytes)")
+        out.raw(f"{result['path']}  ({plural(result['files'], 'file')}, {fmt_size(result['size'])})")
         for path in result["removed"]:
             out.raw(f"removed old backup {path}")
     if result["chroma_not_opened"] and (verbose or (stdout_is_tty() and not quiet())):
@@ -113,6 +125,22 @@ def create_command(
         else:
             warn("backup written but incomplete" + kept, always=True)
         return EXIT_PROBLEMS
+    return EXIT_OK
+
+
+def _preview(state: Any, plan: Any, as_json: bool, warned: bool) -> int:
+    """``backup create --dry-run``: the files the archive would hold, and where it would go."""
+    preview = plan.preview()
+    out = state.output(as_json)
+    if warned:
+        for message in plan.warnings:
+            warn(message)
+    if not out.document(preview):
+        out.table(["PATH", "SIZE", "FILE"], [[f["path"], fmt_size(f["size"], out.tty), f["file"]]
+                                             for f in preview["contents"]], optional=["FILE"])
+    where = "stdout" if preview["path"] == "-" else preview["path"]
+    note(f"would write {where}: {plural(preview['files'], 'file')}, {fmt_size(preview['size'])} before "
+         "compression; nothing written")
     return EXIT_OK
 
 
@@ -158,12 +186,18 @@ def list_command(
         praisonmem backup list ~/backups
     """
     state = state_of(ctx)
-    rows = backup.list_backups(state.setting("backup.dir", directory))
+    # the default or configured directory holds none before the first backup; one named here must exist
+    rows = backup.list_backups(state.setting("backup.dir", directory), missing_ok=directory is None)
     out = state.output(as_json, as_ndjson)
-    if not out.records(rows):
-        from praisonmem.cli.render.backup import render_list
+    if out.records(rows):
+        return
+    if not rows and out.table_format == "table":  # a terminal: a sentence, not an empty table
+        note(f"no backups in {backup.backup_dir(state.setting('backup.dir', directory))} yet; "
+             "'praisonmem backup create' makes one")
+        return
+    from praisonmem.cli.render.backup import render_list
 
-        render_list(out, rows)
+    render_list(out, rows)
 
 
 @app.command("restore")

@@ -12,8 +12,6 @@ from praisonmem.cli.state import State, state_of
 from praisonmem.core import check
 from praisonmem.core.errors import EXIT_OK, EXIT_PROBLEMS, UsageError
 
-STYLES = {"error": "bold red", "warning": "yellow", "info": "dim"}
-
 
 def check_command(
     ctx: typer.Context,
@@ -83,12 +81,9 @@ def check_command(
                            timeout=state.lock_timeout)
     out = state.output(as_json)
     if not out.document(report.to_json(strict)):
-        for finding in report.findings:
-            fix = f" (fix: {finding.fix})" if finding.fix else ""
-            out.line(f"{finding.severity:<8}{finding.file}: {finding.message}{fix}", style=STYLES[finding.severity])
-        out.line(f"checked {report.files_checked} file(s) in {len(report.roots)} location(s): "
-                 f"{report.count('error')} error(s), {report.count('warning')} warning(s), "
-                 f"{report.count('info')} note(s)", style="bold")
+        from praisonmem.cli.render.check import render_findings
+
+        render_findings(out, report)
     return EXIT_PROBLEMS if report.failed(strict) else EXIT_OK
 
 

@@ -49,8 +49,18 @@ def show_command(ctx: typer.Context, as_json: JsonFlag = False, as_ndjson: Ndjso
     out = state.output(as_json, as_ndjson)
     if not out.records(rows):
         out.table(["KEY", "VALUE", "SOURCE", "ENV", "MEANING"],
-                  [[r["key"], "" if r["value"] is None else str(r["value"]), r["source"], r["env"], r["help"]]
+                  [[r["key"], _shown(r["key"], r["value"]), r["source"], r["env"], r["help"]]
                    for r in rows], truncate=["MEANING"], optional=["MEANING", "ENV"])
+
+
+def _shown(key: str, value: object) -> str:
+    """A setting as the config file spells it (``true``, not Python's ``True``); a directory left unset as the
+    one it resolves to."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return config.default_of(key) or ""
+    return str(value)
 
 
 @app.command("get")
@@ -65,13 +75,16 @@ def get_command(ctx: typer.Context, key: KeyArg, as_json: JsonFlag = False) -> N
     found = state.settings.lookup(key)
     out = state.output(as_json)
     if not out.document(found):
-        out.raw(str(found["value"]))
+        out.raw(_shown(key, found["value"]))
 
 
-@app.command("set")
+@app.command("set", context_settings={"ignore_unknown_options": True})  # a VALUE such as -3 is not an option
 def set_command(ctx: typer.Context, key: KeyArg, value: Annotated[str, typer.Argument(metavar="VALUE")],
                 as_json: JsonFlag = False) -> int:
     """Set a key in the config file (validated, written atomically).
+
+    A VALUE that starts with - is taken as the value (config set
+    lock_timeout -3 is checked, and refused, as a number).
 
     The read-modify-write holds a lock on config.toml.lock (at most
     --lock-timeout, then exit 4), so concurrent sets never undo each other.

@@ -78,7 +78,7 @@ def get_command(
     out = state.output(as_json, as_ndjson)
     if not out.records(rows):
         out.table(["DATE", "ID", "TIME", "TEXT"],
-                  [[r["date"], r["item"]["id"], fmt_time(r["item"]["created_at"], short=out.tty),
+                  [[r["date"], r["item"]["id"], fmt_time(r["item"]["created_at"]),
                     r["item"]["content"]] for r in rows], truncate=["TEXT"])
 
 

@@ -17,7 +17,7 @@ from praisonmem.cli.options import (
     parse_pairs,
     table_options,
 )
-from praisonmem.cli.output import binary_stdout, fmt_time, note, render_outcome
+from praisonmem.cli.output import binary_stdout, fmt_time, note, plural, render_outcome
 from praisonmem.cli.prompts import confirm_and_run
 from praisonmem.cli.state import State, state_of
 from praisonmem.core import knowledge
@@ -47,7 +47,7 @@ def _table(out: Any, rows: list[dict[str, Any]], score: bool = False) -> None:
     for row in rows:
         item = row["item"] if score else row
         meta = ", ".join(f"{k}={v}" for k, v in (item.get("metadata") or {}).items())
-        when = fmt_time(item.get("created_at"), short=out.tty) if item.get("created_at") is not None else ""
+        when = fmt_time(item.get("created_at")) if item.get("created_at") is not None else ""
         table.append(([f"{row['score']:.3f}"] if score else []) + [item["id"], when, meta, item.get("document") or ""])
     out.table(head, table, truncate=["METADATA", "TEXT"], optional=["WHEN", "METADATA"])
 
@@ -98,7 +98,8 @@ def show_command(
     if not out.document(item):
         out.table(["KEY", "VALUE"], [["id", item["id"]], *[[f"metadata.{k}", str(v)] for k, v in
                                                             item["metadata"].items()],
-                                     *[[k, str(item[k])] for k in ("user_id", "agent_id", "run_id", "created_at")
+                                     *[[k, fmt_time(item[k]) if k == "created_at" else str(item[k])]
+                                       for k in ("user_id", "agent_id", "run_id", "created_at")
                                        if item.get(k) is not None],
                                      ["text", item.get("document") or ""]])
 
@@ -180,7 +181,7 @@ def export_command(
     state = state_of(ctx)
     summary = knowledge.export_items(_store(state, path, collection), output=output, stdout=binary_stdout())
     if output != "-":
-        state.output(as_json).document(summary) or note(f"exported {summary['exported']} item(s) to {output}")
+        state.output(as_json).document(summary) or note(f"exported {plural(summary['exported'], 'item')} to {output}")
 
 
 @app.command("import")

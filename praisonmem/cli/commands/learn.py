@@ -71,7 +71,7 @@ def list_command(
     rows = [e.to_json() for e in found]
     if not out.records(rows):
         out.table(["STORE", "SCOPE", "USER", "ID", "UPDATED", "USES", "CONTENT"],
-                  [[r["store"], r["scope"] or "-", r["user_id"] or "-", str(r.get("id")), fmt_time(r.get("updated_at"), short=True, naive_utc=True),
+                  [[r["store"], r["scope"] or "-", r["user_id"] or "-", str(r.get("id")), fmt_time(r.get("updated_at"), naive_utc=True),
                     str(r.get("use_count", "")), str(r.get("content", ""))] for r in rows], truncate=["CONTENT"],
                   optional=["USES", "SCOPE", "UPDATED"])
 
@@ -101,6 +101,8 @@ def show_command(
     if out.document(entry):
         return
     for key, value in entry.items():
+        if key.endswith("_at") and value is not None:  # local time, as every screen shows it
+            value = fmt_time(value, naive_utc=True)
         out.raw(f"{key:<11} {value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)}")
 
 

@@ -22,7 +22,7 @@ from praisonmem.cli.options import (
     parse_pairs,
     table_options,
 )
-from praisonmem.cli.output import binary_stdout, fmt_time, fmt_value, note, render_outcome, warn
+from praisonmem.cli.output import binary_stdout, fmt_size, fmt_time, fmt_value, note, plural, render_outcome, warn
 from praisonmem.cli.prompts import confirm_and_run
 from praisonmem.cli.state import State, state_of
 from praisonmem.core import memory
@@ -67,6 +67,25 @@ def _say(provider: Any) -> None:
     """What the provider says about where it read or wrote (e.g. an older release's shared SQLite files)."""
     for message in provider.notes:
         note(message)
+
+
+def _unknown_user(state: State, chosen: Any, user: str | None) -> None:
+    """A user id given (--user-id, PRAISONMEM_USER_ID or the config's user_id) that no memory holds is said, as a
+    mistyped --home is: a typo would otherwise read as an empty memory. Not for the default user, nor where the
+    provider cannot list its users or holds none at all (the missing directory is said already)."""
+    from praisonmem.core.errors import PraisonMemError
+
+    who = state.settings.get("user_id", user)
+    if who.source == "default" or not getattr(chosen, "user_id", None):
+        return
+    try:
+        known = [str(row["user_id"]) for row in type(chosen).users(state.paths, state.lock_timeout).rows]
+    except PraisonMemError:
+        return
+    if known and who.value not in known:
+        given = {"flag": "--user-id", "config": "config user_id"}.get(who.source, who.source.removeprefix("env "))
+        shown = ", ".join(known[:10]) + (f" and {len(known) - 10} more" if len(known) > 10 else "")
+        warn(f"no memory of user '{who.value}' ({given}); the users with memories: {shown}")
 
 
 def _looked(state: State, provider: str) -> None:
@@ -161,6 +180,7 @@ def search_command(
         hits = memory.search_memory(chosen, query, types=type_, limit=limit, filters=filters)
     _say(chosen)
     _looked(state, state.setting("provider", provider))
+    _unknown_user(state, chosen, user_id)
     out = state.output(as_json, as_ndjson)
     if out.records(hits):
         return
@@ -206,6 +226,7 @@ def list_command(
     rows = memory.list_memory(chosen, types=type_, filters=filters)
     _say(chosen)
     _looked(state, state.setting("provider", provider))
+    _unknown_user(state, chosen, user_id)
     out = state.output(as_json, as_ndjson)
     if out.records(rows):
         return
@@ -228,7 +249,7 @@ def list_command(
         else:
             text = memory.item_text(item)
         # FileMemory stamps are epoch floats; SQLite's CURRENT_TIMESTAMP is UTC without a zone
-        when = row.get("date") or fmt_time(item.get("created_at") or item.get("timestamp"), short=out.tty,
+        when = row.get("date") or fmt_time(item.get("created_at") or item.get("timestamp"),
                                            naive_utc=True)
         table.append([row["type"], str(item.get("id", "")), fmt_value(item.get("importance")), when, text])
     out.table(["TYPE", "ID", "IMPORTANCE", "WHEN", "TEXT"], table, truncate=["TEXT"],
@@ -296,7 +317,7 @@ def export_command(
     summary = memory.export_memory(_provider(state, provider, user_id, chroma_path), output=output,
                                    stdout=binary_stdout())
     if output != "-":
-        state.output(as_json).document(summary) or note(f"exported {summary['exported']} item(s) to {output}")
+        state.output(as_json).document(summary) or note(f"exported {plural(summary['exported'], 'item')} to {output}")
 
 
 @app.command("import")
@@ -391,7 +412,7 @@ def users_command(
 def _history_table(out: Any, events: list[dict[str, Any]], scores: list[float] | None = None) -> None:
     """mem0's memory events: what happened to which memory, when, and the text before and after."""
     rows = [[e["event"] or "", e["id"] or "", e["memory_id"] or "",
-             fmt_time(e["updated_at"] or e["created_at"], short=out.tty), e["actor_id"] or "", e["role"] or "",
+             fmt_time(e["updated_at"] or e["created_at"]), e["actor_id"] or "", e["role"] or "",
              e["old_memory"] or "", e["new_memory"] or ""] for e in events]
     headers = ["EVENT", "ID", "MEMORY-ID", "WHEN", "ACTOR", "ROLE", "OLD", "NEW"]
     if scores is not None:
@@ -497,8 +518,8 @@ def sessions_list_command(
     if out.records(rows):
         return
     out.table(["NAME", "SAVED", "MESSAGES", "SHORT-TERM", "SIZE"],
-              [[r["name"], fmt_time(r["saved_at"], short=out.tty) if r["unreadable"] is None else "unreadable",
-                fmt_value(r["messages"]), fmt_value(r["short_term"]), str(r["size"])] for r in rows],
+              [[r["name"], fmt_time(r["saved_at"]) if r["unreadable"] is None else "unreadable",
+                fmt_value(r["messages"]), fmt_value(r["short_term"]), fmt_size(r["size"], out.tty)] for r in rows],
               truncate=["NAME"])
 
 

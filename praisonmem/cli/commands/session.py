@@ -44,12 +44,23 @@ KeyFileOption = Annotated[str | None, typer.Option(
                                        "default: PRAISONAI_SESSION_KEY).")]
 # Plain strings (checked by the core): an enum here would load the secret rules for every session command.
 RedactOption = Annotated[str | None, typer.Option(
-    "--redact", metavar="standard|strict",
-    help="Replace every secret these rules find by [REDACTED:<kind>] (see 'session scan').")]
+    "--redact", metavar="[standard|strict]",
+    help="Replace every secret these rules find by [REDACTED:<kind>] (see 'session scan'); --redact alone is "
+         "--redact standard.")]
 LevelOption = Annotated[str, typer.Option(
     "--level", metavar="standard|strict",
     help="The rule set: strict adds national phone numbers and any high-entropy token.")]
 ScopeOption = Annotated[sessions.Scope | None, typer.Option("--scope", help="Only sessions of this scope.")]
+SinceOption = Annotated[str | None, typer.Option(
+    "--since", metavar="WHEN", help="Only sessions last updated at or after WHEN: a duration back from now (7d, "
+                                    "12h, 2w, 30m), a day (YYYY-MM-DD, UTC) or an ISO date-time.")]
+UntilOption = Annotated[str | None, typer.Option(
+    "--until", metavar="WHEN", help="Only sessions last updated before WHEN (the same forms; a day is included).")]
+
+
+def _window(since: str | None, until: str | None) -> Any:
+    """``--since``/``--until`` read before anything else is: a bad value is one usage error, nothing scanned."""
+    return None if since is None and until is None else sessions.time_window(since, until)
 
 
 # ---------------------------------------------------------------- reading
@@ -65,6 +76,8 @@ def list_command(
     scope: ScopeOption = None,
     sort: Annotated[sessions.SortKey, typer.Option("--sort", help="Sort key (updated/created/messages: newest or "
                                                                   "most first).")] = "updated",
+    since: SinceOption = None,
+    until: UntilOption = None,
     limit: LimitOption = 50,
     store: StoreChoice = StoreChoice(),
     as_json: JsonFlag = False,
@@ -98,25 +111,31 @@ def list_command(
     workspace's history id) or explicit (a session id chosen by the caller).
     Files that do not parse are listed as unreadable, with the reason.
 
+    --since and --until keep the sessions last updated in that window
+    (7d: the last seven days; 2026-11-30: from that UTC day on); a session
+    without a parseable updated_at is then left out.
+
     Example:
 
         praisonmem session list --scope legacy --json
+        praisonmem session list --since 7d
     """
     state = state_of(ctx)
+    span = _window(since, until)
     with file_progress("Reading sessions") as progress:
         result = sessions.list_sessions(state.paths, workspace=sessions.workspace_id, agent=agent, user=user,
                                         scope=scope, sort=sort, limit=limit, progress=progress,
-                                        store=store.where(ctx), cache=state.cache)
+                                        store=store.where(ctx), cache=state.cache, window=span)
     out = state.output(as_json, as_ndjson)
     if not out.records(result.rows):
         from praisonmem.cli.render.sessions import render_list
 
         render_list(out, result.rows)
     if result.hidden_unreadable:
-        warn(f"{result.hidden_unreadable} unreadable session file(s) not shown with these filters; "
+        warn(f"{plural(result.hidden_unreadable, 'unreadable session file')} not shown with these filters; "
              "run 'praisonmem session list' without filters to see them")
     elif result.unreadable and out.machine:
-        warn(f"{result.unreadable} unreadable session file(s) listed with \"unreadable\": true")
+        warn(f"{plural(result.unreadable, 'unreadable session file')} listed with \"unreadable\": true")
     if result.missing:
         warn(result.missing)
     showing(sum(1 for row in result.rows if not row["unreadable"]), result.total, "sessions")
@@ -134,7 +153,12 @@ _KEY_HINT = "set PRAISONAI_SESSION_KEY or give --key-file to decrypt them"
 @store_options
 def show_command(
     ctx: typer.Context,
-    session: SessionArg,
+    session: Annotated[str | None, typer.Argument(
+        metavar="[SESSION]", help="Session id, file stem, or path to a session file in a sessions directory of the "
+                                  "home (or --latest).", autocompletion=_complete_sessions)] = None,
+    latest: Annotated[bool, typer.Option("--latest", help="The session praisonai's /continue resumes (named in "
+                                                          ".last_session), else the most recently updated one.")
+                      ] = False,
     tail: Annotated[int | None, typer.Option("--tail", "-n", min=0, metavar="N",
                                              help="Only the last N turns: the end of the session.")] = None,
     archived: Annotated[bool, typer.Option("--archived", help="Include archived (compacted-away) messages.")] = False,
@@ -160,16 +184,27 @@ def show_command(
     (encrypted values as stored), except that DEL, C1 and bidi controls and
     U+2028/U+2029 are written as \\uXXXX escapes (the same JSON data); with
     --tail, --archived or --working it prints the turns, decrypted. To
-    follow a session as an agent writes it, use 'session watch'.
+    follow a session as an agent writes it, use 'session watch'. --latest
+    shows the session the praisonai CLI's /continue resumes (the id its
+    .last_session file names), else the most recently updated session
+    (of --store's, when given); stderr names the one chosen.
 
     Example:
 
         praisonmem session show history_fea3173a --tail 10
         praisonmem session show gw-legacy --store sessions.db
+        praisonmem session show --latest --tail 5
     """
     state = state_of(ctx)
+    where = store.where(ctx)
+    if latest == (session is not None):
+        raise UsageError("give SESSION or --latest (not both)")
+    if latest:
+        session, label, why = sessions.latest(state.paths, store=where)
+        note(f"showing {session}: {why} ({label})")
+        where = where or label
     view = sessions.show(state.paths, session, archived=archived, working=working, tail=tail,
-                         store=store.where(ctx), key=sessions.session_key(key_file))
+                         store=where, key=sessions.session_key(key_file))
     out = state.output(as_json)
     if view.copies.get("stale"):
         warn(f"this copy ({view.store}) is stale: {', '.join(view.copies['paired_with'])} holds a newer, "
@@ -177,7 +212,7 @@ def show_command(
     if out.machine and not view.selected:
         out.json_text(view.raw.decode("utf-8"))
         if view.stored_encrypted:
-            note(f"--json prints the session as stored, its {view.stored_encrypted} encrypted value(s) encrypted; "
+            note(f"--json prints the session as stored, its {plural(view.stored_encrypted, 'encrypted value')} encrypted; "
                  "the transcript and --tail N --json decrypt them with the key")
         return
     if out.machine:
@@ -187,7 +222,41 @@ def show_command(
 
         render_session(out, view)
     if view.opaque:
-        note(f"{view.opaque} encrypted value(s) not shown: {_KEY_HINT}")
+        note(f"{plural(view.opaque, 'encrypted value')} not shown: {_KEY_HINT}")
+
+
+@app.command("path")
+@store_options
+def path_command(
+    ctx: typer.Context,
+    session: SessionArg,
+    store: StoreChoice = StoreChoice(),
+    as_json: JsonFlag = False,
+) -> None:
+    """Print where a session is kept: its file, or its database and row, in every store that holds it.
+
+    One block per store that holds the session (or only --store's): the
+    store, the file (or the database, its table and key), then every file
+    of it there is now: the lock file beside a JSON session, turns waiting
+    for it in the spill dir, a database's -wal and -shm. The name is exact
+    (an id, a file stem or a path; no prefixes). Piped, the first line of
+    each block is the file or database alone, for scripts; --json prints
+    one record per store (store, session_id, kind: file, row or directory,
+    path, table, key, files). Nothing is read but the names.
+
+    Example:
+
+        praisonmem session path my_chat
+        praisonmem session path gw-legacy --json | jq -r '.[].path'
+    """
+    state = state_of(ctx)
+    records = sessions.locations(state.paths, session, store=store.where(ctx))
+    out = state.output(as_json)
+    if out.document(records):
+        return
+    from praisonmem.cli.render.sessions import render_locations
+
+    render_locations(out, records)
 
 
 @app.command("search")
@@ -196,6 +265,8 @@ def show_command(
 def search_command(
     ctx: typer.Context,
     query: Annotated[str, typer.Argument(metavar="QUERY", help="Text to find (case-insensitive).")],
+    since: SinceOption = None,
+    until: UntilOption = None,
     limit: LimitOption = 20,
     store: StoreChoice = StoreChoice(),
     key_file: KeyFileOption = None,
@@ -211,21 +282,24 @@ def search_command(
     (kept inside its snapshots) with a 'g' (#g1). Each hit names its store.
     Encrypted messages are searched decrypted with the session key
     (PRAISONAI_SESSION_KEY or --key-file); without it they are skipped, and
-    counted on stderr.
+    counted on stderr. --since and --until search only the sessions last
+    updated in that window.
 
     Example:
 
         praisonmem session search "hotel alfama" --limit 5
+        praisonmem session search invoice --since 2w
     """
     state = state_of(ctx)
+    span = _window(since, until)
     key = sessions.session_key(key_file)
     with file_progress("Searching sessions") as progress:
         result = sessions.search_sessions(state.paths, query, limit=limit, progress=progress,
-                                          store=store.where(ctx), key=key)
+                                          store=store.where(ctx), key=key, window=span)
     for path, reason in result.unreadable:
         warn(f"skipped unreadable session file {path}: {reason.removeprefix(f'{path}: ')}")
     if result.opaque:
-        note(f"{result.opaque} encrypted message(s) in {result.opaque_sessions} session(s) not searched: "
+        note(f"{plural(result.opaque, 'encrypted message')} in {plural(result.opaque_sessions, 'session')} not searched: "
              "set PRAISONAI_SESSION_KEY or give --key-file to decrypt and search them")
     out = state.output(as_json, as_ndjson)
     if not out.records(result.hits):
@@ -400,8 +474,15 @@ def delete_command(
 @store_options
 def prune_command(
     ctx: typer.Context,
-    older_than: Annotated[str, typer.Option("--older-than", metavar="DURATION",
-                                            help="Delete sessions not updated for this long: 30d, 12h, 2w, 90m.")],
+    older_than: Annotated[str | None, typer.Option("--older-than", metavar="DURATION",
+                                                   help="Delete sessions not updated for this long: 30d, 12h, 2w, "
+                                                        "90m.")] = None,
+    since: Annotated[str | None, typer.Option(
+        "--since", metavar="WHEN", help="Only sessions last updated at or after WHEN: a duration back from now (7d, "
+                                        "12h, 2w, 30m), a day (YYYY-MM-DD, UTC) or an ISO date-time.")] = None,
+    until: Annotated[str | None, typer.Option(
+        "--until", metavar="WHEN", help="Delete sessions last updated before WHEN (the same forms; a day is "
+                                        "included): --until 30d is --older-than 30d.")] = None,
     keep: Annotated[int, typer.Option("--keep", min=0, metavar="N",
                                       help="Always keep the N most recently updated matching sessions.")] = 0,
     agent: Annotated[str | None, typer.Option("--agent", metavar="NAME", help="Only this agent_name.")] = None,
@@ -411,8 +492,12 @@ def prune_command(
     dry_run: DryRunFlag = False,
     as_json: JsonFlag = False,
 ) -> int:
-    """Delete sessions whose updated_at is older than a duration.
+    """Delete sessions whose updated_at is older than a duration (or in a window).
 
+    --older-than 90d deletes what was last updated more than 90 days ago;
+    --since and --until delete what was last updated in that window
+    (--since 60d --until 30d: between 60 and 30 days ago; --since alone: up
+    to now). Give --older-than or --until, not both.
     Every store is pruned (or only --store's); --keep keeps N in each store.
     Unreadable files and sessions without a parseable updated_at are never
     pruned (they are reported). Asks for confirmation on a terminal; give
@@ -421,12 +506,13 @@ def prune_command(
     Example:
 
         praisonmem session prune --older-than 90d --keep 20 --dry-run
+        praisonmem session prune --since 2026-01-01 --until 2026-02-01 --dry-run
     """
     state = state_of(ctx)
     with file_progress("Reading sessions") as progress:
         plan = sessions.plan_prune(state.paths, older_than, keep=keep, agent=agent, scope=scope,
                                    timeout=state.lock_timeout, progress=progress,
-                                   store=store.where(ctx))
+                                   store=store.where(ctx), since=since, until=until)
     try:
         return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run, progress="Pruning")
     finally:
@@ -440,6 +526,8 @@ def export_command(
     session: Annotated[list[str] | None, typer.Argument(metavar="[SESSION]...", help="Sessions to export.",
                                                         autocompletion=_complete_sessions)] = None,
     all_: Annotated[bool, typer.Option("--all", help="Export every session.")] = False,
+    since: SinceOption = None,
+    until: UntilOption = None,
     format_: Annotated[sessions.ExportFormat | None, typer.Option(
         "--format", help="json: lossless and importable; jsonl: one message a line; markdown: a transcript; "
                          "openai-jsonl: OpenAI chat fine-tuning lines (importable); sharegpt: ShareGPT "
@@ -473,7 +561,9 @@ def export_command(
     session's chat); a session with no messages or with encrypted ones is
     skipped, with a note.
     --all exports every store's sessions (a session two stores hold, twice);
-    --store exports one store's. With
+    --store exports one store's. --since and --until export only the
+    sessions last updated in that window (of those named, else of every
+    session: no --all needed). With
     --output, --json prints a summary of what was written; without it, the
     export itself goes to stdout and --json selects the json format.
     --redact standard|strict writes every secret those rules find (see
@@ -493,6 +583,7 @@ def export_command(
         praisonmem session export --all --format openai-jsonl --system-prompt "Be brief." -o train.jsonl
     """
     state = state_of(ctx)
+    span = _window(since, until)
     to_stdout = output in (None, "-")
     if to_stdout and as_json and format_ not in (None, sessions.ExportFormat.json):
         raise UsageError(f"--json writes the json format; it cannot be combined with --format {format_.value}")
@@ -503,16 +594,16 @@ def export_command(
                               output="-" if output is None else output, stdout=binary_stdout(),
                               store=store.where(ctx),
                               archived=archived, system_prompt=system_prompt, no_system=no_system,
-                              redact=redact, key=key)
+                              redact=redact, key=key, window=span)
     for skipped in summary.get("skipped", []):
         note(f"skipped session {skipped['session_id']}: {skipped['reason']}")
-    report_written(out, summary, output, f"exported {summary['count']} session(s) as {summary['format']} to {output}")
+    report_written(out, summary, output, f"exported {plural(summary['count'], 'session')} as {summary['format']} to {output}")
     kept = summary["encrypted_kept"]
     if kept and summary["format"] == sessions.ExportFormat.json.value:
-        note(f"{kept} encrypted value(s) exported as stored (json is the lossless copy: importing it restores them "
+        note(f"{plural(kept, 'encrypted value')} exported as stored (json is the lossless copy: importing it restores them "
              "encrypted); jsonl and markdown decrypt them with the key")
     elif kept:
-        note(f"{kept} encrypted value(s) left encrypted: {_KEY_HINT}")
+        note(f"{plural(kept, 'encrypted value')} left encrypted: {_KEY_HINT}")
 
 
 @app.command("import")
@@ -671,6 +762,8 @@ def watch_command(
     ctx: typer.Context,
     session: SessionArg,
     tail: TailOption = 10,
+    wait: Annotated[bool, typer.Option("--wait", help="A session no store holds yet: wait for it to appear (by its "
+                                                      "exact name), then follow it from its first turn.")] = False,
     store: StoreChoice = StoreChoice(),
     as_json: JsonFlag = False,
 ) -> int:
@@ -685,14 +778,19 @@ def watch_command(
     lock is taken, so the agent is never held up. It follows the home's own
     stores. --json prints one message object a line (session export
     --format jsonl's records), flushed as it comes. Ctrl-C ends it (exit
-    130, with no error line: it is how a watch ends).
+    130, with no error line: it is how a watch ends). With --wait, a
+    session that does not exist yet (an agent about to start) is waited
+    for, checked every second by its exact name (a note on stderr says
+    where), then followed from its first turn; without it, such a name
+    is an error (exit 3).
 
     Example:
 
         praisonmem session watch my_chat
         praisonmem session watch my_chat --tail 0 --json | jq -r .content
+        praisonmem session watch support_ticket__1234 --wait
     """
-    return _follow(ctx, session, tail, store, as_json)
+    return _follow(ctx, session, tail, store, as_json, wait=wait)
 
 
 @app.command("tail")
@@ -721,7 +819,7 @@ def tail_command(
 
 
 def _follow(ctx: typer.Context, session: str, tail: int, store: StoreChoice, as_json: bool,
-            forever: bool = True) -> int:
+            forever: bool = True, wait: bool = False) -> int:
     """``session watch`` and ``session tail``: the last ``tail`` turns, then (``forever``) each new one."""
     state = state_of(ctx)
     out = state.output(as_json)
@@ -735,8 +833,11 @@ def _follow(ctx: typer.Context, session: str, tail: int, store: StoreChoice, as_
             note(f"watching {what.session_id} in {what.store} ({what.mode}); Ctrl-C to stop")
 
     try:
+        def waiting(where: str) -> None:
+            note(f"waiting for session {session} to appear in {where}; Ctrl-C to stop")
+
         for batch in sessions.watch_session(state.paths, session, store=store.where(ctx), tail=tail,
-                                            started=started):
+                                            started=started, wait=wait, waiting=waiting):
             for new in batch:
                 if out.machine:
                     out.ndjson([new.to_json(watched[0].session_id)])

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from praisonmem.cli.options import DryRunFlag, JsonFlag, NdjsonFlag, YesFlag, table_options
-from praisonmem.cli.output import binary_stdout, report_written, warn
+from praisonmem.cli.output import binary_stdout, plural, report_written, warn
 from praisonmem.cli.prompts import confirm_and_run
 from praisonmem.cli.state import state_of
 from praisonmem.core import state as store_state
@@ -133,7 +133,7 @@ def export_command(
     for key in summary["left_out"]:
         warn(f"not exported: key {key}, a type the state store never writes and an export cannot hold")
     report_written(state.output(as_json), summary, output,
-                   f"exported {summary['keys']} key(s) ({summary['with_ttl']} with a TTL) to {output}")
+                   f"exported {plural(summary['keys'], 'key')} ({summary['with_ttl']} with a TTL) to {output}")
 
 
 @app.command("import")

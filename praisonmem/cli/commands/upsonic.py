@@ -9,7 +9,7 @@ import typer
 from typer.core import TyperGroup
 
 from praisonmem.cli.options import DryRunFlag, JsonFlag, LimitOption, NdjsonFlag, YesFlag, parse_pairs, table_options
-from praisonmem.cli.output import binary_stdout, fmt_value, render_outcome, report_written, showing
+from praisonmem.cli.output import binary_stdout, fmt_value, plural, render_outcome, report_written, showing
 from praisonmem.cli.prompts import confirm_and_run
 from praisonmem.cli.render.upsonic import date, render_session, render_traits
 from praisonmem.cli.state import State, state_of
@@ -274,7 +274,7 @@ def export_command(
                                 users=users,
                                 sessions=sessions, stdout=binary_stdout())
     report_written(state.output(as_json), summary, output,
-                   f"exported {summary['users']} user(s) and {summary['sessions']} session(s) to {output}")
+                   f"exported {plural(summary['users'], 'user')} and {plural(summary['sessions'], 'session')} to {output}")
 
 
 @app.command("import")

@@ -19,11 +19,13 @@ def usage_command(
     by: Annotated[usage.GroupBy, typer.Option("--by", help="Group by the UTC day, ISO week or month of each "
                                                            "session's last write, or by model, agent, user or "
                                                            "session.")] = usage.GroupBy.day,
-    since: Annotated[str | None, typer.Option("--since", metavar="DATE", help="Only sessions last written at or "
-                                                                              "after DATE (YYYY-MM-DD, UTC, or an "
-                                                                              "ISO date-time).")] = None,
-    until: Annotated[str | None, typer.Option("--until", metavar="DATE", help="Only sessions last written before "
-                                                                              "the end of DATE (a day is "
+    since: Annotated[str | None, typer.Option("--since", metavar="WHEN", help="Only sessions last written at or "
+                                                                              "after WHEN: a duration back from "
+                                                                              "now (7d, 12h, 2w, 30m), a day "
+                                                                              "(YYYY-MM-DD, UTC) or an ISO "
+                                                                              "date-time.")] = None,
+    until: Annotated[str | None, typer.Option("--until", metavar="WHEN", help="Only sessions last written before "
+                                                                              "WHEN (the same forms; a day is "
                                                                               "included).")] = None,
     store: Annotated[list[str] | None, typer.Option(
         "--store", metavar="STORE|DB", help="Only this store (repeatable): a store of the home (json, sessions.db, "
@@ -60,6 +62,7 @@ def usage_command(
     Example:
 
         praisonmem usage --by month --since 2026-01-01
+        praisonmem usage --since 7d
         praisonmem usage --by model --store upsonic.db --json
     """
     state = state_of(ctx)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from praisonmem.cli.output import Output, fmt_time
+from praisonmem.cli.output import Output, fmt_size, fmt_time
 
 HEADERS = ["FILE", "CREATED", "SIZE", "FILES", "PROBLEM"]
 
@@ -20,7 +20,7 @@ def render_list(out: Output, rows: list[dict[str, Any]]) -> None:
         else:  # not one directory (never from list_backups today): whole paths, then
             named = False
     out.table(HEADERS, [[os.path.basename(r["file"]) if named else r["file"],
-                         fmt_time(r["created_at"]) if r["created_at"] else "", str(r["size"]),
+                         fmt_time(r["created_at"]) if r["created_at"] else "", fmt_size(r["size"], out.tty),
                          "" if r["files"] is None else str(r["files"]), r["error"] or ""] for r in rows],
               truncate=["PROBLEM"], optional=["FILES", "SIZE"],
               hidden=[] if any(r["error"] for r in rows) else ["PROBLEM"])

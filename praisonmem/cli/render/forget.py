@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from praisonmem.cli.output import Output
+from praisonmem.cli.output import Output, plural
 
 VERDICT_HEADERS = ("STORE", "PATH", "REMOVED", "VERIFIED", "DETAIL")
 VERBS = {"remove": "remove", "rewrite": "rewrite"}
@@ -35,7 +35,7 @@ def render_plan(out: Output, result: Any) -> None:
     who = f"--{planned.subject.kind.value} {planned.subject.value}"
     touched = sum(1 for p in planned.plans if p.erasures)
     verb = "would remove or rewrite" if result.dry_run else "to remove or rewrite"
-    out.line(f"{who}: {verb} {planned.count} record(s) in {touched} store(s); {len(planned.plans)} store(s) "
+    out.line(f"{who}: {verb} {plural(planned.count, 'record')} in {plural(touched, 'store')}; {plural(len(planned.plans), 'store')} "
              f"looked at" + (f", {shown - touched} with notes" if shown > touched else ""), style="dim")
 
 
@@ -51,8 +51,8 @@ def render_result(out: Output, result: Any) -> None:
     parts = [f"{counts.get(k, 0)} {k}" for k in ("absent", "residue", "unverified")]
     tail = "verified" if result.ok else "NOT verified"
     if result.ok and counts.get("unverified") and result.allow_unverified:
-        tail = "accepted with unverified store(s) (--allow-unverified)"
-    out.line(f"{sum(v.removed for v in result.verdicts)} record(s) removed; {', '.join(parts)}; {tail}",
+        tail = "accepted with unverified stores (--allow-unverified)"
+    out.line(f"{plural(sum(v.removed for v in result.verdicts), 'record')} removed; {', '.join(parts)}; {tail}",
              style="dim" if result.ok else "bold")
 
 
@@ -63,8 +63,8 @@ def _backups(out: Output, backups: list[dict[str, Any]]) -> None:
             if done.get("problem"):
                 out.line(f"backup {backup['archive']}: not rewritten ({done['problem']})")
             else:
-                out.line(f"backup {backup['archive']}: rewritten without the subject ({len(done['dropped'])} "
-                         f"member(s) dropped, {len(done['rewritten'])} rewritten)")
+                out.line(f"backup {backup['archive']}: rewritten without the subject "
+                         f"({plural(len(done['dropped']), 'member')} dropped, {len(done['rewritten'])} rewritten)")
         elif backup.get("problem"):
             out.line(f"backup {backup['archive']}: could not be checked ({backup['problem']})")
         elif backup.get("members"):

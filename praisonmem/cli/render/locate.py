@@ -6,25 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from praisonmem.cli.output import Output, fmt_time, note
+from praisonmem.cli.output import Output, fmt_size, fmt_time, note, plural
 from praisonmem.core import locate
 
 STORE_HEADERS = ("PATH", "KIND", "LIBRARY", "HOLDS", "SIZE", "MODIFIED", "FLAGS", "COMMAND")
 STORE_OPTIONAL = ("LIBRARY", "MODIFIED")  # dropped, first listed first, while the rest does not fit (never a command)
 SERVER_HEADERS = ("URL", "KIND", "SOURCE", "REACHABLE", "COMMAND")
-UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
-
-
-def size(value: int, human: bool) -> str:
-    """Bytes as a script reads them (piped), or in binary units on a terminal."""
-    if not human:
-        return str(value)
-    number = float(value)
-    for unit in UNITS:
-        if number < 1024 or unit == UNITS[-1]:
-            return f"{int(number)} {unit}" if unit == "B" else f"{number:.1f} {unit}"
-        number /= 1024
-    return str(value)  # not reached
 
 
 def holds(counts: dict[str, Any]) -> str:
@@ -33,8 +20,8 @@ def holds(counts: dict[str, Any]) -> str:
 
 def store_row(store: locate.Store, human: bool) -> list[str]:
     absent = locate.FLAGS[2] in store.flags
-    return [store.path, store.kind, store.library, holds(store.holds), "" if absent else size(store.size, human),
-            fmt_time(store.modified, short=True), ",".join(store.flags), store.command or ""]
+    return [store.path, store.kind, store.library, holds(store.holds), "" if absent else fmt_size(store.size, human),
+            fmt_time(store.modified), ",".join(store.flags), store.command or ""]
 
 
 def reachable(server: locate.Server) -> str:
@@ -51,16 +38,16 @@ def render_report(out: Output, report: locate.Report) -> None:
         out.table(STORE_HEADERS, [store_row(s, out.tty) for s in report.stores], optional=STORE_OPTIONAL,
                   hidden=hidden)
     if report.servers and out.columns is not None:
-        note(f"{len(report.servers)} configured server(s) not shown with --columns (--json lists them)")
+        note(f"{plural(len(report.servers), 'configured server')} not shown with --columns (--json lists them)")
     elif report.servers:
         if report.stores:
             out.line("")
         out.table(SERVER_HEADERS, [[s.url, s.kind, s.source, reachable(s), s.command or ""] for s in report.servers],
                   optional=("SOURCE",))
     flagged = sum(1 for s in report.stores if s.flags)
-    parts = [f"{len(report.stores)} store(s)", f"{flagged} flagged", f"{len(report.servers)} server(s)"]
+    parts = [f"{plural(len(report.stores), 'store')}", f"{flagged} flagged", f"{plural(len(report.servers), 'server')}"]
     if report.skipped:
-        parts.append(f"{len(report.skipped)} path(s) not read")
+        parts.append(f"{plural(len(report.skipped), 'path')} not read")
     if out.tty and out.table_format == "table":
         out.line(", ".join(parts), style="dim")
     else:

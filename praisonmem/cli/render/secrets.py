@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from praisonmem.cli.output import Output, note, warn
+from praisonmem.cli.output import Output, note, plural, warn
 
 
 def where(finding: dict[str, Any]) -> str:
@@ -31,9 +31,9 @@ def warn_unscanned(unreadable: list[str], raw: list[str]) -> None:
 
 
 def summary(report: Any) -> str:
-    """``N secret(s) found (standard rules) in …``, and what could not be scanned."""
+    """``N secrets found (standard rules) in …``, and what could not be scanned."""
     searched = ", ".join(f"{n} {what.replace('_', ' ')}" for what, n in report.scanned.items()) or "nothing"
-    text = f"{len(report.findings)} secret(s) found ({report.level} rules) in {searched}"
+    text = f"{plural(len(report.findings), 'secret')} found ({report.level} rules) in {searched}"
     if report.unreadable:
-        text += f"; {len(report.unreadable)} file(s) could not be scanned"
+        text += f"; {plural(len(report.unreadable), 'file')} could not be scanned"
     return text

@@ -1,4 +1,4 @@
-"""``session list``'s table, from the rows the core's listing returned."""
+"""``session list``'s table, from the rows the core's listing returned, and ``session path``'s blocks."""
 
 from __future__ import annotations
 
@@ -29,8 +29,8 @@ def render_list(out: Output, rows: list[dict[str, Any]]) -> None:
             continue
         table_rows.append([
             r["session_id"], fmt_value(r["agent_name"]), fmt_value(r["user_id"]), fmt_value(r["title"]),
-            str(r["message_count"]), str(r["archived_count"]), fmt_time(r["created_at"], short=out.tty),
-            fmt_time(r["updated_at"], short=out.tty), r["scope"], fmt_value(r["model"]),
+            str(r["message_count"]), str(r["archived_count"]), fmt_time(r["created_at"]),
+            fmt_time(r["updated_at"]), r["scope"], fmt_value(r["model"]),
             fmt_value(r["total_tokens"]), fmt_cost(r["cost"], dollars=out.tty),
             str(r["spilled_count"]) if r["spilled_count"] else "",
             fmt_value(r["store"]), pair_text(r),
@@ -63,3 +63,17 @@ def pair_text(row: dict[str, Any]) -> str:
 def _stem(path: str) -> str:
     name = path.rsplit("/", 1)[-1]
     return name[: -len(".json")] if name.endswith(".json") else name
+
+
+def render_locations(out: Output, records: list[dict[str, Any]]) -> None:
+    """``session path``: per store, the file or database whole on its first line (alone when piped, so that
+    ``head -1`` gives a script the path), then the store, a row's table and key, and the other files of it."""
+    for n, record in enumerate(records):
+        if n:
+            out.line()
+        out.line(record["path"], style="bold")
+        out.line(f"  store  {record['store']}")
+        if record["kind"] == "row":
+            out.line(f"  row    {record['table']} where session_id = {record['key']}")
+        for file in record["files"][1:]:
+            out.line(f"  file   {file}")

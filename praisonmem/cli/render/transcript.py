@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from praisonmem.cli.output import Output, fmt_cost, fmt_time, fmt_value
+from praisonmem.cli.output import Output, fmt_cost, fmt_time, fmt_value, plural
 from praisonmem.core.sessions import SessionView, Turn, gateway_chat, messages_of, summarise
 
 PREFIXES = {"archived": "a", "spilled": "s", "gateway": "g"}  # before a turn's index: #a3, #s0, #g1
@@ -57,7 +57,7 @@ def _copies(view: SessionView) -> str:
 
 def _counts(row: dict[str, Any], view: SessionView) -> str:
     if gateway_chat(view.doc) is not None:
-        return (f"{row['message_count']} chat message(s) in {len(messages_of(view.doc))} gateway snapshot(s), "
+        return (f"{plural(row['message_count'], 'chat message')} in {plural(len(messages_of(view.doc)), 'gateway snapshot')}, "
                 f"{row['archived_count']} archived")
     text = f"{row['message_count']} active, {row['archived_count']} archived"
     if view.spilled:
@@ -75,7 +75,8 @@ def _checkpoint(cp: dict[str, Any]) -> str:
 
 
 def _kv(out: Output, key: str, value: str, width: int) -> None:
-    out.styled((f"{key:<{width}}", "bold"), "  ", value)
+    """``Key  value``; on a terminal a long value (a title) wraps at spaces under itself, a path or id whole."""
+    out.wrapped(value, indent=width + 2, lead=[(f"{key:<{width}}", "bold"), ("  ", "")])
 
 
 def _label(turn: Turn) -> str:

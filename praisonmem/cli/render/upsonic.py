@@ -10,7 +10,7 @@ from praisonmem.core import upsonic
 
 
 def date(epoch: Any, out: Output) -> str:
-    return fmt_time(epoch, short=out.tty) if isinstance(epoch, int) else fmt_value(epoch)
+    return fmt_time(epoch) if isinstance(epoch, int) else fmt_value(epoch)
 
 
 def render_session(out: Output, row: dict[str, Any], with_runs: bool) -> None:

@@ -81,9 +81,9 @@ class Entry:
 
 
 def default_dir() -> Path:
-    import platformdirs
+    from praisonmem.core.paths import default_backup_dir
 
-    return Path(platformdirs.user_data_dir("praisonmem")) / "backups"
+    return default_backup_dir()
 
 
 def backup_dir(chosen: str | os.PathLike[str] | None) -> Path:
@@ -383,6 +383,32 @@ class CreatePlan:
         return create(self.paths, output=self.output, include=self.include, keep=self.keep, timeout=timeout,
                       progress=progress, stdout=stdout)
 
+    def preview(self) -> dict[str, Any]:
+        """``backup create --dry-run``: where the archive would go and what it would hold (each file's name in
+        it, its source and size now; each Chroma directory's size), the bytes before compression, and what
+        would be left out. Nothing is written, created or locked; a database is not snapshotted, so its size
+        is its file's."""
+        directory, target = _destination(self.output)
+        if directory is None and self.keep:
+            raise UsageError("--keep rotates the backups in a directory; it does not apply to -, a pipe or a device")
+        entries, _, left_out = collect(self.paths, self.include)
+        linked: list[tuple[str, Path]] = []
+        stores = chroma.stores(self.paths.project_dir, linked) if CHROMA in self.include else []
+        left_out += [LeftOut(name, path, chroma.LINKED) for name, path in linked]
+        if not entries and not stores:
+            raise NotFound("nothing to back up: no " + ", ".join(self.include) + " (wrong --home or --memory-dir?)")
+        files = []
+        for entry in entries:
+            found = _stat(entry.source)
+            if found is not None:
+                files.append({"path": entry.name, "file": str(entry.source), "size": found.st_size})
+        for name, path in stores:
+            size = sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink())
+            files.append({"path": name, "file": str(path), "size": size})
+        where = "-" if directory is None else str(target or directory / f"{PREFIX}<UTC timestamp>{SUFFIX}")
+        return {"path": where, "dry_run": True, "files": len(files), "size": sum(f["size"] for f in files),
+                "contents": files, "keep": self.keep, "left_out": [o.to_json() for o in left_out]}
+
 
 def plan_create(paths: Paths, *, output: str | None = None, include: str | None = None, keep: int | None = None,
                 configured_keep: int = 0) -> CreatePlan:
@@ -558,10 +584,14 @@ def missing_sources(paths: Paths, include: tuple[str, ...]) -> list[str]:
     return missing
 
 
-def list_backups(chosen: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
-    """``backup list``: the backups in a directory (:func:`backup_dir`), oldest first."""
+def list_backups(chosen: str | os.PathLike[str] | None = None, *, missing_ok: bool = False) -> list[dict[str, Any]]:
+    """``backup list``: the backups in a directory (:func:`backup_dir`), oldest first. A directory that does not
+    exist holds none when ``missing_ok`` (the default or configured one, before the first backup), else it is
+    NotFound (a directory named on the command line: a typo is said)."""
     directory = backup_dir(chosen)
     if not directory.exists():
+        if missing_ok:
+            return []
         raise NotFound(f"{directory}: no such backup directory")
     if not directory.is_dir():
         raise UsageError(f"{directory} is not a directory")

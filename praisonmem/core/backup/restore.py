@@ -47,6 +47,7 @@ from praisonmem.core.io import jsonfile
 from praisonmem.core.layout import RESTORE_TEMP, STORE_DATABASES, Kind, Lock, archive_kind, is_db_sidecar, lock_of, split
 from praisonmem.core.paths import Paths
 from praisonmem.core.result import Action, Change, Outcome, Plan, Progress
+from praisonmem.core.io.safetext import plural
 
 
 class RestoreConflict(StrEnum):
@@ -130,7 +131,7 @@ def plan_restore(archive: str | os.PathLike[str], paths: Paths, *, to: str | os.
     items = plan_items(archive, paths, to=to, on_conflict=on_conflict, progress=progress)
     writing = [i for i in items if i.writes]
     replacing = sum(1 for i in writing if i.action == "replace")
-    question = (f"Restore {len(writing)} file(s)" + (f", replacing {replacing}" if replacing else "") + "?"
+    question = (f"Restore {plural(len(writing), 'file')}" + (f", replacing {replacing}" if replacing else "") + "?"
                 if writing else None)
 
     def run(dry_run: bool, progress: Progress) -> Outcome:
@@ -484,7 +485,7 @@ class Sweep:
     def notes(self) -> list[str]:
         if not self.removed:
             return []
-        return [f"removed {len(self.removed)} temp file(s) an interrupted restore left: "
+        return [f"removed {plural(len(self.removed), 'temp file')} an interrupted restore left: "
                 + ", ".join(self.removed[:3]) + (", …" if len(self.removed) > 3 else "")]
 
 

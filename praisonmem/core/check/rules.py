@@ -17,6 +17,7 @@ from praisonmem.core.io.jsonfile import json_kind
 from praisonmem.core.io.timeutil import epoch_of
 from praisonmem.core.layout import ENTITIES
 from praisonmem.core.sessions import ENCRYPTED_PREFIX, ROLES, is_encrypted, session_key_rules, tool_calls_of
+from praisonmem.core.io.safetext import plural
 
 Severity = Literal["error", "warning", "info"]
 Report = Callable[[Severity, str, str], None]  # (severity, code, message)
@@ -49,7 +50,7 @@ def session(doc: dict[str, Any], stem: str, report: Report) -> None:
         sealed, calls_sealed = _sealed(everything, "content"), _sealed(everything, "tool_calls")
         tool_turns = not calls_sealed and _has_tool_turns(everything)
     if sealed:
-        report("info", "session.encrypted", f"{sealed} of {len(everything)} message(s) encrypted "
+        report("info", "session.encrypted", f"{sealed} of {plural(len(everything), 'message')} encrypted "
                                             "(EncryptedSessionStore): readable only with the session key")
     if not calls_sealed and tool_turns:  # encrypted calls: their ids are unseen
         _tool_pairing(everything, report)
@@ -82,7 +83,7 @@ def run_events(lines: list[bytes], report: Report) -> None:
             except ValueError:
                 bad += 1
     if bad:
-        report("warning", "run.events", f"{bad} line(s) are not JSON: praisonai's SessionManager skips them")
+        report("warning", "run.events", f"{plural(bad, 'line')} are not JSON: praisonai's SessionManager skips them")
 
 
 PLAIN_KEYS = frozenset(("role", "content", "timestamp", "metadata"))
@@ -241,7 +242,7 @@ def memory_items(doc: Any, name: str, report: Report) -> list[str]:
             continue
         extra = [k for k in item if k not in memory.ITEM_KEYS]
         if extra:
-            report("error", "memory.extra_key", f"{where} has unknown key(s) {', '.join(map(repr, extra))}: "
+            report("error", "memory.extra_key", f"{where} has unknown {'key' if len(extra) == 1 else 'keys'} {', '.join(map(repr, extra))}: "
                                                 "MemoryItem() raises TypeError and FileMemory() crashes")
         for key in ("id", "content"):
             if key not in item:
@@ -291,7 +292,7 @@ def entities(doc: Any, report: Report) -> None:
                                        member="entity", file_then=crash, member_then=crash):
         extra = [k for k in entity if k not in memory.ENTITY_KEYS]
         if extra:
-            report("error", "memory.extra_key", f"{where} has unknown key(s) {', '.join(map(repr, extra))}: "
+            report("error", "memory.extra_key", f"{where} has unknown {'key' if len(extra) == 1 else 'keys'} {', '.join(map(repr, extra))}: "
                                                 "EntityItem() raises TypeError and FileMemory() crashes")
         for required in ("id", "name", "entity_type"):
             if required not in entity:
@@ -344,7 +345,7 @@ def learn_store(doc: Any, report: Report) -> None:
             report("warning", "learn.id", f"{where} is stored under a key that is not its id ({entry['id']!r})")
         extra = [k for k in entry if k not in learn.ENTRY_KEYS]
         if extra:
-            report("info", "learn.extra_key", f"{where} has key(s) the library drops: {', '.join(extra)}")
+            report("info", "learn.extra_key", f"{where} has {'a key' if len(extra) == 1 else 'keys'} the library drops: {', '.join(extra)}")
         if "use_count" in entry and not (isinstance(entry["use_count"], int)
                                          and not isinstance(entry["use_count"], bool)):
             report("warning", "learn.type", f"{where} use_count is {json_kind(entry['use_count'])}")

@@ -31,6 +31,7 @@ from praisonmem.core.errors import (CorruptFile, LockTimeout, NotFound, NotRegul
                                     io_failure)
 from praisonmem.core.io import jsonfile, parallel
 from praisonmem.core.paths import DEFAULT_DIR_NAME, Paths, Resolved, resolve
+from praisonmem.core.io.safetext import plural
 
 
 @dataclass
@@ -332,7 +333,7 @@ class Checker:
                      migrate.command(self._paths_for(home=_home_of(path.parent)), "migrate"))
         beside = sessions.json_files_beside(path.parent)
         if not found.rows and beside:
-            self.add("info", path, f"no sessions yet: the gateway imports the {len(beside)} JSON file(s) beside it on "
+            self.add("info", path, f"no sessions yet: the gateway imports the {plural(len(beside), 'JSON file')} beside it on "
                                    "its next start", "sessions_db.import_pending")
         for sid, raw, columns in found.rows:
             self.transcript_row(path, sid, raw, columns)
@@ -368,7 +369,7 @@ class Checker:
         fix = migrate.command(self._paths_for(home=db.parent.parent), "migrate")
         if found and found[0]:
             ids = ", ".join(c.session_id for c in found[0][:5]) + (" …" if len(found[0]) > 5 else "")
-            self.add("info", db, f"{len(found[0])} JSON session(s) the gateway does not see ({ids}): sessions.db holds "
+            self.add("info", db, f"{plural(len(found[0]), 'JSON session')} the gateway does not see ({ids}): sessions.db holds "
                                  "sessions, so its one-time import of the JSON files will not run again; import them "
                                  "with 'praisonmem migrate'", "sessions_db.missing_json", fix)
 
@@ -391,7 +392,8 @@ class Checker:
             self.add("warning", path, f"spill record for '{sid}' is named for another session; the library "
                                       "will never merge it", "spill.name")
         else:
-            waiting = f"{len(messages)} turn(s) for session '{sid}' wait here after a failed write"
+            waiting = (f"{plural(len(messages), 'turn')} for session '{sid}' {'waits' if len(messages) == 1 else 'wait'} "
+                       "here after a failed write")
             if self._session_exists(path.parent, sid) is False:
                 self.add("warning", path, f"{waiting}, but no session file holds that id (renamed, adopted or "
                                           f"deleted?): the library merges them only if an agent opens '{sid}' "
@@ -484,7 +486,7 @@ class Checker:
                 ids[name] = self.memory_file(path)
         shared = sorted(set(ids.get(layout.SHORT_TERM, [])) & set(ids.get(layout.LONG_TERM, [])))
         if shared:
-            self.add("info", root, f"{len(shared)} id(s) in both short- and long-term memory (auto-promotion keeps "
+            self.add("info", root, f"{plural(len(shared), 'id')} in both short- and long-term memory (auto-promotion keeps "
                                    "the id): " + ", ".join(shared[:5]) + (" …" if len(shared) > 5 else ""),
                      "memory.promoted")
         for entry in _entries(root):

@@ -63,6 +63,7 @@ from praisonmem.core.errors import PraisonMemError, Refused
 from praisonmem.core.forget import proof
 from praisonmem.core.forget.model import ForgetStore, StorePlan, Subject
 from praisonmem.core.layout import ROOTS
+from praisonmem.core.io.safetext import plural
 
 CHUNK = 1 << 20
 NAMED_PREFIX = "praisonmem-backup-"
@@ -589,7 +590,7 @@ def _replace(path: Path, temp: Path, before: tuple[int, int, int, int, int]) -> 
                 from None
         links = os.fstat(fd).st_nlink
         if links:
-            notes.append(f"{path}: {links} other hard link(s) to the old archive still hold its bytes")
+            notes.append(f"{path}: {plural(links, 'other hard link')} to the old archive still hold its bytes")
         else:
             _zero(fd)
     finally:

@@ -57,6 +57,7 @@ from typing import Any
 
 from praisonmem.core.errors import PraisonMemError
 from praisonmem.core.forget.model import MIN_NEEDLE, ForgetStore, StorePlan, Subject, Verdict, Verified
+from praisonmem.core.io.safetext import plural
 
 CHUNK = 1 << 20  # bytes read at a time: memory stays at about this plus the longest needle
 PIECE = 48  # a text longer than two pieces is looked for in pieces of this many characters
@@ -478,7 +479,7 @@ def _prove_store(store: ForgetStore, plan: StorePlan, subject: Subject, texts: T
     if again.erasures:
         keys = ", ".join(e.key for e in again.erasures[:SHOWN])
         more = len(again.erasures) - SHOWN
-        problems.append(f"still holds {len(again.erasures)} record(s): {keys}" + (f" and {more} more" if more > 0
+        problems.append(f"still holds {plural(len(again.erasures), 'record')}: {keys}" + (f" and {more} more" if more > 0
                                                                                   else ""))
     answered, query_problem = _query(store, texts)
     if answered:
@@ -540,12 +541,14 @@ class Swept:
     """What the sweep saw: files scanned, the directories and files it skipped and why."""
 
     scanned: int = 0
-    skipped: dict[str, int] = field(default_factory=dict)  # reason -> how many
+    skipped: dict[tuple[str, str, str], int] = field(default_factory=dict)  # (what, many, why) -> how many
     unreadable: list[str] = field(default_factory=list)
     sealed: list[str] = field(default_factory=list)
 
-    def skip(self, reason: str) -> None:
-        self.skipped[reason] = self.skipped.get(reason, 0) + 1
+    def skip(self, what: str, why: str = "", *, many: str | None = None) -> None:
+        """One more ``what`` (``many``: its plural, when adding an s is wrong) not scanned, ``why``."""
+        key = (what, many or what + "s", why)
+        self.skipped[key] = self.skipped.get(key, 0) + 1
 
 
 def sweep(roots: Iterable[Path], texts: Texts, known: set[str], cipher: Any) -> list[Verdict]:
@@ -577,9 +580,10 @@ def sweep(roots: Iterable[Path], texts: Texts, known: set[str], cipher: Any) -> 
         elif scan.sealed and scan.encrypted:
             swept.sealed.append(path)
     where = ", ".join(str(t) for t in walked) or "nothing"
-    parts = [f"{swept.scanned} file(s) under {where} that are no store's"]
+    parts = [f"{plural(swept.scanned, 'file')} under {where} that are no store's"]
     if swept.skipped:
-        parts.append("skipped " + ", ".join(f"{n} {reason}" for reason, n in sorted(swept.skipped.items())))
+        parts.append("skipped " + ", ".join(plural(n, one, many) + (f" {why}" if why else "")
+                                            for (one, many, why), n in sorted(swept.skipped.items())))
     if swept.unreadable:
         parts.append(f"could not read {len(swept.unreadable)}: " + ", ".join(swept.unreadable[:SHOWN]))
     if swept.sealed:
@@ -614,23 +618,23 @@ def walk(tops: list[str], known: set[str], seen: set[tuple[int, int]], swept: Sw
                 swept.unreadable.append(f"{here}/ ({(exc.strerror or type(exc).__name__).lower()})")
                 continue
             if here != top and any(e.name == VENV_MARK for e in entries):
-                swept.skip("virtualenv(s)")
+                swept.skip("virtualenv")
                 continue
             for entry in entries:
                 if entry.path in known:  # a store's file (scanned as the store's) or one left alone
                     continue
                 try:
                     if entry.is_symlink():
-                        swept.skip("symbolic link(s) (not followed)")
+                        swept.skip("symbolic link", "(not followed)")
                     elif entry.is_dir(follow_symlinks=False):
                         if entry.name in SKIP_DIRS:
-                            swept.skip(f"{entry.name} dir(s)")
+                            swept.skip(f"{entry.name} directory", many=f"{entry.name} directories")
                         elif depth >= MAX_DEPTH:
-                            swept.skip(f"dir(s) deeper than {MAX_DEPTH} levels")
+                            swept.skip("directory", f"deeper than {MAX_DEPTH} levels", many="directories")
                         else:
                             stack.append((entry.path, depth + 1))
                     elif not entry.is_file(follow_symlinks=False):
-                        swept.skip("FIFO(s), socket(s) or device(s)")
+                        swept.skip("FIFO, socket or device", many="FIFOs, sockets or devices")
                     else:
                         st = entry.stat(follow_symlinks=False)
                         if (st.st_dev, st.st_ino) not in seen:  # a hard link is one file

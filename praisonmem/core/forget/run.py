@@ -21,6 +21,7 @@ from typing import Any
 
 from praisonmem.core.errors import NotFound, PraisonMemError, UsageError
 from praisonmem.core.forget.model import ForgetStore, StorePlan, Subject, SubjectKind, Verdict, Verified, Where
+from praisonmem.core.io.safetext import plural
 
 
 def parse_before(text: str) -> datetime:
@@ -68,8 +69,8 @@ class Planned:
         touched = sum(1 for p in self.plans if p.erasures)
         if not touched:
             return None
-        return (f"Forget --{self.subject.kind.value} {self.subject.value}: remove or rewrite {self.count} record(s) "
-                f"in {touched} store(s)?")
+        return (f"Forget --{self.subject.kind.value} {self.subject.value}: remove or rewrite {plural(self.count, 'record')} "
+                f"in {plural(touched, 'store')}?")
 
 
 @dataclass

@@ -28,6 +28,7 @@ from typing import Any
 from praisonmem.core.errors import EXIT_REFUSED, NotFound, PraisonMemError, Refused
 from praisonmem.core.forget.model import MIN_NEEDLE, Erasure, StorePlan, Subject, SubjectKind, Where
 from praisonmem.core.io.timeutil import epoch_of
+from praisonmem.core.io.safetext import plural
 
 SIDECARS = ("-wal", "-shm", "-journal")
 INDEX_DB = "sessions_index.db"
@@ -162,7 +163,7 @@ class SessionForget:
         if orphan is not None:
             plan.erasures.append(orphan)
         if encrypted and cipher is None:
-            plan.unverifiable = (f"{encrypted} encrypted session(s): their text cannot be checked without the "
+            plan.unverifiable = (f"{plural(encrypted, 'encrypted session')}: their text cannot be checked without the "
                                  "key (PRAISONAI_SESSION_KEY or --key-file)")
         plan.files = store_files(self.sessions, refs)
         return plan
@@ -299,7 +300,7 @@ def describe(sessions: Any, ref: Any, doc: dict[str, Any], session_id: str) -> s
     from praisonmem.core.sessions import messages_of
 
     count = len(messages_of(doc)) + len(messages_of(doc, "archived_messages"))
-    return f"session {session_id} ({count} message(s)) in {Path(str(ref)).name}"
+    return f"session {session_id} ({plural(count, 'message')}) in {Path(str(ref)).name}"
 
 
 def store_files(sessions: Any, refs: Sequence[Any]) -> list[Path]:

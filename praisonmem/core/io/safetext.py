@@ -74,3 +74,8 @@ def json_safe_utf8(data: bytes) -> bytes:
     if not pattern.search(data):
         return data
     return pattern.sub(lambda m: b"\\u%04x" % ord(m.group().decode("utf-8")), data)
+
+
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """``1 session``, ``2 sessions``; ``many`` where adding an s is wrong (``entry``, ``entries``)."""
+    return f"{count} {word if count == 1 else (many or word + 's')}"

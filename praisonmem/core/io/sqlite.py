@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Literal
 
 from praisonmem.core.errors import CorruptFile, IOFailure, LockTimeout, NotFound, Refused, UsageError
+from praisonmem.core.io.safetext import plural
 
 WalState = Literal["rollback", "idle", "idle-frames", "live"]
 WAL_HEADER_SIZE = 32
@@ -373,11 +374,11 @@ def residue(path: Path, *, free_pages: bool = True, count: bool = True) -> str |
         return None
     if state == "idle-frames":
         frames = wal_frames(path)
-        return (f"{path.name}-wal holds {frames} frame(s) a writer left without checkpointing them (it was killed): "
+        return (f"{path.name}-wal holds {plural(frames, 'frame')} a writer left without checkpointing them (it was killed): "
                 "the older page versions there and in the main file may keep text deleted since")
     dirty = dirty_free_pages(path, first=not count) if free_pages else 0
     if dirty:
-        return (f"{dirty if count else 'some'} free page(s) of {path.name} still hold bytes a writer freed without "
+        return (f"{plural(dirty, 'free page') if count else 'some free pages'} of {path.name} still hold bytes a writer freed without "
                 "zeroing them, deleted rows' text among them")
     return None
 

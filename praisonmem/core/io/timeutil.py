@@ -1,12 +1,18 @@
-"""Time helpers: the clock, the library's timestamp forms, and durations.
+"""Time helpers: the clock, the library's timestamp forms, durations, and the moments ``--since`` and ``--until``
+name.
 
 :func:`local_now` is the one place the core reads the local wall clock for dates
-("today" for episodic memory), so tests can freeze it.
+("today" for episodic memory), so tests can freeze it. :func:`parse_when` is the one
+reader of ``--since``/``--until`` values: a duration back from now (``7d``, ``12h``,
+``2w``, ``30m``, ``1d12h``), a day (``YYYY-MM-DD``, UTC) or an ISO date-time (UTC
+when it names no zone); :class:`Window` is what the two give together.
 """
 
 from __future__ import annotations
 
 import re
+import time
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -53,3 +59,53 @@ def epoch_of(value: Any) -> float | None:
             moment = moment.replace(tzinfo=timezone.utc)
         return moment.timestamp()
     return None
+
+
+WHEN_FORMS = "a duration back from now (7d, 12h, 2w, 30m) or a date (YYYY-MM-DD, UTC, or an ISO date-time)"
+
+
+def parse_when(text: str, option: str, *, end: bool = False, now: float | None = None) -> float:
+    """The moment ``text`` names, in seconds since the epoch: a duration before ``now`` (default: the clock), the
+    start of a UTC day (with ``end``: of the next day, so that ``--until`` includes the day it names) or an ISO
+    date-time (UTC without a zone). Anything else is a usage error naming ``option``."""
+    compact = text.strip()
+    if compact and _DURATION.sub("", compact.lower()) == "":
+        return (time.time() if now is None else now) - parse_duration(compact, option).total_seconds()
+    try:
+        if len(compact) == 10:
+            day = datetime.strptime(compact, "%Y-%m-%d").replace(tzinfo=timezone.utc)
+            return (day + timedelta(days=1 if end else 0)).timestamp()
+        moment = datetime.fromisoformat(compact)
+    except (ValueError, OverflowError):
+        raise UsageError(f"{option} must be {WHEN_FORMS}, got '{text}'") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.timestamp()
+
+
+@dataclass(frozen=True)
+class Window:
+    """``since <= t < until`` (either end open when None), in seconds since the epoch."""
+
+    since: float | None = None
+    until: float | None = None
+
+    def holds(self, value: Any) -> bool:
+        """Whether the timestamp ``value`` (ISO string or epoch number) lies in the window; an unknown one does
+        not (a session without a date cannot be placed in time)."""
+        when = epoch_of(value)
+        if when is None:
+            return False
+        return (self.since is None or when >= self.since) and (self.until is None or when < self.until)
+
+
+def window(since: str | None, until: str | None, *, now: float | None = None) -> Window | None:
+    """The window ``--since`` and ``--until`` give (None when neither is); ``since`` must come before ``until``."""
+    if since is None and until is None:
+        return None
+    now = time.time() if now is None else now
+    low = None if since is None else parse_when(since, "--since", now=now)
+    high = None if until is None else parse_when(until, "--until", end=len(until.strip()) == 10, now=now)
+    if low is not None and high is not None and low >= high:
+        raise UsageError(f"--since {since} is not before --until {until}")
+    return Window(low, high)

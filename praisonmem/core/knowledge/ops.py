@@ -8,6 +8,7 @@ from typing import Any
 from praisonmem.core.errors import NotFound, Refused, UsageError
 from praisonmem.core.knowledge.stores import EXPORT_FORMAT, SCOPE, ChromaKnowledge, SqliteKnowledge
 from praisonmem.core.result import Action, Change, Outcome, Plan
+from praisonmem.core.io.safetext import plural
 
 Store = ChromaKnowledge | SqliteKnowledge
 
@@ -75,7 +76,7 @@ def plan_delete(store: Store, ids: list[str]) -> Plan:
         return Outcome([Change(Action.deleted, f"knowledge item {r['id']}", dry_run=dry_run,
                                fields={"id": r["id"], "store": store.kind, "path": str(store.path)}) for r in gone])
 
-    return Plan(f"Delete {len(ids)} knowledge item(s) from {store.label}?", run)
+    return Plan(f"Delete {plural(len(ids), 'knowledge item')} from {store.label}?", run)
 
 
 def export_items(store: Store, *, output: str = "-", stdout: Any = None) -> dict[str, Any]:
@@ -115,7 +116,7 @@ def import_items(store: Store, source: str, *, on_conflict: str = "fail", dry_ru
     existing = store.existing([r["id"] for r in records])
     clashes = [r["id"] for r in records if r["id"] in existing]
     if clashes and on_conflict == "fail":
-        raise Refused(f"{len(clashes)} id(s) already in {store.label} (first: {clashes[0]}); use --on-conflict "
+        raise Refused(f"{plural(len(clashes), 'id')} already in {store.label} (first: {clashes[0]}); use --on-conflict "
                       "skip to add only the others; nothing imported")
     todo = [{"id": r["id"], "document": r.get("document"), "metadata": r.get("metadata") or {},
              "embedding": r.get("embedding"), **{k: r.get(k) for k in (*SCOPE, "created_at")}}
@@ -123,6 +124,6 @@ def import_items(store: Store, source: str, *, on_conflict: str = "fail", dry_ru
     if todo and not dry_run:
         store.add(header, todo)
     result = {"added": len(todo), "skipped": len(clashes), "store": store.kind, "path": str(store.path)}
-    return Outcome([Change(Action.imported, f"{len(todo)} knowledge item(s) into {store.label}",
+    return Outcome([Change(Action.imported, f"{plural(len(todo), 'knowledge item')} into {store.label}",
                            f"{len(clashes)} already there, skipped" if clashes else None, dry_run=dry_run,
                            fields=result)])

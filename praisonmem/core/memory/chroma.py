@@ -19,6 +19,7 @@ from typing import Any
 
 from praisonmem.core.errors import NotFound, Refused, UsageError
 from praisonmem.core.io import chroma as chroma_io
+from praisonmem.core.io.safetext import plural
 
 KIND = "long_term"  # what the library's get_all_memories calls every item of the collection
 EXPORT_FORMAT = "praisonmem.chroma.v1"
@@ -125,7 +126,7 @@ class ChromaMemoryStore:
             raise Refused(f"{self.path}: not empty and holds no {chroma_io.SQLITE}; nothing imported")
         clashes = [r["id"] for r in records if r["id"] in existing]
         if clashes and on_conflict == "fail":
-            raise Refused(f"{len(clashes)} id(s) already in {self.collection_name} (first: {clashes[0]}); "
+            raise Refused(f"{plural(len(clashes), 'id')} already in {self.collection_name} (first: {clashes[0]}); "
                           "use --on-conflict skip to add only the others; nothing imported")
         todo = [r for r in records if r["id"] not in existing]
         if todo and not dry_run:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from praisonmem.core.errors import UsageError
 from praisonmem.core.memory.providers import Provider, Unsupported
+from praisonmem.core.io.safetext import plural
 
 if TYPE_CHECKING:
     import sqlite3
@@ -279,7 +280,7 @@ class Mem0HistoryProvider(Provider):
         if not found:
             return None
         return {"type": HISTORY, "id": memory_id, "events": len(found),
-                "what": "event" if found[0]["id"] == memory_id else f"{len(found)} event(s) of memory"}
+                "what": "event" if found[0]["id"] == memory_id else f"{plural(len(found), 'event')} of memory"}
 
     def _delete(self, memory_id, tier):
         found, notes = self.db.delete(memory_id)

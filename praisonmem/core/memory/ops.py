@@ -11,6 +11,7 @@ from praisonmem.core.memory.filememory import FileMemoryStore
 from praisonmem.core.memory.providers import Provider, ResetTier, Unsupported, parse_types
 from praisonmem.core.paths import Paths
 from praisonmem.core.result import Action, Change, Outcome, Plan
+from praisonmem.core.io.safetext import plural
 
 if TYPE_CHECKING:
     from praisonmem.core.io.cache import Cache
@@ -95,7 +96,7 @@ def import_memory(provider: Provider, source: str, *, on_conflict: str = "fail",
     provider.require("import", "import")
     header, records = read_export(source)
     result = provider.import_records(header, records, on_conflict, dry_run)
-    return Outcome([Change(Action.imported, f"{result['added']} memory item(s) into {result['collection']}",
+    return Outcome([Change(Action.imported, f"{plural(result['added'], 'memory item')} into {result['collection']}",
                            f"{result['skipped']} already there, skipped" if result["skipped"] else None,
                            dry_run=dry_run, where=result["path"], fields=result)])
 

@@ -555,7 +555,7 @@ def available() -> list[ProviderInfo]:
             info.supports = plugin_supports(factory)
             missing = [m for m in REQUIRED if not callable(getattr(factory, m, None))]
             if missing:
-                info.error = f"missing required method(s): {', '.join(missing)}"
+                info.error = f"missing required {'method' if len(missing) == 1 else 'methods'}: {', '.join(missing)}"
         except Exception as exc:  # a broken plug-in must not hide the others
             info.error = f"cannot load: {type(exc).__name__}: {exc}"
         infos.append(info)
@@ -589,7 +589,8 @@ def open_provider(name: str, *, user_id: str | None, paths: Paths, timeout: floa
                 raise ProviderFailed(f"provider '{name}' failed to load: {type(exc).__name__}: {exc}") from exc
             missing = [m for m in REQUIRED if not callable(getattr(adapter, m, None))]
             if missing:
-                raise ProviderFailed(f"provider '{name}' lacks required method(s): {', '.join(missing)}")
+                raise ProviderFailed(f"provider '{name}' lacks required {'method' if len(missing) == 1 else 'methods'}: "
+                                     f"{', '.join(missing)}")
             return PluginProvider(name, adapter, user)
     raise UsageError(f"unknown provider '{name}' (available: {', '.join(provider_names())})")
 

@@ -30,6 +30,7 @@ from praisonmem.core.memory import filememory_io
 from praisonmem.core.memory.filememory import FileMemoryStore, user_lock
 from praisonmem.core.paths import Paths
 from praisonmem.core.result import Action, Change, Outcome, Plan
+from praisonmem.core.io.safetext import plural
 
 
 @dataclass
@@ -174,5 +175,5 @@ def plan_delete_saved_session(paths: Paths, user_id: str | None, name: str, *,
         return Outcome([Change(Action.deleted, f"saved session '{name}' of user '{store.user_id}'", dry_run=dry_run,
                                where=str(found.path), fields=fields)])
 
-    return Plan(f"Delete saved session '{name}' of user '{store.user_id}' ({messages} message(s), "
+    return Plan(f"Delete saved session '{name}' of user '{store.user_id}' ({plural(messages, 'message')}, "
                 f"{row['size']} bytes)?", run)

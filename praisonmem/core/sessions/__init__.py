@@ -45,8 +45,8 @@ _EXPORTS = {
     "stores.repair": ("index_repairs", "transcript_residue"),
     "crypto": ("KEY_ENV", "Key"),
     "dbimport": ("db_import_candidates", "plan_db_import"),
-    "listing": ("ListResult", "SortKey", "list_sessions"),
-    "view": ("SessionView", "Turn", "show"),
+    "listing": ("ListResult", "SortKey", "latest", "list_sessions", "time_window"),
+    "view": ("SessionView", "Turn", "locations", "show"),
     "search": ("SearchResult",),
     "ops": ("plan_delete", "plan_prune", "rename", "retitle"),
     "adopt": ("plan_adopt",),
@@ -89,7 +89,7 @@ if TYPE_CHECKING:
                                                     library_form, messages_of, metadata_of, session_key_rules,
                                                     summarise, title_of, tool_calls_of, unified_rules, validate,
                                                     with_session_id)
-    from praisonmem.core.sessions.listing import ListResult, SortKey, list_sessions
+    from praisonmem.core.sessions.listing import ListResult, SortKey, latest, list_sessions, time_window
     from praisonmem.core.sessions.merge import merge_documents
     from praisonmem.core.sessions.ops import plan_delete, plan_prune, rename, retitle
     from praisonmem.core.sessions.search import SearchResult
@@ -128,7 +128,7 @@ if TYPE_CHECKING:
     from praisonmem.core.sessions.redaction import SecretLevel, plan_redact, redact_document, scan_secrets
     from praisonmem.core.sessions.watch import NewTurn, Watched
     from praisonmem.core.sessions.watch import watch as watch_session
-    from praisonmem.core.sessions.view import SessionView, Turn, show
+    from praisonmem.core.sessions.view import SessionView, Turn, locations, show
     from praisonmem.core.sessions.scopes import Scope
     from praisonmem.core.sessions.workspace import (choose_history_id, global_from_env, history_id,
                                                     is_global, legacy_ids, scope_of, workspace_id)

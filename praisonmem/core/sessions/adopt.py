@@ -45,6 +45,7 @@ from praisonmem.core.sessions.stores import SessionStore
 from praisonmem.core.sessions.stores.locate import open_store
 from praisonmem.core.sessions.workspace import (agent_name_or_default, choose_history_id, global_from_env,
                                                 history_id, legacy_ids, named_workspace, workspace_id)
+from praisonmem.core.io.safetext import plural
 
 AdoptAction = Literal["move", "copy", "merge", "replace", "skip"]  # what is asked; "skip": global scope
 ACTIONS = {"move": Action.adopt_moved, "copy": Action.adopt_copied, "merge": Action.adopt_merged,
@@ -147,7 +148,7 @@ def plan_adopt(paths: Paths, agent: str | None = None, *, every: bool = False,
     else:
         legacy = workspace_sessions(paths, source_wid)
         notes = [] if legacy else [f"no history of workspace {source_wid} in {paths.sessions_dir}"]
-    question = (f"Adopt the legacy sessions of {len(legacy)} agent(s), replacing existing workspace histories?"
+    question = (f"Adopt the legacy sessions of {plural(len(legacy), 'agent')}, replacing existing workspace histories?"
                 if replace and legacy else None)
 
     def run(dry_run: bool, progress: Progress) -> Outcome:

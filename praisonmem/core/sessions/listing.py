@@ -34,6 +34,7 @@ from praisonmem.core.sessions.workspace import Scope, scope_of
 
 if TYPE_CHECKING:
     from praisonmem.core.io.cache import Cache
+    from praisonmem.core.io.timeutil import Window
 
 
 class SortKey(StrEnum):
@@ -109,9 +110,10 @@ def list_sessions(
     store: str | None = None,
     progress: Callable[[int, int], None] | None = None,
     cache: Cache | None = None,
+    window: Window | None = None,
 ) -> ListResult:
     """Summaries of every session (``store``: of that store only), filtered, sorted and cut to ``limit``
-    (0 = all).
+    (0 = all). ``window`` (``--since``/``--until``): only the sessions whose ``updated_at`` lies in it.
 
     Unreadable files are listed first with their reason (never skipped silently)
     and do not count against ``limit``; when filters are given they cannot be
@@ -121,25 +123,26 @@ def list_sessions(
     wanted = choice(Scope, scope, "scope")
     order = choice(SortKey, sort, "sort key")
     with quiet_gc():  # 100,000 rows: the collector's passes over them cost more than building them
-        result = _list(paths, workspace, agent, user, wanted, order, limit, store, progress, cache)
+        result = _list(paths, workspace, agent, user, wanted, order, limit, store, progress, cache, window)
         to_oldest()  # and the first young collection after it would traverse them all (100 ms at 100,000 rows)
     return result
 
 
 def _list(paths: Paths, workspace: Callable[[], str], agent: str | None, user: str | None, wanted: Scope | None,
           order: SortKey, limit: int, store: str | None, progress: Callable[[int, int], None] | None,
-          cache: Cache | None) -> ListResult:
+          cache: Cache | None, window: Window | None = None) -> ListResult:
     home = open_store(paths, store)
     scope_fn = _scope_function(workspace)
     sql = _sql_store(home, store)
     if sql is not None:
-        return _sql_list(sql, scope_fn, agent=agent, user=user, scope=wanted, sort=order, limit=limit, home=home)
+        return _sql_list(sql, scope_fn, agent=agent, user=user, scope=wanted, sort=order, limit=limit, home=home,
+                         window=window)
     summaries = home.scan(Each(summary_rows), progress=progress, memo=listcache.memo(cache))
     project, current = _current_project(home)
     last = last_session(paths.sessions_dir)
     good: list[Summary] = []
     bad: list[Summary] = []
-    unfiltered = agent is None and user is None and wanted is None
+    unfiltered = agent is None and user is None and wanted is None and window is None
     for item in summaries:  # one pass (100,000 rows): these fields are added here, not in the workers (less to send)
         row = item[0]
         store_label = row["store"]
@@ -151,7 +154,7 @@ def _list(paths: Paths, workspace: Callable[[], str], agent: str | None, user: s
             continue
         agent_name = row["agent_name"] if isinstance(row["agent_name"], str) else None
         row["scope"] = scope_fn(row["session_id"], agent_name)
-        if unfiltered or _matches(row, agent, user, wanted):
+        if unfiltered or (_matches(row, agent, user, wanted) and (window is None or window.holds(row["updated_at"]))):
             good.append(item)
     mark_pairs(home, summaries)  # changes only the pair fields, which nothing above reads
     _sort(good, order)
@@ -159,12 +162,36 @@ def _list(paths: Paths, workspace: Callable[[], str], agent: str | None, user: s
     if limit:
         good = good[:limit]
     missing = home.absent()
-    if agent is not None or user is not None or wanted is not None:
+    if not unfiltered:
         return ListResult([row for row, _ in good], total, hidden_unreadable=len(bad), unreadable=len(bad),
                           missing=missing, refs=[ref for _, ref in good], project=project)
     shown = bad + good
     return ListResult([row for row, _ in shown], total, unreadable=len(bad), missing=missing,
                       refs=[ref for _, ref in shown], project=project)
+
+
+def time_window(since: str | None, until: str | None) -> Window | None:
+    """``--since``/``--until`` of the session commands (:func:`praisonmem.core.io.timeutil.window`)."""
+    from praisonmem.core.io.timeutil import window
+
+    return window(since, until)
+
+
+def latest(paths: Paths, *, store: str | None = None) -> tuple[str, str, str]:
+    """The session ``session show --latest`` shows (``store``: of that store only): the one ``.last_session``
+    names (what the praisonai CLI's ``/continue`` resumes) when a store holds it, else the most recently
+    updated; its id, the label of its store and why it was chosen."""
+    from praisonmem.core.errors import NotFound
+    from praisonmem.core.sessions.workspace import workspace_id
+
+    rows = [r for r in list_sessions(paths, workspace=workspace_id, sort=SortKey.updated, limit=0, store=store).rows
+            if not r["unreadable"] and isinstance(r["session_id"], str)]
+    for row in rows:
+        if row["last_session"]:
+            return row["session_id"], row["store"], "the session .last_session names (praisonai's /continue)"
+    if not rows:
+        raise NotFound(f"no session to show: {store or paths.sessions_dir} holds none")
+    return rows[0]["session_id"], rows[0]["store"], "the most recently updated session"
 
 
 def _current_project(home: Any) -> tuple[Any, str | None]:
@@ -194,16 +221,19 @@ def _sql_store(home: SessionStore, store: str | None) -> Any:
 
 
 def _sql_list(sql: Any, scope_fn: Callable[[str, str | None], str], *, agent: str | None, user: str | None,
-              scope: Scope | None, sort: SortKey, limit: int, home: SessionStore) -> ListResult:
+              scope: Scope | None, sort: SortKey, limit: int, home: SessionStore,
+              window: Window | None = None) -> ListResult:
     """``session list`` of a conversation store: filtered, sorted, counted and cut in SQL (a scope filter,
     which needs each id, is applied to every matching session's row before the cut)."""
-    rows, total = sql.summaries(agent=agent, user=user, sort=sort.value, limit=0 if scope is not None else limit)
+    later = scope is not None or window is not None  # filters applied here, to every matching row, before the cut
+    rows, total = sql.summaries(agent=agent, user=user, sort=sort.value, limit=0 if later else limit)
     for i, row in enumerate(rows):  # every field a listing row has, in the same order as the other stores'
         rows[i] = row = {**dict.fromkeys(LIST_FIELDS), **row}
         row.update(paired_with=[], pair=None, stale=False, current_project=False, last_session=False,
                    scope=scope_fn(row["session_id"], row["agent_name"]))
-    if scope is not None:
-        rows = [row for row in rows if row["scope"] == scope]
+    if later:
+        rows = [row for row in rows if (scope is None or row["scope"] == scope)
+                and (window is None or window.holds(row["updated_at"]))]
         total = len(rows)
         rows = rows[:limit] if limit else rows
     # the home's refs (its store's label and ref), as every other listing gives them: prune deletes by them

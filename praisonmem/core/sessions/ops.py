@@ -38,6 +38,7 @@ from praisonmem.core.sessions.listing import list_sessions
 from praisonmem.core.sessions.stores import SessionStore
 from praisonmem.core.sessions.stores.locate import open_store
 from praisonmem.core.sessions.workspace import Scope, workspace_id
+from praisonmem.core.io.safetext import plural
 
 RECENT_SECONDS = 60
 
@@ -84,9 +85,10 @@ def written_when(age: float, done: str = "was updated") -> str:
 
 
 def _span(seconds: float) -> str:
-    for unit, size in (("day(s)", 86400), ("h", 3600), ("min", 60)):
+    for unit, size in (("day", 86400), ("h", 3600), ("min", 60)):
         if seconds >= size:
-            return f"{int(seconds // size)} {unit}"
+            count = int(seconds // size)
+            return plural(count, "day") if unit == "day" else f"{count} {unit}"
     return f"{int(seconds)} s"
 
 
@@ -347,7 +349,7 @@ def plan_delete(paths: Paths, names: list[str], *, force: bool = False,
             refuse_if_live(store, ref, doc, "delete it", force)
     store.refuse(deleting=targets)
     names_shown = ", ".join(question_name(store, r) for r in targets[:5]) + (" …" if len(targets) > 5 else "")
-    return Plan(f"Delete {len(targets)} session file(s) ({names_shown})?",
+    return Plan(f"Delete {plural(len(targets), 'session file')} ({names_shown})?",
                 lambda dry_run, progress: delete(store, targets, dry_run=dry_run, timeout=timeout,
                                                  recheck=None if force else not_live, progress=progress))
 
@@ -432,39 +434,61 @@ def _current_or_none(tx: Any, ref: Any) -> dict[str, Any] | None:
         return None
 
 
-def plan_prune(paths: Paths, older_than: str | timedelta, *, keep: int = 0, agent: str | None = None,
+def plan_prune(paths: Paths, older_than: str | timedelta | None, *, keep: int = 0, agent: str | None = None,
                scope: Scope | str | None = None, timeout: float = jsonfile.LOCK_TIMEOUT, now: float | None = None,
-               progress: Progress = None, store: str | None = None) -> Plan:
-    """Delete sessions whose ``updated_at`` is older than ``older_than`` (a duration such as ``30d``), sparing
-    the ``keep`` newest matching ones (per store: each copy of a session counts where it is); each is checked
-    again under its lock."""
-    from praisonmem.core.io.timeutil import parse_duration
+               progress: Progress = None, store: str | None = None, since: str | None = None,
+               until: str | None = None) -> Plan:
+    """Delete sessions whose ``updated_at`` is older than ``older_than`` (a duration such as ``30d``), or lies
+    between ``since`` and ``until`` (:func:`praisonmem.core.io.timeutil.window`: ``--until 30d`` is
+    ``--older-than 30d``), sparing the ``keep`` newest matching ones (per store: each copy of a session counts
+    where it is); each is checked again under its lock."""
+    from praisonmem.core.io.timeutil import parse_duration, window
 
-    age = parse_duration(older_than) if isinstance(older_than, str) else older_than
+    if older_than is not None and until is not None:
+        raise UsageError("give --older-than or --until, not both (--until 30d is --older-than 30d)")
+    if older_than is None and since is None and until is None:
+        raise UsageError("give --older-than DURATION, or --since/--until, to say which sessions to prune")
+    now = time.time() if now is None else now
+    if older_than is not None:
+        age = parse_duration(older_than) if isinstance(older_than, str) else older_than
+        until_moment = now - age.total_seconds()
+        span = window(since, None, now=now)
+        if span is not None and span.since is not None and span.since >= until_moment:
+            raise UsageError(f"--since {since} is not before --older-than {older_than}")
+        since_moment = None if span is None else span.since
+        said = f"older than {older_than}"
+    else:
+        span = window(since, until, now=now)
+        assert span is not None
+        since_moment = span.since
+        until_moment = now if span.until is None else span.until  # --since alone: what was there when asked
+        said = " and ".join(part for part in (since and f"since {since}", until and f"before {until}") if part)
     listing = list_sessions(paths, workspace=workspace_id, agent=agent, scope=scope, sort="updated", limit=0,
                             store=store, progress=progress)
-    now = time.time() if now is None else now
     rows = [(r, ref) for r, ref in zip(listing.rows, listing.refs or []) if not r["unreadable"]]
     undated = [r for r, _ in rows if epoch_of(r["updated_at"]) is None]
     dated = [(r, ref) for r, ref in rows if epoch_of(r["updated_at"]) is not None]
     dated.sort(key=lambda item: epoch_of(item[0]["updated_at"]), reverse=True)
-    cutoff = now - age.total_seconds()
+    cutoff = until_moment
     old = []
     for label in dict.fromkeys(r["store"] for r, _ in dated):
         in_store = [(r, ref) for r, ref in dated if r["store"] == label]
-        old += [(r, ref) for r, ref in in_store[keep:] if epoch_of(r["updated_at"]) < cutoff]
+        old += [(r, ref) for r, ref in in_store[keep:] if epoch_of(r["updated_at"]) < cutoff
+                and (since_moment is None or epoch_of(r["updated_at"]) >= since_moment)]
     notes = [f"kept {r['session_id']}: no parseable updated_at" for r in undated]
     if listing.unreadable:
-        notes.append(f"{listing.unreadable} unreadable session file(s) not considered (see 'praisonmem check')")
+        notes.append(f"{plural(listing.unreadable, 'unreadable session file')} not considered (see 'praisonmem check')")
     if not old:
-        notes.append(f"nothing older than {older_than} to prune")
+        notes.append(f"nothing {said} to prune")
     home = open_store(paths, store)
     targets = [ref for _, ref in old]
     try:
         home.refuse(deleting=targets)
     except Refused as exc:
         raise Refused(f"{exc.message} (--keep 1 keeps the newest)") from exc
-    return Plan(f"Delete {len(targets)} session(s) not updated in {older_than}?" if targets else None,
+    question = (f"Delete {plural(len(targets), 'session')} not updated in {older_than}?" if older_than is not None
+                else f"Delete {plural(len(targets), 'session')} last updated {said}?")
+    return Plan(question if targets else None,
                 lambda dry_run, progress: delete(home, targets, dry_run=dry_run, timeout=timeout,
                                                  recheck=still_older_than(cutoff), progress=progress),
                 notes)

@@ -25,6 +25,7 @@ from praisonmem.core.sessions.documents import is_encrypted
 from praisonmem.core.sessions.ops import file_name, resolve_all, question_name, session_change, vanished, with_notes
 from praisonmem.core.sessions.stores import SessionStore
 from praisonmem.core.sessions.stores.locate import open_store
+from praisonmem.core.io.safetext import plural
 
 SecretLevel = secrets.Level
 
@@ -73,7 +74,7 @@ def plan_redact(paths: Paths, names: list[str], *, level: str = "standard", stor
     todo = [ref for ref, (_, n, spill) in counts.items() if n or spill]
     listed = (", ".join(secrets.masked(question_name(home, r), level) for r in todo[:5])
               + (" …" if len(todo) > 5 else ""))
-    question = f"Rewrite {len(todo)} session(s) with their secrets redacted ({listed})?" if todo else None
+    question = f"Rewrite {plural(len(todo), 'session')} with their secrets redacted ({listed})?" if todo else None
     return Plan(question, lambda dry_run, progress: redact(home, targets, counts, level=level, dry_run=dry_run,
                                                            timeout=timeout, progress=progress))
 
@@ -137,4 +138,4 @@ def _rewrite(home: SessionStore, ref: Any, level: str, change: Any, timeout: flo
 
 
 def _detail(found: int, in_spill: int) -> str:
-    return f"{found} secret(s)" + (f", {in_spill} in spilled turns" if in_spill else "")
+    return f"{plural(found, 'secret')}" + (f", {in_spill} in spilled turns" if in_spill else "")

@@ -66,7 +66,10 @@ def search(
     store: str | None = None,
     progress: Callable[[int, int], None] | None = None,
     key: Key | None = None,
+    window: Any = None,
 ) -> SearchResult:
+    """Hits of ``query`` in every session (``store``: of that store only); ``window`` (a timeutil.Window, from
+    ``--since``/``--until``): only in the sessions whose ``updated_at`` lies in it."""
     from praisonmem.core.sessions.sieve import sieve_for
 
     needle = query.strip().lower()
@@ -74,7 +77,7 @@ def search(
         raise UsageError("query must not be empty")
     terms = [t for t in needle.split() if t]
     home = open_store(paths, store)
-    fold = SearchFold(needle, terms, key, limit, sieve_for(terms))
+    fold = SearchFold(needle, terms, key, limit, sieve_for(terms), window)
     sql = _sql_store(home, store)
     if sql is not None and all(t.isascii() for t in terms):  # SQL's case folding equals Python's for ASCII
         found = sql.scan(fold, progress=progress, only=sql.matching(terms))
@@ -133,6 +136,7 @@ class SearchFold:
     key: Key | None = None
     limit: int = 0
     sieve: Any = None  # a sieve.Sieve, or None
+    window: Any = None  # a timeutil.Window, or None
 
     last_first = True
 
@@ -144,14 +148,16 @@ class SearchFold:
         return Found(bound=self._least())
 
     def add(self, acc: Found, item: Scanned) -> Found:
-        one = session_hits(item, needle=self.needle, terms=self.terms, key=self.key, floor=acc.floor)
+        one = session_hits(item, needle=self.needle, terms=self.terms, key=self.key, floor=acc.floor,
+                           window=self.window)
         acc.hits += one.hits
         acc.unreadable += one.unreadable
         return self._counted(acc, one)
 
     def add_first(self, item: Scanned, acc: Found) -> Found:
         """``merge(add(empty(), item), acc)``, the item's hits put before ``acc``'s without copying them."""
-        one = session_hits(item, needle=self.needle, terms=self.terms, key=self.key, floor=acc.floor)
+        one = session_hits(item, needle=self.needle, terms=self.terms, key=self.key, floor=acc.floor,
+                           window=self.window)
         if one.hits:
             acc.ahead.append(one.hits)
         if one.unreadable:
@@ -211,7 +217,7 @@ def _sql_store(home: Any, store: str | None) -> Any:
 
 
 def session_hits(item: Scanned, *, needle: str, terms: list[str], key: Key | None = None,
-                 floor: tuple[float, str] | None = None) -> Found:
+                 floor: tuple[float, str] | None = None, window: Any = None) -> Found:
     """The hits in one session (as :data:`Hit` tuples), or why it could not be read, and its encrypted messages no
     key opened; may run in a worker. With ``floor``, the score and ``when`` of hits already found that enough
     others beat or equal: a session older than ``floor``'s, when ``floor``'s score is the best there is, can
@@ -220,6 +226,8 @@ def session_hits(item: Scanned, *, needle: str, terms: list[str], key: Key | Non
         assert item.error is not None
         return Found(unreadable=[(item.where, item.error.message)])
     doc = item.doc
+    if window is not None and not window.holds(doc.get("updated_at")):  # --since/--until leave it out
+        return Found()
     cipher = key.cipher() if key else None
     opaque = 0
     texts: list[tuple[int, int, dict[str, Any], str]] = []

@@ -38,6 +38,7 @@ from praisonmem.core.sessions.documents import messages_of
 from praisonmem.core.sessions.stores import SessionStore
 from praisonmem.core.sessions.stores.locate import open_store
 from praisonmem.core.sessions.transfer import with_spilled
+from praisonmem.core.io.safetext import plural
 
 ON_CONFLICT = ("skip", "replace")
 Progress = Callable[[int, int], None] | None
@@ -82,10 +83,10 @@ class MigrateReport:
         done = ", ".join(f"{s[a]} {a}" for a in ("would-copy", "would-replace", "copied", "replaced", "unchanged",
                                                  "skipped", "failed") if s.get(a))
         moved = f", {s['moved']} moved" if s.get("moved") else ""
-        return (f"{'dry run: ' if self.dry_run else ''}{s['sessions']} session(s) {self.source} -> {self.target}"
+        return (f"{'dry run: ' if self.dry_run else ''}{plural(s['sessions'], 'session')} {self.source} -> {self.target}"
                 f"{': ' + done if done else ''}{moved}; " + (
-                    f"would write {s['messages']} message(s); nothing written ({s['seconds']:.2f}s)" if self.dry_run
-                    else f"{s['messages']} message(s) written in {s['seconds']:.2f}s"))
+                    f"would write {plural(s['messages'], 'message')}; nothing written ({s['seconds']:.2f}s)" if self.dry_run
+                    else f"{plural(s['messages'], 'message')} written in {s['seconds']:.2f}s"))
 
 
 def canonical(doc: Any) -> bytes:
@@ -283,7 +284,7 @@ def _mismatch(dst: Any, tref: Any, doc: dict[str, Any]) -> str | None:
     want, got = fingerprint(doc), fingerprint(back)
     if want == got:
         return None
-    return (f"source {want[0]} message(s) sha256 {want[1][:12]}, target {got[0]} message(s) sha256 "
+    return (f"source {plural(want[0], 'message')} sha256 {want[1][:12]}, target {plural(got[0], 'message')} sha256 "
             f"{got[1][:12]}")
 
 

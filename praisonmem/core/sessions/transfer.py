@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from praisonmem import __version__
 from praisonmem.core.errors import CorruptFile, PraisonMemError, TargetExists, UsageError
 from praisonmem.core.io import fastjson, jsonfile, jsonstream, outfile
-from praisonmem.core.io.safetext import json_safe, json_safe_utf8, printable
+from praisonmem.core.io.safetext import json_safe, json_safe_utf8, plural, printable
 from praisonmem.core.io.timeutil import epoch_of, now_iso
 from praisonmem.core.layout import HUGE_SESSION
 from praisonmem.core.paths import Paths
@@ -92,7 +92,8 @@ Document = tuple[str, str, dict[str, Any]]  # (file, session id, document)
 def export(paths: Paths, names: list[str], *, every: bool = False, format: ExportFormat | str = ExportFormat.json,
            output: str = outfile.STDOUT, stdout: BinaryIO | None = None, store: str | None = None,
            archived: bool = False, system_prompt: str | None = None, no_system: bool = False,
-           redact: str | None = None, key: Key | None = None, threshold: int | None = HUGE_SESSION) -> dict[str, Any]:
+           redact: str | None = None, key: Key | None = None, window: Any = None,
+           threshold: int | None = HUGE_SESSION) -> dict[str, Any]:
     """Write the sessions ``names`` (or ``every`` session; of ``store`` only, when given) to ``output``
     (core/io/outfile.py's rule: ``-`` is ``stdout``); what was written. Sessions are read and written one
     at a time, so memory follows the largest session, not the home (openai-jsonl and sharegpt, which are
@@ -104,13 +105,19 @@ def export(paths: Paths, names: list[str], *, every: bool = False, format: Expor
     those formats cannot hold is skipped and listed in ``skipped``. Every format but ``json`` decrypts
     encrypted values with ``key``; ``encrypted_kept`` counts those written as stored. ``redact``
     (``standard`` or ``strict``): every secret those rules find is written as ``[REDACTED:<kind>]``
-    (:mod:`.redaction`), in any format (encrypted values are opaque to the rules: left as they are). Without
-    ``redact``, a JSON session file of ``threshold`` bytes or more is read a message at a time for json, jsonl and
-    markdown (:class:`~.streamed.HugeDocument`: the same bytes out)."""
+    (:mod:`.redaction`), in any format (encrypted values are opaque to the rules: left as they are). ``window``
+    (a timeutil.Window, from ``--since``/``--until``): only the sessions whose ``updated_at`` lies in it; with no
+    names it picks from every session, as ``every`` does. Without ``redact``, a JSON session file of ``threshold``
+    bytes or more is read a message at a time for json, jsonl and markdown (:class:`~.streamed.HugeDocument`:
+    the same bytes out)."""
     from praisonmem.core.sessions.crypto import encrypted_values, opened
 
-    if every == bool(names):
+    if every and names:
         raise UsageError("give one or more SESSION names, or --all")
+    if not every and not names:
+        if window is None:
+            raise UsageError("give one or more SESSION names, or --all")
+        every = True  # --since/--until pick from every session
     fmt = ExportFormat(format)
     if fmt not in CONVERSATION_FORMATS and (archived or system_prompt is not None or no_system):
         raise UsageError("--archived, --system-prompt and --no-system apply to --format openai-jsonl and sharegpt "
@@ -122,6 +129,8 @@ def export(paths: Paths, names: list[str], *, every: bool = False, format: Expor
         redact = check_level(redact)
     found = open_store(paths, store)
     refs = found.refs() if every else resolve_all(found, names)
+    if window is not None:
+        refs = [ref for ref in refs if window.holds((found.read(ref) or {}).get("updated_at"))]
     if redact is not None or fmt in CONVERSATION_FORMATS:
         threshold = None  # redaction and the conversation formats take whole documents
     if outfile.kind(output) != "file":
@@ -484,7 +493,7 @@ def plan_import(paths: Paths, file: str | os.PathLike[str], *, on_conflict: OnCo
     plan.key = key
     _refuse_unsealable(store, plan)
     replacing = sum(1 for _, _, action in plan.items if action is Action.replaced)
-    return Plan(f"Replace {replacing} existing session(s)?" if replacing else None,
+    return Plan(f"Replace {plural(replacing, 'existing session')}?" if replacing else None,
                 lambda dry_run, progress: run_import(store, plan, on_conflict=OnConflict(on_conflict),
                                                      dry_run=dry_run, timeout=timeout))
 
@@ -518,7 +527,8 @@ def plan_documents(store: SessionStore, docs: list[dict[str, Any]], on_conflict:
     conflicts = [target for _, target, action in items if action is Action.replaced]
     if conflicts and on_conflict is OnConflict.fail:
         listed = ", ".join(question_name(store, t) for t in conflicts[:5]) + (" …" if len(conflicts) > 5 else "")
-        raise TargetExists(f"{len(conflicts)} session(s) already exist ({listed}); nothing imported: "
+        raise TargetExists(f"{plural(len(conflicts), 'session')} already {'exists' if len(conflicts) == 1 else 'exist'} "
+                           f"({listed}); nothing imported: "
                            "use --on-conflict skip or --on-conflict replace")
     if on_conflict is OnConflict.skip:
         items = [(d, t, Action.skipped if a is Action.replaced else a) for d, t, a in items]

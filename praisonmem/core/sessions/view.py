@@ -300,3 +300,46 @@ def _link_tool_results(turns: list[Turn]) -> None:
             names[call["id"]] = call["name"]
         if turn.tool_call_id is not None:
             turn.tool_name = names.get(turn.tool_call_id)
+
+
+def locations(paths: Paths, name: str, *, store: str | None = None) -> list[dict[str, Any]]:
+    """Where the session ``name`` (an exact id, stem or path) is kept, once per store that holds it (``store``:
+    that one only; ``session path``): the store, the file or database, a database's table and key, and every
+    file of it there is now (its lock file, spill files waiting for it, a database's -wal and -shm)."""
+    import os
+    from pathlib import Path
+
+    from praisonmem.core.sessions.stores.home import Located
+    from praisonmem.core.sessions.stores.jsondir import JsonDirStore, spill_files
+
+    home = open_store(paths, store)
+    members = getattr(home, "stores", None)  # a home: each of its stores asked in turn, exact names only
+    found: list[Any] = []
+    if members:
+        for label, member in members.items():
+            try:
+                found.append(Located(label, member.find(name)))
+            except PraisonMemError:
+                continue
+    if not found:
+        found = [home.find(name)]  # its error names the stores looked in (and a near name)
+    records = []
+    for ref in found:
+        label = home.store_of(ref)
+        inner = getattr(ref, "ref", ref)
+        db = getattr(inner, "db", None)
+        if db is not None:  # a row of a database
+            where = Path(db)
+            record = {"store": label, "session_id": str(getattr(inner, "session_id", name)), "kind": "row",
+                      "path": str(where), "table": "sessions", "key": str(getattr(inner, "session_id", name))}
+            extra = [Path(f"{where}{suffix}") for suffix in ("-wal", "-shm", "-journal")]
+        else:
+            where = Path(str(inner))
+            record = {"store": label, "session_id": home.name(ref), "kind": "directory" if where.is_dir() else "file",
+                      "path": str(where), "table": None, "key": None}
+            member = (members or {}).get(label, home)
+            spills = spill_files(member, str(inner)) if isinstance(member, JsonDirStore) else []
+            extra = [Path(f"{where}.lock"), *spills]
+        record["files"] = [str(where)] + [str(p) for p in extra if os.path.lexists(p)]
+        records.append(record)
+    return records

@@ -60,11 +60,14 @@ class NewTurn:
 
 
 def watch(paths: Paths, name: str, *, store: str | None = None, tail: int = 10, interval: float = INTERVAL,
-          use_inotify: bool = True, started: Callable[[Watched], None] | None = None,
-          stop: Callable[[], bool] | None = None) -> Iterator[list[NewTurn]]:
+          use_inotify: bool = True, started: Callable[[Watched], None] | None = None, wait: bool = False,
+          waiting: Callable[[str], None] | None = None, stop: Callable[[], bool] | None = None,
+          ) -> Iterator[list[NewTurn]]:
     """The last ``tail`` turns of the session ``name``, then each batch of new turns as it is written; never
-    ends (the caller stops it). ``started`` is told what is watched before the first batch. ``stop``, asked at
-    every tick, ends the watch when it says so (a caller in another thread cannot close a running generator)."""
+    ends (the caller stops it). ``started`` is told what is watched before the first batch. ``wait``: a session
+    no store holds yet is waited for (by its exact name, checked every ``interval``; ``waiting`` is told where
+    it is looked for), then followed from its first turn. ``stop``, asked at every tick, ends the watch when it
+    says so (a caller in another thread cannot close a running generator)."""
     if tail < 0 or interval <= 0:
         raise UsageError("--tail must be 0 or more and the interval positive")
     from praisonmem.core.sessions.stores.locate import is_location
@@ -80,8 +83,11 @@ def watch(paths: Paths, name: str, *, store: str | None = None, tail: int = 10, 
             held = "json"
         raise UsageError(f"--store {pgurl.redact(str(store))}: session watch follows the home's stores (this home "
                          f"has: {held}), not a store elsewhere")
-    home = open_store(paths, store)
-    ref = home.find(name, allow_prefix=True)
+    if wait:
+        home, ref = _appeared(paths, name, store, interval, waiting)
+    else:
+        home = open_store(paths, store)
+        ref = home.find(name, allow_prefix=True)
     label, file = home.store_of(ref), str(ref)
     doc = home.read(ref)
     sid = home.session_id(ref, doc)
@@ -107,6 +113,27 @@ def watch(paths: Paths, name: str, *, store: str | None = None, tail: int = 10, 
             batch = _new_turns(current, seen)
             if batch:
                 yield batch
+
+
+def _appeared(paths: Paths, name: str, store: str | None, interval: float,
+              waiting: Callable[[str], None] | None) -> tuple[Any, Any]:
+    """The store and ref of the session ``name`` once a store holds it (exact names only: another session that
+    merely starts with ``name`` is not the one awaited); each look opens the stores afresh."""
+    import time
+
+    from praisonmem.core.errors import NotFound
+
+    told = False
+    while True:
+        home = open_store(paths, store)
+        try:
+            return home, home.find(name)
+        except NotFound:
+            pass
+        if not told and waiting is not None:
+            waiting(str(paths.sessions_dir) if store is None else store)
+            told = True
+        time.sleep(interval)
 
 
 def _reread(paths: Paths, label: str, ref: Any) -> dict[str, Any]:

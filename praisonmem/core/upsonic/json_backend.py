@@ -30,6 +30,7 @@ from praisonmem.core.result import Action
 from praisonmem.core.upsonic import records
 from praisonmem.core.upsonic.schema import SESSION_TABLE, USAGE_ENTRY_COLUMNS, USAGE_ENTRY_TABLE, USER_MEMORY_TABLE, \
     Upsert, absent_table
+from praisonmem.core.io.safetext import plural
 
 # Other tables of the library that may sit in the directory (knowledge, cultural knowledge, usage, models).
 LIBRARY_FILE_PREFIX = "upsonic_"
@@ -162,7 +163,7 @@ class JsonBackend:
                          if not (e.name.startswith(LIBRARY_FILE_PREFIX) and e.name.endswith(".json")))
         if foreign:
             raise Refused(f"{self.label}: not a JSONStorage directory (it holds {foreign[0]!r}"
-                          + (f" and {len(foreign) - 1} other(s)" if len(foreign) > 1 else "")
+                          + (f" and {plural(len(foreign) - 1, 'other')}" if len(foreign) > 1 else "")
                           + "); give a new or empty directory; nothing written")
 
     @contextmanager

@@ -21,6 +21,7 @@ from praisonmem.core.errors import EXIT_PROBLEMS, NotFound, TargetExists, UsageE
 from praisonmem.core.result import Action, Change, Outcome, Plan
 from praisonmem.core.upsonic.schema import SESSION_COLUMNS, USER_COLUMNS
 from praisonmem.core.upsonic.store import Store, Transaction
+from praisonmem.core.io.safetext import plural
 
 KINDS = (("users", "user_id", USER_COLUMNS, "user"), ("sessions", "session_id", SESSION_COLUMNS, "session"))
 SHOWN = 5  # conflicting ids named in the message
@@ -84,7 +85,7 @@ def plan_migrate(source: Store, target: Store, *, overwrite: bool = False, verif
                                                                                                    columns))))
     if clash and not overwrite:
         more = f" and {len(clash) - SHOWN} more" if len(clash) > SHOWN else ""
-        raise TargetExists(f"{target.label} already holds {len(clash)} other record(s) with the same id "
+        raise TargetExists(f"{target.label} already holds {plural(len(clash), 'other record')} with the same id "
                            f"({', '.join(clash[:SHOWN])}{more}); nothing written (--overwrite replaces them)")
 
     def run(dry: bool, progress: Any) -> Outcome:
@@ -93,7 +94,7 @@ def plan_migrate(source: Store, target: Store, *, overwrite: bool = False, verif
         changes = [_change(action, noun, row_id, dry, detail) for action, noun, row_id, detail in planned]
         return Outcome(changes + (check(source, target) if verify else []))
 
-    question = f"Replace {len(clash)} record(s) in {target.label} that differ from the source?" if clash else None
+    question = f"Replace {plural(len(clash), 'record')} in {target.label} that differ from the source?" if clash else None
     return Plan(question, run)
 
 

@@ -358,7 +358,7 @@ def edit_user_memory(store: Store, user_id: str, *, set_traits: dict[str, str] |
         current = store.user(user_id)["user_memory"] or {}
         missing = [k for k in unset if k not in current]
         if missing:
-            raise NotFound(f"user '{user_id}' has no trait(s) {', '.join(missing)}")
+            raise NotFound(f"user '{user_id}' has no {'trait' if len(missing) == 1 else 'traits'} {', '.join(missing)}")
 
         def change(old: dict[str, Any]) -> dict[str, Any]:
             return {k: v for k, v in old.items() if k not in unset}

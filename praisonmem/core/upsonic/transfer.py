@@ -21,7 +21,7 @@ from praisonmem import __version__
 from praisonmem.core import sessions as praisonai
 from praisonmem.core.errors import CorruptFile, TargetExists, UsageError
 from praisonmem.core.io import jsonfile, outfile
-from praisonmem.core.io.safetext import json_safe
+from praisonmem.core.io.safetext import json_safe, plural
 from praisonmem.core.paths import Paths
 from praisonmem.core.result import Action, Change, Outcome, Plan
 from praisonmem.core.upsonic.convert import from_praisonai, to_praisonai
@@ -136,7 +136,7 @@ def plan_import(store: Store, file: str) -> Plan:
     users, sessions = read_export(file)
     preview = run_import(store, users, sessions, dry_run=True)
     updating = sum(1 for c in preview.changes if c.action is Action.updated)
-    return Plan(f"Overwrite {updating} existing Upsonic row(s) in {store.label}?" if updating else None,
+    return Plan(f"Overwrite {plural(updating, 'existing Upsonic row')} in {store.label}?" if updating else None,
                 lambda dry_run, progress: preview if dry_run else run_import(store, users, sessions))
 
 
@@ -182,7 +182,7 @@ def plan_convert(store: Store, paths: Paths, names: list[str], *, into_praisonai
             return write_converted(store, rows, replace=replace, dry_run=dry_run)
     preview = convert(True)
     replacing = sum(1 for c in preview.changes if c.action in (Action.replaced, Action.updated))
-    return Plan(f"Overwrite {replacing} existing session(s)?" if replacing else None,
+    return Plan(f"Overwrite {plural(replacing, 'existing session')}?" if replacing else None,
                 lambda dry_run, progress: preview if dry_run else convert(False))
 
 
@@ -192,7 +192,8 @@ def write_converted(store: Store, rows: list[dict[str, Any]], *, replace: bool =
     _, have = existing(store, [], rows)
     clash = [r["session_id"] for r in rows if r["session_id"] in have]
     if clash and not replace:
-        raise TargetExists(f"Upsonic session(s) already exist: {', '.join(clash)}; pass --replace to overwrite")
+        raise TargetExists(f"{'an Upsonic session already exists' if len(clash) == 1 else 'Upsonic sessions already exist'}"
+                           f": {', '.join(clash)}; pass --replace to overwrite")
     if dry_run:
         return Outcome([_converted(r["session_id"], Action.updated if r["session_id"] in have else Action.inserted,
                                    True) for r in rows])
@@ -234,7 +235,8 @@ def write_praisonai(store: Store, paths: Paths, ids: list[str], *, replace: bool
                          "one at a time")
     clash = [n for n, t in zip(names, targets) if target_store.exists(t)]
     if clash and not replace:
-        raise TargetExists(f"PraisonAI session file(s) already exist: {', '.join(clash)}; pass --replace")
+        raise TargetExists(f"{'a PraisonAI session file already exists' if len(clash) == 1 else 'PraisonAI session files already exist'}"
+                           f": {', '.join(clash)}; pass --replace")
     changes = []
     for doc, target in zip(docs, targets):
         action = Action.replaced if target_store.exists(target) else Action.wrote

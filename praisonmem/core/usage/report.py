@@ -107,18 +107,11 @@ class UsageReport:
 
 
 def parse_date(text: str, option: str, *, end: bool = False) -> float:
-    """``YYYY-MM-DD`` (the whole UTC day: its start, or with ``end`` the start of the next) or an ISO
-    date-time (without a zone: UTC), as seconds since the epoch."""
-    try:
-        if len(text.strip()) == 10:
-            day = datetime.strptime(text.strip(), "%Y-%m-%d").replace(tzinfo=timezone.utc)
-            return (day + timedelta(days=1 if end else 0)).timestamp()
-        moment = datetime.fromisoformat(text.strip())
-    except (ValueError, OverflowError):
-        raise UsageError(f"{option} must be a date (YYYY-MM-DD) or an ISO date-time, got '{text}'") from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.timestamp()
+    """``--since``/``--until``'s moment (:func:`praisonmem.core.io.timeutil.parse_when`: a duration back from now,
+    a UTC day, with ``end`` its end, or an ISO date-time), as seconds since the epoch."""
+    from praisonmem.core.io.timeutil import parse_when
+
+    return parse_when(text, option, end=end)
 
 
 def period_of(when: float | None, by: GroupBy) -> str | None:
@@ -300,10 +293,10 @@ def usage_report(paths: Paths, *, by: GroupBy | str = GroupBy.day, since: str | 
         group_by = GroupBy(by)
     except ValueError:
         raise UsageError(f"unknown --by '{by}'; choose from {', '.join(GroupBy)}") from None
-    low = None if since is None else parse_date(since, "--since")
-    high = None if until is None else parse_date(until, "--until", end=len(until.strip()) == 10)
-    if low is not None and high is not None and low >= high:
-        raise UsageError(f"--since {since} is not before --until {until}")
+    from praisonmem.core.io.timeutil import window
+
+    span = window(since, until)
+    low, high = (None, None) if span is None else (span.since, span.until)
     items: list[SessionUsage] = []
     bad: list[dict[str, str]] = []
     dropped, missing, labels, unattached = 0, None, [], 0

@@ -523,7 +523,7 @@ def test_the_next_restore_removes_only_its_own_stale_leftovers(cli, tmp_path):
     result = cli("backup", "restore", archive, "--to", tmp_path / "to", "--yes")
     assert result.exit_code == 0, result.stderr
     removed = user / f".short_term.json.restore-{gone.pid}-0a1b2c3d.tmp"
-    assert result.stderr == f"praisonmem: removed 1 temp file(s) an interrupted restore left: {removed}\n"
+    assert result.stderr == f"praisonmem: removed 1 temp file an interrupted restore left: {removed}\n"
     assert sorted(p.name for p in user.iterdir()) == sorted(
         [n for n, stale in leftovers.items() if not stale] + ["short_term.json", ".praisonmem.lock"])
 
@@ -540,7 +540,7 @@ def test_the_next_restore_removes_a_killed_chroma_restore_s_temp_directory(cli, 
     os.utime(stale, (1796000000, 1796000000))
     result = cli("backup", "restore", archive, "--to", tmp_path / "to", "--yes")
     assert result.exit_code == 0, result.stderr
-    assert result.stderr == f"praisonmem: removed 1 temp file(s) an interrupted restore left: {stale}\n"
+    assert result.stderr == f"praisonmem: removed 1 temp file an interrupted restore left: {stale}\n"
     assert sorted(p.name for p in user.iterdir()) == sorted([".praisonmem.lock", fresh.name, "short_term.json"])
 
 

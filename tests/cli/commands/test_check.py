@@ -21,8 +21,8 @@ def test_an_error_finding_exits_1_naming_the_file(cli, fixture_home):
     target.write_bytes(b"{")
     broken = cli("check", fixture_home)
     assert broken.exit_code == 1
-    assert f"error   {target}: invalid JSON at line 1 column 2" in broken.stdout
-    assert broken.stdout.splitlines()[-1].endswith(": 1 error(s), 4 warning(s), 2 note(s)")  # 2: name-only history
+    assert f"\nerror    {target}\n         invalid JSON at line 1 column 2" in broken.stdout
+    assert broken.stdout.splitlines()[-1].endswith(": 1 error, 4 warnings, 2 notes")  # 2: name-only history
 
 
 def test_check_defaults_to_the_resolved_home(cli, fixture_home, monkeypatch):

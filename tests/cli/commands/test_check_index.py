@@ -123,7 +123,7 @@ def test_migrate_brings_a_stale_row_in_step_and_clears_its_text_from_disk(cli, g
     [fix] = [f for f in listed if f["kind"] == "index.out_of_step"]
     assert (fix["subject"], fix["fix_command"]) == (str(gateway_home.index), f"praisonmem --home {gateway_home.home} "
                                                                               "migrate")
-    assert fix["detail"] == ("1 row(s) hold text their session file no longer has (bot_slack_7): PraisonAI's search "
+    assert fix["detail"] == ("1 row hold text their session file no longer has (bot_slack_7): PraisonAI's search "
                              "still finds the sessions by that text, and it stays on disk; each row is brought in "
                              "step with its file, under the file's lock, and the removed text cleared")
     assert [(c["action"], c["file"], c["sessions"]) for c in fix["changes"]] == [

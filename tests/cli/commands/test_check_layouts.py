@@ -44,7 +44,7 @@ def test_a_run_its_session_manager_cannot_load_is_an_error(cli, gateway_home):
     assert got == [("error", "run.metadata", f"{RUN}/metadata.json",
                     "no 'trace_id': praisonai's SessionManager skips this run"),
                    ("warning", "run.events", f"{RUN}/events.jsonl",
-                    "1 line(s) are not JSON: praisonai's SessionManager skips them")]
+                    "1 line are not JSON: praisonai's SessionManager skips them")]
 
 
 def test_a_unified_file_is_judged_as_the_tui_reads_it(cli, gateway_home):

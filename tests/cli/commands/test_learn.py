@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
 
 from tests.helpers import normalise_times, snapshot
 
@@ -30,13 +31,19 @@ def test_list_filters_by_store(cli, fixture_home):
     assert [(r["store"], r["id"], r["content"]) for r in rows] == [("persona", PERSONA, "Prefers concise answers")]
 
 
+def local(stamp: str) -> str:
+    """A stored UTC time as every screen shows it: local, to the second when piped."""
+    return datetime.fromisoformat(stamp).astimezone().strftime("%Y-%m-%d %H:%M:%S")
+
+
 def test_show_prints_the_entry_with_where_it_lives(cli, fixture_home):
     shown = learn(cli, fixture_home, "show", PERSONA).stdout
     assert shown == (f"scope       private\nuser_id     alice\nstore       persona\n"
                      f"file        {fixture_home}/learn/private/alice/persona.json\nid          {PERSONA}\n"
                      "content     Prefers concise answers\n"
                      'metadata    {"category": "general", "type": "preference"}\n'
-                     "created_at  2026-11-30T14:49:49.525642+00:00\nupdated_at  2026-11-30T14:49:49.526654+00:00\n"
+                     f"created_at  {local('2026-11-30T14:49:49.525642+00:00')}\n"
+                     f"updated_at  {local('2026-11-30T14:49:49.526654+00:00')}\n"
                      "use_count   0\nlast_used   null\n")
     assert learn(cli, fixture_home, "show", PERSONA, "--json").json()["content"] == "Prefers concise answers"
 

@@ -85,7 +85,7 @@ def test_dry_run_lists_every_fix_and_changes_nothing(cli, era):
 def test_migrate_asks_first_and_needs_yes_off_a_terminal(cli, era):
     home, repo = era
     line = refused(cli, home, "--home", home, "migrate", code=4)
-    assert line == ("praisonmem: error: apply 6 migration fix(es) (--dry-run lists them): not confirmed, nothing "
+    assert line == ("praisonmem: error: apply 6 migration fixes (--dry-run lists them): not confirmed, nothing "
                     "changed (pass --yes in a non-interactive run, or --dry-run to see what would change)\n")
 
 
@@ -165,9 +165,9 @@ def test_check_reports_each_finding_with_the_command_that_fixes_it(cli, era):
     assert found == [(f["kind"], f["subject"], f["fix_command"], "warning") for f in fixes]
     assert [f["message"] for f in report["findings"] if f["fix"]] == [f["detail"] for f in fixes]
     human = cli("--home", home, "check").stdout
-    assert (f"warning {home / 'sessions' / (SHA_LEGACY_BOT + '.json')}: agent 'Legacy Bot': history named by the "
-            "agent's name alone") in human
-    assert f"(fix: praisonmem --home {home} session adopt 'Legacy Bot')\n" in human
+    assert (f"warning  {home / 'sessions' / (SHA_LEGACY_BOT + '.json')}\n         agent 'Legacy Bot': history named "
+            "by the agent's name alone") in human
+    assert f"\n         fix: praisonmem --home {home} session adopt 'Legacy Bot'\n" in human
     assert trees(home, repo) == before
 
 

@@ -35,7 +35,7 @@ def test_check_secrets_finds_every_kind_in_every_place_and_prints_none(cli, corp
     for out in (human, machine):
         assert leaked(out.stdout + out.stderr) == []
     assert snapshot(corpus.home) == before  # a read command: nothing written, not even a lock file
-    assert human.stdout.splitlines()[-1].startswith(f"{len(report['findings'])} secret(s) found ({level} rules)")
+    assert human.stdout.splitlines()[-1].startswith(f"{len(report['findings'])} secrets found ({level} rules)")
 
 
 def test_a_finding_names_store_session_message_and_a_masked_excerpt(cli, corpus):
@@ -63,7 +63,7 @@ def test_session_scan_covers_every_session_store_and_the_spill_dir(cli, corpus):
     assert leaked(result.stdout + result.stderr) == []
     human = cli(*corpus.args(), "session", "scan")
     assert human.exit_code == 1 and leaked(human.stdout + human.stderr) == []
-    assert human.stderr.strip().splitlines()[-1].startswith(f"praisonmem: {len(result.json())} secret(s) found")
+    assert human.stderr.strip().splitlines()[-1].startswith(f"praisonmem: {len(result.json())} secrets found")
 
 
 def test_session_scan_of_named_sessions_only(cli, corpus):
@@ -145,7 +145,7 @@ def test_session_redact_dry_run_and_unconfirmed_runs_change_nothing(cli, corpus)
     dry = cli(*corpus.args(), "session", "redact", PLANTED, "gw-legacy", "--store", "json", "--dry-run")
     assert dry.exit_code == 0
     assert dry.stdout.splitlines() == [
-        f"would redact secrets in {PLANTED} ({PLANTED}.json) [{3 * len(KINDS)} secret(s), {len(KINDS)} in spilled "
+        f"would redact secrets in {PLANTED} ({PLANTED}.json) [{3 * len(KINDS)} secrets, {len(KINDS)} in spilled "
         "turns]",
         "would skip gw-legacy: no secrets found"]
     refused = cli(*corpus.args(), "session", "redact", PLANTED, "--store", "json")
@@ -302,7 +302,7 @@ def test_a_file_that_cannot_be_read_fails_the_gate_and_is_named(cli, fixture_hom
         assert f"praisonmem: warning: not scanned (unreadable): {loop}: too many levels of symbolic links\n" \
             in scan.stderr  # -q too: it is why
     human = cli("--home", fixture_home, "check", "--secrets")
-    assert human.exit_code == 1 and human.stdout.splitlines()[-1].endswith("; 1 file(s) could not be scanned")
+    assert human.exit_code == 1 and human.stdout.splitlines()[-1].endswith("; 1 file could not be scanned")
 
 
 def test_quarantined_copies_are_searched(cli, fixture_home):

@@ -55,7 +55,7 @@ def test_json_to_sqlite_to_json_is_byte_identical_and_a_rerun_copies_nothing(cli
     out = cli("session", "migrate", "--from", db, "--to", back, "--all", "--verify")
     assert out.exit_code == 0, out.stderr
     assert tree(back) == tree(source)
-    assert "37 session(s)" in out.stderr and "copied" in out.stderr
+    assert "37 sessions" in out.stderr and "copied" in out.stderr
 
 
 def test_read_commands_on_the_real_sqlite_store_change_nothing(cli, conversations_db):
@@ -364,7 +364,7 @@ def test_search_of_a_conversation_store_reads_its_encrypted_sessions(cli, tmp_pa
         assert keyed.exit_code == 0, keyed.stderr
         assert {h["session_id"] for h in keyed.json()} >= {"enc-1", "bot_slack_7"}, store
         bare = cli("--home", gw.home, "session", "search", "planted", "--store", store, "--json")
-        assert "encrypted message(s) in 1 session(s) not searched" in bare.stderr, store
+        assert " in 1 session not searched" in bare.stderr, store
 
 
 def test_a_conversation_store_url_in_praisonais_store_variable_is_never_printed_with_its_password(cli, fixture_home,

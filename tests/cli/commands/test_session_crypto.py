@@ -16,7 +16,7 @@ from tests.realhomes import expected, HOME_4719
 
 ENC_1 = expected(HOME_4719)["encrypted"]["enc-1 (JSON, EncryptedSessionStore(DefaultSessionStore))"]
 OTHER_KEY = "ZmVybmV0LWtleS10aGF0LWlzLW5vdC10aGUtb25lLTE="  # a valid Fernet key, not enc-1's
-OPAQUE_NOTE = "praisonmem: 7 encrypted value(s) not shown: set PRAISONAI_SESSION_KEY or give --key-file to decrypt them\n"
+OPAQUE_NOTE = "praisonmem: 7 encrypted values not shown: set PRAISONAI_SESSION_KEY or give --key-file to decrypt them\n"
 
 
 @pytest.fixture
@@ -69,7 +69,7 @@ def test_show_with_the_key_decrypts_content_tool_calls_and_metadata(run, gateway
 def test_show_json_prints_the_stored_document_and_says_so(run, gateway_home, with_key):
     result = run("show", "enc-1", "--json")
     assert json.loads(result.stdout) == json.loads((gateway_home.sessions / "enc-1.json").read_text())
-    assert result.stderr == ("praisonmem: --json prints the session as stored, its 7 encrypted value(s) encrypted; "
+    assert result.stderr == ("praisonmem: --json prints the session as stored, its 7 encrypted values encrypted; "
                              "the transcript and --tail N --json decrypt them with the key\n")
 
 
@@ -128,7 +128,7 @@ def test_search_decrypts_with_the_key_and_counts_what_it_skipped_without(run, wi
     monkeypatch.delenv("PRAISONAI_SESSION_KEY")
     blind = run("search", "4111", "--json")
     assert [(h["session_id"], h["store"], h["index"], h["snippet"]) for h in blind.json()] == [plain]
-    assert blind.stderr == ("praisonmem: 7 encrypted message(s) in 2 session(s) not searched: set "
+    assert blind.stderr == ("praisonmem: 7 encrypted messages in 2 sessions not searched: set "
                             "PRAISONAI_SESSION_KEY or give --key-file to decrypt and search them\n")
 
 
@@ -143,14 +143,14 @@ def test_export_jsonl_and_markdown_decrypt_json_keeps_what_is_stored(run, gatewa
     lossless = run("export", "enc-1")
     assert list(crypto.encrypted_values(json.loads(lossless.stdout)["sessions"][0])) == \
         tokens(gateway_home.sessions / "enc-1.json")
-    assert lossless.stderr == ("praisonmem: 7 encrypted value(s) exported as stored (json is the lossless copy: "
+    assert lossless.stderr == ("praisonmem: 7 encrypted values exported as stored (json is the lossless copy: "
                                "importing it restores them encrypted); jsonl and markdown decrypt them with the key\n")
 
 
 def test_export_without_the_key_keeps_them_encrypted_and_says_so(run):
     markdown = run("export", "enc-1", "--format", "markdown")
     assert markdown.stdout.count("*(encrypted)*") == 5 and "*(tool calls encrypted)*" in markdown.stdout
-    assert markdown.stderr == ("praisonmem: 7 encrypted value(s) left encrypted: set PRAISONAI_SESSION_KEY or give "
+    assert markdown.stderr == ("praisonmem: 7 encrypted values left encrypted: set PRAISONAI_SESSION_KEY or give "
                                "--key-file to decrypt them\n")
 
 
@@ -240,7 +240,7 @@ def test_a_store_write_never_puts_plaintext_into_an_encrypted_session(gateway_ho
 def test_check_knows_encrypted_sessions_are_no_damage(cli, gateway_home):
     report = cli("check", gateway_home.sessions / "enc-1.json", "--json").json()
     assert [(f["severity"], f["code"], f["message"]) for f in report["findings"]] == [
-        ("info", "session.encrypted", "5 of 5 message(s) encrypted (EncryptedSessionStore): readable only with the "
+        ("info", "session.encrypted", "5 of 5 messages encrypted (EncryptedSessionStore): readable only with the "
                                       "session key")]
 
 

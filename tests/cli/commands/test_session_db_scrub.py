@@ -41,7 +41,7 @@ def test_check_names_the_frames_a_killed_writer_left_and_the_command_that_clears
     assert snapshot(gateway_home.root) == before
     assert finding["severity"] == "warning" and finding["file"] == str(gateway_home.db)
     assert finding["message"].startswith("sessions.db-wal holds ")
-    assert finding["message"].endswith(" frame(s) a writer left without checkpointing them (it was killed): the older "
+    assert finding["message"].endswith(" frames a writer left without checkpointing them (it was killed): the older "
                                        "page versions there and in the main file may keep text deleted since: scrub "
                                        "it, as a delete does")
     assert finding["fix"] == f"praisonmem --home {gateway_home.home} migrate"
@@ -102,7 +102,7 @@ def test_free_pages_another_writer_left_unzeroed_are_named_and_cleared(cli, gate
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
     [finding] = residue_findings(cli, gateway_home.home)
-    assert finding["message"].endswith(" free page(s) of sessions.db still hold bytes a writer freed without zeroing "
+    assert finding["message"].endswith(" free pages of sessions.db still hold bytes a writer freed without zeroing "
                                        "them, deleted rows' text among them: scrub it, as a delete does")
     assert int(finding["message"].split(" ", 1)[0]) >= 4  # 20 kB of overflow pages
     assert cli("--home", gateway_home.home, "migrate", "--yes").exit_code == 0

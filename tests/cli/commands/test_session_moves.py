@@ -142,7 +142,7 @@ def test_rename_moves_the_sessions_spilled_turns_with_it(cli, fixture_home):
     waiting = spill(fixture_home, "my_chat", "my_chat", "spilled while the disk was full")
     result = cli("--home", fixture_home, "session", "rename", "my_chat", "renamed/chat", "--force", "--json")
     assert result.exit_code == 0, result.stderr
-    assert result.json()[0]["detail"] == "1 spilled turn(s) in 1 spill file(s) move with it"
+    assert result.json()[0]["detail"] == "1 spilled turn in 1 spill file move with it"
     assert not waiting.exists()
     moved = waiting.with_name("renamed_chat" + waiting.name[len("my_chat"):])
     record = json.loads(moved.read_text(encoding="utf-8"))
@@ -246,8 +246,8 @@ def test_check_does_not_promise_to_merge_spilled_turns_of_a_session_that_is_gone
     messages = {Path(f["file"]).name.split(".")[0]: f["message"] for f in data["findings"]
                 if f["code"] == "leftover.spill"}
     assert messages["renamed-away"] == (
-        "1 turn(s) for session 'renamed-away' wait here after a failed write, but no session file holds "
+        "1 turn for session 'renamed-away' waits here after a failed write, but no session file holds "
         "that id (renamed, adopted or deleted?): the library merges them only if an agent opens "
         "'renamed-away' again")
-    assert messages["my_chat"] == ("1 turn(s) for session 'my_chat' wait here after a failed write; the library "
+    assert messages["my_chat"] == ("1 turn for session 'my_chat' waits here after a failed write; the library "
                                    "merges them on the session's next load")

@@ -124,7 +124,7 @@ def test_list_reports_unreadable_files_and_ignores_side_files(cli, fixture_home)
     assert bad[0]["error"] == "top-level JSON value is an array, not an object"
     assert bad[1]["error"].startswith("invalid JSON at line 1 column 26")
     assert {r["session_id"] for r in rows if not r["unreadable"]} == FIXTURE_IDS
-    assert "2 unreadable session file(s)" in result.stderr
+    assert "2 unreadable session files" in result.stderr
     human = cli("--home", fixture_home, "session", "list").stdout
     assert "UNREADABLE: top-level JSON value is an array" in human
 
@@ -133,7 +133,7 @@ def test_list_with_filters_says_unreadable_files_were_not_shown(cli, fixture_hom
     (fixture_home / "sessions" / "bad.json").write_bytes(b"{")
     result = cli("--home", fixture_home, "session", "list", "--agent", "Support", "--json")
     assert [r["session_id"] for r in result.json()] == ["support/ticket #1234"]
-    assert "1 unreadable session file(s) not shown" in result.stderr
+    assert "1 unreadable session file not shown" in result.stderr
 
 
 def test_list_of_a_home_without_sessions_is_empty(cli, tmp_path):

@@ -34,7 +34,7 @@ def cli(home: Path, *args: object) -> tuple[int, str, str]:
 
 def test_a_listing_names_them_unreadable_and_goes_on(odd_home):
     code, out, err = cli(odd_home, "session", "list", "--json")
-    assert (code, err) == (0, 'praisonmem: warning: 2 unreadable session file(s) listed with "unreadable": true\n')
+    assert (code, err) == (0, 'praisonmem: warning: 2 unreadable session files listed with "unreadable": true\n')
     rows = {r["file"]: r["error"] for r in json.loads(out) if r["unreadable"]}
     sessions = odd_home / "sessions"
     assert rows == {str(sessions / "pipe.json"): "is a named pipe, not a regular file",

@@ -137,7 +137,7 @@ def test_show_finds_a_database_only_session_and_its_gateway_chat(cli, gateway_ho
     assert result.exit_code == 0, result.stderr
     out = result.stdout
     assert "\nStore     sessions.db\n" in out
-    assert "Messages  2 chat message(s) in 2 gateway snapshot(s), 0 archived\n" in out
+    assert "Messages  2 chat messages in 2 gateway snapshots, 0 archived\n" in out
     assert "#g0 user · " in out and "[gateway chat from web-1]\nWhere is refund 2002? PLANTED-TOKEN-DBONLY\n" in out
     assert "#g1 assistant · " in out and "[gateway chat from support]\nRefund 2002 was sent today.\n" in out
     stored = cli("--home", gateway_home.home, "session", "show", "gw-1", "--json").stdout
@@ -234,7 +234,7 @@ def test_import_into_the_database_writes_the_librarys_row(cli, gateway_home, tmp
                                                   "gw-9", "imp", "2026-11-30T00:00:01+00:00")
     assert not (gateway_home.sessions / "imported-1.json").exists()
     again = cli("--home", gateway_home.home, "session", "import", src, "--store", "sessions.db")
-    assert again.exit_code == 4 and "1 session(s) already exist (sessions.db:imported-1)" in again.stderr
+    assert again.exit_code == 4 and "1 session already exists (sessions.db:imported-1)" in again.stderr
 
 
 # ---------------------------------------------------------------- retitle, rename
@@ -385,7 +385,7 @@ def test_the_last_database_session_is_not_deleted_while_json_files_lie_beside_it
         assert (result.exit_code, result.stdout) == (4, "")
         assert result.stderr == (
             f"praisonmem: error: {gateway_home.db}: 'gw-1' is the last session in sessions.db: with it gone the "
-            "gateway would import all 7 JSON session file(s) beside it again on its next start (its one-time import "
+            "gateway would import all 7 JSON session files beside it again on its next start (its one-time import "
             "runs whenever the table is empty); nothing deleted\n")
         assert snapshot(gateway_home.home) == before
 
@@ -421,7 +421,7 @@ def test_prune_never_empties_the_database_while_json_files_lie_beside_it(cli, ga
                  "--yes")
     assert (result.exit_code, result.stdout) == (4, "")
     assert result.stderr.endswith(f"{len(DB_IDS)} sessions are all the sessions in sessions.db: with them gone the "
-                                  "gateway would import all 7 JSON session file(s) beside it again on its next start "
+                                  "gateway would import all 7 JSON session files beside it again on its next start "
                                   "(its one-time import runs whenever the table is empty); nothing deleted "
                                   "(--keep 1 keeps the newest)\n")
     assert snapshot(gateway_home.home) == before
@@ -445,7 +445,7 @@ def test_check_says_which_json_sessions_the_gateway_does_not_see(cli, gateway_ho
     result, found = findings(cli, gateway_home)
     missing = [f for f in found if f["code"] == "sessions_db.missing_json"]
     assert missing == [{"severity": "info", "file": str(gateway_home.db), "code": "sessions_db.missing_json",
-                        "message": "2 JSON session(s) the gateway does not see (bot_slack_7, enc-1): sessions.db "
+                        "message": "2 JSON sessions the gateway does not see (bot_slack_7, enc-1): sessions.db "
                                    "holds sessions, so its one-time import of the JSON files will not run again; "
                                    "import them with 'praisonmem migrate'",
                         "fix": f"praisonmem --home {gateway_home.home} migrate"}]
@@ -561,7 +561,7 @@ def test_check_of_an_empty_database_says_the_gateway_will_import_the_json_files(
     conn.close()
     _, found = findings(cli, gateway_home, gateway_home.db)
     assert [(f["severity"], f["code"], f["message"]) for f in found] == [
-        ("info", "sessions_db.import_pending", "no sessions yet: the gateway imports the 7 JSON file(s) beside it on "
+        ("info", "sessions_db.import_pending", "no sessions yet: the gateway imports the 7 JSON files beside it on "
                                                "its next start")]
 
 

@@ -160,7 +160,7 @@ def test_a_planted_pickle_is_never_unpickled(cli, db, tmp_path):
     ("fixture", ["show", "nope"], 3, "no Upsonic session 'nope'"),
     ("fixture", ["user-memory", "nobody"], 3, "no Upsonic user memory for 'nobody'"),
     ("fixture", ["user-memory", "set", "user_123", "novalue"], 2, "trait must be KEY=VALUE, got 'novalue'"),
-    ("fixture", ["user-memory", "unset", "user_123", "nokey"], 3, "user 'user_123' has no trait(s) nokey"),
+    ("fixture", ["user-memory", "unset", "user_123", "nokey"], 3, "user 'user_123' has no trait nokey"),
     ("fixture", ["sessions", "--type", "robot"], 2, "'robot' is not one of 'agent', 'team', 'workflow'"),
     ("missing", ["sessions"], 3, "no such database"),
 ])
@@ -210,7 +210,7 @@ def test_a_database_locked_longer_than_the_timeout(cli, db, monkeypatch):
 def test_export_of_users_only(cli, db, tmp_path):
     out = tmp_path / "export.json"
     result = cli("upsonic", "export", "--db", db, "-o", out, "--users")
-    assert (result.exit_code, result.stderr) == (0, f"praisonmem: exported 2 user(s) and 0 session(s) to {out}\n")
+    assert (result.exit_code, result.stderr) == (0, f"praisonmem: exported 2 users and 0 sessions to {out}\n")
     payload = json.loads(out.read_text())
     assert "sessions" not in payload and [u["user_id"] for u in payload["users"]] == ["user_456", "user_123"]
 

@@ -140,8 +140,10 @@ def test_unreadable_sessions_are_said_and_left_out(cli, fixture_home):
 
 
 @pytest.mark.parametrize("args, code, message", [
-    (["--since", "2026-13-01"], 2, "--since must be a date (YYYY-MM-DD) or an ISO date-time, got '2026-13-01'"),
-    (["--until", "yesterday"], 2, "--until must be a date (YYYY-MM-DD) or an ISO date-time, got 'yesterday'"),
+    (["--since", "2026-13-01"], 2, "--since must be a duration back from now (7d, 12h, 2w, 30m) or a date (YYYY-MM-DD, UTC, "
+                                   "or an ISO date-time), got '2026-13-01'"),
+    (["--until", "yesterday"], 2, "--until must be a duration back from now (7d, 12h, 2w, 30m) or a date (YYYY-MM-DD, UTC, "
+                                 "or an ISO date-time), got 'yesterday'"),
     (["--since", "2026-12-01", "--until", "2026-11-30"], 2, "--since 2026-12-01 is not before --until 2026-11-30"),
     (["--store", "nowhere.db"], 3, "--store nowhere.db: neither a store of the home (json) nor an Upsonic database "
                                    "file"),

@@ -91,7 +91,7 @@ def test_one_bad_entry_refuses_the_whole_archive_and_a_mismatch_fails_it(paths, 
 def test_a_restore_into_a_new_directory_writes_each_file_as_archived(paths, tmp_path):
     files = {"home/sessions/s.json": SESSION, "memory/u/short_term.json": b"[]"}
     plan = plan_restore(write(tmp_path / "a.tar.gz", files), paths, to=tmp_path / "to")
-    assert plan.question == "Restore 2 file(s)?"
+    assert plan.question == "Restore 2 files?"
     outcome = plan.run(dry_run=False, progress=None)
     assert [(c.action.value, c.fields["path"]) for c in outcome.changes] == [
         ("restored", "home/sessions/s.json"), ("restored", "memory/u/short_term.json")]

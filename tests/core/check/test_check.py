@@ -50,7 +50,7 @@ def test_broken_tree_fails(tree):
     assert errors == {("long_term.json", "memory.extra_key"), ("2026-02-30.json", "episodic.date"),
                       ("my_chat.json", "parse")}
     messages = " ".join(f.message for f in report.findings)
-    assert "unknown key(s) 'source'" in messages and "'2026-02-30' is not a valid YYYY-MM-DD date" in messages
+    assert "unknown key 'source'" in messages and "'2026-02-30' is not a valid YYYY-MM-DD date" in messages
     assert report.failed()
     assert snapshot(tree) == before
 

@@ -239,7 +239,7 @@ def test_another_hard_link_to_the_old_archive_is_said_and_left_alone(machine):
     [held] = backups.holding(ALICE, plans, [archive.parent])
     result = backups.rewrite(held, ALICE, plans, stores_for=tree_stores)
     assert result.problem is None
-    assert result.notes == [f"{archive}: 1 other hard link(s) to the old archive still hold its bytes"]
+    assert result.notes == [f"{archive}: 1 other hard link to the old archive still hold its bytes"]
     assert other.read_bytes() == old
 
 

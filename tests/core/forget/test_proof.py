@@ -56,7 +56,7 @@ def test_a_clean_store_and_a_clean_tree_are_absent(tmp_path):
         ("json-notes", str(tmp_path / "notes.json"), 2, Verified.absent),
         ("sweep", str(tmp_path.resolve()), 0, Verified.absent)]
     assert verdicts[0].detail is None
-    assert verdicts[1].detail == f"0 file(s) under {tmp_path.resolve()} that are no store's"
+    assert verdicts[1].detail == f"0 files under {tmp_path.resolve()} that are no store's"
 
 
 def test_a_record_the_re_plan_still_finds_is_residue_named_by_its_key(tmp_path):
@@ -64,7 +64,7 @@ def test_a_record_the_re_plan_still_finds_is_residue_named_by_its_key(tmp_path):
     plans = [store.plan(ALICE)]  # nothing erased
     [verdict, _] = proof.prove([store], plans, ALICE, removed=[0])
     assert verdict.verified is Verified.residue
-    assert verdict.detail.startswith("still holds 2 record(s): n1, n2; ")
+    assert verdict.detail.startswith("still holds 2 records: n1, n2; ")
     assert_no_text([verdict])
 
 
@@ -207,7 +207,7 @@ def test_a_server_that_still_plans_a_record_is_residue():
     store = ServerStore([], records=[Erasure("m1", "memory m1")])
     [verdict, _] = proof.prove([store], [StorePlan(store.store, store.location, [Erasure("m1", "memory m1")])],
                                ALICE)
-    assert (verdict.verified, verdict.detail) == (Verified.residue, "still holds 1 record(s): m1")
+    assert (verdict.verified, verdict.detail) == (Verified.residue, "still holds 1 record: m1")
 
 
 # ---------------------------------------------------------------- the sweep
@@ -232,7 +232,7 @@ def test_an_unknown_file_and_a_read_only_copy_holding_the_text_are_named(tmp_pat
                                   "record n1")
     assert verdicts[2].detail == (f"a copy praisonmem cannot erase: {unknown}: offset 7 holds the text of json-notes "
                                   "record n2")
-    assert verdicts[3].detail == f"3 file(s) under {tmp_path.resolve()} that are no store's"
+    assert verdicts[3].detail == f"3 files under {tmp_path.resolve()} that are no store's"
     assert_no_text(verdicts)
     assert copy.stat().st_mode & 0o777 == 0o444
 
@@ -264,8 +264,8 @@ def test_excluded_files_and_skipped_dirs_are_not_scanned_and_are_said(tmp_path):
     journal.write_text(SECRET)
     sweep = by_store(forget(store, roots=[tmp_path], exclude=[journal]))["sweep"]
     assert (sweep.verified, sweep.detail) == (Verified.absent, (
-        f"0 file(s) under {tmp_path.resolve()} that are no store's; skipped 1 .git dir(s), 1 __pycache__ dir(s), "
-        "1 node_modules dir(s), 1 virtualenv(s)"))
+        f"0 files under {tmp_path.resolve()} that are no store's; skipped 1 .git directory, 1 __pycache__ directory, "
+        "1 node_modules directory, 1 virtualenv"))
 
 
 def test_a_fifo_neither_blocks_nor_is_read_and_a_link_is_not_followed(tmp_path):
@@ -292,8 +292,8 @@ def test_a_fifo_neither_blocks_nor_is_read_and_a_link_is_not_followed(tmp_path):
     assert by_store(result[0])["json-notes"].verified is Verified.absent
     sweep = by_store(result[0])["sweep"]
     assert (sweep.verified, sweep.detail) == (Verified.absent, (
-        f"0 file(s) under {tree.resolve()} that are no store's; skipped 1 FIFO(s), socket(s) or device(s), "
-        "2 symbolic link(s) (not followed)"))
+        f"0 files under {tree.resolve()} that are no store's; skipped 1 FIFO, socket or device, "
+        "2 symbolic links (not followed)"))
 
 
 def test_the_stores_directories_are_swept_too(tmp_path):
@@ -390,7 +390,7 @@ def test_the_sweep_says_which_encrypted_files_it_could_not_check_and_checks_them
     sealed_session(sealed, key, SECRET)
     sweep = proof.prove([store], plans, ALICE, roots=[tmp_path])[-1]
     assert (sweep.verified, sweep.detail) == (Verified.absent, (
-        f"1 file(s) under {tmp_path.resolve()} that are no store's; 1 hold encrypted values not checked without the "
+        f"1 file under {tmp_path.resolve()} that are no store's; 1 hold encrypted values not checked without the "
         f"session key: {sealed}"))
     verdicts = proof.prove([store], plans, ALICE, roots=[tmp_path], key=key)
     assert [(v.store, v.path, v.verified) for v in verdicts] == [
@@ -423,7 +423,7 @@ def test_copies_of_sessions_praisonaiagents_encrypted_are_checked_with_the_key(t
     store = ServerStore([])
     plan = StorePlan(store.store, store.location, [Erasure("s1", "session s1", texts=(SECRET,))])
     sweep = proof.prove([store], [plan], ALICE, roots=[kept])[-1]
-    assert sweep.detail == (f"3 file(s) under {kept.resolve()} that are no store's; 2 hold encrypted values not "
+    assert sweep.detail == (f"3 files under {kept.resolve()} that are no store's; 2 hold encrypted values not "
                             f"checked without the session key: {kept / 's1-copy.json'}, {kept / 'sessions-copy.db-wal'}")
     verdicts = proof.prove([store], [plan], ALICE, roots=[kept], key=key)
     assert [(v.store, v.path, v.verified, v.detail) for v in verdicts[1:3]] == [

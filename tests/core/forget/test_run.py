@@ -44,9 +44,9 @@ def test_ok_only_when_every_store_is_absent_or_unverified_is_allowed() -> None:
 
 
 def test_a_store_its_plan_cannot_vouch_for_is_unverified_even_when_nothing_was_found() -> None:
-    plan = StorePlan("session-dir", "/s", unverifiable="1 encrypted session(s): ...")
+    plan = StorePlan("session-dir", "/s", unverifiable="1 encrypted session: ...")
     assert _vouched(Verdict("session-dir", "/s", 1, Verified.absent), [plan]) == Verdict(
-        "session-dir", "/s", 1, Verified.unverified, "1 encrypted session(s): ...")
+        "session-dir", "/s", 1, Verified.unverified, "1 encrypted session: ...")
     residue = Verdict("session-dir", "/s", 1, Verified.residue, "x")
     assert _vouched(residue, [plan]) is residue
 

@@ -161,7 +161,7 @@ def test_an_encrypted_session_is_matched_by_its_clear_fields_and_unverifiable_wi
     (store,) = [s for s in forget_sessions.forget_stores(Where(paths)) if s.store == "session-dir"]
     plan = store.plan(subject)
     assert [e.key for e in plan.erasures] == ["enc-1"]
-    assert plan.unverifiable == ("1 encrypted session(s): their text cannot be checked without the key "
+    assert plan.unverifiable == ("1 encrypted session: their text cannot be checked without the key "
                                  "(PRAISONAI_SESSION_KEY or --key-file)")
     assert not any("PLANTED-TOKEN-ENC" in t for t in plan.erasures[0].texts)
     (keyed,) = [s for s in forget_sessions.forget_stores(Where(paths, key=gateway_home.key.encode()))

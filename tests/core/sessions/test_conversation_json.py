@@ -196,15 +196,15 @@ def test_a_lying_index_is_reported_and_repaired_by_the_next_write(cli, tmp_path)
     assert checked.exit_code == 0  # warnings
     messages = [f["message"] for f in json.loads(checked.stdout)["findings"] if f["code"] == "conversation.index"]
     assert messages == [
-        "names 1 session(s) with no file (ghost); the library skips them; praisonmem's next write to the store "
+        "names 1 session with no file (ghost); the library skips them; praisonmem's next write to the store "
         "repairs the index",
-        "misses 1 session file(s) (chat-2); the library's list_sessions does not show them; praisonmem's next "
+        "misses 1 session file (chat-2); the library's list_sessions does not show them; praisonmem's next "
         "write to the store repairs the index"]
     assert sorted(r["session_id"] for r in listed(cli, store)) == ["chat-1", "chat-2"]  # the files are the truth
     result = cli("session", "rename", "chat-1", "--title", "Fixed", "--store", store)
     assert result.exit_code == 0
     assert result.stdout == ("set the title of 'chat-1' to 'Fixed' [repaired _sessions_index.json: added 1 session "
-                             "file(s) it missed (chat-2); dropped 1 entr(ies) with no file (ghost)]\n")
+                             "file it missed (chat-2); dropped 1 entry with no file (ghost)]\n")
     index = json.loads((store / INDEX).read_text())["sessions"]
     assert list(index) == ["chat-1", "chat-2"]
     assert index["chat-2"] == {k: session("chat-2", user="bob", t=1796183300.0)[k]

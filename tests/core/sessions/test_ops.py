@@ -88,7 +88,7 @@ def test_rename_carries_spilled_turns_to_the_new_id(paths):
     spilled = next(paths.spill_dir.glob("spilled-session.*.json"))
     record = json.loads(spilled.read_text())
     [dry] = sessions.rename(paths, "spilled-session", "kept", dry_run=True).changes
-    assert dry.detail == "1 spilled turn(s) in 1 spill file(s) move with it" and spilled.exists()
+    assert dry.detail == "1 spilled turn in 1 spill file move with it" and spilled.exists()
     sessions.rename(paths, "spilled-session", "kept")
     moved = paths.spill_dir / ("kept" + spilled.name[len("spilled-session"):])
     assert not spilled.exists()
@@ -142,7 +142,7 @@ def test_retitle_sets_and_clears_metadata_title_and_keeps_unknown_keys(paths):
 
 def test_delete_removes_under_lock_and_keeps_the_lock_file(paths):
     plan = sessions.plan_delete(paths, ["my_chat", "support/ticket #1234", "my_chat"])
-    assert plan.question == "Delete 2 session file(s) (my_chat.json, support_ticket__1234.json)?"
+    assert plan.question == "Delete 2 session files (my_chat.json, support_ticket__1234.json)?"
     changes = plan.run().changes
     assert [(c.action, c.fields["session_id"], Path(c.fields["file"]).name) for c in changes] == [
         ("deleted", "my_chat", "my_chat.json"), ("deleted", "support/ticket #1234", "support_ticket__1234.json")]
@@ -175,11 +175,11 @@ def test_prune_plan_by_updated_at_with_keep(paths):
     (sdir / "undated.json").write_text(json.dumps({"session_id": "undated", "messages": [], "agent_name": "Pruner"}))
     plan = sessions.plan_prune(paths, timedelta(days=30), agent="Pruner", now=now)
     assert plan.notes == ["kept undated: no parseable updated_at"]
-    assert plan.question == "Delete 3 session(s) not updated in 30 days, 0:00:00?"
+    assert plan.question == "Delete 3 sessions not updated in 30 days, 0:00:00?"
     assert [c.fields["session_id"] for c in plan.run(dry_run=True).changes] == ["p2", "p3", "p4"]
     plan = sessions.plan_prune(paths, "30d", keep=3, agent="Pruner", now=now)
     assert [c.fields["session_id"] for c in plan.run(dry_run=True).changes] == ["p3", "p4"]
-    assert plan.question == "Delete 2 session(s) not updated in 30d?"
+    assert plan.question == "Delete 2 sessions not updated in 30d?"
     assert sorted(p.name for p in sdir.glob("p*.json")) == [f"p{i}.json" for i in range(5)]
 
 

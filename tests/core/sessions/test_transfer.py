@@ -95,7 +95,7 @@ def test_two_ids_for_one_file_are_refused(paths):
 def test_conflicts_fail_skip_replace(paths):
     existing = json.loads((paths.sessions_dir / "my_chat.json").read_text())
     incoming = [dict(existing, agent_name="Imported"), {"session_id": "brand-new", "messages": []}]
-    with pytest.raises(TargetExists, match="1 session\\(s\\) already exist \\(my_chat.json\\); nothing imported"):
+    with pytest.raises(TargetExists, match="1 session already exists \\(my_chat.json\\); nothing imported"):
         plan(paths, incoming, "fail")
     assert not (paths.sessions_dir / "brand-new.json").exists()
     changes = run(paths, incoming, "skip")

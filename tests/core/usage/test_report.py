@@ -33,5 +33,5 @@ def test_periods_are_utc_days_iso_weeks_and_months():
 
 def test_a_day_until_includes_the_whole_day():
     assert parse_date("2026-11-30", "--until", end=True) - parse_date("2026-11-30", "--since") == 86400
-    with pytest.raises(UsageError, match="--until must be a date"):
+    with pytest.raises(UsageError, match="--until must be a duration back from now"):
         parse_date("30/11/2026", "--until")

@@ -48,6 +48,7 @@ from praisonmem.core.sessions.stores import Fold, PlainStore, Scanned, ambiguous
 from praisonmem.core.sessions.stores.conversation_map import NS, RESERVED, doc_to_rows, iso_epoch, rows_to_doc
 from praisonmem.core.sessions.stores.conversation_sql import MESSAGE_COLUMNS, SESSION_COLUMNS, ConvRef
 from praisonmem.core.sessions.stores.names import CONVERSATION_INDEX, CONVERSATION_JSON, is_conversation_file, valid_id
+from praisonmem.core.io.safetext import plural
 
 A = TypeVar("A")
 ROW_COLUMNS = [c for c in SESSION_COLUMNS if c != "session_id"]
@@ -408,17 +409,17 @@ class ConversationJsonStore(PlainStore):
             return [f"{exc.message} (the library cannot open this store)"]
         ids = set(self.ids())
         if index is None:
-            return [f"{self.index_path}: missing, so the library lists none of the {len(ids)} session(s)"] \
+            return [f"{self.index_path}: missing, so the library lists none of the {plural(len(ids), 'session')}"] \
                 if ids else []
         listed = index["sessions"]
         out = []
         gone = [i for i in listed if i not in ids]
         missed = sorted(i for i in ids if i not in listed and self._loads(i))
         if gone:
-            out.append(f"{self.index_path}: names {len(gone)} session(s) with no file ({', '.join(gone[:5])}); "
+            out.append(f"{self.index_path}: names {plural(len(gone), 'session')} with no file ({', '.join(gone[:5])}); "
                        "the library skips them")
         if missed:
-            out.append(f"{self.index_path}: misses {len(missed)} session file(s) ({', '.join(missed[:5])}); the "
+            out.append(f"{self.index_path}: misses {plural(len(missed), 'session file')} ({', '.join(missed[:5])}); the "
                        "library's list_sessions does not show them")
         return out + [f"{self.where}: {n}: not a session file the library can address" for n in self._strays()]
 
@@ -629,8 +630,8 @@ def repair_index(store: ConversationJsonStore, index: dict[str, Any] | None) -> 
         found.append(sid)
     out = dict(index) if index is not None else {}
     out["sessions"] = sessions
-    said = "; ".join(p for p in (f"added {len(found)} session file(s) it missed ({', '.join(found[:5])})" if found
+    said = "; ".join(p for p in (f"added {plural(len(found), 'session file')} it missed ({', '.join(found[:5])})" if found
                                  else "",
-                                 f"dropped {len(dropped)} entr(ies) with no file ({', '.join(dropped[:5])})"
+                                 f"dropped {plural(len(dropped), 'entry', 'entries')} with no file ({', '.join(dropped[:5])})"
                                  if dropped else "") if p)
     return out, said or None

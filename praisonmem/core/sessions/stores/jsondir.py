@@ -31,6 +31,7 @@ from praisonmem.core.layout import HUGE_SESSION
 from praisonmem.core.sessions.documents import library_message, messages_of, not_a_session, session_id_of, validate
 from praisonmem.core.sessions.stores import Fold, OutsideStore, Scanned, ambiguous, merged
 from praisonmem.core.sessions.stores.names import JSON, safe_file_stem, session_file_name
+from praisonmem.core.io.safetext import plural
 
 if TYPE_CHECKING:
     from praisonmem.core.paths import Paths
@@ -935,6 +936,12 @@ def _current_or_none(ref: str) -> dict[str, Any] | None:
         return None
 
 
+def spill_files(store: JsonDirStore, ref: str) -> list[Path]:
+    """The spill files whose turns the library would merge into the file ``ref`` (``session path`` names them); a
+    function, not a method: no other store has a spill dir."""
+    return [path for path, _ in store._spill_records_of(ref)]
+
+
 def _spill_files(spill_dir: Path) -> list[Path]:
     """The spill dir's ``*.json`` regular files (or links to one), in name order, as the library's re-ingest
     takes them."""
@@ -948,11 +955,11 @@ def _spill_files(spill_dir: Path) -> list[Path]:
 
 
 def spill_words(records: Sequence[tuple[Path, dict[str, Any]]], verb: str) -> str | None:
-    """``N spilled turn(s) in M spill file(s) <verb> with it``, for a change record (``None``: no spill file)."""
+    """``N spilled turns in M spill files <verb> with it``, for a change record (``None``: no spill file)."""
     if not records:
         return None
     turns = sum(len(messages_of(record)) for _, record in records)
-    return f"{turns} spilled turn(s) in {len(records)} spill file(s) {verb} with it"
+    return f"{plural(turns, 'spilled turn')} in {plural(len(records), 'spill file')} {verb} with it"
 
 
 def spill_key(message: dict[str, Any]) -> tuple[Any, ...]:

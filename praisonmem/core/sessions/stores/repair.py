@@ -24,6 +24,7 @@ from praisonmem.core.errors import PraisonMemError
 from praisonmem.core.io import jsonfile
 from praisonmem.core.layout import PROJECTS, TRANSCRIPT_DB
 from praisonmem.core.result import Action, Change, Outcome, Plan
+from praisonmem.core.io.safetext import plural
 
 if TYPE_CHECKING:
     from praisonmem.core.paths import Paths
@@ -111,7 +112,7 @@ def _repair(paths: Paths, directory: Path, refs: dict[str, str], pending: bool, 
     from praisonmem.core.sessions.stores.jsondir import JsonDirStore
 
     index = index_path(directory)
-    parts = [f"{len(refs)} session(s)' rows brought in step with their files"] if refs else []
+    parts = [f"the rows of {plural(len(refs), 'session')} brought in step with their files"] if refs else []
     if pending:
         parts.append("the text an interrupted write removed cleared from its files")
     change = Change(Action.updated, str(index), "; ".join(parts), dry_run,
@@ -165,10 +166,10 @@ def describe(found: Any) -> str:
                 "it stays on disk")
     parts = []
     if found.stale:
-        parts.append(f"{len(found.stale)} row(s) hold text their session file no longer has "
+        parts.append(f"{plural(len(found.stale), 'row')} hold text their session file no longer has "
                      f"({', '.join(found.stale[:5])}{' …' if len(found.stale) > 5 else ''})")
     if found.orphans:
-        parts.append(f"{len(found.orphans)} row(s) belong to sessions that are gone "
+        parts.append(f"{plural(len(found.orphans), 'row')} belong to sessions that are gone "
                      f"({', '.join(found.orphans[:5])}{' …' if len(found.orphans) > 5 else ''})")
     if found.scrub_pending:
         parts.append("a praisonmem write was interrupted before it cleared the text it removed from the file's "

@@ -46,6 +46,7 @@ from praisonmem.core.io.sqlite import connect_existing, connect_ro, require_stor
 from praisonmem.core.sessions.documents import validate
 from praisonmem.core.sessions.stores import Fold, PlainStore, Scanned, ambiguous
 from praisonmem.core.sessions.stores.names import TRANSCRIPT
+from praisonmem.core.io.safetext import plural
 
 A = TypeVar("A")
 LABEL = TRANSCRIPT
@@ -315,12 +316,12 @@ class Transaction:
 def emptying(db: Path, last: list[str], beside: list[str]) -> str:
     what = f"'{last[0]}' is the last session" if len(last) == 1 else f"{len(last)} sessions are all the sessions"
     return (f"{db}: {what} in {db.name}: with {'it' if len(last) == 1 else 'them'} gone the gateway would import "
-            f"all {len(beside)} JSON session file(s) beside it again on its next start (its one-time import runs "
+            f"all {plural(len(beside), 'JSON session file')} beside it again on its next start (its one-time import runs "
             "whenever the table is empty); nothing deleted")
 
 
 def first_row(db: Path, beside: list[str]) -> str:
-    return (f"{db} is empty and {len(beside)} JSON session file(s) lie beside it: the gateway imports them on its "
+    return (f"{db} is empty and {plural(len(beside), 'JSON session file')} lie beside it: the gateway imports them on its "
             f"next start, and a row written now would stop that import for good; nothing written to {db.name}")
 
 
