@@ -347,16 +347,18 @@ KEY_HINT = "set PRAISONAI_SESSION_KEY or give --key-file to decrypt them"
 
 def export_report(summary: dict[str, Any], output: str) -> Report:
     """What ``session export -o FILE`` says on stderr after writing (its words)."""
+    from praisonmem.core.io.safetext import plural
+
     report = Report(err=[note_line(f"skipped session {s['session_id']}: {s['reason']}")
                          for s in summary.get("skipped", [])])
-    report.err.append(note_line(f"exported {summary['count']} session(s) as {summary['format']} to {output}"))
+    report.err.append(note_line(f"exported {plural(summary['count'], 'session')} as {summary['format']} to {output}"))
     kept = summary["encrypted_kept"]
     if kept and summary["format"] == "json":
         report.err.append(note_line(
-            f"{kept} encrypted value(s) exported as stored (json is the lossless copy: importing it restores them "
+            f"{plural(kept, 'encrypted value')} exported as stored (json is the lossless copy: importing it restores them "
             "encrypted); jsonl and markdown decrypt them with the key"))
     elif kept:
-        report.err.append(note_line(f"{kept} encrypted value(s) left encrypted: {KEY_HINT}"))
+        report.err.append(note_line(f"{plural(kept, 'encrypted value')} left encrypted: {KEY_HINT}"))
     return report
 
 
