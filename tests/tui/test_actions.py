@@ -219,7 +219,7 @@ def test_delete_shows_the_commands_plan_and_a_yes_deletes_as_the_command_does(cl
     async def scenario(pilot) -> None:
         await open_plan(app, pilot, "d")
         assert lines(text_of(app, "#confirm-plan")) == lines(dry.stdout)
-        assert text_of(app, "#confirm-question") == "Delete 1 session file(s) (my_chat.json)?"
+        assert text_of(app, "#confirm-question") == "Delete 1 session file (my_chat.json)?"
         await pilot.press("enter")
         await settle(app, pilot)
 
@@ -291,7 +291,7 @@ def test_redact_shows_the_plan_and_a_yes_rewrites_as_the_command_does(cli, fixtu
     async def scenario(pilot) -> None:
         await open_plan(app, pilot, "x", choose_level(level))
         assert lines(text_of(app, "#confirm-plan")) == lines(dry.stdout)
-        assert text_of(app, "#confirm-question") == "Rewrite 1 session(s) with their secrets redacted (my_chat.json)?"
+        assert text_of(app, "#confirm-question") == "Rewrite 1 session with their secrets redacted (my_chat.json)?"
         await pilot.press("enter")
         await settle(app, pilot)
 
@@ -739,7 +739,7 @@ def test_an_encrypted_session_exports_as_the_command_exports_it(cli, gateway_hom
     key_args = ["--key-file", gateway_home.key_file] if with_key else []
     done = cli("--home", gateway_home.home, "session", "export", "enc-1", "--format", fmt, "-o", theirs, *key_args)
     assert done.exit_code == 0
-    assert ("encrypted value(s)" in done.stderr) == (fmt == "json" or not with_key)  # the notes the browser repeats
+    assert ("encrypted value" in done.stderr) == (fmt == "json" or not with_key)  # the notes the browser repeats
     app = Harness(gateway_selection(gateway_home, "enc-1", with_key=with_key))
 
     async def scenario(pilot) -> None:
