@@ -221,7 +221,7 @@ def search_command(
     key = sessions.session_key(key_file)
     with file_progress("Searching sessions") as progress:
         result = sessions.search_sessions(state.paths, query, limit=limit, progress=progress,
-                                          store=store.where(ctx), key=key)
+                                          store=store.where(ctx), key=key, cache=state.cache)
     for path, reason in result.unreadable:
         warn(f"skipped unreadable session file {path}: {reason.removeprefix(f'{path}: ')}")
     if result.opaque:
@@ -288,6 +288,7 @@ def rename_command(
 def _forget_listing(state: Any) -> None:
     """After a change to sessions, drop session list's cache entry: no deleted row lingers there."""
     sessions.forget_listing(state.paths, state.cache)
+    sessions.forget_search_index(state.paths, state.cache)
 
 
 @app.command("adopt")

@@ -65,7 +65,7 @@ _ALIASES = {"describe_workspace": ("workspace", "describe"), "search_sessions": 
             "read_index_texts": ("stores.index", "read_texts"), "index_text": ("stores.indextext", "flatten"),
             "index_behind": ("stores.indextext", "behind"), "describe_repair": ("stores.repair", "describe"),
             "session_key": ("crypto", "key_from"), "migrate_between": ("storemigrate", "migrate"),
-            "forget_listing": ("listcache", "forget"), "transcript_tables": ("stores.sqlite_transcript", "TABLES"),
+            "forget_listing": ("listcache", "forget"), "forget_search_index": ("searchindex", "forget"), "transcript_tables": ("stores.sqlite_transcript", "TABLES"),
             "index_tables": ("stores.index", "TABLES"),
             "is_conversation_dir": ("stores.locate", "recognise_conversation_dir"),
             # forget: each member store of a home on its own, the one delete, the scrubs a killed write left
@@ -95,6 +95,7 @@ if TYPE_CHECKING:
     from praisonmem.core.sessions.search import SearchResult
     from praisonmem.core.sessions.search import search as search_sessions
     from praisonmem.core.sessions.listcache import forget as forget_listing
+    from praisonmem.core.sessions.searchindex import forget as forget_search_index
     from praisonmem.core.sessions.crypto import is_encrypted_doc as is_encrypted_session
     from praisonmem.core.sessions.crypto import opened as opened_session
     from praisonmem.core.sessions.documents import gateway_snapshots

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import compress, repeat
 from operator import contains
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from praisonmem.core.errors import UsageError
 from praisonmem.core.paths import Paths
@@ -32,6 +32,9 @@ from praisonmem.core.sessions.crypto import Key
 from praisonmem.core.sessions.documents import ENCRYPTED_PREFIX, gateway_chat, is_encrypted
 from praisonmem.core.sessions.stores import Scanned
 from praisonmem.core.sessions.stores.locate import open_store
+
+if TYPE_CHECKING:
+    from praisonmem.core.io.cache import Cache
 
 SNIPPET_WIDTH = 120
 SECTIONS = ("archived", "active", "gateway")  # the order of a session's hits at the same score
@@ -66,7 +69,11 @@ def search(
     store: str | None = None,
     progress: Callable[[int, int], None] | None = None,
     key: Key | None = None,
+    cache: Cache | None = None,
 ) -> SearchResult:
+    """The hits of ``query`` (see the module docstring), the first ``limit`` (0: all). ``cache``: praisonmem's
+    cache, where the JSON session files' index is kept (:mod:`.searchindex`), so that only the files that can
+    hold a hit shown are parsed; without it (or disabled) every file is."""
     from praisonmem.core.sessions.sieve import sieve_for
 
     needle = query.strip().lower()
@@ -79,7 +86,7 @@ def search(
     if sql is not None and all(t.isascii() for t in terms):  # SQL's case folding equals Python's for ASCII
         found = sql.scan(fold, progress=progress, only=sql.matching(terms))
     else:
-        found = home.scan(fold, progress=progress)
+        found = _scan(home, fold, cache, progress)
     hits = fold.hits(found)
     total = found.dropped + len(hits)
     _order(hits)
@@ -87,6 +94,17 @@ def search(
         del hits[limit:]
     return SearchResult([hit_record(hit, needle, terms) for hit in hits], total, found.unreadable, found.opaque,
                         found.opaque_sessions)
+
+
+def _scan(home: Any, fold: SearchFold, cache: Cache | None, progress: Callable[[int, int], None] | None) -> Found:
+    """The home's sessions folded, through the index when there is a cache to keep it in."""
+    from praisonmem.core.sessions import searchindex
+    from praisonmem.core.sessions.stores.home import Home
+
+    memo = searchindex.memo(cache) if isinstance(home, Home) else None
+    if memo is None:
+        return home.scan(fold, progress=progress)
+    return searchindex.search_home(home, fold, memo, progress)
 
 
 def _order(hits: list[Hit]) -> None:
@@ -210,16 +228,11 @@ def _sql_store(home: Any, store: str | None) -> Any:
     return found(home, store)
 
 
-def session_hits(item: Scanned, *, needle: str, terms: list[str], key: Key | None = None,
-                 floor: tuple[float, str] | None = None) -> Found:
-    """The hits in one session (as :data:`Hit` tuples), or why it could not be read, and its encrypted messages no
-    key opened; may run in a worker. With ``floor``, the score and ``when`` of hits already found that enough
-    others beat or equal: a session older than ``floor``'s, when ``floor``'s score is the best there is, can
-    only add to the count, so it gives its number of hits instead of them."""
-    if item.doc is None:
-        assert item.error is not None
-        return Found(unreadable=[(item.where, item.error.message)])
-    doc = item.doc
+def session_texts(doc: dict[str, Any], key: Key | None, session_id: str | None
+                  ) -> tuple[list[tuple[int, int, dict[str, Any], str]], int, bool]:
+    """What a search looks at in one session: its texts ``(section, index, message, content)`` in hit order, the
+    number of encrypted ones no key opened, and whether its gateway chat was searched too (the index of
+    :mod:`.searchindex` keeps only sessions with neither)."""
     cipher = key.cipher() if key else None
     opaque = 0
     texts: list[tuple[int, int, dict[str, Any], str]] = []
@@ -237,7 +250,7 @@ def session_hits(item: Scanned, *, needle: str, terms: list[str], key: Key | Non
                     if cipher is None:
                         opaque += 1
                         continue
-                    content = cipher.decrypt(content, f"session '{item.session_id}'")
+                    content = cipher.decrypt(content, f"session '{session_id}'")
             if type(content) is str and content:
                 texts.append((section, index, message, content))
             if not gateway and message.get("role") == "system" and type(message.get("metadata")) is dict:
@@ -249,11 +262,25 @@ def session_hits(item: Scanned, *, needle: str, terms: list[str], key: Key | Non
                 if cipher is None:
                     opaque += 1
                     continue
-                content = cipher.decrypt(content, f"session '{item.session_id}'")
+                content = cipher.decrypt(content, f"session '{session_id}'")
             if isinstance(content, dict):  # the gateway's structured messages
                 content = jsonfile.dumps(content, compact=True)
             if isinstance(content, str) and content:
                 texts.append((2, index, message, content))
+    return texts, opaque, gateway
+
+
+def session_hits(item: Scanned, *, needle: str, terms: list[str], key: Key | None = None,
+                 floor: tuple[float, str] | None = None) -> Found:
+    """The hits in one session (as :data:`Hit` tuples), or why it could not be read, and its encrypted messages no
+    key opened; may run in a worker. With ``floor``, the score and ``when`` of hits already found that enough
+    others beat or equal: a session older than ``floor``'s, when ``floor``'s score is the best there is, can
+    only add to the count, so it gives its number of hits instead of them."""
+    if item.doc is None:
+        assert item.error is not None
+        return Found(unreadable=[(item.where, item.error.message)])
+    doc = item.doc
+    texts, opaque, _ = session_texts(doc, key, item.session_id)
     tail = Found(opaque=opaque, opaque_sessions=1) if opaque else Found()
     if not texts:
         return tail

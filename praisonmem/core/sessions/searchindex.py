@@ -1,0 +1,382 @@
+"""``session search``'s index: what a search needs to know of each JSON session file without parsing it.
+
+Kept in praisonmem's cache (:mod:`praisonmem.core.io.cache`, 0600 entries in a 0700 directory), one entry
+per sessions directory (``sessions/`` and each praisonai CLI project directory): for each session file its
+:class:`~praisonmem.core.io.cache.FileKey` (device, inode, size, mtime and ctime in ns) and a record of
+its texts as :func:`~praisonmem.core.sessions.search.session_texts` finds them:
+
+* ``when``: its ``updated_at`` when a string, else ``""`` (what the ranking compares);
+* its *words*: every distinct whitespace-separated word of its texts lower-cased, sorted, joined by a space;
+* per word, which texts hold it: a bit mask (bit ``i``: the ``i``-th text), in hex, joined by a space.
+
+A query word holds no whitespace, so it occurs in a lower-cased text exactly when it occurs in one of that
+text's words: the words rule a file out, and the masks give, per text, which query words it holds. That is
+a hit's score but for the 2 points of the whole query, which a text can have only when it holds every
+word; so the record gives each file's number of hits exactly and the best score one can have. A search
+then parses only the files whose best possible hit can still be among those shown (best first, newest
+first) and counts the others' hits from their records; ``--limit 0`` parses every file with a hit.
+
+A record is used only when the file's key now is the recorded one, and is kept only when the file had not
+changed for longer than the cache's granularity when it was read (git's racy-entry rule,
+:func:`~praisonmem.core.io.cache.settled`). Anything a record does not describe exactly is not kept, and
+its file is parsed every time: a file that cannot be read or parsed, another store's file (the REPL/TUI's),
+a session with encrypted texts (the key may change what they hold) or with a gateway chat. A record that
+is not well formed is ignored, and its file parsed. With ``--no-cache`` (or config ``cache = false``), or
+a cache dir that cannot be used, search parses every file as it always did; a cache dir that cannot be
+written leaves search working, unindexed.
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+from dataclasses import dataclass, field
+from functools import partial, reduce
+from operator import and_, or_
+from typing import TYPE_CHECKING, Any
+
+from praisonmem.core.errors import PraisonMemError
+from praisonmem.core.io import parallel
+from praisonmem.core.sessions.search import Found, SearchFold, session_hits, session_texts
+from praisonmem.core.sessions.stores import Scanned
+
+if TYPE_CHECKING:
+    from praisonmem.core.io.cache import Cache
+    from praisonmem.core.paths import Paths
+    from praisonmem.core.sessions.listcache import Memo
+    from praisonmem.core.sessions.stores.home import Home
+    from praisonmem.core.sessions.stores.jsondir import JsonDirStore
+
+KIND = "session-search"
+VERSION = 1
+_SEP = "\x00"  # joins a session's texts to lower-case them at once (see session_hits)
+
+Record = list[str]  # [when, words, masks]
+
+
+def memo(cache: Cache | None) -> Memo | None:
+    """The index's entries in ``cache`` (``None``: no cache to use)."""
+    if cache is None or not cache.enabled:
+        return None
+    from praisonmem.core.sessions.listcache import Memo
+
+    return Memo(cache, _unused, _unused, KIND, VERSION)
+
+
+def _unused(*_: Any) -> None:  # the index keeps records itself, not an Each fold's parts
+    return None
+
+
+def forget(paths: Paths, cache: Cache) -> None:
+    """Drop the index's entries for this home's session directories (after praisonmem changed sessions: no text a
+    change removed lingers in the cache)."""
+    from praisonmem.core.sessions.stores.projects import project_dirs
+
+    for directory in [paths.sessions_dir, *project_dirs(paths.sessions_dir)]:
+        cache.drop(KIND, str(directory))
+
+
+def record_of(doc: dict[str, Any]) -> Record | None:
+    """The record of a session document; ``None`` when the index cannot describe it (see the module docstring)."""
+    texts, opaque, gateway = session_texts(doc, None, None)
+    if opaque or gateway:
+        return None
+    contents = [t[3] for t in texts]
+    lowered = _SEP.join(contents).lower()
+    parts = lowered.split(_SEP)
+    if len(parts) != len(contents):  # a content holding NUL itself
+        parts = [c.lower() for c in contents]
+    masks: dict[str, int] = {}
+    get = masks.get
+    for i, part in enumerate(parts):
+        bit = 1 << i
+        for word in set(part.split()):
+            masks[word] = get(word, 0) | bit
+    words = sorted(masks)
+    updated = doc.get("updated_at")
+    return [updated if isinstance(updated, str) else "", " ".join(words), " ".join(["%x" % masks[w] for w in words])]
+
+
+def bounds(words: str, masks: str, terms: list[str]) -> tuple[float, int]:
+    """The best score a hit in the file of these words and masks can have (0 when none) and its number of hits;
+    ValueError when the two do not hold together (then the file is parsed)."""
+    split: list[str] | None = None
+    held = []
+    for term in terms:
+        mask = 0
+        at = words.find(term)
+        while at >= 0:
+            if split is None:
+                split = masks.split(" ")
+                if len(split) != words.count(" ") + 1:
+                    raise ValueError("words and masks differ in number")
+            mask |= int(split[words.count(" ", 0, at)], 16)
+            end = words.find(" ", at)
+            if end < 0:
+                break
+            at = words.find(term, end + 1)  # the next word holding it
+        held.append(mask)
+    hit = reduce(or_, held)
+    if not hit:
+        return 0.0, 0
+    if reduce(and_, held):  # a text holding every word may hold the whole query
+        return 2.0 + len(terms), hit.bit_count()
+    best, rest = 0, hit
+    while rest:  # no text holds every word: the best is the most words one holds
+        low = rest & -rest
+        best = max(best, sum(1 for m in held if m & low))
+        rest ^= low
+    return float(best), hit.bit_count()
+
+
+# ---------------------------------------------------------------------- the scan
+
+
+@dataclass
+class _File:
+    """A session file of a JSON directory that a search looks at: one that may hold a hit, or has no record."""
+
+    order: tuple[int, int]  # (the store's place in the home, the file's place in its listing)
+    path: str
+    label: str  # the store its hits belong to
+    record: Record | None  # None: parsed whatever it holds
+    best: float = 0.0
+    count: int = 0
+    found: Found | None = None  # its hits, once parsed
+
+
+@dataclass
+class _Store:
+    label: str
+    files: list[_File] = field(default_factory=list)
+    found: Found | None = None  # a store searched the ordinary way
+
+
+def search_home(home: Home, fold: SearchFold, memo_: Memo, progress: Any = None) -> Found:
+    """What ``home.scan(fold)`` finds, the JSON directories' files through the index (see the module docstring)."""
+    from praisonmem.core.sessions.stores.home import InStore, _partners
+    from praisonmem.core.sessions.stores.jsondir import JsonDirStore
+
+    stores = list(home.stores.values())
+    partners = _partners(stores)
+    place = {s.label: n for n, s in enumerate(stores)}
+    parts: dict[str, _Store] = {}
+    terms = fold.terms
+    for store in stores:
+        if store.label in parts:
+            continue
+        if not isinstance(store, JsonDirStore):
+            parts[store.label] = _Store(store.label, found=store.scan(InStore(fold, store.label), progress=progress))
+            continue
+        partner = partners.get(store.label)
+        parts[store.label] = _Store(store.label)
+        if partner is not None:
+            parts[partner] = _Store(partner)
+        paths, records, foreign = indexed(store, memo_, progress)
+        mine, at = parts[store.label].files, place[store.label]
+        for n, record in enumerate(records):
+            if record is None:
+                if n in foreign:
+                    if partner is not None:  # another store's file: left out when that store is not searched
+                        parts[partner].files.append(_File((place[partner], n), paths[n], partner, None))
+                    continue
+                mine.append(_File((at, n), paths[n], store.label, None))
+                continue
+            words = record[1]
+            for term in terms:
+                if term in words:  # most files hold no query word: one test each
+                    mine.append(_File((at, n), paths[n], store.label, record))
+                    break
+    _rank(parts, fold)
+    out = fold.empty()
+    for store in stores:
+        out = fold.merge(out, _found(parts[store.label]))
+    return out
+
+
+def _rank(parts: dict[str, _Store], fold: SearchFold) -> None:
+    """Parse the files that must be (no record), then the others best first until no file left can hold a hit
+    among the ``limit`` shown; the others' hits are counted from their records."""
+    files = [f for part in parts.values() for f in part.files]
+    best: list[tuple[float, str]] = []  # the ``limit`` best (score, when) found so far, a min-heap
+    for part in parts.values():
+        if part.found is not None:
+            _offer(best, fold.limit, fold.hits(part.found))
+    waiting = []
+    for f in files:
+        if f.record is None:
+            waiting.append(f)
+        else:
+            try:
+                f.best, f.count = bounds(f.record[1], f.record[2], fold.terms)
+            except ValueError:
+                f.record = None
+                waiting.append(f)
+    _parse(waiting, fold, best)
+    hopeful = sorted((f for f in files if f.record is not None and f.count),
+                     key=lambda f: (f.best, f.record[0]), reverse=True)  # type: ignore[index]
+    step, at = 4, 0
+    while at < len(hopeful):
+        if fold.limit:
+            if len(best) >= fold.limit and (hopeful[at].best, hopeful[at].record[0]) < best[0]:  # type: ignore[index]
+                break  # these files' hits are sorted after the limit's: counted, not parsed
+            batch = hopeful[at:at + step]
+            step *= 2
+        else:
+            batch = hopeful[at:]
+        at += len(batch)
+        _parse(batch, fold, best)
+
+
+def _offer(best: list[tuple[float, str]], limit: int, hits: list[Any]) -> None:
+    if not limit:
+        return
+    for hit in hits:
+        key = (hit[0], hit[1])
+        if len(best) < limit:
+            heapq.heappush(best, key)
+        elif key > best[0]:
+            heapq.heapreplace(best, key)
+
+
+def _parse(files: list[_File], fold: SearchFold, best: list[tuple[float, str]]) -> None:
+    """Each file's hits (in worker processes when there are many), and their scores offered to ``best``."""
+    if not files:
+        return
+    found = parallel.map_chunks(partial(_hits_of, fold=fold), [(f.path, f.label) for f in files])
+    for f, one in zip(files, found):
+        f.found = one
+        _offer(best, fold.limit, one.hits)
+
+
+def _hits_of(items: list[tuple[str, str]], *, fold: SearchFold) -> list[Found]:
+    """Per file (and the store it was listed in), its hits, or why it could not be read (may run in a worker)."""
+    from praisonmem.core.sessions.documents import session_id_of
+    from praisonmem.core.sessions.stores.jsondir import load, name_of
+
+    out: list[Found] = []
+    for path, label in items:
+        try:
+            doc = load(path)
+        except PraisonMemError as exc:
+            item = Scanned(path, None, None, exc, ref=path, store=label)
+        else:
+            item = Scanned(path, session_id_of(doc, name_of(path)), doc, None, ref=path, store=label)
+        out.append(session_hits(item, needle=fold.needle, terms=fold.terms, key=fold.key))
+    return out
+
+
+def _found(part: _Store) -> Found:
+    """A store's hits, unreadable files and counts in scan order; the files not parsed counted."""
+    if part.found is not None:
+        return part.found
+    out = Found()
+    for f in sorted(part.files, key=lambda f: f.order):
+        if f.found is None:
+            out.dropped += f.count
+            continue
+        out.hits += f.found.hits
+        out.unreadable += f.found.unreadable
+        out.dropped += f.found.dropped
+        out.opaque += f.found.opaque
+        out.opaque_sessions += f.found.opaque_sessions
+    return out
+
+
+# ---------------------------------------------------------------------- keeping the records
+
+COLUMNS = ("names", "keys", "when", "words", "masks")  # an entry: per file kept, its name, key and record, in name order
+
+
+def recalled(memo_: Memo, directory: str) -> dict[str, list[Any]]:
+    """The entry's columns, when they are lists of one length (else none: the entry is rebuilt)."""
+    doc = memo_.recall(directory)
+    columns = [doc.get(c) for c in COLUMNS]
+    if not all(type(c) is list for c in columns) or len({len(c) for c in columns}) != 1:  # type: ignore[arg-type]
+        return {c: [] for c in COLUMNS}
+    return dict(zip(COLUMNS, columns))  # type: ignore[arg-type]
+
+
+def indexed(store: JsonDirStore, memo_: Memo, progress: Any = None
+            ) -> tuple[list[str], list[Record | None], set[int]]:
+    """Every session file of ``store``'s directory in name order, its record (``None``: to be parsed), and the
+    places of another store's files. A file whose key is not the kept one is read (in worker processes when
+    there are many), and its record kept when the file had settled before this call began."""
+    from praisonmem.core.io.cache import FileKey, now_ns, settled
+    from praisonmem.core.sessions.stores.jsondir import session_paths
+
+    if store.paths is not None:
+        store.paths.require_home()
+    paths = session_paths(store.directory)
+    snapshot = now_ns()  # before any stat or read
+    directory = str(store.directory)
+    old = recalled(memo_, directory) if paths else {c: [] for c in COLUMNS}
+    names = [os.path.basename(p) for p in paths]
+    at = None if names == old["names"] else {name: i for i, name in enumerate(old["names"]) if type(name) is str}
+    keys, whens, words, masks = old["keys"], old["when"], old["words"], old["masks"]
+    records: list[Record | None] = [None] * len(paths)
+    kept: list[tuple[int, list[int], Record]] = []  # (place, key, record)
+    misses: list[int] = []
+    stat = os.stat
+    for n, path in enumerate(paths):
+        j = n if at is None else at.get(names[n], -1)
+        if j >= 0:
+            try:
+                st = stat(path)
+            except OSError:
+                misses.append(n)
+                continue
+            key = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+            if key == keys[j] and type(whens[j]) is str and type(words[j]) is str and type(masks[j]) is str:
+                records[n] = record = [whens[j], words[j], masks[j]]
+                kept.append((n, key, record))
+                continue
+        misses.append(n)
+    foreign: set[int] = set()
+    read = parallel.map_chunks(partial(_records_of, foreign=store.foreign), [paths[n] for n in misses],
+                               progress=progress)
+    fresh = False
+    for n, (key, record, theirs) in zip(misses, read):
+        records[n] = record
+        if theirs:
+            foreign.add(n)
+        elif record is not None and key is not None and settled(FileKey(*key), snapshot):
+            kept.append((n, key, record))
+            fresh = True
+    if fresh or len(kept) != len(old["names"]) or at is not None:
+        kept.sort(key=lambda k: k[0])
+        memo_.keep(directory, {"names": [names[n] for n, _, _ in kept], "keys": [k for _, k, _ in kept],
+                               "when": [r[0] for _, _, r in kept], "words": [r[1] for _, _, r in kept],
+                               "masks": [r[2] for _, _, r in kept]}, snapshot)
+    return paths, records, foreign
+
+
+def _records_of(paths: list[str], *, foreign: Any) -> list[tuple[list[int] | None, Record | None, bool]]:
+    """Per file: its key (taken before it is read), its record (``None``: the index cannot describe it) and
+    whether it is another store's (may run in a worker)."""
+    from praisonmem.core.sessions.stores.jsondir import load
+
+    out: list[tuple[list[int] | None, Record | None, bool]] = []
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except OSError:
+            st = None
+        key = None if st is None or not _regular(st) else \
+            [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+        try:
+            doc = load(path)
+        except PraisonMemError:
+            out.append((key, None, False))
+            continue
+        if foreign is not None and foreign(doc):
+            out.append((key, None, True))
+            continue
+        out.append((key, record_of(doc), False))
+    return out
+
+
+def _regular(st: os.stat_result) -> bool:
+    import stat
+
+    return stat.S_ISREG(st.st_mode)
