@@ -172,15 +172,16 @@ def search_home(home: Home, fold: SearchFold, memo_: Memo, progress: Any = None)
         parts[store.label] = _Store(store.label)
         if partner is not None:
             parts[partner] = _Store(partner)
-        paths, records, foreign = indexed(store, memo_, progress)
+        paths, records, foreign, found = indexed(store, memo_, progress, fold, partner)
         mine, at = parts[store.label].files, place[store.label]
         for n, record in enumerate(records):
             if record is None:
                 if n in foreign:
                     if partner is not None:  # another store's file: left out when that store is not searched
-                        parts[partner].files.append(_File((place[partner], n), paths[n], partner, None))
+                        parts[partner].files.append(_File((place[partner], n), paths[n], partner, None,
+                                                          found=found.get(n)))
                     continue
-                mine.append(_File((at, n), paths[n], store.label, None))
+                mine.append(_File((at, n), paths[n], store.label, None, found=found.get(n)))
                 continue
             words = record[1]
             for term in terms:
@@ -204,7 +205,9 @@ def _rank(parts: dict[str, _Store], fold: SearchFold) -> None:
             _offer(best, fold.limit, fold.hits(part.found))
     waiting = []
     for f in files:
-        if f.record is None:
+        if f.found is not None:  # read already, while its record was being made
+            _offer(best, fold.limit, f.found.hits)
+        elif f.record is None:
             waiting.append(f)
         else:
             try:
@@ -297,11 +300,12 @@ def recalled(memo_: Memo, directory: str) -> dict[str, list[Any]]:
     return dict(zip(COLUMNS, columns))  # type: ignore[arg-type]
 
 
-def indexed(store: JsonDirStore, memo_: Memo, progress: Any = None
-            ) -> tuple[list[str], list[Record | None], set[int]]:
-    """Every session file of ``store``'s directory in name order, its record (``None``: to be parsed), and the
-    places of another store's files. A file whose key is not the kept one is read (in worker processes when
-    there are many), and its record kept when the file had settled before this call began."""
+def indexed(store: JsonDirStore, memo_: Memo, progress: Any = None, fold: SearchFold | None = None,
+            partner: str | None = None) -> tuple[list[str], list[Record | None], set[int], dict[int, Found]]:
+    """Every session file of ``store``'s directory in name order, its record (``None``: to be parsed), the places
+    of another store's files, and what ``fold`` found in the files read that have no record (by place). A file
+    whose key is not the kept one is read (in worker processes when there are many), and its record kept when
+    the file had settled before this call began."""
     from praisonmem.core.io.cache import FileKey, now_ns, settled
     from praisonmem.core.sessions.stores.jsondir import session_paths
 
@@ -333,11 +337,14 @@ def indexed(store: JsonDirStore, memo_: Memo, progress: Any = None
                 continue
         misses.append(n)
     foreign: set[int] = set()
-    read = parallel.map_chunks(partial(_records_of, foreign=store.foreign), [paths[n] for n in misses],
-                               progress=progress)
+    found: dict[int, Found] = {}
+    read = parallel.map_chunks(partial(_records_of, fold=fold, label=store.label, partner=partner,
+                                       foreign=store.foreign), [paths[n] for n in misses], progress=progress)
     fresh = False
-    for n, (key, record, theirs) in zip(misses, read):
+    for n, (key, record, theirs, one) in zip(misses, read):
         records[n] = record
+        if one is not None:
+            found[n] = one
         if theirs:
             foreign.add(n)
         elif record is not None and key is not None and settled(FileKey(*key), snapshot):
@@ -348,15 +355,18 @@ def indexed(store: JsonDirStore, memo_: Memo, progress: Any = None
         memo_.keep(directory, {"names": [names[n] for n, _, _ in kept], "keys": [k for _, k, _ in kept],
                                "when": [r[0] for _, _, r in kept], "words": [r[1] for _, _, r in kept],
                                "masks": [r[2] for _, _, r in kept]}, snapshot)
-    return paths, records, foreign
+    return paths, records, foreign, found
 
 
-def _records_of(paths: list[str], *, foreign: Any) -> list[tuple[list[int] | None, Record | None, bool]]:
-    """Per file: its key (taken before it is read), its record (``None``: the index cannot describe it) and
-    whether it is another store's (may run in a worker)."""
-    from praisonmem.core.sessions.stores.jsondir import load
+def _records_of(paths: list[str], *, fold: SearchFold | None, label: str, partner: str | None,
+                foreign: Any) -> list[tuple[list[int] | None, Record | None, bool, Found | None]]:
+    """Per file: its key (taken before it is read), its record (``None``: the index cannot describe it), whether it
+    is another store's, and, for a file without a record, what ``fold``'s search finds in it (``None`` for another
+    store's file when that store is not searched), so that it is not read again (may run in a worker)."""
+    from praisonmem.core.sessions.documents import session_id_of
+    from praisonmem.core.sessions.stores.jsondir import load, name_of
 
-    out: list[tuple[list[int] | None, Record | None, bool]] = []
+    out: list[tuple[list[int] | None, Record | None, bool, Found | None]] = []
     for path in paths:
         try:
             st = os.stat(path)
@@ -366,13 +376,17 @@ def _records_of(paths: list[str], *, foreign: Any) -> list[tuple[list[int] | Non
             [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
         try:
             doc = load(path)
-        except PraisonMemError:
-            out.append((key, None, False))
+        except PraisonMemError as exc:
+            out.append((key, None, False, Found(unreadable=[(path, exc.message)])))
             continue
-        if foreign is not None and foreign(doc):
-            out.append((key, None, True))
-            continue
-        out.append((key, record_of(doc), False))
+        theirs = foreign is not None and foreign(doc)
+        record = None if theirs else record_of(doc)
+        found = None
+        if record is None and fold is not None and (partner is not None or not theirs):
+            item = Scanned(path, session_id_of(doc, name_of(path)), doc, None, ref=path,
+                           store=partner if theirs else label)  # type: ignore[arg-type]
+            found = session_hits(item, needle=fold.needle, terms=fold.terms, key=fold.key)
+        out.append((key, record, theirs, found))
     return out
 
 
