@@ -12,7 +12,7 @@ after/before. Outputs of the read rows are asserted identical between the two ve
     python benchmarks/versus.py aa96b5f main --rounds 15 --only list
     python benchmarks/versus.py HEAD~3 HEAD --dir /tmp/bench-data --json versus.json
 
-Rows: session search (many hits, none), session list cold and warm at 1,000 and 10,000
+Rows: session search (many hits, none; warm, and cold: praisonmem's cache emptied first), session list cold and warm at 1,000 and 10,000
 sessions, check of the 10,000-session home, memory search (many hits, none) and memory store
 on the 100,000-item user, start-up (workspace id, session show, session list) on a copy of
 examples/home, backup create of the 10,000-session home; ``--only WORD`` keeps the rows whose
@@ -97,8 +97,9 @@ def rows(data_dir: Path, quick: bool) -> dict[str, tuple[Row, bool]]:
     def on(home: Path, *argv: str, at: Path = cwd) -> Row:
         return lambda v: v.run(["--home", str(home), *argv], at)
 
-    def cold(home: Path) -> Row:
-        return lambda v: (v.wipe(), v.run(["--home", str(home), "session", "list", "--json", "--limit", "0"], cwd))[1]
+    def cold(home: Path, *argv: str) -> Row:
+        argv = argv or ("session", "list", "--json", "--limit", "0")
+        return lambda v: (v.wipe(), v.run(["--home", str(home), *argv], cwd))[1]
 
     def store_long(v: Version) -> tuple[float, float, bytes]:
         shutil.copyfile(pristine, target)
@@ -113,6 +114,8 @@ def rows(data_dir: Path, quick: bool) -> dict[str, tuple[Row, bool]]:
     return {
         'session search "paris weather"': (on(h_big, "session", "search", "paris weather", "--json"), True),
         'session search "zebra"': (on(h_big, "session", "search", "zebra", "--json"), True),
+        'session search "paris weather" cold': (cold(h_big, "session", "search", "paris weather", "--json"), True),
+        'session search "zebra" cold': (cold(h_big, "session", "search", "zebra", "--json"), True),
         f"session list cold, {m}": (cold(h_small), True),
         f"session list warm, {m}": (on(h_small, "session", "list", "--json", "--limit", "0"), True),
         f"session list cold, {n}": (cold(h_big), True),

@@ -656,7 +656,10 @@ def redact_command(
     state = state_of(ctx)
     plan = sessions.plan_redact(state.paths, session, level=level, store=store.where(ctx),
                                 timeout=state.lock_timeout)
-    return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run)
+    try:
+        return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run)
+    finally:  # the redacted secrets' words must not linger in search's index
+        sessions.forget_search_index(state.paths, state.cache)
 
 
 # ---------------------------------------------------------------- following

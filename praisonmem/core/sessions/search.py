@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import compress, repeat
 from operator import contains
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from praisonmem.core.errors import UsageError
 from praisonmem.core.paths import Paths
@@ -32,9 +32,6 @@ from praisonmem.core.sessions.crypto import Key
 from praisonmem.core.sessions.documents import ENCRYPTED_PREFIX, gateway_chat, is_encrypted
 from praisonmem.core.sessions.stores import Scanned
 from praisonmem.core.sessions.stores.locate import open_store
-
-if TYPE_CHECKING:
-    from praisonmem.core.io.cache import Cache
 
 SNIPPET_WIDTH = 120
 SECTIONS = ("archived", "active", "gateway")  # the order of a session's hits at the same score
@@ -69,11 +66,10 @@ def search(
     store: str | None = None,
     progress: Callable[[int, int], None] | None = None,
     key: Key | None = None,
-    cache: Cache | None = None,
+    scan: Callable[[Any, SearchFold, Callable[[int, int], None] | None], Found] | None = None,
 ) -> SearchResult:
-    """The hits of ``query`` (see the module docstring), the first ``limit`` (0: all). ``cache``: praisonmem's
-    cache, where the JSON session files' index is kept (:mod:`.searchindex`), so that only the files that can
-    hold a hit shown are parsed; without it (or disabled) every file is."""
+    """The hits of ``query`` (see the module docstring), the first ``limit`` (0: all). ``scan(home, fold,
+    progress)``: what folds the home's sessions, when not ``home.scan`` (the index of :mod:`.searchindex`)."""
     from praisonmem.core.sessions.sieve import sieve_for
 
     needle = query.strip().lower()
@@ -86,7 +82,7 @@ def search(
     if sql is not None and all(t.isascii() for t in terms):  # SQL's case folding equals Python's for ASCII
         found = sql.scan(fold, progress=progress, only=sql.matching(terms))
     else:
-        found = _scan(home, fold, cache, progress)
+        found = home.scan(fold, progress=progress) if scan is None else scan(home, fold, progress)
     hits = fold.hits(found)
     total = found.dropped + len(hits)
     _order(hits)
@@ -94,17 +90,6 @@ def search(
         del hits[limit:]
     return SearchResult([hit_record(hit, needle, terms) for hit in hits], total, found.unreadable, found.opaque,
                         found.opaque_sessions)
-
-
-def _scan(home: Any, fold: SearchFold, cache: Cache | None, progress: Callable[[int, int], None] | None) -> Found:
-    """The home's sessions folded, through the index when there is a cache to keep it in."""
-    from praisonmem.core.sessions import searchindex
-    from praisonmem.core.sessions.stores.home import Home
-
-    memo = searchindex.memo(cache) if isinstance(home, Home) else None
-    if memo is None:
-        return home.scan(fold, progress=progress)
-    return searchindex.search_home(home, fold, memo, progress)
 
 
 def _order(hits: list[Hit]) -> None:

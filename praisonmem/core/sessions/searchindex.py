@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from praisonmem.core.errors import PraisonMemError
 from praisonmem.core.io import parallel
-from praisonmem.core.sessions.search import Found, SearchFold, session_hits, session_texts
+from praisonmem.core.sessions.search import Found, SearchFold, SearchResult, session_hits, session_texts
 from praisonmem.core.sessions.stores import Scanned
 
 if TYPE_CHECKING:
@@ -52,6 +52,25 @@ VERSION = 1
 _SEP = "\x00"  # joins a session's texts to lower-case them at once (see session_hits)
 
 Record = list[str]  # [when, words, masks]
+
+
+def search(paths: Paths, query: str, *, cache: Cache | None = None, **options: Any) -> SearchResult:
+    """:func:`~praisonmem.core.sessions.search.search` (``options`` are its), the JSON session files through the
+    index kept in ``cache`` (without one, or disabled: every file parsed)."""
+    from praisonmem.core.sessions import search as plain
+
+    kept = memo(cache)
+    if kept is None:
+        return plain.search(paths, query, **options)
+
+    def scan(home: Any, fold: SearchFold, progress: Any) -> Found:
+        from praisonmem.core.sessions.stores.home import Home
+
+        if not isinstance(home, Home):  # a --store location: its own scan
+            return home.scan(fold, progress=progress)
+        return search_home(home, fold, kept, progress)
+
+    return plain.search(paths, query, scan=scan, **options)
 
 
 def memo(cache: Cache | None) -> Memo | None:

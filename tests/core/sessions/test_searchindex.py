@@ -51,7 +51,7 @@ def outcome(result: new.SearchResult) -> tuple:
 
 def check_same(paths, cache: Cache, query: str, limit: int, store: str | None = None) -> new.SearchResult:
     want = new.search(paths, query, limit=limit, store=store)  # no cache: every file parsed
-    got = new.search(paths, query, limit=limit, store=store, cache=cache)
+    got = searchindex.search(paths, query, limit=limit, store=store, cache=cache)
     assert outcome(got) == outcome(want), (query, limit, store)
     return got
 
@@ -149,7 +149,7 @@ def test_a_hostile_home_gives_the_same_results_cold_and_warm(tmp_path, settle):
             for _ in ("cold", "warm"):
                 got = check_same(paths, cache, query, limit)
     assert got.unreadable  # the torn and odd files are reported every time
-    assert {h["store"] for h in new.search(paths, "paris", limit=0, cache=cache).hits} == {"json", "unified"}
+    assert {h["store"] for h in searchindex.search(paths, "paris", limit=0, cache=cache).hits} == {"json", "unified"}
     kept = json.loads(entry_file(cache, home / "sessions").read_bytes().split(b"\n", 2)[2][1:])
     # what the index cannot describe exactly is not kept: unreadable, encrypted, gateway, another store's files
     assert {"enc.json", "gw.json", "torn.json", "list.json", "tui.json", "fifo.json", "loop.json"}.isdisjoint(
@@ -159,7 +159,7 @@ def test_a_hostile_home_gives_the_same_results_cold_and_warm(tmp_path, settle):
 
 def test_the_command_prints_the_same_bytes_with_and_without_the_cache(tmp_path, cli, settle, monkeypatch):
     home = generated_home(tmp_path / "home", 120, seed=5)
-    monkeypatch.setenv("PRAISONMEM_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("PRAISONMEM_cache=cache_DIR", str(tmp_path / "cache"))
     for query in ("paris weather", "zzz", "σ", "e"):
         for extra in ([], ["--json"], ["--limit", "0", "--json"], ["--limit", "3"], ["--ndjson"]):
             args = ["--home", home, "session", "search", query, *extra]
@@ -176,7 +176,7 @@ def test_the_command_prints_the_same_bytes_with_and_without_the_cache(tmp_path, 
 
 def test_config_cache_false_is_honoured(tmp_path, cli, config, monkeypatch):
     home = generated_home(tmp_path / "home", 10, seed=5)
-    monkeypatch.setenv("PRAISONMEM_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("PRAISONMEM_cache=cache_DIR", str(tmp_path / "cache"))
     config.write_text("cache = false\n", encoding="utf-8")
     assert cli("--home", home, "session", "search", "paris").exit_code == 0
     assert not (tmp_path / "cache").exists()
@@ -195,14 +195,14 @@ def test_a_warm_search_parses_only_the_files_that_can_show_a_hit(tmp_path, settl
     cache = Cache(tmp_path / "cache")
     check_same(paths, cache, "zzz", 20)  # cold: every file read, the index kept
     loads.clear()
-    assert new.search(paths, "zzz", cache=cache).total == 0
+    assert searchindex.search(paths, "zzz", cache=cache).total == 0
     assert loads == ["torn.json"]  # an unreadable file is read every time, to be reported
     loads.clear()
     got = check_same(paths, cache, "paris weather", 2)
     assert got.total == 50 and [h["updated_at"] for h in got.hits] == ["2026-02-28", "2026-02-27"]
     assert len(loads) - 51 < 10 and "torn.json" in loads[:3]  # warm: the newest few, not all 50
     loads.clear()
-    got = new.search(paths, "paris weather", limit=0, cache=cache)
+    got = searchindex.search(paths, "paris weather", limit=0, cache=cache)
     assert got.total == 50 and len(loads) == 51  # --limit 0 shows every hit: every file with one is parsed
 
 
@@ -222,7 +222,7 @@ def test_the_index_is_at_most_half_the_size_of_the_sessions(tmp_path, settle):
         path.write_text(json.dumps(doc, indent=2, ensure_ascii=False), encoding="utf-8")
         size += path.stat().st_size
     cache = Cache(tmp_path / "cache")
-    new.search(resolve(tmp_path / "home", env={}), "zebra", cache=cache)
+    searchindex.search(resolve(tmp_path / "home", env={}), "zebra", cache=cache)
     assert entry_file(cache, sessions).stat().st_size <= size / 2
 
 
@@ -239,7 +239,7 @@ def small(tmp_path):
 
 
 def hits_of(paths, cache, query):
-    got = new.search(paths, query, limit=0, cache=cache)
+    got = searchindex.search(paths, query, limit=0, cache=cache)
     return [h["session_id"] for h in got.hits], [os.path.basename(f) for f, _ in got.unreadable]
 
 
@@ -260,7 +260,7 @@ def keep_index(paths, cache):
     real = cachemod.now_ns
     cachemod.now_ns = lambda: real() + 10_000_000_000
     try:
-        new.search(paths, "x", cache=cache)
+        searchindex.search(paths, "x", cache=cache)
     finally:
         cachemod.now_ns = real
     kept = searchindex.recalled(searchindex.memo(cache), str(paths.sessions_dir))
@@ -304,7 +304,7 @@ def test_a_deleted_file_is_gone_from_the_results(small):
     paths, a, cache = small
     keep_index(paths, cache)
     a.unlink()
-    got = new.search(paths, "alpha", limit=0, cache=cache)
+    got = searchindex.search(paths, "alpha", limit=0, cache=cache)
     assert (got.total, got.hits, got.unreadable) == (0, [], [])
 
 
@@ -368,7 +368,7 @@ def test_searching_changes_nothing_in_the_home(tmp_path, settle, fixture_home):
     before = tree(fixture_home)
     cache = Cache(tmp_path / "cache")
     for _ in ("cold", "warm"):
-        new.search(resolve(fixture_home, env={}), "paris", cache=cache)
+        searchindex.search(resolve(fixture_home, env={}), "paris", cache=cache)
     assert tree(fixture_home) == before
     entry = entry_file(cache, fixture_home / "sessions")
     assert entry.stat().st_mode & 0o777 == 0o600 and entry.parent.stat().st_mode & 0o777 == 0o700
@@ -385,10 +385,22 @@ def test_a_cache_that_cannot_be_written_leaves_search_working(tmp_path, small):
 
 def test_a_change_by_praisonmem_drops_the_entry(tmp_path, cli, small, monkeypatch):
     paths, a, _ = small
-    monkeypatch.setenv("PRAISONMEM_CACHE_DIR", str(tmp_path / "cache2"))
+    monkeypatch.setenv("PRAISONMEM_cache=cache_DIR", str(tmp_path / "cache2"))
     cache = Cache(tmp_path / "cache2")
     keep_index(paths, cache)
     entry = entry_file(cache, paths.sessions_dir)
     assert entry.exists()
     assert cli("--home", paths.sessions_dir.parent, "session", "delete", "a", "--yes").exit_code == 0
     assert not entry.exists()  # the deleted session's words do not linger in the cache
+
+
+def test_a_redaction_drops_the_entry(tmp_path, cli, small, monkeypatch):
+    paths, a, _ = small
+    write(a, session("a", "my key is sk-proj-" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8S9t0U1v2W3x4"))
+    monkeypatch.setenv("PRAISONMEM_cache=cache_DIR", str(tmp_path / "cache2"))
+    cache = Cache(tmp_path / "cache2")
+    keep_index(paths, cache)
+    entry = entry_file(cache, paths.sessions_dir)
+    assert b"a1b2c3d4" in entry.read_bytes()  # the secret's word, lower-cased, is in the index
+    assert cli("--home", paths.sessions_dir.parent, "session", "redact", "a", "--yes").exit_code == 0
+    assert "a1b2c3d4" not in a.read_text() and not entry.exists()
