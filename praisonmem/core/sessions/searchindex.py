@@ -311,12 +311,14 @@ COLUMNS = ("names", "keys", "when", "words", "masks")  # an entry: per file kept
 
 
 def recalled(memo_: Memo, directory: str) -> dict[str, list[Any]]:
-    """The entry's columns, when they are lists of one length (else none: the entry is rebuilt)."""
+    """The entry's columns, when they are lists of one length, the records' all strings (else none: the entry is
+    rebuilt). A key is checked where it is used: it must equal the file's."""
     doc = memo_.recall(directory)
     columns = [doc.get(c) for c in COLUMNS]
-    if not all(type(c) is list for c in columns) or len({len(c) for c in columns}) != 1:  # type: ignore[arg-type]
-        return {c: [] for c in COLUMNS}
-    return dict(zip(COLUMNS, columns))  # type: ignore[arg-type]
+    if all(type(c) is list for c in columns) and len({len(c) for c in columns}) == 1 \
+            and all(set(map(type, c)) <= {str} for c in columns[2:]):  # type: ignore[arg-type]
+        return dict(zip(COLUMNS, columns))  # type: ignore[arg-type]
+    return {c: [] for c in COLUMNS}
 
 
 def indexed(store: JsonDirStore, memo_: Memo, progress: Any = None, fold: SearchFold | None = None,
@@ -338,7 +340,7 @@ def indexed(store: JsonDirStore, memo_: Memo, progress: Any = None, fold: Search
     at = None if names == old["names"] else {name: i for i, name in enumerate(old["names"]) if type(name) is str}
     keys, whens, words, masks = old["keys"], old["when"], old["words"], old["masks"]
     records: list[Record | None] = [None] * len(paths)
-    kept: list[tuple[int, list[int], Record]] = []  # (place, key, record)
+    source = [-1] * len(paths)  # per file, its place in the entry when its record there is used
     misses: list[int] = []
     stat = os.stat
     for n, path in enumerate(paths):
@@ -349,17 +351,16 @@ def indexed(store: JsonDirStore, memo_: Memo, progress: Any = None, fold: Search
             except OSError:
                 misses.append(n)
                 continue
-            key = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
-            if key == keys[j] and type(whens[j]) is str and type(words[j]) is str and type(masks[j]) is str:
-                records[n] = record = [whens[j], words[j], masks[j]]
-                kept.append((n, key, record))
+            if [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns] == keys[j]:
+                records[n] = [whens[j], words[j], masks[j]]
+                source[n] = j
                 continue
         misses.append(n)
     foreign: set[int] = set()
     found: dict[int, Found] = {}
     read = parallel.map_chunks(partial(_records_of, fold=fold, label=store.label, partner=partner,
                                        foreign=store.foreign), [paths[n] for n in misses], progress=progress)
-    fresh = False
+    fresh: dict[int, list[int]] = {}  # per file read whose record is kept, its key
     for n, (key, record, theirs, one) in zip(misses, read):
         records[n] = record
         if one is not None:
@@ -367,13 +368,14 @@ def indexed(store: JsonDirStore, memo_: Memo, progress: Any = None, fold: Search
         if theirs:
             foreign.add(n)
         elif record is not None and key is not None and settled(FileKey(*key), snapshot):
-            kept.append((n, key, record))
-            fresh = True
-    if fresh or len(kept) != len(old["names"]) or at is not None:
-        kept.sort(key=lambda k: k[0])
-        memo_.keep(directory, {"names": [names[n] for n, _, _ in kept], "keys": [k for _, k, _ in kept],
-                               "when": [r[0] for _, _, r in kept], "words": [r[1] for _, _, r in kept],
-                               "masks": [r[2] for _, _, r in kept]}, snapshot)
+            fresh[n] = key
+    if fresh or at is not None or len(misses) + len(old["names"]) != len(paths):
+        kept = [n for n in range(len(paths)) if source[n] >= 0 or n in fresh]
+        memo_.keep(directory, {"names": [names[n] for n in kept],
+                               "keys": [keys[source[n]] if source[n] >= 0 else fresh[n] for n in kept],
+                               "when": [records[n][0] for n in kept],  # type: ignore[index]
+                               "words": [records[n][1] for n in kept],  # type: ignore[index]
+                               "masks": [records[n][2] for n in kept]}, snapshot)  # type: ignore[index]
     return paths, records, foreign, found
 
 

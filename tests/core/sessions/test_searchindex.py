@@ -159,7 +159,7 @@ def test_a_hostile_home_gives_the_same_results_cold_and_warm(tmp_path, settle):
 
 def test_the_command_prints_the_same_bytes_with_and_without_the_cache(tmp_path, cli, settle, monkeypatch):
     home = generated_home(tmp_path / "home", 120, seed=5)
-    monkeypatch.setenv("PRAISONMEM_cache=cache_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("PRAISONMEM_CACHE_DIR", str(tmp_path / "cache"))
     for query in ("paris weather", "zzz", "σ", "e"):
         for extra in ([], ["--json"], ["--limit", "0", "--json"], ["--limit", "3"], ["--ndjson"]):
             args = ["--home", home, "session", "search", query, *extra]
@@ -176,7 +176,7 @@ def test_the_command_prints_the_same_bytes_with_and_without_the_cache(tmp_path, 
 
 def test_config_cache_false_is_honoured(tmp_path, cli, config, monkeypatch):
     home = generated_home(tmp_path / "home", 10, seed=5)
-    monkeypatch.setenv("PRAISONMEM_cache=cache_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("PRAISONMEM_CACHE_DIR", str(tmp_path / "cache"))
     config.write_text("cache = false\n", encoding="utf-8")
     assert cli("--home", home, "session", "search", "paris").exit_code == 0
     assert not (tmp_path / "cache").exists()
@@ -385,7 +385,7 @@ def test_a_cache_that_cannot_be_written_leaves_search_working(tmp_path, small):
 
 def test_a_change_by_praisonmem_drops_the_entry(tmp_path, cli, small, monkeypatch):
     paths, a, _ = small
-    monkeypatch.setenv("PRAISONMEM_cache=cache_DIR", str(tmp_path / "cache2"))
+    monkeypatch.setenv("PRAISONMEM_CACHE_DIR", str(tmp_path / "cache2"))
     cache = Cache(tmp_path / "cache2")
     keep_index(paths, cache)
     entry = entry_file(cache, paths.sessions_dir)
@@ -397,7 +397,7 @@ def test_a_change_by_praisonmem_drops_the_entry(tmp_path, cli, small, monkeypatc
 def test_a_redaction_drops_the_entry(tmp_path, cli, small, monkeypatch):
     paths, a, _ = small
     write(a, session("a", "my key is sk-proj-" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8S9t0U1v2W3x4"))
-    monkeypatch.setenv("PRAISONMEM_cache=cache_DIR", str(tmp_path / "cache2"))
+    monkeypatch.setenv("PRAISONMEM_CACHE_DIR", str(tmp_path / "cache2"))
     cache = Cache(tmp_path / "cache2")
     keep_index(paths, cache)
     entry = entry_file(cache, paths.sessions_dir)
