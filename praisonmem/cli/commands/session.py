@@ -211,7 +211,9 @@ def search_command(
     (kept inside its snapshots) with a 'g' (#g1). Each hit names its store.
     Encrypted messages are searched decrypted with the session key
     (PRAISONAI_SESSION_KEY or --key-file); without it they are skipped, and
-    counted on stderr.
+    counted on stderr. An index of the JSON session files, kept in
+    praisonmem's cache, spares parsing the files that cannot hold a hit
+    shown; the output is the same without it (--no-cache).
 
     Example:
 
