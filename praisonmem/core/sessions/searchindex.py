@@ -336,7 +336,9 @@ def indexed(store: JsonDirStore, memo_: Memo, progress: Any = None, fold: Search
     snapshot = now_ns()  # before any stat or read
     directory = str(store.directory)
     old = recalled(memo_, directory) if paths else {c: [] for c in COLUMNS}
-    names = [os.path.basename(p) for p in paths]
+    cut = len(directory) + 1  # session_paths joins the directory and each name
+    names = [p[cut:] for p in paths] if paths and paths[0].startswith(directory + os.sep) else \
+        [os.path.basename(p) for p in paths]
     at = None if names == old["names"] else {name: i for i, name in enumerate(old["names"]) if type(name) is str}
     keys, whens, words, masks = old["keys"], old["when"], old["words"], old["masks"]
     records: list[Record | None] = [None] * len(paths)
