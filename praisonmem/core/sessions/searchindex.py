@@ -200,7 +200,9 @@ def search_home(home: Home, fold: SearchFold, memo_: Memo, progress: Any = None)
                         parts[partner].files.append(_File((place[partner], n), paths[n], partner, None,
                                                           found=found.get(n)))
                     continue
-                mine.append(_File((at, n), paths[n], store.label, None, found=found.get(n)))
+                one = found.get(n)
+                if one is None or one.hits or one.unreadable or one.dropped or one.opaque:  # else: nothing to add
+                    mine.append(_File((at, n), paths[n], store.label, None, found=one))
                 continue
             words = record[1]
             for term in terms:
@@ -360,8 +362,10 @@ def indexed(store: JsonDirStore, memo_: Memo, progress: Any = None, fold: Search
         misses.append(n)
     foreign: set[int] = set()
     found: dict[int, Found] = {}
+    build = _chosen(len(misses), budget(len(paths)))
     read = parallel.map_chunks(partial(_records_of, fold=fold, label=store.label, partner=partner,
-                                       foreign=store.foreign), [paths[n] for n in misses], progress=progress)
+                                       foreign=store.foreign), [(paths[n], b) for n, b in zip(misses, build)],
+                               progress=progress)
     fresh: dict[int, list[int]] = {}  # per file read whose record is kept, its key
     for n, (key, record, theirs, one) in zip(misses, read):
         records[n] = record
@@ -371,7 +375,8 @@ def indexed(store: JsonDirStore, memo_: Memo, progress: Any = None, fold: Search
             foreign.add(n)
         elif record is not None and key is not None and settled(FileKey(*key), snapshot):
             fresh[n] = key
-    if fresh or at is not None or len(misses) + len(old["names"]) != len(paths):
+    used = sum(1 for j in source if j >= 0)
+    if fresh or used != len(old["names"]):  # something new, or an old record gone (stale, or its file deleted)
         kept = [n for n in range(len(paths)) if source[n] >= 0 or n in fresh]
         memo_.keep(directory, {"names": [names[n] for n in kept],
                                "keys": [keys[source[n]] if source[n] >= 0 else fresh[n] for n in kept],
@@ -381,16 +386,43 @@ def indexed(store: JsonDirStore, memo_: Memo, progress: Any = None, fold: Search
     return paths, records, foreign, found
 
 
-def _records_of(paths: list[str], *, fold: SearchFold | None, label: str, partner: str | None,
+SHARE = 8  # a search builds the records of at most 1/SHARE of a directory's files (and at least FEW): see budget
+FEW = 64
+
+
+def budget(files: int) -> int:
+    """How many records a search of a directory of ``files`` session files builds at most. Building a record
+    costs about as much as searching a file twice, and a file without one is searched as the plain search
+    searches it (its bytes sieved, most files' messages never looked at); so a search builds a share of the
+    records, and a directory's index is whole after about ``SHARE`` searches, each of them costing little
+    more than a search without the index."""
+    return max(FEW, -(-files // SHARE))
+
+
+def _chosen(misses: int, most: int) -> list[bool]:
+    """Which of ``misses`` files (in listing order) get their record built: ``most`` of them, spread evenly (so
+    every worker's chunk has its share)."""
+    if most >= misses:
+        return [True] * misses
+    return [(i * most) // misses != ((i + 1) * most) // misses for i in range(misses)]
+
+
+def _records_of(items: list[tuple[str, bool]], *, fold: SearchFold | None, label: str, partner: str | None,
                 foreign: Any) -> list[tuple[list[int] | None, Record | None, bool, Found | None]]:
-    """Per file: its key (taken before it is read), its record (``None``: the index cannot describe it), whether it
-    is another store's, and, for a file without a record, what ``fold``'s search finds in it (``None`` for another
-    store's file when that store is not searched), so that it is not read again (may run in a worker)."""
+    """Per file (and whether its record is to be built): its key (taken before it is read), its record (``None``:
+    not built, or the index cannot describe it), whether it is another store's, and, for a file without a record,
+    what ``fold``'s search finds in it (``None`` for another store's file when that store is not searched), so
+    that it is not read again (may run in a worker). A file whose record is not built is searched as
+    :func:`~praisonmem.core.sessions.stores.jsondir.JsonDirStore.scan` searches it (see :func:`_searched`)."""
     from praisonmem.core.sessions.documents import session_id_of
     from praisonmem.core.sessions.stores.jsondir import load, name_of
 
     out: list[tuple[list[int] | None, Record | None, bool, Found | None]] = []
-    for path in paths:
+    plain = _Plain(fold)
+    for path, build in items:
+        if not build and fold is not None:
+            out.append(plain.searched(path, label=label, partner=partner, foreign=foreign))
+            continue
         try:
             st = os.stat(path)
         except OSError:
@@ -408,9 +440,76 @@ def _records_of(paths: list[str], *, fold: SearchFold | None, label: str, partne
         if record is None and fold is not None and (partner is not None or not theirs):
             item = Scanned(path, session_id_of(doc, name_of(path)), doc, None, ref=path,
                            store=partner if theirs else label)  # type: ignore[arg-type]
-            found = session_hits(item, needle=fold.needle, terms=fold.terms, key=fold.key)
+            found = plain.trimmed(session_hits(item, needle=fold.needle, terms=fold.terms, key=fold.key))
         out.append((key, record, theirs, found))
     return out
+
+
+class _Plain:
+    """The plain search of a chunk's files that get no record: the byte sieve first (a file it rules out is only
+    checked to be a valid session), and, with a ``--limit``, only the hits that can still be shown sent back (the
+    others counted)."""
+
+    def __init__(self, fold: SearchFold | None) -> None:
+        self.fold = fold
+        self.rules_out = None if fold is None else fold.rules_out
+        self.tried = self.seen = 0
+        self.best: list[tuple[float, str]] = []  # the ``limit`` best (score, when) of the chunk so far, a min-heap
+
+    def searched(self, path: str, *, label: str, partner: str | None, foreign: Any
+                 ) -> tuple[None, None, bool, Found | None]:
+        from praisonmem.core.io import fastjson, jsonfile
+        from praisonmem.core.sessions.documents import session_id_of
+        from praisonmem.core.sessions.documents import validate
+        from praisonmem.core.sessions.stores.jsondir import TRIES, name_of
+
+        fold = self.fold
+        assert fold is not None
+        self.seen += 1
+        try:
+            raw = jsonfile.read_bytes(path)
+            skip = self.rules_out is not None and self.rules_out(raw)
+            # a file searched needs its exact values; one ruled out, only what the checks below look at
+            doc = fastjson.loads_shape(raw) if skip else fastjson.REFUSED
+            if type(doc) is not dict:
+                doc = jsonfile.parse_object(raw, path)
+            validate(doc, path)
+        except PraisonMemError as exc:
+            return None, None, False, Found(unreadable=[(path, exc.message)])
+        if skip:
+            return None, None, False, Found()
+        if self.rules_out is not None:
+            self.tried += 1
+            if self.tried == TRIES and self.tried == self.seen:  # nothing ruled out so far: most files pass
+                self.rules_out = None
+        theirs = foreign is not None and foreign(doc)
+        if theirs and partner is None:
+            return None, None, True, None
+        item = Scanned(path, session_id_of(doc, name_of(path)), doc, None, ref=path,
+                       store=partner if theirs else label)  # type: ignore[arg-type]
+        return None, None, theirs, self.trimmed(session_hits(item, needle=fold.needle, terms=fold.terms,
+                                                             key=fold.key))
+
+    def trimmed(self, one: Found) -> Found:
+        """``one`` without the hits that at least ``limit`` hits of the chunk beat on score and ``when`` (they cannot
+        be shown: all ties after that are broken in the hit's favour at best), those counted."""
+        limit = 0 if self.fold is None else self.fold.limit
+        if not limit or not one.hits:
+            return one
+        best, kept = self.best, []
+        for hit in one.hits:
+            key = (hit[0], hit[1])
+            if len(best) >= limit:
+                if key < best[0]:
+                    one.dropped += 1
+                    continue
+                if key > best[0]:
+                    heapq.heapreplace(best, key)
+            else:
+                heapq.heappush(best, key)
+            kept.append(hit)
+        one.hits = kept
+        return one
 
 
 def _regular(st: os.stat_result) -> bool:
