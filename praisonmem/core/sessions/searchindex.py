@@ -419,7 +419,7 @@ def _records_of(items: list[tuple[str, bool]], *, fold: SearchFold | None, label
 
     out: list[tuple[list[int] | None, Record | None, bool, Found | None]] = []
     plain = _Plain(fold)
-    for path, build in items:
+    for path, build in reversed(items):  # names often grow with time: the newest first, so the floor rises early
         if not build and fold is not None:
             out.append(plain.searched(path, label=label, partner=partner, foreign=foreign))
             continue
@@ -440,8 +440,10 @@ def _records_of(items: list[tuple[str, bool]], *, fold: SearchFold | None, label
         if record is None and fold is not None and (partner is not None or not theirs):
             item = Scanned(path, session_id_of(doc, name_of(path)), doc, None, ref=path,
                            store=partner if theirs else label)  # type: ignore[arg-type]
-            found = plain.trimmed(session_hits(item, needle=fold.needle, terms=fold.terms, key=fold.key))
+            found = plain.trimmed(session_hits(item, needle=fold.needle, terms=fold.terms, key=fold.key,
+                                               floor=plain.floor()))
         out.append((key, record, theirs, found))
+    out.reverse()
     return out
 
 
@@ -488,7 +490,12 @@ class _Plain:
         item = Scanned(path, session_id_of(doc, name_of(path)), doc, None, ref=path,
                        store=partner if theirs else label)  # type: ignore[arg-type]
         return None, None, theirs, self.trimmed(session_hits(item, needle=fold.needle, terms=fold.terms,
-                                                             key=fold.key))
+                                                             key=fold.key, floor=self.floor()))
+
+    def floor(self) -> tuple[float, str] | None:
+        """The ``limit``-th best (score, when) of the chunk so far, once there are that many (see session_hits)."""
+        limit = 0 if self.fold is None else self.fold.limit
+        return self.best[0] if limit and len(self.best) >= limit else None
 
     def trimmed(self, one: Found) -> Found:
         """``one`` without the hits that at least ``limit`` hits of the chunk beat on score and ``when`` (they cannot

@@ -405,3 +405,104 @@ def test_a_redaction_drops_the_entry(tmp_path, cli, small, monkeypatch):
     assert b"a1b2c3d4" in entry.read_bytes()  # the secret's word, lower-cased, is in the index
     assert cli("--home", paths.sessions_dir.parent, "session", "redact", "a", "--yes").exit_code == 0
     assert "a1b2c3d4" not in a.read_text() and not entry.exists()
+
+
+# ---------------------------------------------------------------- an index built over several searches
+
+
+@pytest.fixture
+def share(monkeypatch):
+    """A search builds at most 3 records of a directory of 12 files (1/4, at least 1)."""
+    monkeypatch.setattr(searchindex, "SHARE", 4)
+    monkeypatch.setattr(searchindex, "FEW", 1)
+
+
+@pytest.fixture
+def reads(monkeypatch):
+    """The session files a search reads (any way: parsed whole, or sieved and checked), by name."""
+    from praisonmem.core.io import jsonfile
+
+    seen: list[str] = []
+    real = jsonfile.read_bytes
+
+    def read_bytes(path, *args, **kwargs):
+        if str(path).endswith(".json") and os.sep + "sessions" + os.sep in str(path):
+            seen.append(os.path.basename(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(jsonfile, "read_bytes", read_bytes)
+    return seen
+
+
+def kept_names(paths, cache) -> list[str]:
+    return searchindex.recalled(searchindex.memo(cache), str(paths.sessions_dir))["names"]
+
+
+@pytest.mark.parametrize("pool", [False, True], ids=["serial", "pool"])
+def test_a_partly_built_index_gives_the_same_results_as_no_index(tmp_path, monkeypatch, settle, pool):
+    """Every search of a generated home (hostile contents, a torn and a wrong file) while its index is being built,
+    a share per search: the same result as parsing every file, and the index grows until it is whole."""
+    home = generated_home(tmp_path / "home", 120, seed=29)
+    monkeypatch.setattr(searchindex, "SHARE", 6)
+    monkeypatch.setattr(searchindex, "FEW", 1)
+    if pool:
+        monkeypatch.setattr(parallel, "MIN_ITEMS", 1)
+        monkeypatch.setattr(parallel, "workers_for", lambda count: 2)
+        monkeypatch.setattr(parallel, "CHUNKS_PER_WORKER", 5)
+    paths = resolve(home, env={})
+    cache = Cache(tmp_path / "cache")
+    sizes = [0]
+    for query in QUERIES if not pool else QUERIES[:6]:
+        for limit in LIMITS:
+            check_same(paths, cache, query, limit)
+            sizes.append(len(kept_names(paths, cache)))
+    assert sizes == sorted(sizes) and 0 < sizes[1] <= 20  # one search builds at most 122/6 records
+    describable = []
+    for path in sorted((home / "sessions").glob("*.json")):
+        try:
+            describable += [path.name] if searchindex.record_of(jsondir.load(path)) is not None else []
+        except Exception:  # a torn or wrong file: never described
+            pass
+    assert sizes[-1] == sizes[-2] == len(describable) > 60  # whole: every file the index can describe
+    assert kept_names(paths, cache) == describable
+
+
+def test_the_index_grows_by_its_share_and_then_a_search_parses_only_candidates(tmp_path, settle, share, reads):
+    sessions = tmp_path / "home" / "sessions"
+    sessions.mkdir(parents=True)
+    for i in range(12):
+        write(sessions / f"s{i:02d}.json", session(f"s{i:02d}", "paris weather" if i % 3 == 0 else "lisbon",
+                                                   updated=f"2026-02-{1 + i:02d}"))
+    paths = resolve(tmp_path / "home", env={})
+    cache = Cache(tmp_path / "cache")
+    grown = []
+    for _ in range(5):
+        reads.clear()
+        assert hits_of(paths, cache, "zzz") == ([], [])
+        assert sorted(reads) == [f"s{i:02d}.json" for i in range(12) if f"s{i:02d}.json" not in (grown or [[]])[-1]]
+        grown.append(kept_names(paths, cache))
+    assert [len(g) for g in grown] == [3, 6, 9, 12, 12]
+    assert all(set(a) <= set(b) for a, b in zip(grown, grown[1:]))  # a record kept stays kept
+    assert grown[0] == ["s03.json", "s07.json", "s11.json"]  # spread over the directory
+    reads.clear()
+    assert hits_of(paths, cache, "zzz") == ([], []) and reads == []  # whole: no file read at all
+    got = searchindex.search(paths, "paris weather", limit=1, cache=cache)
+    assert reads == ["s09.json", "s06.json", "s03.json", "s00.json"]  # the files with a hit (one batch), no other
+    assert got.total == 4 and got.hits[0]["session_id"] == "s09"
+    assert outcome(got) == outcome(new.search(paths, "paris weather", limit=1))
+
+
+def test_a_partly_built_index_reports_a_torn_file_the_sieve_rules_out(tmp_path, settle, share):
+    """A torn file holding no query word is reported whether or not its turn to get a record has come (it never
+    gets one), and ties between files (same score, same updated_at) keep their order."""
+    sessions = tmp_path / "home" / "sessions"
+    sessions.mkdir(parents=True)
+    for i in range(11):
+        write(sessions / f"s{i:02d}.json", session(f"s{i:02d}", "alpha", "alpha beta", "beta alpha"))
+    (sessions / "s05x.json").write_text('{"messages": [{"content": "gamma"', encoding="utf-8")
+    paths = resolve(tmp_path / "home", env={})
+    cache = Cache(tmp_path / "cache")
+    for _ in range(5):
+        for query, limit in (("alpha", 3), ("alpha", 5), ("beta", 2), ("zzz", 20), ("alpha beta", 4)):
+            got = check_same(paths, cache, query, limit)
+            assert [os.path.basename(f) for f, _ in got.unreadable] == ["s05x.json"]
