@@ -362,9 +362,12 @@ def indexed(store: JsonDirStore, memo_: Memo, progress: Any = None, fold: Search
         misses.append(n)
     foreign: set[int] = set()
     found: dict[int, Found] = {}
-    build = _chosen(len(misses), budget(len(paths)))
+    build = _chosen(len(misses), FEW)
+    used = len(paths) - len(misses)  # files whose record spared the search their cost: that pays for records too
+    bonus = RATE * SIEVED * used / len(misses) if misses else 0.0
     read = parallel.map_chunks(partial(_records_of, fold=fold, label=store.label, partner=partner,
-                                       foreign=store.foreign), [(paths[n], b) for n, b in zip(misses, build)],
+                                       foreign=store.foreign, bonus=bonus),
+                               [(paths[n], b) for n, b in zip(misses, build)],
                                progress=progress)
     fresh: dict[int, list[int]] = {}  # per file read whose record is kept, its key
     for n, (key, record, theirs, one) in zip(misses, read):
@@ -386,17 +389,15 @@ def indexed(store: JsonDirStore, memo_: Memo, progress: Any = None, fold: Search
     return paths, records, foreign, found
 
 
-SHARE = 8  # a search builds the records of at most 1/SHARE of a directory's files (and at least FEW): see budget
+# What a search spends on building records: a file without one is searched as the plain search searches it, and
+# a record costs about twice that of a file the search parses, six times that of one the byte sieve rules out
+# (the costs below, in units of the latter). Each file searched so earns RATE of its cost, and each file whose
+# record was used RATE of the least cost it was spared; a record is built once the earnings pay for it. So a search
+# costs at most about RATE more than one without the index, and the index fills over several searches (fewer when
+# they have hits, ever faster as it grows). FEW files per directory get theirs in any case.
+RATE = 0.12
+SIEVED, PARSED, RECORD = 1.0, 3.0, 6.0
 FEW = 64
-
-
-def budget(files: int) -> int:
-    """How many records a search of a directory of ``files`` session files builds at most. Building a record
-    costs about as much as searching a file twice, and a file without one is searched as the plain search
-    searches it (its bytes sieved, most files' messages never looked at); so a search builds a share of the
-    records, and a directory's index is whole after about ``SHARE`` searches, each of them costing little
-    more than a search without the index."""
-    return max(FEW, -(-files // SHARE))
 
 
 def _chosen(misses: int, most: int) -> list[bool]:
@@ -408,7 +409,7 @@ def _chosen(misses: int, most: int) -> list[bool]:
 
 
 def _records_of(items: list[tuple[str, bool]], *, fold: SearchFold | None, label: str, partner: str | None,
-                foreign: Any) -> list[tuple[list[int] | None, Record | None, bool, Found | None]]:
+                foreign: Any, bonus: float = 0.0) -> list[tuple[list[int] | None, Record | None, bool, Found | None]]:
     """Per file (and whether its record is to be built): its key (taken before it is read), its record (``None``:
     not built, or the index cannot describe it), whether it is another store's, and, for a file without a record,
     what ``fold``'s search finds in it (``None`` for another store's file when that store is not searched), so
@@ -419,10 +420,13 @@ def _records_of(items: list[tuple[str, bool]], *, fold: SearchFold | None, label
 
     out: list[tuple[list[int] | None, Record | None, bool, Found | None]] = []
     plain = _Plain(fold)
+    plain.credit = bonus * len(items)  # the indexed files' share, there from the start
     for path, build in reversed(items):  # names often grow with time: the newest first, so the floor rises early
         if not build and fold is not None:
-            out.append(plain.searched(path, label=label, partner=partner, foreign=foreign))
-            continue
+            one = plain.searched(path, label=label, partner=partner, foreign=foreign)
+            if one is not None:
+                out.append(one)
+                continue
         try:
             st = os.stat(path)
         except OSError:
@@ -436,6 +440,8 @@ def _records_of(items: list[tuple[str, bool]], *, fold: SearchFold | None, label
             continue
         theirs = foreign is not None and foreign(doc)
         record = None if theirs else record_of(doc)
+        if record is not None and not build:
+            plain.credit -= RECORD
         found = None
         if record is None and fold is not None and (partner is not None or not theirs):
             item = Scanned(path, session_id_of(doc, name_of(path)), doc, None, ref=path,
@@ -456,38 +462,48 @@ class _Plain:
         self.fold = fold
         self.rules_out = None if fold is None else fold.rules_out
         self.tried = self.seen = 0
+        self.credit = 0.0  # what the files searched so far earned for building records (see RATE)
         self.best: list[tuple[float, str]] = []  # the ``limit`` best (score, when) of the chunk so far, a min-heap
+        from praisonmem.core.io import fastjson
+        from praisonmem.core.sessions.documents import session_id_of, validate
+        from praisonmem.core.sessions.stores.jsondir import TRIES, name_of
+
+        self.loads_shape, self.refused, self.validate = fastjson.loads_shape, fastjson.REFUSED, validate
+        self.session_id_of, self.name_of, self.tries = session_id_of, name_of, TRIES
 
     def searched(self, path: str, *, label: str, partner: str | None, foreign: Any
-                 ) -> tuple[None, None, bool, Found | None]:
-        from praisonmem.core.io import fastjson, jsonfile
-        from praisonmem.core.sessions.documents import session_id_of
-        from praisonmem.core.sessions.documents import validate
-        from praisonmem.core.sessions.stores.jsondir import TRIES, name_of
+                 ) -> tuple[None, None, bool, Found | None] | None:
+        """What :func:`_records_of` gives for a file searched without a record; ``None`` when the earnings pay for
+        its record (then the caller builds it)."""
+        from praisonmem.core.io import jsonfile  # its functions looked up at each call (tests replace them)
 
         fold = self.fold
         assert fold is not None
         self.seen += 1
+        rules_out = self.rules_out
         try:
             raw = jsonfile.read_bytes(path)
-            skip = self.rules_out is not None and self.rules_out(raw)
+            skip = rules_out is not None and rules_out(raw)
             # a file searched needs its exact values; one ruled out, only what the checks below look at
-            doc = fastjson.loads_shape(raw) if skip else fastjson.REFUSED
+            doc = self.loads_shape(raw) if skip else self.refused
             if type(doc) is not dict:
                 doc = jsonfile.parse_object(raw, path)
-            validate(doc, path)
+            self.validate(doc, path)
         except PraisonMemError as exc:
             return None, None, False, Found(unreadable=[(path, exc.message)])
+        self.credit += RATE * (SIEVED if skip else PARSED)
+        if self.credit >= RECORD:  # paid when a record is made (a file the index cannot describe is parsed anyway)
+            return None
         if skip:
             return None, None, False, Found()
-        if self.rules_out is not None:
+        if rules_out is not None:
             self.tried += 1
-            if self.tried == TRIES and self.tried == self.seen:  # nothing ruled out so far: most files pass
+            if self.tried == self.tries and self.tried == self.seen:  # nothing ruled out so far: most files pass
                 self.rules_out = None
         theirs = foreign is not None and foreign(doc)
         if theirs and partner is None:
             return None, None, True, None
-        item = Scanned(path, session_id_of(doc, name_of(path)), doc, None, ref=path,
+        item = Scanned(path, self.session_id_of(doc, self.name_of(path)), doc, None, ref=path,
                        store=partner if theirs else label)  # type: ignore[arg-type]
         return None, None, theirs, self.trimmed(session_hits(item, needle=fold.needle, terms=fold.terms,
                                                              key=fold.key, floor=self.floor()))

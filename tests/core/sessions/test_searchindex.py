@@ -412,9 +412,10 @@ def test_a_redaction_drops_the_entry(tmp_path, cli, small, monkeypatch):
 
 @pytest.fixture
 def share(monkeypatch):
-    """A search builds at most 3 records of a directory of 12 files (1/4, at least 1)."""
-    monkeypatch.setattr(searchindex, "SHARE", 4)
-    monkeypatch.setattr(searchindex, "FEW", 1)
+    """A search builds a record for every 4th file the sieve rules out (every 4/3th it parses), none free."""
+    monkeypatch.setattr(searchindex, "RATE", 0.5)
+    monkeypatch.setattr(searchindex, "RECORD", 2.0)
+    monkeypatch.setattr(searchindex, "FEW", 0)
 
 
 @pytest.fixture
@@ -443,7 +444,8 @@ def test_a_partly_built_index_gives_the_same_results_as_no_index(tmp_path, monke
     """Every search of a generated home (hostile contents, a torn and a wrong file) while its index is being built,
     a share per search: the same result as parsing every file, and the index grows until it is whole."""
     home = generated_home(tmp_path / "home", 120, seed=29)
-    monkeypatch.setattr(searchindex, "SHARE", 6)
+    monkeypatch.setattr(searchindex, "RATE", 0.25)
+    monkeypatch.setattr(searchindex, "RECORD", 3.0)
     monkeypatch.setattr(searchindex, "FEW", 1)
     if pool:
         monkeypatch.setattr(parallel, "MIN_ITEMS", 1)
@@ -456,7 +458,8 @@ def test_a_partly_built_index_gives_the_same_results_as_no_index(tmp_path, monke
         for limit in LIMITS:
             check_same(paths, cache, query, limit)
             sizes.append(len(kept_names(paths, cache)))
-    assert sizes == sorted(sizes) and 0 < sizes[1] <= 20  # one search builds at most 122/6 records
+    assert sizes == sorted(sizes) and 0 < sizes[1] <= 1 + 122 * 0.25  # a search builds at most RATE per file
+    assert len(set(sizes)) > 4  # over several searches
     describable = []
     for path in sorted((home / "sessions").glob("*.json")):
         try:
@@ -475,15 +478,17 @@ def test_the_index_grows_by_its_share_and_then_a_search_parses_only_candidates(t
                                                    updated=f"2026-02-{1 + i:02d}"))
     paths = resolve(tmp_path / "home", env={})
     cache = Cache(tmp_path / "cache")
-    grown = []
-    for _ in range(5):
+    grown: list[list[str]] = [[]]
+    for _ in range(8):
         reads.clear()
         assert hits_of(paths, cache, "zzz") == ([], [])
-        assert sorted(reads) == [f"s{i:02d}.json" for i in range(12) if f"s{i:02d}.json" not in (grown or [[]])[-1]]
+        assert sorted(set(reads)) == [f"s{i:02d}.json" for i in range(12) if f"s{i:02d}.json" not in grown[-1]]
         grown.append(kept_names(paths, cache))
-    assert [len(g) for g in grown] == [3, 6, 9, 12, 12]
-    assert all(set(a) <= set(b) for a, b in zip(grown, grown[1:]))  # a record kept stays kept
-    assert grown[0] == ["s03.json", "s07.json", "s11.json"]  # spread over the directory
+    sizes = [len(g) for g in grown]
+    # 12 sieved files pay for 3 records; then 9 and the 3 indexed for 3 more, and so on
+    assert sizes[:6] == [0, 3, 6, 9, 12, 12]
+    assert sizes == sorted(sizes) and all(set(a) <= set(b) for a, b in zip(grown, grown[1:]))  # kept stays kept
+    assert grown[1] == ["s00.json", "s04.json", "s08.json"]  # spread over the directory
     reads.clear()
     assert hits_of(paths, cache, "zzz") == ([], []) and reads == []  # whole: no file read at all
     got = searchindex.search(paths, "paris weather", limit=1, cache=cache)
