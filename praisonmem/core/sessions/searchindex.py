@@ -16,6 +16,11 @@ word; so the record gives each file's number of hits exactly and the best score 
 then parses only the files whose best possible hit can still be among those shown (best first, newest
 first) and counts the others' hits from their records; ``--limit 0`` parses every file with a hit.
 
+The index is built a share per search, so that a search costs little more than one without it (see
+:data:`RATE`): a file without a record is searched as the plain search searches it (:class:`_Plain`: the byte
+sieve first, and only the hits that can still be shown sent back), and gets one when what the search earned pays
+for it; the hits of files with and without records are merged in scan order, so the result is the same.
+
 A record is used only when the file's key now is the recorded one, and is kept only when the file had not
 changed for longer than the cache's granularity when it was read (git's racy-entry rule,
 :func:`~praisonmem.core.io.cache.settled`). Anything a record does not describe exactly is not kept, and
