@@ -206,7 +206,7 @@ def search_home(home: Home, fold: SearchFold, memo_: Memo, progress: Any = None)
                                                           found=found.get(n)))
                     continue
                 one = found.get(n)
-                if one is None or one.hits or one.unreadable or one.dropped or one.opaque:  # else: nothing to add
+                if one is not _NOTHING:  # a file that adds nothing (ruled out by the sieve, say) needs no place
                     mine.append(_File((at, n), paths[n], store.label, None, found=one))
                 continue
             words = record[1]
@@ -375,8 +375,9 @@ def indexed(store: JsonDirStore, memo_: Memo, progress: Any = None, fold: Search
                                [(paths[n], b) for n, b in zip(misses, build)],
                                progress=progress)
     fresh: dict[int, list[int]] = {}  # per file read whose record is kept, its key
-    for n, (key, record, theirs, one) in zip(misses, read):
+    for n, (key, record, theirs, sent) in zip(misses, read):
         records[n] = record
+        one = _unpacked(sent)
         if one is not None:
             found[n] = one
         if theirs:
@@ -455,7 +456,28 @@ def _records_of(items: list[tuple[str, bool]], *, fold: SearchFold | None, label
                                                floor=plain.floor()))
         out.append((key, record, theirs, found))
     out.reverse()
-    return out
+    return [(key, record, theirs, _packed(found)) for key, record, theirs, found in out]  # type: ignore[misc]
+
+
+_NOTHING = Found()  # what a file adds that adds nothing (shared: never changed)
+
+
+def _packed(found: Found | None) -> Any:
+    """``found`` as a worker sends it back: a tuple (a dataclass pickles slowly), ``0`` when it adds nothing."""
+    if found is None:
+        return None
+    if not (found.hits or found.unreadable or found.dropped or found.opaque):
+        return 0
+    return found.hits, found.dropped, found.unreadable, found.opaque, found.opaque_sessions
+
+
+def _unpacked(sent: Any) -> Found | None:
+    if sent is None:
+        return None
+    if sent == 0:
+        return _NOTHING
+    hits, dropped, unreadable, opaque, opaque_sessions = sent
+    return Found(hits=hits, dropped=dropped, unreadable=unreadable, opaque=opaque, opaque_sessions=opaque_sessions)
 
 
 class _Plain:

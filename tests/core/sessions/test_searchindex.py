@@ -511,3 +511,17 @@ def test_a_partly_built_index_reports_a_torn_file_the_sieve_rules_out(tmp_path, 
         for query, limit in (("alpha", 3), ("alpha", 5), ("beta", 2), ("zzz", 20), ("alpha beta", 4)):
             got = check_same(paths, cache, query, limit)
             assert [os.path.basename(f) for f, _ in got.unreadable] == ["s05x.json"]
+
+
+def test_a_partly_built_index_shows_as_many_hits_as_the_limit(tmp_path, settle, share):
+    """Files without a record count an older session's hits without keeping them only once ``limit`` better ones
+    are kept: every search shows the newest ``limit`` full-query hits."""
+    sessions = tmp_path / "home" / "sessions"
+    sessions.mkdir(parents=True)
+    for i in range(12):
+        write(sessions / f"s{i:02d}.json", session(f"s{i:02d}", "alpha beta", "gamma", updated=f"2026-03-{1 + i:02d}"))
+    paths = resolve(tmp_path / "home", env={})
+    cache = Cache(tmp_path / "cache")
+    for _ in range(5):
+        got = check_same(paths, cache, "alpha beta", 5)
+        assert [h["session_id"] for h in got.hits] == ["s11", "s10", "s09", "s08", "s07"] and got.total == 12
