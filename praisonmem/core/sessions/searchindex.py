@@ -491,31 +491,21 @@ class _Plain:
         self.tried = self.seen = 0
         self.credit = 0.0  # what the files searched so far earned for building records (see RATE)
         self.best: list[tuple[float, str]] = []  # the ``limit`` best (score, when) of the chunk so far, a min-heap
-        from praisonmem.core.io import fastjson
-        from praisonmem.core.sessions.documents import session_id_of, validate
-        from praisonmem.core.sessions.stores.jsondir import TRIES, name_of
+        from praisonmem.core.sessions.documents import session_id_of
+        from praisonmem.core.sessions.stores.jsondir import TRIES, load_sieved, name_of
 
-        self.loads_shape, self.refused, self.validate = fastjson.loads_shape, fastjson.REFUSED, validate
-        self.session_id_of, self.name_of, self.tries = session_id_of, name_of, TRIES
+        self.load_sieved, self.session_id_of, self.name_of, self.tries = load_sieved, session_id_of, name_of, TRIES
 
     def searched(self, path: str, *, label: str, partner: str | None, foreign: Any
                  ) -> tuple[None, None, bool, Found | None] | None:
         """What :func:`_records_of` gives for a file searched without a record; ``None`` when the earnings pay for
         its record (then the caller builds it)."""
-        from praisonmem.core.io import jsonfile  # its functions looked up at each call (tests replace them)
-
         fold = self.fold
         assert fold is not None
         self.seen += 1
         rules_out = self.rules_out
         try:
-            raw = jsonfile.read_bytes(path)
-            skip = rules_out is not None and rules_out(raw)
-            # a file searched needs its exact values; one ruled out, only what the checks below look at
-            doc = self.loads_shape(raw) if skip else self.refused
-            if type(doc) is not dict:
-                doc = jsonfile.parse_object(raw, path)
-            self.validate(doc, path)
+            doc, skip = self.load_sieved(path, rules_out)
         except PraisonMemError as exc:
             return None, None, False, Found(unreadable=[(path, exc.message)])
         self.credit += RATE * (SIEVED if skip else PARSED)
