@@ -151,7 +151,7 @@ class Row:
     ref_value: float | None
     goal: str  # e.g. "<= 0.40" (ratio) or "<= 40 MiB"
     limit: float
-    unit: str = "s"  # "s" (ratio row) or "MiB" (absolute row)
+    unit: str = "s"  # "s" (ratio row), "MiB" (absolute row) or "bytes" (a ratio of sizes)
     checked: str = ""  # what was asserted identical, if anything
     noise: float = 0.0
     cpu_ratio: float | None = None  # user+sys of the process trees, ours / reference
@@ -224,6 +224,8 @@ def fmt_value(value: float | None, unit: str) -> str:
         return "-"
     if unit == "MiB":
         return f"{value:.0f} MiB"
+    if unit == "bytes":  # a size row (its goal is the ratio)
+        return f"{value / 1048576:.1f} MiB"
     return f"{value * 1000:.0f} ms" if value < 1 else f"{value:.2f} s"
 
 

@@ -12,7 +12,8 @@ after/before. Outputs of the read rows are asserted identical between the two ve
     python benchmarks/versus.py aa96b5f main --rounds 15 --only list
     python benchmarks/versus.py HEAD~3 HEAD --dir /tmp/bench-data --json versus.json
 
-Rows: session search (many hits, none), session list cold and warm at 1,000 and 10,000
+Rows: session search (many hits, none; warm, whole: with an index earlier runs completed, and cold: praisonmem's
+cache emptied first), session list cold and warm at 1,000 and 10,000
 sessions, check of the 10,000-session home, memory search (many hits, none) and memory store
 on the 100,000-item user, start-up (workspace id, session show, session list) on a copy of
 examples/home, backup create of the 10,000-session home; ``--only WORD`` keeps the rows whose
@@ -60,14 +61,18 @@ class Version:
         for key in ("XDG_CACHE_HOME", "PRAISONMEM_CACHE_DIR"):
             self.env[key] = str(data_dir / f"versus-{name}" / key.lower())
 
+    def settled_env(self, tag: str) -> dict[str, str]:
+        """An environment with caches of its own (``tag``), which :meth:`wipe` leaves alone."""
+        return {**self.env, **{key: f"{self.env[key]}-{tag}" for key in ("XDG_CACHE_HOME", "PRAISONMEM_CACHE_DIR")}}
+
     def wipe(self) -> None:
         for key in ("XDG_CACHE_HOME", "PRAISONMEM_CACHE_DIR"):
             shutil.rmtree(self.env[key], ignore_errors=True)
 
-    def run(self, argv: list[str], cwd: Path) -> tuple[float, float, bytes]:
+    def run(self, argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, float, bytes]:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
-        proc = subprocess.run([PY, "-m", "praisonmem", *argv], env=self.env, cwd=cwd, capture_output=True)
+        proc = subprocess.run([PY, "-m", "praisonmem", *argv], env=env or self.env, cwd=cwd, capture_output=True)
         wall = time.perf_counter() - started
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if proc.returncode != 0:
@@ -97,8 +102,26 @@ def rows(data_dir: Path, quick: bool) -> dict[str, tuple[Row, bool]]:
     def on(home: Path, *argv: str, at: Path = cwd) -> Row:
         return lambda v: v.run(["--home", str(home), *argv], at)
 
-    def cold(home: Path) -> Row:
-        return lambda v: (v.wipe(), v.run(["--home", str(home), "session", "list", "--json", "--limit", "0"], cwd))[1]
+    def cold(home: Path, *argv: str) -> Row:
+        argv = argv or ("session", "list", "--json", "--limit", "0")
+        return lambda v: (v.wipe(), v.run(["--home", str(home), *argv], cwd))[1]
+
+    filled: set[tuple[str, str]] = set()
+
+    def whole(home: Path, *argv: str) -> Row:
+        """The command run with caches of its own that earlier runs of it filled: before the first timed run it is
+        run until a run leaves those caches as they were (an index a search builds over several runs is whole)."""
+        def row(v: Version) -> tuple[float, float, bytes]:
+            env, line = v.settled_env("whole"), ["--home", str(home), *argv]
+            if (v.name, " ".join(argv)) not in filled:
+                for _ in range(32):
+                    before = _tree(Path(env["PRAISONMEM_CACHE_DIR"]))
+                    v.run(line, cwd, env)
+                    if _tree(Path(env["PRAISONMEM_CACHE_DIR"])) == before:
+                        break
+                filled.add((v.name, " ".join(argv)))
+            return v.run(line, cwd, env)
+        return row
 
     def store_long(v: Version) -> tuple[float, float, bytes]:
         shutil.copyfile(pristine, target)
@@ -113,6 +136,10 @@ def rows(data_dir: Path, quick: bool) -> dict[str, tuple[Row, bool]]:
     return {
         'session search "paris weather"': (on(h_big, "session", "search", "paris weather", "--json"), True),
         'session search "zebra"': (on(h_big, "session", "search", "zebra", "--json"), True),
+        'session search "paris weather" whole': (whole(h_big, "session", "search", "paris weather", "--json"), True),
+        'session search "zebra" whole': (whole(h_big, "session", "search", "zebra", "--json"), True),
+        'session search "paris weather" cold': (cold(h_big, "session", "search", "paris weather", "--json"), True),
+        'session search "zebra" cold': (cold(h_big, "session", "search", "zebra", "--json"), True),
         f"session list cold, {m}": (cold(h_small), True),
         f"session list warm, {m}": (on(h_small, "session", "list", "--json", "--limit", "0"), True),
         f"session list cold, {n}": (cold(h_big), True),
@@ -126,6 +153,11 @@ def rows(data_dir: Path, quick: bool) -> dict[str, tuple[Row, bool]]:
         "start-up: session list --json": (on(example, "session", "list", "--json"), True),
         f"backup create, {n}-session home": (backup_create, False),
     }
+
+
+def _tree(top: Path) -> list[tuple[str, int, int]]:
+    """Every file under ``top``: its path, size and mtime."""
+    return sorted((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in top.rglob("*") if p.is_file())
 
 
 def main() -> int:

@@ -283,7 +283,9 @@ def search_command(
     Encrypted messages are searched decrypted with the session key
     (PRAISONAI_SESSION_KEY or --key-file); without it they are skipped, and
     counted on stderr. --since and --until search only the sessions last
-    updated in that window.
+    updated in that window. An index of the JSON session files, kept in
+    praisonmem's cache, spares parsing the files that cannot hold a hit
+    shown; the output is the same without it (--no-cache).
 
     Example:
 
@@ -295,7 +297,7 @@ def search_command(
     key = sessions.session_key(key_file)
     with file_progress("Searching sessions") as progress:
         result = sessions.search_sessions(state.paths, query, limit=limit, progress=progress,
-                                          store=store.where(ctx), key=key, window=span)
+                                          store=store.where(ctx), key=key, window=span, cache=state.cache)
     for path, reason in result.unreadable:
         warn(f"skipped unreadable session file {path}: {reason.removeprefix(f'{path}: ')}")
     if result.opaque:
@@ -362,6 +364,7 @@ def rename_command(
 def _forget_listing(state: Any) -> None:
     """After a change to sessions, drop session list's cache entry: no deleted row lingers there."""
     sessions.forget_listing(state.paths, state.cache)
+    sessions.forget_search_index(state.paths, state.cache)
 
 
 @app.command("adopt")
@@ -746,7 +749,10 @@ def redact_command(
     state = state_of(ctx)
     plan = sessions.plan_redact(state.paths, session, level=level, store=store.where(ctx),
                                 timeout=state.lock_timeout)
-    return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run)
+    try:
+        return confirm_and_run(state.output(as_json), plan, yes=yes, dry_run=dry_run)
+    finally:  # the redacted secrets' words must not linger in search's index
+        sessions.forget_search_index(state.paths, state.cache)
 
 
 # ---------------------------------------------------------------- following

@@ -3,7 +3,8 @@
 One function per command, each in the module named after what it does:
 
 * :mod:`.listing` ``list_sessions`` (:mod:`.listcache` ``forget_listing``: drop its cache entry); :mod:`.view` ``show``;
-  :mod:`.search` ``search_sessions``;
+  :mod:`.searchindex` ``search_sessions`` (:mod:`.search` through
+  the index kept in praisonmem's cache; ``forget_search_index``: drop it);
 * :mod:`.ops` ``rename``, ``retitle``, ``plan_delete``, ``plan_prune``; :mod:`.adopt` ``plan_adopt``;
 * :mod:`.transfer` ``export``, ``plan_import``; :mod:`.redaction` ``scan_secrets``, ``plan_redact`` (secrets,
   with :mod:`praisonmem.core.secrets`); :mod:`.watch` ``watch_session`` (following a live session);
@@ -60,12 +61,12 @@ _EXPORTS = {
                   "scope_of", "workspace_id"),
 }
 # A name that is also a submodule's would be shadowed by the submodule once it is imported.
-_ALIASES = {"describe_workspace": ("workspace", "describe"), "search_sessions": ("search", "search"),
+_ALIASES = {"describe_workspace": ("workspace", "describe"), "search_sessions": ("searchindex", "search"),
             "watch_session": ("watch", "watch"), "read_index": ("stores.index", "read_rows"),
             "read_index_texts": ("stores.index", "read_texts"), "index_text": ("stores.indextext", "flatten"),
             "index_behind": ("stores.indextext", "behind"), "describe_repair": ("stores.repair", "describe"),
             "session_key": ("crypto", "key_from"), "migrate_between": ("storemigrate", "migrate"),
-            "forget_listing": ("listcache", "forget"), "transcript_tables": ("stores.sqlite_transcript", "TABLES"),
+            "forget_listing": ("listcache", "forget"), "forget_search_index": ("searchindex", "forget"), "transcript_tables": ("stores.sqlite_transcript", "TABLES"),
             "index_tables": ("stores.index", "TABLES"),
             "is_conversation_dir": ("stores.locate", "recognise_conversation_dir"),
             # forget: each member store of a home on its own, the one delete, the scrubs a killed write left
@@ -93,8 +94,9 @@ if TYPE_CHECKING:
     from praisonmem.core.sessions.merge import merge_documents
     from praisonmem.core.sessions.ops import plan_delete, plan_prune, rename, retitle
     from praisonmem.core.sessions.search import SearchResult
-    from praisonmem.core.sessions.search import search as search_sessions
+    from praisonmem.core.sessions.searchindex import search as search_sessions
     from praisonmem.core.sessions.listcache import forget as forget_listing
+    from praisonmem.core.sessions.searchindex import forget as forget_search_index
     from praisonmem.core.sessions.crypto import is_encrypted_doc as is_encrypted_session
     from praisonmem.core.sessions.crypto import opened as opened_session
     from praisonmem.core.sessions.documents import gateway_snapshots

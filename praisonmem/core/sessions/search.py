@@ -67,9 +67,12 @@ def search(
     progress: Callable[[int, int], None] | None = None,
     key: Key | None = None,
     window: Any = None,
+    scan: Callable[[Any, SearchFold, Callable[[int, int], None] | None], Found] | None = None,
 ) -> SearchResult:
-    """Hits of ``query`` in every session (``store``: of that store only); ``window`` (a timeutil.Window, from
-    ``--since``/``--until``): only in the sessions whose ``updated_at`` lies in it."""
+    """The hits of ``query`` (see the module docstring), the first ``limit`` (0: all). ``window`` (a
+    timeutil.Window, from ``--since``/``--until``): only in the sessions whose ``updated_at`` lies in it.
+    ``scan(home, fold, progress)``: what folds the home's sessions, when not ``home.scan`` (the index of
+    :mod:`.searchindex`, which is not used with a ``window``)."""
     from praisonmem.core.sessions.sieve import sieve_for
 
     needle = query.strip().lower()
@@ -82,7 +85,7 @@ def search(
     if sql is not None and all(t.isascii() for t in terms):  # SQL's case folding equals Python's for ASCII
         found = sql.scan(fold, progress=progress, only=sql.matching(terms))
     else:
-        found = home.scan(fold, progress=progress)
+        found = home.scan(fold, progress=progress) if scan is None else scan(home, fold, progress)
     hits = fold.hits(found)
     total = found.dropped + len(hits)
     _order(hits)
@@ -216,18 +219,11 @@ def _sql_store(home: Any, store: str | None) -> Any:
     return found(home, store)
 
 
-def session_hits(item: Scanned, *, needle: str, terms: list[str], key: Key | None = None,
-                 floor: tuple[float, str] | None = None, window: Any = None) -> Found:
-    """The hits in one session (as :data:`Hit` tuples), or why it could not be read, and its encrypted messages no
-    key opened; may run in a worker. With ``floor``, the score and ``when`` of hits already found that enough
-    others beat or equal: a session older than ``floor``'s, when ``floor``'s score is the best there is, can
-    only add to the count, so it gives its number of hits instead of them."""
-    if item.doc is None:
-        assert item.error is not None
-        return Found(unreadable=[(item.where, item.error.message)])
-    doc = item.doc
-    if window is not None and not window.holds(doc.get("updated_at")):  # --since/--until leave it out
-        return Found()
+def session_texts(doc: dict[str, Any], key: Key | None, session_id: str | None
+                  ) -> tuple[list[tuple[int, int, dict[str, Any], str]], int, bool]:
+    """What a search looks at in one session: its texts ``(section, index, message, content)`` in hit order, the
+    number of encrypted ones no key opened, and whether its gateway chat was searched too (the index of
+    :mod:`.searchindex` keeps only sessions with neither)."""
     cipher = key.cipher() if key else None
     opaque = 0
     texts: list[tuple[int, int, dict[str, Any], str]] = []
@@ -245,7 +241,7 @@ def session_hits(item: Scanned, *, needle: str, terms: list[str], key: Key | Non
                     if cipher is None:
                         opaque += 1
                         continue
-                    content = cipher.decrypt(content, f"session '{item.session_id}'")
+                    content = cipher.decrypt(content, f"session '{session_id}'")
             if type(content) is str and content:
                 texts.append((section, index, message, content))
             if not gateway and message.get("role") == "system" and type(message.get("metadata")) is dict:
@@ -257,11 +253,27 @@ def session_hits(item: Scanned, *, needle: str, terms: list[str], key: Key | Non
                 if cipher is None:
                     opaque += 1
                     continue
-                content = cipher.decrypt(content, f"session '{item.session_id}'")
+                content = cipher.decrypt(content, f"session '{session_id}'")
             if isinstance(content, dict):  # the gateway's structured messages
                 content = jsonfile.dumps(content, compact=True)
             if isinstance(content, str) and content:
                 texts.append((2, index, message, content))
+    return texts, opaque, gateway
+
+
+def session_hits(item: Scanned, *, needle: str, terms: list[str], key: Key | None = None,
+                 floor: tuple[float, str] | None = None, window: Any = None) -> Found:
+    """The hits in one session (as :data:`Hit` tuples), or why it could not be read, and its encrypted messages no
+    key opened; may run in a worker. With ``floor``, the score and ``when`` of hits already found that enough
+    others beat or equal: a session older than ``floor``'s, when ``floor``'s score is the best there is, can
+    only add to the count, so it gives its number of hits instead of them."""
+    if item.doc is None:
+        assert item.error is not None
+        return Found(unreadable=[(item.where, item.error.message)])
+    doc = item.doc
+    if window is not None and not window.holds(doc.get("updated_at")):  # --since/--until leave it out
+        return Found()
+    texts, opaque, _ = session_texts(doc, key, item.session_id)
     tail = Found(opaque=opaque, opaque_sessions=1) if opaque else Found()
     if not texts:
         return tail

@@ -125,6 +125,18 @@ def load(path: Path | str) -> dict[str, Any]:
     return validate(jsonfile.parse_object(jsonfile.read_bytes(path), path), path)
 
 
+def load_sieved(path: str, rules_out: Callable[[bytes], bool] | None) -> tuple[dict[str, Any], bool]:
+    """One session file read as a search's scan reads it: the document and ``False``, or, when ``rules_out`` rules
+    its bytes out, ``True`` and a document holding only what validating it looks at; PraisonMemError when it is
+    not a valid session (it is reported all the same)."""
+    raw = jsonfile.read_bytes(path)
+    skip = rules_out is not None and rules_out(raw)
+    doc = fastjson.loads_shape(raw) if skip else fastjson.REFUSED
+    if type(doc) is not dict:
+        doc = jsonfile.parse_object(raw, path)
+    return validate(doc, path), skip
+
+
 def looks_like_path(name: str) -> bool:
     """A SESSION that may be a path: it holds a ``/`` or ends in ``.json`` (an id or a stem can too: it is a path
     only when something is there)."""
