@@ -83,10 +83,11 @@ class MigrateReport:
         done = ", ".join(f"{s[a]} {a}" for a in ("would-copy", "would-replace", "copied", "replaced", "unchanged",
                                                  "skipped", "failed") if s.get(a))
         moved = f", {s['moved']} moved" if s.get("moved") else ""
-        return (f"{'dry run: ' if self.dry_run else ''}{plural(s['sessions'], 'session')} {self.source} -> {self.target}"
-                f"{': ' + done if done else ''}{moved}; " + (
-                    f"would write {plural(s['messages'], 'message')}; nothing written ({s['seconds']:.2f}s)" if self.dry_run
-                    else f"{plural(s['messages'], 'message')} written in {s['seconds']:.2f}s"))
+        messages = plural(s['messages'], 'message')
+        return (f"{'dry run: ' if self.dry_run else ''}{plural(s['sessions'], 'session')} {self.source} -> "
+                f"{self.target}{': ' + done if done else ''}{moved}; " + (
+                    f"would write {messages}; nothing written ({s['seconds']:.2f}s)" if self.dry_run
+                    else f"{messages} written in {s['seconds']:.2f}s"))
 
 
 def canonical(doc: Any) -> bytes:

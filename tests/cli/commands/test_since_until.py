@@ -5,6 +5,7 @@ nothing printed or changed."""
 from __future__ import annotations
 
 import json
+import os
 import time
 from datetime import datetime, timezone
 
@@ -153,3 +154,22 @@ def test_the_parser_itself():
     assert not span.holds(None) and not span.holds("not a date")
     with pytest.raises(UsageError):
         parse_when("-7d", "--since")
+
+
+def test_search_in_a_window_is_the_same_with_the_search_index_warm(cli, home, tmp_path, monkeypatch):
+    """The index's records know no session's time: a search with --since/--until over a warm index finds what
+    it finds without the cache."""
+    monkeypatch.setenv("PRAISONMEM_CACHE_DIR", str(tmp_path / "cache"))
+    from praisonmem.core.io import cache
+
+    real = cache.now_ns  # files seen as settled (the clock 10 s ahead): the index keeps no record of one just written
+    monkeypatch.setattr(cache, "now_ns", lambda: real() + 10_000_000_000)
+    for _ in range(2):  # the index built, then used
+        assert cli("--home", home, "session", "search", "invoice", "--json").exit_code == 0
+    assert any((tmp_path / "cache").rglob("*")), "the index was written"
+    for window in (["--since", "7d"], ["--until", "7d"]):
+        warm = cli("--home", home, "session", "search", "invoice", *window, "--json")
+        cold = cli("--home", home, "--no-cache", "session", "search", "invoice", *window, "--json")
+        assert (warm.exit_code, warm.stdout) == (cold.exit_code, cold.stdout)
+    rows = cli("--home", home, "session", "search", "invoice", "--until", "7d", "--json").json()
+    assert [r["session_id"] for r in rows] == ["old"]
