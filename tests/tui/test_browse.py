@@ -316,3 +316,32 @@ def test_the_mouse_selects_a_row_and_a_double_click_opens_it(fixture_home):
 
     assert run(go()) == (3, False, 1, True)
 
+
+
+@pytest.mark.parametrize("size", [(80, 24), (140, 40)])
+def test_keys_that_come_in_one_read_go_where_the_key_before_them_moved_the_focus(fixture_home, size):
+    # A terminal hands keys typed (or sent) quickly to the app in one read: every one is queued before the first
+    # is handled. The Enter that leaves the search box must move the focus before the next key is handed on,
+    # or the second Enter is the box's again and the hit never opens.
+    from textual import events
+
+    async def go():
+        async with browsing(fixture_home, size=size) as (app, pilot):
+            await pilot.press("slash")
+            await pilot.press(*"alfama")
+            await wait_for(pilot, lambda: app.hits is not None and len(app.hits) == 2)
+            target = app.hits[0]["session_id"]
+            for _ in range(2):  # both queued at once, as the terminal delivers them
+                app.post_message(events.Key("enter", "\r"))
+            opened = lambda: app.screen.has_class("opened")  # noqa: E731  the second Enter opened the hit
+            await wait_for(pilot, lambda: opened() and app.shown_item is not None and app.shown_item.item == target
+                           and "Found Hotel Alfama Patio" in shown(app), timeout=20)
+            focused = app.focused.id
+            app.post_message(events.Key("q", "q"))
+            await wait_for(pilot, lambda: app.return_code is not None)
+            return target, focused, app.return_code
+
+    target, focused, code = run(go())
+    assert target == "compacted-demo"
+    assert focused == "scroll-show"  # the transcript has the keys, no longer the search box
+    assert code == 0
