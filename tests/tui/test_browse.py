@@ -345,3 +345,18 @@ def test_keys_that_come_in_one_read_go_where_the_key_before_them_moved_the_focus
     assert target == "compacted-demo"
     assert focused == "scroll-show"  # the transcript has the keys, no longer the search box
     assert code == 0
+
+
+@pytest.mark.parametrize("size", [(80, 24), (140, 40)])
+def test_slash_and_the_word_typed_in_one_read_all_go_to_the_search_box(fixture_home, size):
+    from textual import events
+
+    async def go():
+        async with browsing(fixture_home, size=size) as (app, pilot):
+            app.post_message(events.Key("slash", "/"))
+            for c in "alfama":  # queued with the "/", before it is handled ("f" alone would open the filter)
+                app.post_message(events.Key(c, c))
+            await wait_for(pilot, lambda: app.hits is not None, timeout=20)
+            return app.query_one("#search").value, len(app.hits), type(app.screen).__name__
+
+    assert run(go()) == ("alfama", 2, "Screen")
