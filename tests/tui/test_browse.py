@@ -360,3 +360,19 @@ def test_slash_and_the_word_typed_in_one_read_all_go_to_the_search_box(fixture_h
             return app.query_one("#search").value, len(app.hits), type(app.screen).__name__
 
     assert run(go()) == ("alfama", 2, "Screen")
+
+
+def test_q_right_behind_the_enters_that_open_a_hit_quits(fixture_home):
+    # "q" queued behind the two Enters was the search box's ("alfamaq"): the browser searched on and never ended
+    from textual import events
+
+    async def go():
+        async with browsing(fixture_home, size=(80, 24)) as (app, pilot):
+            await pilot.press("slash", *"alfama")
+            await wait_for(pilot, lambda: app.hits is not None and len(app.hits) == 2)
+            for key, char in (("enter", "\r"), ("enter", "\r"), ("q", "q")):
+                app.post_message(events.Key(key, char))
+            await wait_for(pilot, lambda: app.return_code is not None, timeout=20)
+            return app.return_code, app.query_one("#search").value
+
+    assert run(go()) == (0, "alfama")
