@@ -70,10 +70,13 @@ def test_browse_in_tmux_lists_finds_opens_and_quits_leaving_the_home_and_the_ter
     status = tmp_path / "status"
     env = {**os.environ, "PYTHONPATH": str(REPO), "TERM": "xterm-256color"}
     modes = tmp_path / "stty"
+    # once browse has ended: its status, the terminal's modes, then a line that says so on the pane, and the shell
+    # stays (the pane is read while it lives: tmux's "Pane is dead" needs its server to reap the shell, which a
+    # loaded tmux 3.3a was seen not to do for minutes, the shell a zombie and browse long gone with status 0)
     command = (f"{sys.executable} -m praisonmem --home {fixture_home} browse; "
-               f"echo $? > {status}; stty -a > {modes}")  # the terminal's modes once browse has ended
+               f"echo $? > {status}; stty -a > {modes}; echo browse ended; exec sleep 600")
     config = tmp_path / "tmux.conf"
-    config.write_text("set -g remain-on-exit on\n")  # the pane stays after the shell ends: its screen is read
+    config.write_text("set -g remain-on-exit on\n")  # a shell that dies early still leaves its screen to read
     subprocess.run([tmux.tmux, "-S", str(tmux.socket), "-f", str(config), "new-session", "-d", "-s", "browse",
                     "-x", str(width), "-y", str(height), command], check=True, env=env, timeout=30)
 
@@ -96,7 +99,7 @@ def test_browse_in_tmux_lists_finds_opens_and_quits_leaving_the_home_and_the_ter
     assert "Found Hotel Alfama Patio" in screen
 
     tmux.keys("q")
-    screen = tmux.until(lambda s: "Pane is dead" in s)
+    screen = tmux.until(lambda s: "browse ended" in s)
     assert status.read_text().strip() == "0"
     assert "Sessions (12)" not in screen  # the alternate screen is gone
     assert tmux("display-message", "-p", "-t", "browse", "#{alternate_on} #{mouse_any_flag}").split() == ["0", "0"]
