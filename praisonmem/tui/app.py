@@ -20,6 +20,7 @@ from typing import Any
 from rich.text import Text
 from textual import on
 from textual.app import App, ComposeResult
+from textual.actions import SkipAction
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
@@ -133,7 +134,11 @@ class BrowseApp(App[None]):
         Binding("q", "quit", "Quit"),
         Binding("ctrl+c", "interrupt", "Quit", show=False, priority=True),
         Binding("question_mark", "help", "Keys"),
-        Binding("slash", "search", "Search"),
+        # "/" and the Enter that leaves the search box are the app's own (priority) keys: handled as the app
+        # takes each key from the terminal, so the focus has moved before the next key (often in the same read:
+        # "/alfama", Enter Enter typed or sent quickly) is handed to the focused widget
+        Binding("slash", "search", "Search", priority=True),
+        Binding("enter", "leave_search", show=False, priority=True),
         Binding("f", "filter", "Filter"),
         Binding("w", "follow", "Follow"),
         Binding("t", "switch_tab", "Next turn", show=False),
@@ -447,14 +452,28 @@ class BrowseApp(App[None]):
 
     # -- search ------------------------------------------------------------------------------------------
 
+    def _typing(self) -> bool:
+        """Whether a key is text for a box (a dialog's, the search box) rather than one of the browser's."""
+        return isinstance(self.screen, ModalScreen) or isinstance(self.focused, Input)
+
     def action_search(self) -> None:
-        # the box is always laid out, so it takes the focus at once: the keys typed right after "/" are its
+        if self._typing():
+            raise SkipAction()  # "/" typed into a box is text
+        # the box is always laid out, so it takes the focus at once (set_focus, not focus(), which waits a turn
+        # of the event loop): the keys typed right after "/" are its
         box = self.query_one("#search", Input)
         box.add_class("visible")
         self.screen.remove_class("opened")
-        box.focus()
+        self.screen.set_focus(box)
         if self.focused is not box:  # the list was hidden behind the item: focus once it is laid out again
             self.call_after_refresh(box.focus)
+
+    def action_leave_search(self) -> None:
+        """Enter in the search box: to the hits, at once (the next Enter opens one)."""
+        box = self.query_one("#search", Input)
+        if isinstance(self.screen, ModalScreen) or self.focused is not box:
+            raise SkipAction()  # every other Enter is the focused widget's
+        self.screen.set_focus(self.query_one("#list", RowList))
 
     @on(Input.Changed, "#search")
     def _typed(self, event: Input.Changed) -> None:
@@ -462,10 +481,6 @@ class BrowseApp(App[None]):
             self._search_timer.stop()
         query = event.value
         self._search_timer = self.set_timer(SEARCH_DELAY, lambda: self.run_search(query))
-
-    @on(Input.Submitted, "#search")
-    def _submitted(self, event: Input.Submitted) -> None:
-        self.query_one("#list", RowList).focus()
 
     def search_store(self) -> Any:
         """The stores a search covers: the selected session store, else every store listed."""

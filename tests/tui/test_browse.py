@@ -316,3 +316,63 @@ def test_the_mouse_selects_a_row_and_a_double_click_opens_it(fixture_home):
 
     assert run(go()) == (3, False, 1, True)
 
+
+
+@pytest.mark.parametrize("size", [(80, 24), (140, 40)])
+def test_keys_that_come_in_one_read_go_where_the_key_before_them_moved_the_focus(fixture_home, size):
+    # A terminal hands keys typed (or sent) quickly to the app in one read: every one is queued before the first
+    # is handled. The Enter that leaves the search box must move the focus before the next key is handed on,
+    # or the second Enter is the box's again and the hit never opens.
+    from textual import events
+
+    async def go():
+        async with browsing(fixture_home, size=size) as (app, pilot):
+            await pilot.press("slash")
+            await pilot.press(*"alfama")
+            await wait_for(pilot, lambda: app.hits is not None and len(app.hits) == 2)
+            target = app.hits[0]["session_id"]
+            for _ in range(2):  # both queued at once, as the terminal delivers them
+                app.post_message(events.Key("enter", "\r"))
+            opened = lambda: app.screen.has_class("opened")  # noqa: E731  the second Enter opened the hit
+            await wait_for(pilot, lambda: opened() and app.shown_item is not None and app.shown_item.item == target
+                           and "Found Hotel Alfama Patio" in shown(app), timeout=20)
+            focused = app.focused.id
+            app.post_message(events.Key("q", "q"))
+            await wait_for(pilot, lambda: app.return_code is not None)
+            return target, focused, app.return_code
+
+    target, focused, code = run(go())
+    assert target == "compacted-demo"
+    assert focused == "scroll-show"  # the transcript has the keys, no longer the search box
+    assert code == 0
+
+
+@pytest.mark.parametrize("size", [(80, 24), (140, 40)])
+def test_slash_and_the_word_typed_in_one_read_all_go_to_the_search_box(fixture_home, size):
+    from textual import events
+
+    async def go():
+        async with browsing(fixture_home, size=size) as (app, pilot):
+            app.post_message(events.Key("slash", "/"))
+            for c in "alfama":  # queued with the "/", before it is handled ("f" alone would open the filter)
+                app.post_message(events.Key(c, c))
+            await wait_for(pilot, lambda: app.hits is not None, timeout=20)
+            return app.query_one("#search").value, len(app.hits), type(app.screen).__name__
+
+    assert run(go()) == ("alfama", 2, "Screen")
+
+
+def test_q_right_behind_the_enters_that_open_a_hit_quits(fixture_home):
+    # "q" queued behind the two Enters was the search box's ("alfamaq"): the browser searched on and never ended
+    from textual import events
+
+    async def go():
+        async with browsing(fixture_home, size=(80, 24)) as (app, pilot):
+            await pilot.press("slash", *"alfama")
+            await wait_for(pilot, lambda: app.hits is not None and len(app.hits) == 2)
+            for key, char in (("enter", "\r"), ("enter", "\r"), ("q", "q")):
+                app.post_message(events.Key(key, char))
+            await wait_for(pilot, lambda: app.return_code is not None, timeout=20)
+            return app.return_code, app.query_one("#search").value
+
+    assert run(go()) == (0, "alfama")
