@@ -79,7 +79,9 @@ def _unknown_user(state: State, chosen: Any, user: str | None) -> None:
     if who.source == "default" or not getattr(chosen, "user_id", None):
         return
     try:
-        known = [str(row["user_id"]) for row in type(chosen).users(state.paths, state.lock_timeout).rows]
+        # rows of no user (an older release's shared files) name nobody: they neither list nor rule out a user
+        known = [str(row["user_id"]) for row in type(chosen).users(state.paths, state.lock_timeout).rows
+                 if row.get("user_id")]
     except PraisonMemError:
         return
     if known and who.value not in known:

@@ -132,7 +132,7 @@ def test_learn_times_without_a_zone_are_utc(cli, tmp_path, new_york):
     table = cli("--home", home, "learn", "list", "--store", "persona").stdout.splitlines()
     # updated_at "2026-12-01T07:23:11.758093", written with utcnow(): 02:23 in New York (UTC-5)
     assert table[1].split("\t")[:5] == ["persona", "private", "alice", "persona_0_1796109770.594688",
-                                        "2026-12-01 02:23"]
+                                        "2026-12-01 02:23:11"]
     listed = cli("--home", home, "learn", "list", "--store", "persona", "--json").json()
     assert listed[0]["updated_at"] == "2026-12-01T07:23:11.758093"  # JSON keeps what is stored
 

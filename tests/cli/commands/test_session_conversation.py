@@ -216,15 +216,15 @@ def test_migrate_says_each_session_it_copies_and_that_verify_passed(cli, tmp_pat
     dry = cli("session", "migrate", "--from", src, "--to", dst, "--all", "--dry-run")
     assert dry.exit_code == 0 and not dst.exists()
     assert said(dry) == ("would copy compacted-demo (10 messages)\nwould copy my_chat (2 messages)\n",
-                         f"praisonmem: dry run: 2 session(s) {src} -> {dst}: 2 would-copy; would write 12 message(s); "
+                         f"praisonmem: dry run: 2 sessions {src} -> {dst}: 2 would-copy; would write 12 messages; "
                          "nothing written (Ts)\n")
     one = cli("session", "migrate", "--from", src, "--to", dst, "my_chat")
     assert said(one) == ("copied my_chat (2 messages)\n",
-                         f"praisonmem: 1 session(s) {src} -> {dst}: 1 copied; 2 message(s) written in Ts\n")
+                         f"praisonmem: 1 session {src} -> {dst}: 1 copied; 2 messages written in Ts\n")
     verified = cli("session", "migrate", "--from", src, "--to", dst, "--all", "--verify")
     assert verified.exit_code == 0
     assert said(verified) == ("copied compacted-demo (10 messages)\n",  # my_chat is there already: no line
-                              f"praisonmem: 2 session(s) {src} -> {dst}: 1 copied, 1 unchanged; 10 message(s) written "
+                              f"praisonmem: 2 sessions {src} -> {dst}: 1 copied, 1 unchanged; 10 messages written "
                               "in Ts\npraisonmem: verified: 2 sessions read back from --to with the same message count "
                               "and content hash\n")
     moved = cli("session", "migrate", "--from", dst, "--to", tmp_path / "third", "my_chat", "--move", "--yes")
