@@ -70,3 +70,22 @@ def screen_text(app: Any) -> str:
     for y, text in lines:
         rows[y] = rows.get(y, "") + text
     return "\n".join(rows[y].replace("\xa0", " ") for y in sorted(rows))
+
+
+@pytest.fixture
+def tty_cli(cli, monkeypatch):
+    """``cli`` as on a terminal ``width`` columns wide (a pane's: :func:`pane_width`), as the panes draw (local times to the minute, rules, wrapping)."""
+    import praisonmem.cli.output as output
+
+    def invoke(*args: str, width: int = 100):
+        with monkeypatch.context() as m:
+            m.setattr(output, "stdout_is_tty", lambda: True)
+            m.setenv("COLUMNS", str(width))
+            return cli(*args)
+
+    return invoke
+
+
+def pane_width(app: Any) -> int:
+    """The columns the detail pane renders an item in."""
+    return max(40, app.query_one("#detail").size.width - 4 or 80)

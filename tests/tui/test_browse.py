@@ -9,7 +9,7 @@ import json
 import pytest
 
 from tests.helpers import snapshot
-from tests.tui.conftest import browsing, listed, screen_text, shown, strip_rules, wait_for
+from tests.tui.conftest import browsing, listed, pane_width, screen_text, shown, strip_rules, wait_for
 
 def run(coro):
     import asyncio
@@ -23,7 +23,7 @@ def listing(cli, home, *args):
     return result.json()
 
 
-def test_the_list_is_session_lists_rows_and_the_item_is_session_shows_rendering(cli, fixture_home):
+def test_the_list_is_session_lists_rows_and_the_item_is_session_shows_rendering(cli, tty_cli, fixture_home):
     rows = listing(cli, fixture_home)
     readable = [r for r in rows if not r["unreadable"]]
     assert len(readable) >= 3
@@ -46,18 +46,18 @@ def test_the_list_is_session_lists_rows_and_the_item_is_session_shows_rendering(
                 app.query_one("#list").move_to(index)
                 await wait_for(pilot, lambda: app.shown_item is not None and app.shown_item.item == row["session_id"]
                                and app.shown_item.store == row["store"])
-                texts[row["session_id"]] = (shown(app), shown(app, "working"))
+                texts[row["session_id"]] = (shown(app), shown(app, "working"), pane_width(app))
             return texts
 
     texts = run(go())
     assert len(texts) == len({r["session_id"] for r in readable})
-    for session_id, (transcript, working) in texts.items():
+    for session_id, (transcript, working, width) in texts.items():
         store = next(r["store"] for r in readable if r["session_id"] == session_id)
-        show = cli("--home", fixture_home, "session", "show", session_id, "--store", store)
+        show = tty_cli("--home", fixture_home, "session", "show", session_id, "--store", store, width=width)
         assert show.exit_code == 0, show.stderr
-        assert strip_rules(transcript) == show.stdout.rstrip("\n")
-        show = cli("--home", fixture_home, "session", "show", session_id, "--store", store, "--working")
-        assert strip_rules(working) == show.stdout.rstrip("\n")
+        assert transcript == show.stdout.rstrip("\n")
+        show = tty_cli("--home", fixture_home, "session", "show", session_id, "--store", store, "--working", width=width)
+        assert working == show.stdout.rstrip("\n")
 
 
 def test_keys_move_open_go_back_and_the_tree_lists_one_store(cli, fixture_home):
@@ -122,7 +122,7 @@ def write_session(home, session_id, **fields):
 
 
 @pytest.mark.parametrize("word", ["weather", "hotel alfama", "Café"])
-def test_slash_searches_as_you_type_with_session_searchs_hits_and_enter_opens_one(cli, fixture_home, word):
+def test_slash_searches_as_you_type_with_session_searchs_hits_and_enter_opens_one(cli, tty_cli, fixture_home, word):
     expected = cli("--home", fixture_home, "session", "search", word, "--json", "--limit", "200")
     assert expected.exit_code == 0, expected.stderr
     hits = expected.json()
@@ -145,12 +145,12 @@ def test_slash_searches_as_you_type_with_session_searchs_hits_and_enter_opens_on
             text = shown(app)
             await pilot.press("escape", "escape")  # the item, then the search: back to the session list
             await wait_for(pilot, lambda: app.hits is None and len(listed(app)) == 12)
-            return found, target, text
+            return found, target, text, pane_width(app)
 
-    found, target, text = run(go())
+    found, target, text, width = run(go())
     assert found == [(h["session_id"], h["index"], h["section"], h["score"]) for h in hits]
-    show = cli("--home", fixture_home, "session", "show", target["session_id"], "--store", target["store"])
-    assert strip_rules(text) == show.stdout.rstrip("\n")
+    show = tty_cli("--home", fixture_home, "session", "show", target["session_id"], "--store", target["store"], width=width)
+    assert text == show.stdout.rstrip("\n")
 
 
 @pytest.mark.parametrize("field, value, args", [
@@ -218,7 +218,7 @@ def test_a_bad_since_is_the_one_line_error_and_changes_no_filter(fixture_home):
 
     active, messages = run(go())
     assert not active
-    assert messages == ["praisonmem: error: since must be a date (YYYY-MM-DD) or an ISO date-time, got 'last tuesday'"]
+    assert messages == ["praisonmem: error: since must be a duration back from now (7d, 12h, 2w, 30m) or a date (YYYY-MM-DD, UTC, or an ISO date-time), got 'last tuesday'"]
 
 
 CRAFTED = "\x1b]0;pwned\x07[bold red]X[/] \x1b[2J\u202eevil\r"
@@ -273,7 +273,7 @@ def test_browsing_changes_no_byte_mtime_or_lock_file_of_the_home(cli, fixture_ho
     assert snapshot(fixture_home) == before
 
 
-def test_a_gateway_home_every_store_and_encrypted_sessions_decrypted_with_the_key(cli, gateway_home):
+def test_a_gateway_home_every_store_and_encrypted_sessions_decrypted_with_the_key(cli, tty_cli, gateway_home):
     """sessions.db, the project store, unified and legacy-run beside the JSON files; enc-1 decrypted with the key
     (as session show --key-file), and the same session opaque without it."""
     from praisonmem.core import sessions
@@ -288,17 +288,17 @@ def test_a_gateway_home_every_store_and_encrypted_sessions_decrypted_with_the_ke
             index = next(i for i, r in enumerate(app.query_one("#list").rows) if r["session_id"] == "enc-1")
             app.query_one("#list").move_to(index)
             await wait_for(pilot, lambda: app.shown_item is not None and app.shown_item.item == "enc-1")
-            return stores, shown(app)
+            return stores, shown(app), pane_width(app)
 
-    stores, decrypted = run(go(True))
-    _, opaque = run(go(False))
+    stores, decrypted, width = run(go(True))
+    _, opaque, _ = run(go(False))
     assert stores == [f"{s} ({sum(1 for r in rows if r['store'] == s)})" for s in dict.fromkeys(r["store"] for r in rows)]
     assert len(stores) >= 3
     store = next(r["store"] for r in rows if r["session_id"] == "enc-1")
-    keyed = cli("--home", home, "session", "show", "enc-1", "--store", store, "--key-file", gateway_home.key_file)
-    plain = cli("--home", home, "session", "show", "enc-1", "--store", store)
-    assert strip_rules(decrypted) == keyed.stdout.rstrip("\n")
-    assert strip_rules(opaque) == plain.stdout.rstrip("\n")
+    keyed = tty_cli("--home", home, "session", "show", "enc-1", "--store", store, "--key-file", gateway_home.key_file, width=width)
+    plain = tty_cli("--home", home, "session", "show", "enc-1", "--store", store, width=width)
+    assert decrypted == keyed.stdout.rstrip("\n")
+    assert opaque == plain.stdout.rstrip("\n")
     assert decrypted != opaque and "‹encrypted content›" in opaque and "‹encrypted content›" not in decrypted
 
 
