@@ -9,7 +9,7 @@ import json
 import pytest
 
 from tests.helpers import snapshot
-from tests.tui.conftest import browsing, listed, pane_width, screen_text, shown, strip_rules, wait_for
+from tests.tui.conftest import browsing, listed, pane_width, screen_text, shown, wait_for
 
 def run(coro):
     import asyncio

@@ -12,7 +12,7 @@ import textwrap
 import pytest
 
 from tests.compat.conftest import library_env
-from tests.tui.conftest import browsing, shown, strip_rules, wait_for
+from tests.tui.conftest import browsing, pane_width, shown, wait_for
 
 pytest.importorskip("praisonaiagents")
 
@@ -36,7 +36,7 @@ WRITER = """
 
 
 @pytest.mark.parametrize("store", ["json", "sessions.db"])
-def test_w_follows_the_open_session_while_the_library_appends_turns(cli, tmp_path, store):
+def test_w_follows_the_open_session_while_the_library_appends_turns(cli, tty_cli, tmp_path, store):
     home = tmp_path / "home"
     (home / "sessions").mkdir(parents=True)
     writer = subprocess.Popen([sys.executable, "-c", textwrap.dedent(WRITER), "json" if store == "json" else "db",
@@ -62,17 +62,17 @@ def test_w_follows_the_open_session_while_the_library_appends_turns(cli, tmp_pat
             text = shown(app)
             await pilot.press("w")  # stops following
             assert app.followed is None
-            return status, text
+            return status, text, pane_width(app)
 
     try:
         assert writer.stdout.readline().strip() == "seeded"
-        status, text = asyncio.run(go())
+        status, text, width = asyncio.run(go())
     finally:
         writer.stdin.close()
         writer.wait(timeout=30)
     assert writer.returncode == 0, writer.stderr.read()
     assert "following live" in status and "new turn" in status
-    show = cli("--home", home, "session", "show", "live", "--store", store)
-    assert strip_rules(text) == show.stdout.rstrip("\n")
+    show = tty_cli("--home", home, "session", "show", "live", "--store", store, width=width)
+    assert text == show.stdout.rstrip("\n")
     assert [line for line in text.splitlines() if line.startswith(("seed", "turn-"))] == \
         ["seed"] + [f"turn-{n}" for n in range(6)]
