@@ -80,7 +80,7 @@ def test_browse_in_tmux_lists_finds_opens_and_quits_leaving_the_home_and_the_ter
     subprocess.run([tmux.tmux, "-S", str(tmux.socket), "-f", str(config), "new-session", "-d", "-s", "browse",
                     "-x", str(width), "-y", str(height), command], check=True, env=env, timeout=30)
 
-    # each wait is for everything the step must show: a loaded pane may be captured while it is half painted
+    # each wait is for everything the step is to show: a loaded pane may be captured while it is half painted
     sessions = ("531bcd72-9714-4bca-8431-340003ceed28", "interrupted-stream", "café-日本", "compacted-demo")
     tmux.until(lambda s: "Sessions (12)" in s and all(session in s for session in sessions)
                and "q Quit" in s and "/ Search" in s)  # the sessions, and the footer's keys
