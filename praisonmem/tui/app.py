@@ -91,7 +91,7 @@ class FilterScreen(ModalScreen["source.Filters | None"]):
     """
     FIELDS = (("agent", "agent name"), ("user", "user id"), ("scope", "workspace, global, legacy, other, explicit"),
               ("store", "json, sessions.db, project:<id>, unified, legacy-run"),
-              ("since", "YYYY-MM-DD or an ISO date-time (UTC)"))
+              ("since", "7d, 12h, 2w, a day YYYY-MM-DD or an ISO date-time (UTC)"))
 
     def __init__(self, current: source.Filters) -> None:
         super().__init__()
