@@ -136,21 +136,10 @@ def _rename(store: SessionStore, name: str, new_id: str, *, force: bool, dry_run
         except streamed.Unstreamable:
             pass  # a file only the whole-document reader reads (it says what is wrong): nothing was written
     doc = store.read(src)
-    old_id = store.session_id(src, doc)
     dst = store.ref(new_id, beside=src)
+    finishing = dst != src and store.exists(dst) and store.holds(dst, with_session_id(doc, new_id))
+    change = _rename_change(store, src, dst, doc, new_id, finishing=finishing, force=force, dry_run=dry_run)
     same = dst == src
-    finishing = not same and store.exists(dst) and store.holds(dst, with_session_id(doc, new_id))
-    if not same and store.exists(dst) and not finishing:
-        raise TargetExists(f"cannot rename to '{new_id}': {_existing(store, dst)} already exists")
-    if not same:
-        refuse_if_live(store, src, doc, "rename it", force)
-    store.refuse_spill_clash(src, old_id, new_id)
-    notes = [store.spill_note(src, old_id, new_id)]
-    if finishing:
-        notes.insert(0, f"finishes an interrupted rename: {file_name(dst)} already holds exactly this session")
-    change = session_change(Action.renamed, old_id, src, dry_run=dry_run, new_session_id=new_id, target=dst,
-                            detail="; ".join(n for n in notes if n) or None, target_name=f"'{old_id}' → '{new_id}'",
-                            where=file_name(src) if str(src) == str(dst) else f"{file_name(src)} → {file_name(dst)}")
     if dry_run:
         return Outcome([change])
     with store.transaction([src, dst], timeout) as tx:
@@ -170,19 +159,12 @@ def _rename(store: SessionStore, name: str, new_id: str, *, force: bool, dry_run
     return Outcome([with_notes(change, tx.notes)])
 
 
-def _rename_huge(store: SessionStore, src: Any, new_id: str, *, force: bool, dry_run: bool, timeout: float) -> Outcome:
-    """:func:`_rename` of a huge JSON session file, step for step, holding its skeleton (:mod:`.streamed`) rather
-    than its document: the new file is written a message at a time and read back in full before it replaces
-    anything (:func:`~.stores.jsondir.write_streamed`); :class:`~.streamed.Unstreamable` when the file is not one
-    for this, with nothing written."""
-    from praisonmem.core.sessions.stores import jsondir
-
-    doc = streamed.read_top(str(_path_of(src)))
+def _rename_change(store: SessionStore, src: Any, dst: Any, doc: dict[str, Any], new_id: str, *, finishing: bool,
+                   force: bool, dry_run: bool) -> Any:
+    """The change a rename of ``src`` (read as ``doc``) to ``dst`` makes, after the refusals both ways of writing
+    it share: a target that holds another session, a session an agent may still be writing, a spill clash."""
     old_id = store.session_id(src, doc)
-    dst = store.ref(new_id, beside=src)
     same = dst == src
-    finishing = not same and store.exists(dst) and streamed.holds(_path_of(dst), _path_of(src),
-                                                                  with_session_id(doc, new_id))
     if not same and store.exists(dst) and not finishing:
         raise TargetExists(f"cannot rename to '{new_id}': {_existing(store, dst)} already exists")
     if not same:
@@ -191,9 +173,24 @@ def _rename_huge(store: SessionStore, src: Any, new_id: str, *, force: bool, dry
     notes = [store.spill_note(src, old_id, new_id)]
     if finishing:
         notes.insert(0, f"finishes an interrupted rename: {file_name(dst)} already holds exactly this session")
-    change = session_change(Action.renamed, old_id, src, dry_run=dry_run, new_session_id=new_id, target=dst,
-                            detail="; ".join(n for n in notes if n) or None, target_name=f"'{old_id}' → '{new_id}'",
-                            where=file_name(src) if str(src) == str(dst) else f"{file_name(src)} → {file_name(dst)}")
+    return session_change(Action.renamed, old_id, src, dry_run=dry_run, new_session_id=new_id, target=dst,
+                          detail="; ".join(n for n in notes if n) or None, target_name=f"'{old_id}' → '{new_id}'",
+                          where=file_name(src) if str(src) == str(dst) else f"{file_name(src)} → {file_name(dst)}")
+
+
+def _rename_huge(store: SessionStore, src: Any, new_id: str, *, force: bool, dry_run: bool, timeout: float) -> Outcome:
+    """:func:`_rename` of a huge JSON session file, step for step, holding its skeleton (:mod:`.streamed`) rather
+    than its document: the new file is written a message at a time and read back in full before it replaces
+    anything (:func:`~.stores.jsondir.write_streamed`); :class:`~.streamed.Unstreamable` when the file is not one
+    for this, with nothing written."""
+    from praisonmem.core.sessions.stores import jsondir
+
+    doc = streamed.read_top(str(_path_of(src)))
+    dst = store.ref(new_id, beside=src)
+    finishing = dst != src and store.exists(dst) and streamed.holds(_path_of(dst), _path_of(src),
+                                                                    with_session_id(doc, new_id))
+    change = _rename_change(store, src, dst, doc, new_id, finishing=finishing, force=force, dry_run=dry_run)
+    same = dst == src
     if dry_run:
         return Outcome([change])
     with store.transaction([src, dst], timeout) as tx:
