@@ -302,7 +302,7 @@ def delete_ids(path: Path, name: str, ids: list[str]) -> list[dict[str, Any]]:
     # skips applying the delete (measured with chromadb 1.5.9: the deleted id stayed in the HNSW files)
     with snapshot(path) as copy:
         gone = rows(collection(copy, name, path), ids=ids)
-    logged = _log_state(path, name, ids)[1]
+    logged = _logged(path, name, ids)
     if not gone and not logged:
         return []
     with writer(path) as client:
@@ -335,25 +335,24 @@ def advance_log(col: Any, path: Path, ids: list[str]) -> bool:
     import uuid
 
     for _ in range(LOG_ADVANCE_TRIES):
-        if not _log_state(path, col.name, ids)[1]:
+        if not _logged(path, col.name, ids):
             return True
         col.delete(ids=[f"praisonmem-scrub-{uuid.uuid4()}"])
-    return not _log_state(path, col.name, ids)[1]
+    return not _logged(path, col.name, ids)
 
 
-def _log_state(path: Path, name: str, ids: list[str]) -> tuple[int | None, bool]:
-    """The vector dimension of collection ``name`` of ``path`` (``None`` before its first vector) and whether
-    chromadb's log still names one of ``ids`` (a read-only connection: nothing changes)."""
+def _logged(path: Path, name: str, ids: list[str]) -> bool:
+    """Whether chromadb's log of collection ``name`` of ``path`` still names one of ``ids`` (a read-only
+    connection: nothing changes)."""
     conn = sqlite_io.connect_ro(path / SQLITE)
     try:
-        found = conn.execute("SELECT id, dimension FROM collections WHERE name = ?", (name,)).fetchone()
+        found = conn.execute("SELECT id FROM collections WHERE name = ?", (name,)).fetchone()
         if found is None:
-            return None, False
+            return False
         chunks = (ids[i:i + 500] for i in range(0, len(ids), 500))  # under SQLite's bound on variables
-        logged = any(conn.execute(
+        return any(conn.execute(
             f"SELECT 1 FROM embeddings_queue WHERE topic LIKE ? AND id IN ({','.join('?' * len(chunk))}) LIMIT 1",
             (f"%/{found[0]}", *chunk)).fetchone() for chunk in chunks)
-        return found[1], logged
     except sqlite3.Error as exc:
         raise CorruptFile(str(path / SQLITE), f"not a readable Chroma database ({exc})") from None
     finally:
