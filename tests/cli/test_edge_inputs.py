@@ -250,3 +250,13 @@ def test_an_upsonic_row_with_malformed_json_columns_still_lists(cli, db):
     rows = {r["session_id"]: r for r in cli("upsonic", "sessions", "--db", db, "--json").json()}
     assert (rows["session_001"]["message_count"], rows["session_001"]["run_count"]) == (None, None)
     assert rows["session_002"]["message_count"] == 2
+
+
+def test_searching_a_home_without_sessions_warns_as_listing_does(cli, tmp_path, monkeypatch):
+    """A mistyped PRAISONAI_HOME searches nothing: the search says where it looked, or it reads as 'no hit'."""
+    monkeypatch.setenv("PRAISONAI_HOME", str(tmp_path / "typo"))
+    listed = cli("session", "list")
+    result = cli("session", "search", "invoice", "--json")
+    assert (result.exit_code, result.stdout) == (0, "[]\n")
+    assert result.stderr == listed.stderr == (
+        f"praisonmem: warning: no sessions directory at {tmp_path / 'typo' / 'sessions'} (PRAISONAI_HOME)\n")

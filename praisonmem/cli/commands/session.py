@@ -298,6 +298,8 @@ def search_command(
     with file_progress("Searching sessions") as progress:
         result = sessions.search_sessions(state.paths, query, limit=limit, progress=progress,
                                           store=store.where(ctx), key=key, window=span, cache=state.cache)
+    if result.missing:
+        warn(result.missing)
     for path, reason in result.unreadable:
         warn(f"skipped unreadable session file {path}: {reason.removeprefix(f'{path}: ')}")
     if result.opaque:

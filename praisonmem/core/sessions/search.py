@@ -50,6 +50,7 @@ class SearchResult:
     unreadable: list[tuple[str, str]]
     opaque: int = 0  # encrypted messages not searched (no key)
     opaque_sessions: int = 0
+    missing: str | None = None  # the store's directory is not there (a mistyped PRAISONAI_HOME), as listing says
 
 
 def score(content: str, needle: str, terms: list[str]) -> float:
@@ -92,7 +93,7 @@ def search(
     if limit:
         del hits[limit:]
     return SearchResult([hit_record(hit, needle, terms) for hit in hits], total, found.unreadable, found.opaque,
-                        found.opaque_sessions)
+                        found.opaque_sessions, home.absent())
 
 
 def _order(hits: list[Hit]) -> None:
