@@ -10,9 +10,11 @@ tour differs from a fresh run (the docs test runs it), without it the README is 
 from __future__ import annotations
 
 import argparse
+import fcntl
 import os
 import pty
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -70,8 +72,13 @@ def on_a_terminal(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[int,
 
 
 def render() -> str:
-    import shlex
+    # Two runs at once (a test and a regeneration) would share WORKDIR: the second waits for the first.
+    with open(f"{WORKDIR}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _render_locked()
 
+
+def _render_locked() -> str:
     shutil.rmtree(WORKDIR, ignore_errors=True)
     try:
         shutil.copytree(REPO / "examples", WORKDIR / "examples")
