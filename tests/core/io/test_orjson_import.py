@@ -19,6 +19,9 @@ from tests.conftest import REPO
 CHILD = """
 import signal, sys
 
+# Python leaves SIGINT ignored when it starts ignored (a shell's background job): the Ctrl-C tested needs its handler.
+signal.signal(signal.SIGINT, signal.default_int_handler)
+
 class CtrlCDuringOrjsonInit:
     tripped = False
 
